@@ -1,0 +1,134 @@
+"""The trained-results cache: never serves a stale, foreign or half-written entry."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from lib import cache
+
+pytestmark = pytest.mark.fault
+
+
+def compute_counter():
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"x": np.arange(6.0).reshape(2, 3)}
+
+    return compute, calls
+
+
+def shape_check(arrays):
+    if arrays["x"].shape != (2, 3):
+        raise ValueError(f"x has shape {arrays['x'].shape}")
+
+
+def test_second_call_is_a_hit(tmp_path):
+    compute, calls = compute_counter()
+    first = cache.cached("entry", {"a": 1}, compute, cache_dir=tmp_path)
+    second = cache.cached("entry", {"a": 1}, compute, cache_dir=tmp_path)
+    assert (first.status, second.status, len(calls)) == ("computed", "hit", 1)
+    np.testing.assert_array_equal(first.arrays["x"], second.arrays["x"])
+
+
+def test_other_key_is_other_entry(tmp_path):
+    compute, calls = compute_counter()
+    cache.cached("entry", {"a": 1}, compute, cache_dir=tmp_path)
+    assert cache.cached("entry", {"a": 2}, compute, cache_dir=tmp_path).status == "computed"
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize("keep", [0, 10, 200, -1])
+def test_truncated_entry_is_recomputed(tmp_path, keep):
+    compute, calls = compute_counter()
+    path = cache.cached("entry", {"a": 1}, compute, cache_dir=tmp_path).path
+    data = path.read_bytes()
+    path.write_bytes(data[:keep] if keep >= 0 else data[:-1])
+    again = cache.cached("entry", {"a": 1}, compute, cache_dir=tmp_path)
+    assert again.status == "computed" and len(calls) == 2
+
+
+def test_flipped_byte_fails_checksum(tmp_path):
+    compute, _ = compute_counter()
+    path = cache.cached("entry", {"a": 1}, compute, cache_dir=tmp_path).path
+    raw = bytearray(path.read_bytes())
+    # np.savez stores uncompressed: flip a byte inside the payload of "x" (not the zip headers).
+    offset = raw.find(np.arange(6.0).reshape(2, 3).tobytes())
+    raw[offset + 3] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    assert cache.cached("entry", {"a": 1}, compute, cache_dir=tmp_path).status == "computed"
+
+
+def test_entry_of_another_configuration_is_not_served(tmp_path):
+    compute, _ = compute_counter()
+    here = cache.cached("entry", {"a": 1}, compute, cache_dir=tmp_path).path
+    other = cache.cached(
+        "entry", {"a": 2}, lambda: {"x": np.zeros((2, 3))}, cache_dir=tmp_path
+    ).path
+    here.write_bytes(other.read_bytes())  # e.g. a copy from another version or recipe config
+    result = cache.cached("entry", {"a": 1}, compute, cache_dir=tmp_path)
+    assert result.status == "computed"
+    np.testing.assert_array_equal(result.arrays["x"], np.arange(6.0).reshape(2, 3))
+
+
+def test_wrong_shapes_are_recomputed(tmp_path):
+    key = {"a": 1}
+    cache.cached("entry", key, lambda: {"x": np.zeros(4)}, cache_dir=tmp_path)
+    compute, _ = compute_counter()
+    result = cache.cached("entry", key, compute, validate=shape_check, cache_dir=tmp_path)
+    assert result.status == "computed" and result.arrays["x"].shape == (2, 3)
+
+
+def test_unwritable_path_runs_uncached(tmp_path, capfd):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    compute, calls = compute_counter()
+    result = cache.cached("entry", {"a": 1}, compute, cache_dir=blocker / "cache")
+    assert result.status == "uncached" and len(calls) == 1
+    assert "running without a cache" in capfd.readouterr().err
+
+
+def test_racing_processes_compute_once(tmp_path):
+    script = textwrap.dedent(
+        f"""
+        import sys, time, numpy as np
+        sys.path.insert(0, {str(cache.REPO_ROOT)!r})
+        from lib import cache
+        def compute():
+            with open({str(tmp_path / "computed.log")!r}, "a") as log:
+                log.write("x\\n")
+            time.sleep(1.0)
+            return {{"x": np.ones(3)}}
+        print(cache.cached("race", {{"k": 1}}, compute, cache_dir={str(tmp_path)!r}).status)
+        """
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    statuses = sorted(p.communicate(timeout=120)[0].strip() for p in procs)
+    assert statuses == ["computed", "hit", "hit"]
+    assert (tmp_path / "computed.log").read_text().count("x") == 1
+
+
+def test_killed_writer_leaves_no_entry(tmp_path):
+    script = textwrap.dedent(
+        f"""
+        import os, signal, sys, numpy as np
+        sys.path.insert(0, {str(cache.REPO_ROOT)!r})
+        from lib import cache
+        def compute():
+            os.kill(os.getpid(), signal.SIGKILL)  # dies mid-computation, lock held
+        cache.cached("killed", {{"k": 1}}, compute, cache_dir={str(tmp_path)!r})
+        """
+    )
+    assert subprocess.run([sys.executable, "-c", script]).returncode == -9
+    compute, calls = compute_counter()
+    result = cache.cached("killed", {"k": 1}, compute, cache_dir=tmp_path)
+    assert result.status == "computed" and len(calls) == 1

@@ -1,0 +1,584 @@
+"""Claims of "Calibrating a Bounded Net, in JAX/Flax NNX" (seeds/calibration-of-a-bounded-net.txt).
+
+Each test states one assertion of the post in our words, cites its section, and
+compares the post's figure with the faithful reproduction (RECIPE.md A).
+Figures are 3-seed means unless the claim names a seed; ECE is in percent as
+printed. Tolerances: lib/tolerance.py and fixtures/TOLERANCES.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from flax import nnx
+
+from lib import metrics
+from lib.calibration.evaluation import aggregate, subsample_aurocs
+from lib.calibration.experiment import NETS
+from lib.calibration.models import HIDDEN, N_CLASSES, N_PIXELS, build_model, yat_prototype_indices
+from lib.tolerance import reproduction_tolerance, sigma_order
+
+DOC = "calibration"
+S_HEAD = "Two nets, one head"
+S_FORECAST = "The forecaster's test, in code"
+S_BRAG = "Why the bounded net brags"
+S_KNOB = "One knob, fit on held-out data"
+S_OOD = "The number the softmax throws away"
+S_WOBBLE = "The channel that does not wobble"
+S_RECIPE = "Recipe invariants (RECIPE.md A)"
+
+
+def claim_marker(id: str, section: str, statement: str) -> pytest.MarkDecorator:
+    return pytest.mark.claim(id=id, document=DOC, section=section, statement=statement)
+
+
+def per_seed(calibration, net: str, name: str, scale: float = 1.0) -> list[float]:
+    return [figures[name] * scale for figures in calibration.per_seed[net]]
+
+
+def mean_of(calibration, net: str, name: str, scale: float = 1.0) -> tuple[float, float]:
+    return aggregate(per_seed(calibration, net, name, scale))
+
+
+def check_mean(claim, calibration, net: str, name: str, printed: str, scale: float = 1.0) -> None:
+    mean, std = mean_of(calibration, net, name, scale)
+    tolerance = reproduction_tolerance(name, printed, n_seeds=3, scale=scale)
+    claim.close_to(
+        mean, printed, tolerance, std=std, per_seed=per_seed(calibration, net, name, scale)
+    )
+
+
+def ratio_interval(calibration, name: str) -> tuple[float, float, float]:
+    """Yat/ReLU ratio of 3-seed means, with the ratio's +-K_SIGMA order-noise half-width."""
+    yat, _ = mean_of(calibration, "yat", name)
+    relu, _ = mean_of(calibration, "relu", name)
+    rel_sigma = sigma_order(name) / np.sqrt(3) * np.hypot(1 / yat, 1 / relu)
+    ratio = yat / relu
+    return ratio, 3 * ratio * rel_sigma, rel_sigma
+
+
+# --- Two nets, one head -------------------------------------------------------------------
+
+
+@claim_marker(
+    "cal-01",
+    S_HEAD,
+    "Both nets are 784 -> 50 -> 10 with the same kind of linear readout; only the feature layer differs, and the Yat prototypes are training images.",
+)
+def test_same_head(claim, calibration):
+    yat = build_model("yat", 0, calibration.split.train_x)
+    relu = build_model("relu", 0, calibration.split.train_x)
+    readouts = (yat.readout, relu.l2)
+    shapes = {
+        "yat.W": yat.yat.W[...].shape,
+        "relu.l1": relu.l1.kernel[...].shape,
+        "readouts": [r.kernel[...].shape for r in readouts],
+    }
+    prototypes_are_images = bool(
+        np.array_equal(
+            np.asarray(yat.yat.W[...]), calibration.split.train_x[yat_prototype_indices(0, 55000)]
+        )
+    )
+    same_head = all(
+        type(r) is nnx.Linear and r.kernel[...].shape == (HIDDEN, N_CLASSES) for r in readouts
+    )
+    claim.holds(
+        same_head
+        and shapes["yat.W"] == (HIDDEN, N_PIXELS)
+        and shapes["relu.l1"] == (N_PIXELS, HIDDEN)
+        and prototypes_are_images,
+        published="784->50->10, same readout",
+        measured=f"W {shapes['yat.W']}, l1 {shapes['relu.l1']}, readouts {shapes['readouts']}, prototypes=images: {prototypes_are_images}",
+    )
+
+
+# --- The forecaster's test ------------------------------------------------------------------
+
+
+@claim_marker(
+    "cal-02a", S_FORECAST, "Averaged over seeds 0-2, the ReLU net's ECE is 1.76% (+- 0.22)."
+)
+def test_relu_ece(claim, calibration):
+    check_mean(claim, calibration, "relu", "ece", "1.76", scale=100)
+
+
+@claim_marker(
+    "cal-02b", S_FORECAST, "Averaged over seeds 0-2, the Yat net's ECE is 6.20% (+- 1.13)."
+)
+def test_yat_ece(claim, calibration):
+    check_mean(claim, calibration, "yat", "ece", "6.20", scale=100)
+
+
+@claim_marker(
+    "cal-02c", S_FORECAST, "The Yat net's mean ECE is between three and four times the ReLU net's."
+)
+def test_ece_ratio(claim, calibration):
+    ratio, half_width, _ = ratio_interval(calibration, "ece")
+    claim.holds(
+        ratio + half_width >= 3 and ratio - half_width <= 4,
+        published="3 to 4 (6.20/1.76 = 3.52)",
+        measured=ratio,
+        tolerance=f"± {half_width:.2f}",
+    )
+
+
+@claim_marker("cal-03a", S_FORECAST, "The ReLU net's mean test NLL is 0.360.")
+def test_relu_nll(claim, calibration):
+    check_mean(claim, calibration, "relu", "nll", "0.360")
+
+
+@claim_marker("cal-03b", S_FORECAST, "The Yat net's mean test NLL is 0.577.")
+def test_yat_nll(claim, calibration):
+    check_mean(claim, calibration, "yat", "nll", "0.577")
+
+
+@claim_marker("cal-03c", S_FORECAST, "The ReLU net's mean test Brier score is 0.181.")
+def test_relu_brier(claim, calibration):
+    check_mean(claim, calibration, "relu", "brier", "0.181")
+
+
+@claim_marker("cal-03d", S_FORECAST, "The Yat net's mean test Brier score is 0.244.")
+def test_yat_brier(claim, calibration):
+    check_mean(claim, calibration, "yat", "brier", "0.244")
+
+
+@claim_marker(
+    "cal-03e",
+    S_FORECAST,
+    "The proper scoring rules agree with ECE: the Yat net is worse on both NLL and Brier.",
+)
+def test_scoring_rules_agree(claim, calibration):
+    gaps = {
+        name: mean_of(calibration, "yat", name)[0] - mean_of(calibration, "relu", name)[0]
+        for name in ("ece", "nll", "brier")
+    }
+    claim.holds(
+        all(g > 0 for g in gaps.values()),
+        published="Yat worse on ECE, NLL, Brier",
+        measured={k: round(v, 4) for k, v in gaps.items()},
+    )
+
+
+# Our reading of "almost every bin": at least 80% of the populated bins of each seed.
+ALMOST_EVERY = 0.8
+# "On the diagonal", with a derived tolerance: a calibrated net's bin accuracy deviates from
+# its mean confidence by binomial sampling error alone, sd = sqrt(c (1 - c) / n); we allow
+# 3 sd in every bin holding at least 30 test images (fewer make the normal approximation poor).
+DIAGONAL_MIN_COUNT, DIAGONAL_K = 30, 3.0
+
+
+def reliability(calibration, net: str, seed_index: int):
+    probs = metrics.softmax(calibration.runs[net].logits_test[seed_index])
+    return metrics.reliability_bins(probs, calibration.split.test_y)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding: only 54%, 62%, 54% of the Yat net's populated bins (seeds 0, 1, 2) have "
+    "accuracy below confidence; the sparsely populated low-confidence bins sit above the diagonal",
+)
+@claim_marker(
+    "cal-04a",
+    S_FORECAST,
+    "The Yat net is overconfident: in almost every populated bin its accuracy is below its confidence.",
+)
+def test_yat_bins_below_diagonal(claim, calibration):
+    fractions, weighted = [], []
+    for seed_index in range(3):
+        bins = reliability(calibration, "yat", seed_index)
+        populated = bins.count > 0
+        below = bins.accuracy < bins.mean_confidence
+        fractions.append(float(np.mean(below[populated])))
+        weighted.append(float(bins.count[below].sum() / bins.count.sum()))
+    claim.holds(
+        min(fractions) >= ALMOST_EVERY,
+        published=f">= {ALMOST_EVERY:.0%} of bins below",
+        measured=[round(f, 3) for f in fractions],
+        share_of_images_in_bins_below=weighted,
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding: the ReLU bars are close to the diagonal only to the eye (ECE 1.6%); the "
+    "well-populated high-confidence bins miss it by up to 9.5 binomial sd",
+)
+@claim_marker("cal-04b", S_FORECAST, "The ReLU net's reliability bins sit near the diagonal.")
+def test_relu_bins_on_diagonal(claim, calibration):
+    worst = []
+    for seed_index in range(3):
+        bins = reliability(calibration, "relu", seed_index)
+        big = bins.count >= DIAGONAL_MIN_COUNT
+        conf = bins.mean_confidence[big]
+        sampling_sd = np.sqrt(conf * (1 - conf) / bins.count[big])
+        worst.append(float(np.max(np.abs(bins.accuracy[big] - conf) / sampling_sd)))
+    claim.holds(
+        max(worst) <= DIAGONAL_K,
+        published="on the diagonal",
+        measured=f"worst gap {max(worst):.2f} sd",
+        tolerance=f"{DIAGONAL_K:g} sampling sd",
+        worst_per_seed=worst,
+    )
+
+
+# --- Why the bounded net brags -------------------------------------------------------------
+
+
+@claim_marker(
+    "cal-05a", S_BRAG, "On seed 0 the median strongest kernel match on the test set is about 207."
+)
+def test_median_kmax_seed0(claim, calibration):
+    measured = calibration.per_seed["yat"][0]["median_kmax"]
+    claim.close_to(measured, "207", reproduction_tolerance("median_kmax", "207"))
+
+
+@claim_marker("cal-05b", S_BRAG, "On seed 0 the Yat net's median top logit is 28.9.")
+def test_yat_median_top_logit(claim, calibration):
+    measured = calibration.per_seed["yat"][0]["median_top_logit"]
+    claim.close_to(measured, "28.9", reproduction_tolerance("median_top_logit", "28.9"))
+
+
+@claim_marker("cal-05c", S_BRAG, "On seed 0 the ReLU net's median top logit is 7.2.")
+def test_relu_median_top_logit(claim, calibration):
+    measured = calibration.per_seed["relu"][0]["median_top_logit"]
+    claim.close_to(measured, "7.2", reproduction_tolerance("median_top_logit", "7.2"))
+
+
+@claim_marker(
+    "cal-06",
+    S_BRAG,
+    "The softmax reads only gaps between logits: adding a constant to every logit changes no probability.",
+)
+def test_softmax_reads_gaps(claim, calibration):
+    rng = np.random.default_rng(0)
+    worst = 0.0
+    for net in NETS:
+        logits = calibration.runs[net].logits_test[0]
+        shift = rng.uniform(-100, 100, size=(len(logits), 1))
+        worst = max(
+            worst, float(np.max(np.abs(metrics.softmax(logits + shift) - metrics.softmax(logits))))
+        )
+    # float64 rounding of logits near 100 is ~1e-14; probabilities then move by at most that order.
+    claim.holds(
+        worst <= 1e-12, published="no change", measured=worst, tolerance="1e-12 (float64 rounding)"
+    )
+
+
+# --- One knob, fit on held-out data ----------------------------------------------------------
+
+
+@claim_marker(
+    "cal-07",
+    S_KNOB,
+    "Temperature scaling never changes the argmax: accuracy after scaling equals accuracy before, for both nets and every seed.",
+)
+def test_temperature_keeps_accuracy(claim, calibration):
+    pairs = [(f["acc"], f["acc_T"]) for net in NETS for f in calibration.per_seed[net]]
+    claim.holds(
+        all(a == b for a, b in pairs),
+        published="identical accuracy",
+        measured=f"max change {max(abs(a - b) for a, b in pairs)}",
+        tolerance="0 (exact)",
+    )
+
+
+@claim_marker(
+    "cal-08a",
+    S_KNOB,
+    "The held-out NLL as a function of T has an interior minimum, for both nets and every seed.",
+)
+def test_heldout_nll_interior_minimum(claim, calibration):
+    interior = []
+    for net in NETS:
+        for seed_index, figures in enumerate(calibration.per_seed[net]):
+            curve = metrics.heldout_nll_curve(
+                calibration.runs[net].logits_heldout[seed_index],
+                calibration.split.heldout_y,
+                np.array([0.05, figures["T"], 20.0]),
+            )
+            interior.append(bool(curve[1] < curve[0] and curve[1] < curve[2]))
+    claim.holds(
+        all(interior),
+        published="interior minimum",
+        measured=f"{sum(interior)}/{len(interior)} nets",
+        tolerance="-",
+    )
+
+
+@claim_marker("cal-08b", S_KNOB, "On seed 0 the Yat net's fitted temperature is T = 2.07.")
+def test_yat_temperature_seed0(claim, calibration):
+    claim.close_to(calibration.per_seed["yat"][0]["T"], "2.07", reproduction_tolerance("T", "2.07"))
+
+
+@claim_marker(
+    "cal-09a", S_KNOB, "The ReLU net's fitted temperature is 1.17 (+- 0.02) over seeds 0-2."
+)
+def test_relu_temperature(claim, calibration):
+    check_mean(claim, calibration, "relu", "T", "1.17")
+
+
+@claim_marker(
+    "cal-09b", S_KNOB, "The Yat net's fitted temperature is 1.68 (+- 0.29) over seeds 0-2."
+)
+def test_yat_temperature(claim, calibration):
+    check_mean(claim, calibration, "yat", "T", "1.68")
+
+
+@claim_marker(
+    "cal-09c", S_KNOB, "The Yat net's temperature ranges from 1.37 to 2.07 across the three seeds."
+)
+def test_yat_temperature_range(claim, calibration):
+    temperatures = per_seed(calibration, "yat", "T")
+    claim.all_close(
+        [min(temperatures), max(temperatures)],
+        ["1.37", "2.07"],
+        reproduction_tolerance("T", "1.37"),
+    )
+
+
+# Our reading of "far more": the Yat temperature's seed spread is at least 5x the ReLU one's.
+FAR_MORE = 5.0
+
+
+@claim_marker(
+    "cal-09d", S_KNOB, "The Yat temperature varies far more across seeds than the ReLU temperature."
+)
+def test_yat_temperature_spread(claim, calibration):
+    yat_std = mean_of(calibration, "yat", "T")[1]
+    relu_std = mean_of(calibration, "relu", "T")[1]
+    claim.holds(
+        yat_std >= FAR_MORE * relu_std,
+        published=f"0.29 vs 0.02 (ratio >= {FAR_MORE:g})",
+        measured=f"{yat_std:.3f} vs {relu_std:.3f}",
+    )
+
+
+@claim_marker("cal-10a", S_KNOB, "After temperature scaling the ReLU net's mean ECE is 0.82%.")
+def test_relu_ece_after_scaling(claim, calibration):
+    check_mean(claim, calibration, "relu", "ece_T", "0.82", scale=100)
+
+
+@claim_marker("cal-10b", S_KNOB, "After temperature scaling the Yat net's mean ECE is 3.11%.")
+def test_yat_ece_after_scaling(claim, calibration):
+    check_mean(claim, calibration, "yat", "ece_T", "3.11", scale=100)
+
+
+@claim_marker(
+    "cal-10c",
+    S_KNOB,
+    "After scaling the Yat net is still three to four times worse calibrated than the ReLU net.",
+)
+def test_ece_ratio_after_scaling(claim, calibration):
+    ratio, half_width, _ = ratio_interval(calibration, "ece_T")
+    claim.holds(
+        ratio + half_width >= 3 and ratio - half_width <= 4,
+        published="3 to 4 (3.11/0.82 = 3.79)",
+        measured=ratio,
+        tolerance=f"± {half_width:.2f}",
+    )
+
+
+# --- The number the softmax throws away ----------------------------------------------------
+
+
+@claim_marker(
+    "cal-11a",
+    S_OOD,
+    "The field magnitude (largest kernel score) separates Fashion from MNIST at AUROC 0.916 (+- 0.008) over seeds 0-2.",
+)
+def test_kmax_auroc(claim, calibration):
+    values = [f["auroc"]["kmax"] for f in calibration.per_seed["yat"]]
+    mean, std = aggregate(values)
+    claim.close_to(
+        mean,
+        0.916,
+        reproduction_tolerance("auroc.kmax", "0.916", n_seeds=3),
+        std=std,
+        per_seed=values,
+    )
+
+
+@claim_marker(
+    "cal-11b", S_OOD, "The ReLU net's max logit reaches AUROC 0.935 (+- 0.005) over seeds 0-2."
+)
+def test_relu_maxlogit_auroc(claim, calibration):
+    values = [f["auroc"]["maxlogit"] for f in calibration.per_seed["relu"]]
+    mean, std = aggregate(values)
+    claim.close_to(
+        mean,
+        0.935,
+        reproduction_tolerance("auroc.maxlogit", "0.935", n_seeds=3),
+        std=std,
+        per_seed=values,
+    )
+
+
+# Our reading of "a touch better": ahead, by less than 0.05 AUROC.
+A_TOUCH = 0.05
+
+
+@claim_marker(
+    "cal-11c",
+    S_OOD,
+    "The ReLU max logit is a touch better than the Yat field magnitude as an OOD score.",
+)
+def test_maxlogit_a_touch_better(claim, calibration):
+    gap = (
+        aggregate([f["auroc"]["maxlogit"] for f in calibration.per_seed["relu"]])[0]
+        - aggregate([f["auroc"]["kmax"] for f in calibration.per_seed["yat"]])[0]
+    )
+    claim.holds(0 < gap < A_TOUCH, published=f"0 < gap < {A_TOUCH} (0.935 - 0.916)", measured=gap)
+
+
+@claim_marker("cal-12a", S_OOD, "On seed 0 a typical MNIST digit's field magnitude is about 27.")
+def test_median_kmax_ood_seed0(claim, calibration):
+    claim.close_to(
+        calibration.per_seed["yat"][0]["median_kmax_ood"],
+        27.0,
+        reproduction_tolerance("median_kmax_ood", "27"),
+    )
+
+
+# Our reading of "far below": the MNIST median under a quarter of the test median.
+FAR_BELOW = 0.25
+
+
+@claim_marker(
+    "cal-12b",
+    S_OOD,
+    "Off-distribution the field is shallow: the median MNIST field magnitude is far below the median test one, on every seed.",
+)
+def test_field_shallow_off_distribution(claim, calibration):
+    ratios = [f["median_kmax_ood"] / f["median_kmax"] for f in calibration.per_seed["yat"]]
+    claim.holds(
+        max(ratios) < FAR_BELOW,
+        published=f"ratio < {FAR_BELOW} (27 / 207)",
+        measured=[round(r, 3) for r in ratios],
+    )
+
+
+# --- The channel that does not wobble -------------------------------------------------------
+
+
+def subsample(calibration, net: str, channel: str) -> list[float]:
+    return [subsample_aurocs(calibration.runs[net], i)[channel] for i in range(3)]
+
+
+@claim_marker(
+    "cal-13a",
+    S_WOBBLE,
+    "Per seed (recipe's subsample), the field magnitude's AUROC is 0.914, 0.924, 0.901.",
+)
+def test_field_auroc_per_seed(claim, calibration):
+    claim.all_close(
+        subsample(calibration, "yat", "kmax"),
+        ["0.914", "0.924", "0.901"],
+        reproduction_tolerance("auroc_subsample.kmax", "0.914"),
+    )
+
+
+@claim_marker(
+    "cal-13b",
+    S_WOBBLE,
+    "Per seed (recipe's subsample), the Yat softmax channel's AUROC is 0.924, 0.905, 0.809.",
+)
+def test_softmax_auroc_per_seed(claim, calibration):
+    claim.all_close(
+        subsample(calibration, "yat", "msp"),
+        ["0.924", "0.905", "0.809"],
+        reproduction_tolerance("auroc_subsample.msp", "0.924"),
+    )
+
+
+@claim_marker(
+    "cal-13c", S_WOBBLE, "The field channel varies less across seeds than the softmax channel."
+)
+def test_field_steadier_than_softmax(claim, calibration):
+    field = aggregate(subsample(calibration, "yat", "kmax"))[1]
+    softmax = aggregate(subsample(calibration, "yat", "msp"))[1]
+    claim.holds(
+        field < softmax,
+        published="std field < std softmax",
+        measured=f"{field:.4f} vs {softmax:.4f}",
+    )
+
+
+# Our reading of "baseline": the ReLU net's own softmax channel (max softmax probability) on the
+# same seed and subsample; "barely better": ahead by less than 0.03 AUROC.
+BARELY = 0.03
+
+
+@claim_marker(
+    "cal-14",
+    S_WOBBLE,
+    "On the bad retraining (the seed where the Yat softmax channel is lowest) that channel is barely better than the ReLU baseline.",
+)
+def test_bad_retraining_barely_better(claim, calibration):
+    yat = subsample(calibration, "yat", "msp")
+    relu = subsample(calibration, "relu", "msp")
+    bad = int(np.argmin(yat))
+    gap = yat[bad] - relu[bad]
+    claim.holds(
+        0 < gap < BARELY,
+        published=f"0 < Yat - ReLU softmax AUROC < {BARELY}",
+        measured=f"seed {bad}: {yat[bad]:.3f} - {relu[bad]:.3f} = {gap:.3f}",
+    )
+
+
+# --- Recipe invariants ---------------------------------------------------------------------
+
+
+@claim_marker(
+    "cal-15a",
+    S_RECIPE,
+    "The data split is 55,000 train / 5,000 held-out / 10,000 test with no overlap between train and held-out.",
+)
+def test_split(claim, calibration):
+    from lib.data import fashion_split
+
+    train, heldout = fashion_split()
+    sizes = (len(train), len(heldout), len(calibration.split.test_y))
+    disjoint = not set(train.tolist()) & set(heldout.tolist())
+    claim.holds(
+        sizes == (55000, 5000, 10000) and disjoint,
+        published="55000 / 5000 / 10000, disjoint",
+        measured=f"{sizes}, disjoint={disjoint}",
+    )
+
+
+@claim_marker(
+    "cal-15b",
+    S_RECIPE,
+    "Held-out images are used only to fit T: training batches draw only from the 55,000 training rows.",
+)
+def test_heldout_only_for_temperature(claim, calibration):
+    from lib.calibration.training import TrainConfig, batch_indices
+
+    largest = max(
+        int(batch_indices(seed, len(calibration.split.train_y), TrainConfig()).max())
+        for seed in (0, 1, 2)
+    )
+    claim.holds(
+        largest < len(calibration.split.train_y),
+        published="batches within train split",
+        measured=f"largest row {largest} of {len(calibration.split.train_y)}",
+    )
+
+
+@claim_marker(
+    "cal-15c",
+    S_RECIPE,
+    "Confidence is read identically from both nets: the max of the softmax of float64 logits.",
+)
+def test_identical_confidence_pipeline(claim, calibration):
+    same = all(
+        calibration.runs[net].logits_test.dtype == np.float64
+        and np.array_equal(
+            metrics.msp_score(calibration.runs[net].logits_test[0]),
+            metrics.softmax(calibration.runs[net].logits_test[0]).max(axis=1),
+        )
+        for net in NETS
+    )
+    claim.holds(
+        same, published="same pipeline", measured=f"float64 logits, msp == max softmax: {same}"
+    )

@@ -1,0 +1,50 @@
+"""Health of the six calibration nets: the claims above are only as good as these models."""
+
+from __future__ import annotations
+
+import pytest
+
+from lib.calibration.health import calibration_health
+
+CHECKS = ("converged", "beats chance", "max probability not pinned")
+# Findings on the faithful recipe, kept as strict xfails (see the closing notes of issue 4).
+FINDINGS = {
+    ("relu", "converged"): "finding: the ReLU net is still improving at epoch 12 - seed 1 made "
+    "5.3% of its total training-loss improvement in the last tenth of training (threshold 5%)",
+}
+CASES = [
+    pytest.param(
+        net,
+        check,
+        marks=[
+            pytest.mark.claim(
+                id=f"H-cal-{net}-{check.split()[0]}",
+                document="calibration",
+                section="Model health",
+                statement=f"Every seed of the {net} net passes the health check '{check}'.",
+            ),
+            *(
+                [pytest.mark.xfail(strict=True, reason=FINDINGS[net, check])]
+                if (net, check) in FINDINGS
+                else []
+            ),
+        ],
+        id=f"{net}-{check.replace(' ', '-')}",
+    )
+    for net in ("yat", "relu")
+    for check in CHECKS
+]
+
+
+@pytest.mark.health
+@pytest.mark.parametrize(("net", "check"), CASES)
+def test_calibration_net_health(claim, calibration, net, check):
+    results = [
+        next(c for c in seed_checks if c.name == check)
+        for seed_checks in calibration_health(calibration)[net]
+    ]
+    claim.holds(
+        all(r.passed for r in results),
+        published=results[0].threshold,
+        measured=[round(r.measured, 4) for r in results],
+    )

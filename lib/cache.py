@@ -1,0 +1,194 @@
+"""A disk cache for trained results, safe under pytest-xdist workers and parallel runs.
+
+An entry is one `.npz` file of named numpy arrays. Its file name is the sha256
+of a key (a JSON-able dict naming everything that changes the result: recipe
+config, data digests, versions, source-code hash). Inside, the entry carries
+its own key and a checksum of its arrays, so a truncated, corrupted, foreign or
+stale file is detected on read and recomputed, never served. Writes go to a
+temporary file in the same folder and are renamed into place (atomic on POSIX);
+a file lock makes concurrent processes compute each entry once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from filelock import FileLock
+
+Arrays = dict[str, np.ndarray]
+_KEY_FIELD = "__key__"
+_CHECKSUM_FIELD = "__checksum__"
+_LOCK_TIMEOUT_S = 3600
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# What this process's calls of `cached` did, for the report's metadata.
+EVENTS: list[dict] = []
+
+
+def default_cache_dir() -> Path:
+    """`CLAIMS_CACHE_DIR` if set, else `.cache/` at the repository root."""
+    return Path(os.environ.get("CLAIMS_CACHE_DIR") or REPO_ROOT / ".cache")
+
+
+def source_digest(paths: Iterable[Path]) -> str:
+    """sha256 over the given source files (names and bytes), for cache keys."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(p) for p in paths):
+        digest.update(path.relative_to(REPO_ROOT).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _canonical(key: dict) -> str:
+    return json.dumps(key, sort_keys=True, separators=(",", ":"))
+
+
+def _checksum(arrays: Arrays) -> str:
+    digest = hashlib.sha256()
+    for name in sorted(arrays):
+        array = np.ascontiguousarray(arrays[name])
+        digest.update(f"{name}:{array.dtype.str}:{array.shape}".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class CacheResult:
+    """Arrays of one entry and how they were obtained ("hit", "computed" or "uncached")."""
+
+    arrays: Arrays
+    status: str
+    path: Path
+
+
+def _say(message: str) -> None:
+    # The original stderr reaches the terminal even under pytest capture and xdist.
+    print(f"[claims] {message}", file=sys.__stderr__, flush=True)
+
+
+def _read(path: Path, key_text: str) -> Arrays | None:
+    """The entry's arrays if the file is complete and belongs to this key, else None."""
+    try:
+        # Open the file ourselves: np.load leaks its handle when the zip is damaged.
+        with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as npz:
+            arrays = {name: npz[name] for name in npz.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
+        _say(f"cache entry {path.name} unreadable ({type(error).__name__}); recomputing")
+        return None
+    stored_key = arrays.pop(_KEY_FIELD, np.array("")).item()
+    stored_sum = arrays.pop(_CHECKSUM_FIELD, np.array("")).item()
+    if stored_key != key_text:
+        _say(f"cache entry {path.name} belongs to another configuration; recomputing")
+        return None
+    if stored_sum != _checksum(arrays):
+        _say(f"cache entry {path.name} fails its checksum; recomputing")
+        return None
+    return arrays
+
+
+def _write(path: Path, key_text: str, arrays: Arrays) -> None:
+    buffer = io.BytesIO()
+    np.savez(
+        buffer,
+        **arrays,
+        **{_KEY_FIELD: np.array(key_text), _CHECKSUM_FIELD: np.array(_checksum(arrays))},
+    )
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(buffer.getvalue())
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _event(name: str, status: str, seconds: float) -> None:
+    EVENTS.append({"entry": name, "status": status, "seconds": round(seconds, 3)})
+
+
+def cached(
+    name: str,
+    key: dict,
+    compute: Callable[[], Arrays],
+    *,
+    validate: Callable[[Arrays], None] | None = None,
+    cache_dir: Path | None = None,
+) -> CacheResult:
+    """Return the arrays for `key`, computing and storing them at most once.
+
+    Args:
+      name: a readable prefix for the entry's file name (e.g. "calibration-yat").
+      key: everything that changes the result; JSON-serialisable.
+      compute: produces the arrays on a miss.
+      validate: raises ValueError if arrays have the wrong names or shapes; an
+        entry failing it is recomputed.
+      cache_dir: defaults to `default_cache_dir()`.
+    """
+    key_text = _canonical({"name": name, **key})
+    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    path = directory / f"{name}-{hashlib.sha256(key_text.encode()).hexdigest()[:20]}.npz"
+
+    def load() -> Arrays | None:
+        if not path.exists():
+            return None
+        arrays = _read(path, key_text)
+        if arrays is not None and validate is not None:
+            try:
+                validate(arrays)
+            except ValueError as error:
+                _say(f"cache entry {path.name} has unexpected contents ({error}); recomputing")
+                return None
+        return arrays
+
+    def run() -> Arrays:
+        _say(f"computing {name} ...")
+        start = time.perf_counter()
+        arrays = compute()
+        if validate is not None:
+            validate(arrays)
+        _say(f"computed {name} in {time.perf_counter() - start:.1f} s")
+        return arrays
+
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(path) + ".lock", timeout=_LOCK_TIMEOUT_S)
+        lock.acquire()
+    except OSError as error:
+        _say(f"cache folder {directory} is not writable ({error}); running without a cache")
+        start = time.perf_counter()
+        arrays = run()
+        _event(name, "uncached", time.perf_counter() - start)
+        return CacheResult(arrays, "uncached", path)
+    try:
+        arrays = load()
+        if arrays is not None:
+            _say(f"cache hit: {name}")
+            _event(name, "hit", 0.0)
+            return CacheResult(arrays, "hit", path)
+        start = time.perf_counter()
+        arrays = run()
+        status = "computed"
+        try:
+            _write(path, key_text, arrays)
+        except OSError as error:
+            _say(f"could not write cache entry {path} ({error}); result not cached")
+            status = "uncached"
+        _event(name, status, time.perf_counter() - start)
+        return CacheResult(arrays, status, path)
+    finally:
+        lock.release()

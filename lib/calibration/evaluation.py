@@ -1,0 +1,99 @@
+"""The recipe's figures for one trained net and seed (RECIPE.md A, "Evaluation")."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from lib import metrics
+from lib.calibration.experiment import NETS, PUBLISHED_SEEDS, NetRun, Split, load_split, run_net
+
+SUBSAMPLE_SEED = 11
+SUBSAMPLE_TEST = 3000
+SUBSAMPLE_OOD = 1500
+
+
+def subsample_indices(n_test: int, n_ood: int) -> tuple[np.ndarray, np.ndarray]:
+    """The fixed subsample behind the post's per-seed AUROC lists (RandomState(11))."""
+    test = np.random.RandomState(SUBSAMPLE_SEED).permutation(n_test)[:SUBSAMPLE_TEST]
+    ood = np.random.RandomState(SUBSAMPLE_SEED).permutation(n_ood)[:SUBSAMPLE_OOD]
+    return test, ood
+
+
+def subsample_aurocs(run: NetRun, seed_index: int) -> dict[str, float]:
+    """Per-seed AUROC as the post's lists were computed: subsample, rounded scores.
+
+    Kernel scores are rounded to 1 decimal and confidences to 3 decimals before ranking.
+    """
+    test, ood = subsample_indices(run.logits_test.shape[1], run.logits_ood.shape[1])
+    msp_test = np.round(metrics.msp_score(run.logits_test[seed_index][test]), 3)
+    msp_ood = np.round(metrics.msp_score(run.logits_ood[seed_index][ood]), 3)
+    out = {"msp": metrics.auroc(msp_test, msp_ood)}
+    if run.kmax_test is not None:
+        out["kmax"] = metrics.auroc(
+            np.round(run.kmax_test[seed_index][test], 1), np.round(run.kmax_ood[seed_index][ood], 1)
+        )
+    return out
+
+
+def evaluate_seed(run: NetRun, seed_index: int, split: Split) -> dict:
+    """All full-set figures of the recipe for one seed of one net (ECE as a fraction)."""
+    z_test = run.logits_test[seed_index]
+    z_ood = run.logits_ood[seed_index]
+    probs = metrics.softmax(z_test)
+    temperature = metrics.fit_temperature(run.logits_heldout[seed_index], split.heldout_y)
+    probs_t = metrics.softmax(metrics.scale_logits(z_test, temperature))
+    auroc = {
+        "msp": metrics.auroc(metrics.msp_score(z_test), metrics.msp_score(z_ood)),
+        "maxlogit": metrics.auroc(metrics.max_logit_score(z_test), metrics.max_logit_score(z_ood)),
+        "energy": metrics.auroc(metrics.energy_score(z_test), metrics.energy_score(z_ood)),
+    }
+    figures = {
+        "seed": run.seeds[seed_index],
+        "acc": metrics.accuracy(z_test, split.test_y),
+        "acc_T": metrics.accuracy(probs_t, split.test_y),
+        "ece": metrics.ece(probs, split.test_y),
+        "nll": metrics.nll(probs, split.test_y),
+        "brier": metrics.brier(probs, split.test_y),
+        "T": temperature,
+        "ece_T": metrics.ece(probs_t, split.test_y),
+        "nll_T": metrics.nll(probs_t, split.test_y),
+        "median_top_logit": float(np.median(z_test.max(axis=1))),
+        "auroc": auroc,
+        "auroc_subsample": subsample_aurocs(run, seed_index),
+    }
+    if run.kmax_test is not None:
+        auroc["kmax"] = metrics.auroc(run.kmax_test[seed_index], run.kmax_ood[seed_index])
+        figures["median_kmax"] = float(np.median(run.kmax_test[seed_index]))
+        figures["median_kmax_ood"] = float(np.median(run.kmax_ood[seed_index]))
+    return figures
+
+
+def evaluate(run: NetRun, split: Split) -> list[dict]:
+    """`evaluate_seed` for every seed of the run, in seed order."""
+    return [evaluate_seed(run, i, split) for i in range(len(run.seeds))]
+
+
+def aggregate(values: list[float]) -> tuple[float, float]:
+    """Mean and population standard deviation (ddof 0), the post's "a +- b"."""
+    array = np.asarray(values, dtype=np.float64)
+    return float(array.mean()), float(array.std(ddof=0))
+
+
+@dataclass(frozen=True)
+class CalibrationResults:
+    """Both nets on the published seeds: the data split, the runs and per-seed figures."""
+
+    split: Split
+    runs: dict[str, NetRun]
+    per_seed: dict[str, list[dict]]
+
+
+@functools.cache
+def calibration_results(seeds: tuple[int, ...] = PUBLISHED_SEEDS) -> CalibrationResults:
+    """Train (or load) both nets for `seeds` and evaluate them; memoised per process."""
+    split = load_split()
+    runs = {net: run_net(net, seeds) for net in NETS}
+    return CalibrationResults(split, runs, {net: evaluate(run, split) for net, run in runs.items()})

@@ -1,0 +1,94 @@
+"""The two contestants of "Calibrating a Bounded Net": a Yat-kernel MLP and a ReLU MLP.
+
+Both map 784 pixels to 50 features to 10 logits through the same kind of linear
+readout; only the feature layer differs (RECIPE.md A, "Models").
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx
+
+HIDDEN = 50
+N_CLASSES = 10
+N_PIXELS = 784
+
+
+def _inverse_softplus(value: float) -> jax.Array:
+    return jnp.log(jnp.expm1(jnp.asarray(value, dtype=jnp.float32)))
+
+
+class YatLayer(nnx.Module):
+    """K units, each the Yat kernel score of the input against a prototype row of W.
+
+    Score of unit k: (x.w_k + b)^2 / (|x|^2 + |w_k|^2 - 2 x.w_k + eps), with one
+    scalar b and one scalar eps shared by all units, each stored as a raw
+    parameter whose softplus is the value (both start at 1.0).
+    """
+
+    def __init__(self, prototypes: jax.Array, *, b0: float = 1.0, eps0: float = 1.0):
+        self.W = nnx.Param(jnp.asarray(prototypes, dtype=jnp.float32))
+        self.log_b = nnx.Param(jnp.full((), _inverse_softplus(b0)))
+        self.log_eps = nnx.Param(jnp.full((), _inverse_softplus(eps0)))
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        b = jax.nn.softplus(self.log_b[...])
+        eps = jax.nn.softplus(self.log_eps[...])
+        w = self.W[...]
+        dot = x @ w.T
+        sq_dist = jnp.sum(x**2, -1, keepdims=True) + jnp.sum(w**2, -1) - 2 * dot
+        return (dot + b) ** 2 / (sq_dist + eps)
+
+
+class YatMLP(nnx.Module):
+    """Yat feature layer (draws no key) followed by a linear readout to 10 logits."""
+
+    def __init__(self, prototypes: jax.Array, *, rngs: nnx.Rngs):
+        self.yat = YatLayer(prototypes)
+        self.readout = nnx.Linear(HIDDEN, N_CLASSES, rngs=rngs)
+
+    def features(self, x: jax.Array) -> jax.Array:
+        """Kernel scores of the Yat layer, [N, 50]; their row max is the "field magnitude"."""
+        return self.yat(x)
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return self.readout(self.yat(x))
+
+
+class ReluMLP(nnx.Module):
+    """Linear(784, 50), relu, Linear(50, 10)."""
+
+    def __init__(self, *, rngs: nnx.Rngs):
+        self.l1 = nnx.Linear(N_PIXELS, HIDDEN, rngs=rngs)
+        self.l2 = nnx.Linear(HIDDEN, N_CLASSES, rngs=rngs)
+
+    def features(self, x: jax.Array) -> jax.Array:
+        """Hidden activations after the relu, [N, 50]."""
+        return jax.nn.relu(self.l1(x))
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return self.l2(self.features(x))
+
+
+def yat_prototype_indices(seed: int, n_train: int) -> np.ndarray:
+    """Rows of the training set that seed the Yat prototypes for this seed."""
+    return np.random.RandomState(seed + 1).permutation(n_train)[:HIDDEN]
+
+
+def build_model(net: str, seed: int, train_images: np.ndarray) -> YatMLP | ReluMLP:
+    """The recipe's plain construction of one net for one seed.
+
+    Args:
+      net: "yat" or "relu".
+      seed: the seed s; the net is built with nnx.Rngs(s).
+      train_images: float32 [55000, 784] training images (prototype source).
+    """
+    rngs = nnx.Rngs(seed)
+    if net == "yat":
+        prototypes = train_images[yat_prototype_indices(seed, len(train_images))]
+        return YatMLP(jnp.asarray(prototypes), rngs=rngs)
+    if net == "relu":
+        return ReluMLP(rngs=rngs)
+    raise ValueError(f"net must be 'yat' or 'relu'; got {net!r}")

@@ -1,0 +1,124 @@
+"""Training of the calibration nets exactly as RECIPE.md A prescribes.
+
+Two implementations of the same recipe:
+- `train_nets`: the one the suite uses. All steps of one net run inside one
+  `jax.lax.scan`; the seeds of a net are stacked on a leading axis under `jax.vmap`.
+- `train_net_per_step`: the documents' way, a Python loop calling a jitted step;
+  kept as the performance baseline and as a reference for the fast path.
+Both draw the same batches in the same order from the recipe's permutations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax import nnx
+
+from lib.calibration.models import ReluMLP, YatMLP, build_model
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Hyperparameters of the calibration recipe (RECIPE.md A, "Training")."""
+
+    learning_rate: float = 4e-3
+    epochs: int = 12
+    batch_size: int = 256
+
+
+def batch_indices(seed: int, n_train: int, config: TrainConfig) -> np.ndarray:
+    """Training-row indices of every step for one seed, [epochs * batches, batch_size].
+
+    Epoch e visits RandomState(1000 * seed + e).permutation(n_train) in batches
+    starting at range(0, n_train - batch_size, batch_size); the tail is dropped.
+    """
+    starts = range(0, n_train - config.batch_size, config.batch_size)
+    steps = []
+    for epoch in range(config.epochs):
+        order = np.random.RandomState(1000 * seed + epoch).permutation(n_train)
+        steps.extend(order[s : s + config.batch_size] for s in starts)
+    return np.stack(steps).astype(np.int32)
+
+
+def _cross_entropy(model: nnx.Module, xb: jax.Array, yb: jax.Array) -> jax.Array:
+    return optax.softmax_cross_entropy_with_integer_labels(model(xb), yb).mean()
+
+
+@partial(jax.jit, static_argnames=("graphdef", "learning_rate"))
+def _scan_train(graphdef, params, images, labels, steps_idx, *, learning_rate):
+    tx = optax.adam(learning_rate)
+
+    def train_one_seed(params, idx):
+        def step(carry, batch):
+            params, opt_state = carry
+            loss, grads = jax.value_and_grad(
+                lambda p: _cross_entropy(nnx.merge(graphdef, p), images[batch], labels[batch])
+            )(params)
+            updates, opt_state = tx.update(grads, opt_state, params)
+            return (optax.apply_updates(params, updates), opt_state), loss
+
+        (params, _), losses = jax.lax.scan(step, (params, tx.init(params)), idx)
+        return params, losses
+
+    return jax.vmap(train_one_seed)(params, steps_idx)
+
+
+def train_nets(
+    net: str,
+    seeds: tuple[int, ...],
+    train_images: np.ndarray,
+    train_labels: np.ndarray,
+    config: TrainConfig = TrainConfig(),
+) -> tuple[list[YatMLP | ReluMLP], np.ndarray]:
+    """Train one net per seed with the recipe; returns the models and losses [seeds, steps].
+
+    Each model starts from the recipe's plain construction (`build_model`), so
+    stacking the seeds cannot change any layer's initial values.
+    """
+    models = [build_model(net, seed, train_images) for seed in seeds]
+    graphdef, _ = nnx.split(models[0])
+    stacked = jax.tree.map(lambda *leaves: jnp.stack(leaves), *[nnx.state(m) for m in models])
+    steps_idx = np.stack([batch_indices(s, len(train_images), config) for s in seeds])
+    params, losses = _scan_train(
+        graphdef,
+        stacked,
+        jnp.asarray(train_images),
+        jnp.asarray(train_labels, dtype=jnp.int32),
+        jnp.asarray(steps_idx),
+        learning_rate=config.learning_rate,
+    )
+    trained = [
+        nnx.merge(graphdef, jax.tree.map(lambda a, i=i: a[i], params)) for i in range(len(seeds))
+    ]
+    return trained, np.asarray(losses)
+
+
+@nnx.jit
+def _train_step(model, optimizer, xb, yb):
+    loss, grads = nnx.value_and_grad(_cross_entropy)(model, xb, yb)
+    optimizer.update(model, grads)
+    return loss
+
+
+def train_net_per_step(
+    net: str,
+    seed: int,
+    train_images: np.ndarray,
+    train_labels: np.ndarray,
+    config: TrainConfig = TrainConfig(),
+) -> tuple[YatMLP | ReluMLP, np.ndarray]:
+    """The documents' loop: one jitted `train_step` call per batch (performance baseline)."""
+    model = build_model(net, seed, train_images)
+    optimizer = nnx.Optimizer(model, optax.adam(config.learning_rate), wrt=nnx.Param)
+    images = jnp.asarray(train_images)
+    labels = jnp.asarray(train_labels, dtype=jnp.int32)
+    losses = [
+        _train_step(model, optimizer, images[idx], labels[idx])
+        for idx in batch_indices(seed, len(train_images), config)
+    ]
+    return model, np.asarray(jnp.stack(losses))

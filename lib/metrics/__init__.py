@@ -1,0 +1,41 @@
+"""Uncertainty metrics computed in float64 numpy: calibration, OOD detection and regression."""
+
+from lib.metrics.classification import (
+    ReliabilityBins,
+    accuracy,
+    brier,
+    ece,
+    ece_equal_mass,
+    fit_temperature,
+    heldout_nll_curve,
+    mce,
+    nll,
+    reliability_bins,
+    scale_logits,
+    softmax,
+)
+from lib.metrics.ood import auroc, energy_score, fpr_at_tpr, max_logit_score, msp_score
+from lib.metrics.regression import VarianceDecomposition, decompose_variance, gaussian_nll
+
+__all__ = [
+    "ReliabilityBins",
+    "VarianceDecomposition",
+    "accuracy",
+    "auroc",
+    "brier",
+    "decompose_variance",
+    "ece",
+    "ece_equal_mass",
+    "energy_score",
+    "fit_temperature",
+    "fpr_at_tpr",
+    "gaussian_nll",
+    "heldout_nll_curve",
+    "max_logit_score",
+    "mce",
+    "msp_score",
+    "nll",
+    "reliability_bins",
+    "scale_logits",
+    "softmax",
+]

@@ -1,0 +1,79 @@
+"""Reproduction of the Flax NNX guide "Uncertainty Estimation" (RECIPE.md part B).
+
+Reads top-down as the data flows: ``data`` -> ``model`` -> ``training`` -> ``prediction``
+-> ``experiment``. The entry point is :func:`run`; the guide's printed figures come from
+:func:`headline_figures` and are compared with :data:`PUBLISHED`.
+"""
+
+from .data import ToyData, make_data, region_masks, root_keys, true_function
+from .experiment import (
+    ENSEMBLE_PRINT_STEPS,
+    MC_PRINT_STEPS,
+    PUBLISHED,
+    UncertaintyConfig,
+    UncertaintyResult,
+    headline_figures,
+    health_summary,
+    printed_trace,
+    region_summary,
+    run,
+)
+from .model import GaussianMLP, gaussian_nll
+from .prediction import (
+    Decomposition,
+    Samples,
+    decompose,
+    ensemble_predict,
+    mc_predict,
+    mc_predict_loop,
+)
+from .training import (
+    adam,
+    bootstrap_indices,
+    ensemble_train_step,
+    make_ensemble,
+    new_mc_model,
+    nudge_params,
+    train_ensemble,
+    train_ensemble_loop,
+    train_mc_dropout,
+    train_mc_dropout_loop,
+    train_step,
+)
+
+__all__ = [
+    "ENSEMBLE_PRINT_STEPS",
+    "MC_PRINT_STEPS",
+    "PUBLISHED",
+    "Decomposition",
+    "GaussianMLP",
+    "Samples",
+    "ToyData",
+    "UncertaintyConfig",
+    "UncertaintyResult",
+    "adam",
+    "bootstrap_indices",
+    "decompose",
+    "ensemble_predict",
+    "ensemble_train_step",
+    "gaussian_nll",
+    "headline_figures",
+    "health_summary",
+    "make_data",
+    "make_ensemble",
+    "mc_predict",
+    "mc_predict_loop",
+    "new_mc_model",
+    "nudge_params",
+    "printed_trace",
+    "region_masks",
+    "region_summary",
+    "root_keys",
+    "run",
+    "train_ensemble",
+    "train_ensemble_loop",
+    "train_mc_dropout",
+    "train_mc_dropout_loop",
+    "train_step",
+    "true_function",
+]

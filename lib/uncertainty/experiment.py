@@ -1,0 +1,290 @@
+"""The guide's whole experiment as one pure function, and the figures the guide prints.
+
+``run(root_seed)`` reproduces RECIPE.md part B: data, MC-Dropout (train, then 30 stochastic
+passes on the grid and on the training inputs), the deep ensemble (train, then predict on
+the grid and the training inputs). It returns plain numpy arrays; everything the guide
+reports is derived from them by the small functions below.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Literal
+
+import jax
+import numpy as np
+
+from .data import make_data, root_keys, true_function
+from .model import LOG_VAR_MAX
+from .prediction import decompose, ensemble_predict, mc_predict, mc_predict_loop
+from .training import (
+    bootstrap_indices,
+    train_ensemble,
+    train_ensemble_loop,
+    train_mc_dropout,
+    train_mc_dropout_loop,
+)
+
+MC_PRINT_STEPS = (100, 200, 300, 400, 500)
+ENSEMBLE_PRINT_STEPS = (200, 400, 600, 800, 1000)
+REGIONS = ("in", "away", "gap", "tails")
+
+PUBLISHED: dict[str, float] = {
+    "mc_nll_100": 2.0752,
+    "mc_nll_200": 2.0067,
+    "mc_nll_300": 2.0034,
+    "mc_nll_400": 2.0042,
+    "mc_nll_500": 2.0025,
+    "mc_epistemic_in": 0.27764,
+    "mc_epistemic_away": 0.72647,
+    "ens_nll_200": 0.2462,
+    "ens_nll_400": -0.1143,
+    "ens_nll_600": -0.1560,
+    "ens_nll_800": -0.2839,
+    "ens_nll_1000": -0.3380,
+    "ens_epistemic_in": 0.02592,
+    "ens_epistemic_away": 0.12889,
+}
+"""The figures in the guide's "Results" block (root seed 0), keyed as in :func:`headline_figures`."""
+
+
+@dataclasses.dataclass(frozen=True)
+class UncertaintyConfig:
+    """Hyperparameters of the recipe; the defaults are the guide's."""
+
+    mc_steps: int = 500
+    mc_batch: int = 64
+    mc_samples: int = 30
+    members: int = 5
+    ensemble_steps: int = 1000
+    lr: float = 1e-2
+    dropout_rate: float = 0.1
+
+
+@dataclasses.dataclass(frozen=True)
+class UncertaintyResult:
+    """Everything one run produces, as numpy arrays (float32 network outputs).
+
+    Shapes: N = 120 training points, G = 200 grid points, T = MC passes, M = members.
+    MC passes are drawn on the grid first, then (continuing the dropout stream) on x.
+    """
+
+    root_seed: int
+    x: np.ndarray  # [N, 1]
+    y: np.ndarray  # [N, 1]
+    noise_std: np.ndarray  # [N, 1]
+    grid: np.ndarray  # [G, 1]
+    in_cluster: np.ndarray  # [G] bool
+    away: np.ndarray  # [G] bool
+    gap: np.ndarray  # [G] bool
+    tails: np.ndarray  # [G] bool
+    mc_loss: np.ndarray  # [mc_steps], loss of step i's batch at index i - 1
+    ens_loss: np.ndarray  # [ensemble_steps, M]
+    bootstrap_idx: np.ndarray  # [M, N] int32
+    mc_grid_means: np.ndarray  # [T, G, 1]
+    mc_grid_vars: np.ndarray  # [T, G, 1]
+    mc_train_means: np.ndarray  # [T, N, 1]
+    mc_train_vars: np.ndarray  # [T, N, 1]
+    ens_grid_means: np.ndarray  # [M, G, 1]
+    ens_grid_vars: np.ndarray  # [M, G, 1]
+    ens_train_means: np.ndarray  # [M, N, 1]
+    ens_train_vars: np.ndarray  # [M, N, 1]
+
+    def as_arrays(self) -> dict[str, np.ndarray]:
+        """All fields as a flat dict of numpy arrays (e.g. for ``np.savez``)."""
+        return {f.name: np.asarray(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_arrays(cls, arrays) -> UncertaintyResult:
+        """Inverse of :meth:`as_arrays` (accepts any mapping, e.g. an ``np.load`` result)."""
+        values = {f.name: np.asarray(arrays[f.name]) for f in dataclasses.fields(cls)}
+        values["root_seed"] = int(values["root_seed"])
+        return cls(**values)
+
+
+def run(
+    root_seed: int = 0,
+    *,
+    config: UncertaintyConfig = UncertaintyConfig(),
+    implementation: Literal["scan", "loop"] = "scan",
+    nudge: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> UncertaintyResult:
+    """Run the guide's recipe from ``jax.random.key(root_seed)``.
+
+    The MC-Dropout net is built with ``nnx.Rngs(root_seed)`` (the guide: 0 and 0).
+    ``implementation="loop"`` trains and samples with Python loops exactly as the guide
+    writes them; ``"scan"`` (default) runs each training in one jitted ``lax.scan`` and the
+    MC passes as one vmap. Both give bit-identical results on this CPU build.
+    ``nudge`` (an addition beside the recipe, off by default): if an int, 5% of each net's
+    initial weights, chosen with that seed, are moved by one float32 ulp before training —
+    a float-noise twin of the same run, for measuring how far rounding alone moves a figure.
+    ``progress``, if given, receives the guide's log lines.
+    """
+    if implementation not in ("scan", "loop"):
+        raise ValueError(f"implementation must be 'scan' or 'loop'; got {implementation!r}")
+    loop = implementation == "loop"
+    say = progress or (lambda _msg: None)
+    c = config
+    dkey, tkey, bkey = root_keys(root_seed)
+    data = make_data(dkey)
+    say(f"Training points: {data.x.shape[0]} (two clusters, heteroscedastic noise)")
+
+    say("[1/2] Training a single MC-Dropout network...")
+    train_mc = train_mc_dropout_loop if loop else train_mc_dropout
+    mc_model, mc_loss, bkey = train_mc(
+        data,
+        bkey,
+        steps=c.mc_steps,
+        batch=c.mc_batch,
+        lr=c.lr,
+        model_seed=root_seed,
+        dropout_rate=c.dropout_rate,
+        nudge=nudge,
+        progress=progress,
+    )
+    predict_mc = mc_predict_loop if loop else mc_predict
+    mc_grid = predict_mc(mc_model, data.grid, n_samples=c.mc_samples)
+    mc_train = predict_mc(mc_model, data.x, n_samples=c.mc_samples)
+
+    say(f"[2/2] Training a deep ensemble of {c.members} networks (nnx.vmap)...")
+    train_ens = train_ensemble_loop if loop else train_ensemble
+    models, ens_loss = train_ens(
+        data,
+        tkey,
+        bkey,
+        members=c.members,
+        steps=c.ensemble_steps,
+        lr=c.lr,
+        dropout_rate=c.dropout_rate,
+        nudge=nudge,
+        progress=progress,
+    )
+    ens_grid = ensemble_predict(models, data.grid)
+    ens_train = ensemble_predict(models, data.x)
+
+    boot = bootstrap_indices(bkey, members=c.members, n=data.x.shape[0])
+    out = jax.device_get(
+        {
+            "x": data.x,
+            "y": data.y,
+            "noise_std": data.noise_std,
+            "grid": data.grid,
+            "mc_loss": mc_loss,
+            "ens_loss": ens_loss,
+            "bootstrap_idx": boot,
+            "mc_grid_means": mc_grid.means,
+            "mc_grid_vars": mc_grid.variances,
+            "mc_train_means": mc_train.means,
+            "mc_train_vars": mc_train.variances,
+            "ens_grid_means": ens_grid.means,
+            "ens_grid_vars": ens_grid.variances,
+            "ens_train_means": ens_train.means,
+            "ens_train_vars": ens_train.variances,
+        }
+    )
+    result = UncertaintyResult(
+        root_seed=root_seed,
+        in_cluster=data.in_cluster,
+        away=data.away,
+        gap=data.gap,
+        tails=data.tails,
+        **{k: np.asarray(v) for k, v in out.items()},
+    )
+    if progress is not None:
+        s = region_summary(result)
+        progress(
+            f"  MC-Dropout epistemic: in-cluster {s['mc']['epistemic_in']:.5f}"
+            f" | away {s['mc']['epistemic_away']:.5f}"
+        )
+        progress(
+            f"  Ensemble epistemic:   in-cluster {s['ensemble']['epistemic_in']:.5f}"
+            f" | away {s['ensemble']['epistemic_away']:.5f}"
+        )
+    return result
+
+
+def _region_masks(result: UncertaintyResult) -> dict[str, np.ndarray]:
+    return {"in": result.in_cluster, "away": result.away, "gap": result.gap, "tails": result.tails}
+
+
+def region_summary(result: UncertaintyResult) -> dict[str, dict[str, float]]:
+    """Mean epistemic / aleatoric / total variance over each grid region, per method.
+
+    Returns ``{"mc": {...}, "ensemble": {...}}`` with keys ``{epistemic,aleatoric,total}_{in,
+    away,gap,tails}``; computed in float64 from the float32 network outputs.
+    """
+    masks = _region_masks(result)
+    summary = {}
+    for method, (means, variances) in {
+        "mc": (result.mc_grid_means, result.mc_grid_vars),
+        "ensemble": (result.ens_grid_means, result.ens_grid_vars),
+    }.items():
+        dec = decompose(means, variances)
+        parts = {"epistemic": dec.epistemic, "aleatoric": dec.aleatoric, "total": dec.total}
+        summary[method] = {
+            f"{part}_{region}": float(values[:, 0][mask].mean())
+            for part, values in parts.items()
+            for region, mask in masks.items()
+        }
+    return summary
+
+
+def printed_trace(result: UncertaintyResult) -> dict[str, dict[int, float]]:
+    """The training losses the guide prints: MC loss at steps 100..500 (the loss of that
+    step's batch), ensemble mean-over-members loss at steps 200..1000."""
+    ens_mean = result.ens_loss.astype(np.float64).mean(axis=1)
+    return {
+        "mc": {s: float(result.mc_loss[s - 1]) for s in MC_PRINT_STEPS if s <= len(result.mc_loss)},
+        "ensemble": {s: float(ens_mean[s - 1]) for s in ENSEMBLE_PRINT_STEPS if s <= len(ens_mean)},
+    }
+
+
+def headline_figures(result: UncertaintyResult) -> dict[str, float]:
+    """The guide's printed figures for this result, keyed as :data:`PUBLISHED`."""
+    trace = printed_trace(result)
+    summary = region_summary(result)
+    figures = {f"mc_nll_{s}": v for s, v in trace["mc"].items()}
+    figures["mc_epistemic_in"] = summary["mc"]["epistemic_in"]
+    figures["mc_epistemic_away"] = summary["mc"]["epistemic_away"]
+    figures.update({f"ens_nll_{s}": v for s, v in trace["ensemble"].items()})
+    figures["ens_epistemic_in"] = summary["ensemble"]["epistemic_in"]
+    figures["ens_epistemic_away"] = summary["ensemble"]["epistemic_away"]
+    return figures
+
+
+def _at_log_var_max(variances: np.ndarray) -> np.ndarray:
+    # variances = exp(clip(log_var, -6, 4)) in float32; at the upper clip they equal exp(4).
+    return np.log(np.asarray(variances, dtype=np.float64)) >= LOG_VAR_MAX - 1e-5
+
+
+def health_summary(result: UncertaintyResult) -> dict[str, float | list[float]]:
+    """Did the nets learn? Checks beside the recipe, on the training inputs.
+
+    Keys: ``mc_logvar_at_max`` / ``mc_logvar_at_max_grid`` (fraction of MC (pass, point)
+    pairs whose log-variance sits at the upper clip 4.0, where ``jnp.clip`` passes no
+    gradient), ``ens_logvar_at_max`` (per member), ``mc_rmse_true`` / ``ens_rmse_true``
+    (RMSE of the predictive mean against the noise-free function; per member for the
+    ensemble), ``mc_aleatoric_ratio`` / ``ens_aleatoric_ratio`` (mean predicted variance
+    over mean true noise variance 0.05 + 0.05|x| squared; 1 is right), ``ens_final_loss``
+    (per member), ``noise_rms`` (root mean true noise variance, the floor an RMSE of the
+    mean against the noisy y cannot beat).
+    """
+    x = result.x.astype(np.float64)
+    f = true_function(x)
+    true_var = float((result.noise_std.astype(np.float64) ** 2).mean())
+    mc = decompose(result.mc_train_means, result.mc_train_vars)
+    ens_means = result.ens_train_means.astype(np.float64)
+    ens_vars = result.ens_train_vars.astype(np.float64)
+    return {
+        "mc_logvar_at_max": float(_at_log_var_max(result.mc_train_vars).mean()),
+        "mc_logvar_at_max_grid": float(_at_log_var_max(result.mc_grid_vars).mean()),
+        "ens_logvar_at_max": _at_log_var_max(result.ens_train_vars).mean(axis=(1, 2)).tolist(),
+        "mc_rmse_true": float(np.sqrt(((mc.mean - f) ** 2).mean())),
+        "ens_rmse_true": np.sqrt(((ens_means - f) ** 2).mean(axis=(1, 2))).tolist(),
+        "mc_aleatoric_ratio": float(mc.aleatoric.mean() / true_var),
+        "ens_aleatoric_ratio": (ens_vars.mean(axis=(1, 2)) / true_var).tolist(),
+        "ens_final_loss": result.ens_loss[-1].astype(np.float64).tolist(),
+        "noise_rms": float(np.sqrt(true_var)),
+    }

@@ -1,0 +1,263 @@
+"""Training: MC-Dropout (one net) and the nnx.vmap deep ensemble, as the guide writes them
+(a Python loop over a jitted step) and as one jitted ``lax.scan`` over all steps.
+
+Both implementations share the model, the loss and the single-step update ``_update``, and
+consume the random streams identically: the scan carries the guide's ``bkey`` chain and
+the model's dropout RNG state, so it yields the same batches and dropout masks.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax import nnx
+
+from .data import ToyData
+from .model import GaussianMLP, gaussian_nll
+
+Progress = Callable[[str], None] | None
+
+MC_PRINT_EVERY = 100
+ENSEMBLE_PRINT_EVERY = 200
+
+
+@functools.cache
+def adam(lr: float) -> optax.GradientTransformation:
+    """``optax.adam(lr)``, one shared instance per rate (so graphdefs and jit caches match)."""
+    return optax.adam(lr)
+
+
+def _loss_fn(model: GaussianMLP, batch: dict[str, jax.Array]) -> jax.Array:
+    mu, log_var = model(batch["x"], train=True)
+    return gaussian_nll(mu, log_var, batch["y"])
+
+
+def _update(model: GaussianMLP, optimizer: nnx.Optimizer, batch: dict[str, jax.Array]):
+    """One optimisation step with dropout on; returns the batch loss before the update."""
+    loss, grads = nnx.value_and_grad(_loss_fn)(model, batch)
+    optimizer.update(model, grads)
+    return loss
+
+
+train_step = nnx.jit(_update)
+"""The guide's ``@nnx.jit train_step`` for a single net (returns the step's loss)."""
+
+ensemble_train_step = nnx.vmap(_update, in_axes=(0, 0, 0), out_axes=0)
+"""The guide's vmapped ensemble step: each member updates on its own batch; returns [M] losses."""
+
+_jit_ensemble_train_step = nnx.jit(ensemble_train_step)
+
+
+def nudge_params(module: nnx.Module, seed: int, *, fraction: float = 0.05) -> None:
+    """Move a random ``fraction`` of the module's Param entries up by one float32 ulp, in place.
+
+    Not part of the recipe: a float-rounding-sized perturbation, used to measure how much
+    of a trained result is decided by rounding rather than by the recipe.
+    """
+    rng = np.random.default_rng(seed)
+    params = nnx.state(module, nnx.Param)
+    leaves, treedef = jax.tree.flatten(params)
+    nudged = []
+    for leaf in leaves:
+        a = np.asarray(leaf)
+        up = np.nextafter(a, np.asarray(np.inf, dtype=a.dtype))
+        nudged.append(jnp.asarray(np.where(rng.random(a.shape) < fraction, up, a)))
+    nnx.update(module, jax.tree.unflatten(treedef, nudged))
+
+
+# --------------------------------------------------------------------------- MC-Dropout
+
+
+def new_mc_model(
+    model_seed: int = 0, *, lr: float = 1e-2, dropout_rate: float = 0.1, nudge: int | None = None
+) -> tuple[GaussianMLP, nnx.Optimizer]:
+    """The MC-Dropout net ``GaussianMLP(rngs=nnx.Rngs(model_seed))`` and its Adam optimizer."""
+    model = GaussianMLP(dropout_rate=dropout_rate, rngs=nnx.Rngs(model_seed))
+    if nudge is not None:
+        nudge_params(model, nudge)
+    return model, nnx.Optimizer(model, adam(lr), wrt=nnx.Param)
+
+
+def _report(progress: Progress, losses, every: int, label: str) -> None:
+    if progress is None:
+        return
+    steps = len(losses)
+    for i in range(every, steps + 1, every):
+        progress(f"  step {i:4d}/{steps} | {label} {float(losses[i - 1]):.4f}")
+
+
+def train_mc_dropout_loop(
+    data: ToyData,
+    bkey: jax.Array,
+    *,
+    steps: int = 500,
+    batch: int = 64,
+    lr: float = 1e-2,
+    model_seed: int = 0,
+    dropout_rate: float = 0.1,
+    nudge: int | None = None,
+    progress: Progress = None,
+) -> tuple[GaussianMLP, jax.Array, jax.Array]:
+    """Train the MC-Dropout net the way the guide writes it: a Python loop over ``train_step``.
+
+    Each step: ``bkey, sub = split(bkey)``; batch = ``randint(sub, (batch,), 0, N)``.
+    ``nudge`` (not in the recipe; default off): see :func:`nudge_params`.
+
+    Returns:
+      (model, per-step losses [steps] float32, the bkey left after the ``steps`` splits).
+    """
+    model, optimizer = new_mc_model(model_seed, lr=lr, dropout_rate=dropout_rate, nudge=nudge)
+    n = data.x.shape[0]
+    losses = []
+    for i in range(1, steps + 1):
+        bkey, sub = jax.random.split(bkey)
+        idx = jax.random.randint(sub, (batch,), 0, n)
+        loss = train_step(model, optimizer, {"x": data.x[idx], "y": data.y[idx]})
+        losses.append(loss)
+        if progress is not None and i % MC_PRINT_EVERY == 0:
+            progress(f"  step {i:4d}/{steps} | NLL {float(loss):.4f}")
+    return model, jnp.stack(losses), bkey
+
+
+@functools.partial(jax.jit, static_argnames=("graphdef", "steps", "batch"))
+def _mc_scan(graphdef, state, bkey, x, y, *, steps: int, batch: int):
+    n = x.shape[0]
+
+    def body(carry, _):
+        state, bkey = carry
+        model, optimizer = nnx.merge(graphdef, state)
+        bkey, sub = jax.random.split(bkey)
+        idx = jax.random.randint(sub, (batch,), 0, n)
+        loss = _update(model, optimizer, {"x": x[idx], "y": y[idx]})
+        return (nnx.state((model, optimizer)), bkey), loss
+
+    (state, bkey), losses = jax.lax.scan(body, (state, bkey), length=steps)
+    return state, bkey, losses
+
+
+def train_mc_dropout(
+    data: ToyData,
+    bkey: jax.Array,
+    *,
+    steps: int = 500,
+    batch: int = 64,
+    lr: float = 1e-2,
+    model_seed: int = 0,
+    dropout_rate: float = 0.1,
+    nudge: int | None = None,
+    progress: Progress = None,
+) -> tuple[GaussianMLP, jax.Array, jax.Array]:
+    """Same as :func:`train_mc_dropout_loop`, but all steps run in one jitted ``lax.scan``."""
+    model, optimizer = new_mc_model(model_seed, lr=lr, dropout_rate=dropout_rate, nudge=nudge)
+    graphdef, state = nnx.split((model, optimizer))
+    state, bkey, losses = _mc_scan(graphdef, state, bkey, data.x, data.y, steps=steps, batch=batch)
+    nnx.update((model, optimizer), state)
+    _report(progress, losses, MC_PRINT_EVERY, "NLL")
+    return model, losses, bkey
+
+
+# --------------------------------------------------------------------------- Deep ensemble
+
+
+@functools.cache
+def _ensemble_constructor(lr: float, dropout_rate: float):
+    # The guide's pitfall: the vmapped constructor takes only the mapped key;
+    # constants are baked in (here via this closure), not passed as defaulted args.
+    @nnx.vmap(in_axes=0, out_axes=0)
+    def make_ensemble(key):
+        model = GaussianMLP(dropout_rate=dropout_rate, rngs=nnx.Rngs(key))
+        optimizer = nnx.Optimizer(model, adam(lr), wrt=nnx.Param)
+        return model, optimizer
+
+    return make_ensemble
+
+
+def make_ensemble(
+    tkey: jax.Array, *, members: int = 5, lr: float = 1e-2, dropout_rate: float = 0.1
+) -> tuple[GaussianMLP, nnx.Optimizer]:
+    """The guide's vmapped constructor over ``split(tkey, members)``: stacked models, optimizers."""
+    return _ensemble_constructor(lr, dropout_rate)(jax.random.split(tkey, members))
+
+
+def bootstrap_indices(bkey: jax.Array, *, members: int = 5, n: int = 120) -> jax.Array:
+    """Per-member bootstrap resamples [members, n]: ``randint(split(bkey, members)[m], (n,), 0, n)``."""
+    keys = jax.random.split(bkey, members)
+    return jnp.stack([jax.random.randint(keys[m], (n,), 0, n) for m in range(members)])
+
+
+def train_ensemble_loop(
+    data: ToyData,
+    tkey: jax.Array,
+    bkey: jax.Array,
+    *,
+    members: int = 5,
+    steps: int = 1000,
+    lr: float = 1e-2,
+    dropout_rate: float = 0.1,
+    jit_step: bool = True,
+    nudge: int | None = None,
+    progress: Progress = None,
+) -> tuple[GaussianMLP, jax.Array]:
+    """Train the ensemble the guide's way: a Python loop over the vmapped full-batch step.
+
+    ``bkey`` is the key left after MC-Dropout training; member m trains on the fixed
+    bootstrap resample ``bootstrap_indices(bkey)[m]``. ``jit_step=False`` calls the
+    vmapped step without ``nnx.jit``, literally as the guide's listing shows (much slower).
+    ``nudge`` (not in the recipe; default off): see :func:`nudge_params`.
+
+    Returns:
+      (stacked models, per-step per-member losses [steps, members] float32).
+    """
+    models, optimizers = make_ensemble(tkey, members=members, lr=lr, dropout_rate=dropout_rate)
+    if nudge is not None:
+        nudge_params(models, nudge)
+    idx = bootstrap_indices(bkey, members=members, n=data.x.shape[0])
+    batch = {"x": data.x[idx], "y": data.y[idx]}
+    step = _jit_ensemble_train_step if jit_step else ensemble_train_step
+    losses = []
+    for i in range(1, steps + 1):
+        loss = step(models, optimizers, batch)
+        losses.append(loss)
+        if progress is not None and i % ENSEMBLE_PRINT_EVERY == 0:
+            progress(f"  step {i:4d}/{steps} | mean NLL {float(loss.mean()):.4f}")
+    return models, jnp.stack(losses)
+
+
+@functools.partial(jax.jit, static_argnames=("graphdef", "steps"))
+def _ensemble_scan(graphdef, state, bx, by, *, steps: int):
+    def body(state, _):
+        models, optimizers = nnx.merge(graphdef, state)
+        loss = ensemble_train_step(models, optimizers, {"x": bx, "y": by})
+        return nnx.state((models, optimizers)), loss
+
+    return jax.lax.scan(body, state, length=steps)
+
+
+def train_ensemble(
+    data: ToyData,
+    tkey: jax.Array,
+    bkey: jax.Array,
+    *,
+    members: int = 5,
+    steps: int = 1000,
+    lr: float = 1e-2,
+    dropout_rate: float = 0.1,
+    nudge: int | None = None,
+    progress: Progress = None,
+) -> tuple[GaussianMLP, jax.Array]:
+    """Same as :func:`train_ensemble_loop`, but all steps run in one jitted ``lax.scan``."""
+    models, optimizers = make_ensemble(tkey, members=members, lr=lr, dropout_rate=dropout_rate)
+    if nudge is not None:
+        nudge_params(models, nudge)
+    idx = bootstrap_indices(bkey, members=members, n=data.x.shape[0])
+    graphdef, state = nnx.split((models, optimizers))
+    state, losses = _ensemble_scan(graphdef, state, data.x[idx], data.y[idx], steps=steps)
+    nnx.update((models, optimizers), state)
+    if progress is not None:
+        _report(progress, losses.mean(axis=1), ENSEMBLE_PRINT_EVERY, "mean NLL")
+    return models, losses
