@@ -1,0 +1,1 @@
+"""The audit report: claim records collected from pytest, written as a table, JSON, Markdown."""

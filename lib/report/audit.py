@@ -1,0 +1,126 @@
+"""Writes the audit: report/audit.json, report/audit.md and report/figures/*.png.
+
+Everything here reads the experiments through the same cached functions the
+claim tests use; nothing is recomputed differently for the report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import flax
+import jax
+import numpy as np
+import optax
+
+import lib
+from lib import data
+from lib.report import markdown
+from lib.report.claim import ClaimRecord
+from lib.report.table import sort_key, summary_line
+
+SCHEMA_VERSION = 1
+
+
+class ReportError(RuntimeError):
+    """The report could not be written (the message says where and why)."""
+
+
+def metadata(cache_events: list[dict], wall_s: float) -> dict[str, Any]:
+    """Versions, platform, data digests, cache activity and wall time of this run."""
+    return {
+        "created_unix": round(time.time(), 1),
+        "wall_s": round(wall_s, 2),
+        "versions": {
+            "lib": lib.__version__,
+            "python": platform.python_version(),
+            "jax": jax.__version__,
+            "flax": flax.__version__,
+            "optax": optax.__version__,
+            "numpy": np.__version__,
+        },
+        "platform": {"system": platform.platform(), "machine": platform.machine(), "jax_backend": jax.default_backend()},
+        "data_digests": data.data_digests(),
+        "cache": {
+            "hits": sum(e["status"] == "hit" for e in cache_events),
+            "computed": sum(e["status"] == "computed" for e in cache_events),
+            "uncached": sum(e["status"] == "uncached" for e in cache_events),
+            "events": cache_events,
+        },
+    }
+
+
+def _documents(records: list[ClaimRecord]) -> set[str]:
+    return {r.document for r in records}
+
+
+def build(records: list[ClaimRecord], expected: dict[str, bool], cache_events: list[dict], wall_s: float) -> dict:
+    """The audit as a JSON-able dict (the contract of issues 3 to 5)."""
+    documents = _documents(records)
+    audit: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+    if "calibration" in documents:
+        from lib.report.sections import calibration_section
+
+        audit["calibration"] = calibration_section()
+    if "uncertainty" in documents:
+        from lib.report.sections import uncertainty_section
+
+        audit["uncertainty"] = uncertainty_section()
+    ordered = sorted(records, key=sort_key)
+    audit["claims"] = [{**r.to_json(), "expected_to_hold": expected.get(r.id, True)} for r in ordered]
+    audit["summary"] = summary_line(records, expected)
+    audit["metadata"] = metadata(cache_events, wall_s)
+    return audit
+
+
+def write_report(
+    report_dir: Path,
+    *,
+    records: list[ClaimRecord],
+    expected: dict[str, bool],
+    cache_events: list[dict],
+    wall_s: float,
+) -> list[Path]:
+    """Write the report into `report_dir`, replacing the previous one only when complete."""
+    report_dir = Path(report_dir).resolve()
+    try:
+        report_dir.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".report-", dir=report_dir.parent))
+    except OSError as error:
+        raise ReportError(f"cannot create the report folder {report_dir} ({error}); pass --report-dir to a writable place or --no-report") from error
+    try:
+        audit = build(records, expected, cache_events, wall_s)
+        figures = _figures(staging / "figures", _documents(records))
+        (staging / "audit.json").write_text(json.dumps(audit, indent=2, allow_nan=False) + "\n")
+        (staging / "audit.md").write_text(markdown.render(audit, [f.name for f in figures]))
+        _swap_in(staging, report_dir)
+    except OSError as error:
+        raise ReportError(f"cannot write the report to {report_dir} ({error})") from error
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return [report_dir / "audit.json", report_dir / "audit.md", *(report_dir / "figures" / f.name for f in figures)]
+
+
+def _figures(folder: Path, documents: set[str]) -> list[Path]:
+    from lib.report import figures
+
+    folder.mkdir(parents=True)
+    return figures.draw_all(folder, documents)
+
+
+def _swap_in(staging: Path, report_dir: Path) -> None:
+    """Replace report_dir by staging; the old report survives until the new one is complete."""
+    if report_dir.exists():
+        old = report_dir.with_name(f".{report_dir.name}.old-{os.getpid()}")
+        os.replace(report_dir, old)
+        os.replace(staging, report_dir)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(staging, report_dir)

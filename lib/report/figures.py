@@ -1,0 +1,440 @@
+"""The report's figures: PNGs of the calibration post (seed 0) and the uncertainty guide.
+
+`draw_all(folder, documents)` draws every figure of the named documents into `folder`.
+Figures are built on `matplotlib.figure.Figure` and saved through the Agg canvas, so no
+global pyplot state (figure registry, interactive backend) is touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
+
+from lib import metrics
+
+DOCUMENTS = ("calibration", "uncertainty")
+DPI = 110
+SEED_INDEX = 0  # the post's figures are of seed 0
+N_BINS = 15
+T_RANGE = (0.05, 20.0)
+SPARSE_BIN = 30  # reliability bins with fewer images get their count printed
+
+NET_LABEL = {"yat": "Yat", "relu": "ReLU"}
+NET_COLOUR = {"yat": "tab:blue", "relu": "tab:orange"}
+TEST_LABEL = "Fashion-MNIST test (in-distribution)"
+OOD_LABEL = "MNIST test (OOD)"
+TEST_COLOUR = "tab:blue"
+OOD_COLOUR = "tab:red"
+
+
+def _figure(width: float, height: float) -> Figure:
+    fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    fig.savefig(path, dpi=DPI, format="png", metadata={"Software": None})
+    fig.clear()  # not registered with pyplot; clearing frees the artists at once
+    return path
+
+
+# --------------------------------------------------------------------------- calibration
+
+
+def _reliability_panel(ax, probs: np.ndarray, labels: np.ndarray, title: str) -> None:
+    bins = metrics.reliability_bins(probs, labels, n_bins=N_BINS)
+    width = 1.0 / N_BINS
+    centres = (bins.edges[:-1] + bins.edges[1:]) / 2
+    filled = bins.count > 0
+    ax.bar(
+        centres[filled],
+        bins.accuracy[filled],
+        width=width,
+        color="tab:blue",
+        edgecolor="black",
+        linewidth=0.6,
+        label="accuracy per bin",
+    )
+    gap_low = np.minimum(bins.accuracy, bins.mean_confidence)[filled]
+    gap_high = np.maximum(bins.accuracy, bins.mean_confidence)[filled]
+    ax.bar(
+        centres[filled],
+        gap_high - gap_low,
+        bottom=gap_low,
+        width=width,
+        facecolor="none",
+        edgecolor="tab:red",
+        hatch="///",
+        linewidth=0.8,
+        label="gap to mean confidence",
+    )
+    for centre, count in zip(centres[filled], bins.count[filled], strict=True):
+        if count < SPARSE_BIN:  # noisy bins: print their size at the foot of the bar
+            ax.text(
+                centre,
+                0.02,
+                f"n={count}",
+                rotation=90,
+                ha="center",
+                va="bottom",
+                fontsize="x-small",
+                bbox={
+                    "boxstyle": "round,pad=0.15",
+                    "facecolor": "white",
+                    "alpha": 0.8,
+                    "linewidth": 0,
+                },
+            )
+    ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=1, label="perfect calibration")
+    ax.set(xlim=(0, 1), ylim=(0, 1), title=title)
+    ax.set_xlabel("confidence, max softmax probability (fraction)")
+    ax.set_ylabel("accuracy (fraction correct)")
+    ax.set_aspect("equal")
+
+
+def reliability_figure(results) -> Figure:
+    """2x2 reliability diagrams: Yat / ReLU (rows), before / after temperature scaling."""
+    fig = _figure(8.4, 8.6)
+    axes = fig.subplots(2, 2)
+    labels = results.split.test_y
+    for row, net in enumerate(("yat", "relu")):
+        logits = results.runs[net].logits_test[SEED_INDEX]
+        figures = results.per_seed[net][SEED_INDEX]
+        temperature = figures["T"]
+        _reliability_panel(
+            axes[row, 0],
+            metrics.softmax(logits),
+            labels,
+            f"{NET_LABEL[net]}, before scaling (T = 1)\nECE = {100 * figures['ece']:.2f} %",
+        )
+        _reliability_panel(
+            axes[row, 1],
+            metrics.softmax(metrics.scale_logits(logits, temperature)),
+            labels,
+            f"{NET_LABEL[net]}, after scaling (T = {temperature:.3f})\n"
+            f"ECE = {100 * figures['ece_T']:.2f} %",
+        )
+    handles, names = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside lower center", ncols=3, frameon=False)
+    fig.suptitle(
+        f"Reliability on Fashion-MNIST test, seed {results.per_seed['yat'][SEED_INDEX]['seed']}"
+        f"\n({N_BINS} equal-width bins; n = images in a bin, shown where below {SPARSE_BIN})"
+    )
+    return fig
+
+
+def heldout_nll_figure(results) -> Figure:
+    """Held-out NLL against temperature for both nets, the fitted T marked."""
+    fig = _figure(6.4, 4.4)
+    ax = fig.subplots()
+    temperatures = np.geomspace(*T_RANGE, 121)
+    labels = results.split.heldout_y
+    for net in ("yat", "relu"):
+        logits = results.runs[net].logits_heldout[SEED_INDEX]
+        fitted = results.per_seed[net][SEED_INDEX]["T"]
+        curve = metrics.heldout_nll_curve(logits, labels, temperatures)
+        at_fit = metrics.heldout_nll_curve(logits, labels, np.array([fitted]))[0]
+        colour = NET_COLOUR[net]
+        ax.plot(temperatures, curve, color=colour, label=f"{NET_LABEL[net]}")
+        ax.axvline(fitted, color=colour, linestyle=":", linewidth=1)
+        ax.plot(
+            [fitted],
+            [at_fit],
+            marker="o",
+            color=colour,
+            linestyle="none",
+            label=f"{NET_LABEL[net]} fitted T = {fitted:.3f} (NLL {at_fit:.3f})",
+        )
+    ax.axvline(1.0, color="grey", linestyle="--", linewidth=1, label="T = 1 (no scaling)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(*T_RANGE)
+    ax.set_xlabel("temperature T (logits divided by T, dimensionless; log scale)")
+    ax.set_ylabel("held-out NLL (nats per image; log scale)")
+    ax.set_title(
+        f"Temperature fit on the 5,000 held-out images, seed "
+        f"{results.per_seed['yat'][SEED_INDEX]['seed']}"
+    )
+    plain = FuncFormatter(lambda value, _: f"{value:g}")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(plain)
+    ax.tick_params(axis="y", which="minor", labelsize="small")
+    ax.legend(fontsize="small")
+    ax.grid(True, which="major", alpha=0.3)
+    return fig
+
+
+def _fraction_hist(ax, values: np.ndarray, bins: np.ndarray, colour: str, label: str) -> None:
+    ax.hist(
+        values,
+        bins=bins,
+        weights=np.full(values.shape, 1.0 / values.size),
+        histtype="stepfilled",
+        alpha=0.35,
+        color=colour,
+        edgecolor=colour,
+        linewidth=1.2,
+        label=label,
+    )
+
+
+def confidence_figure(results) -> Figure:
+    """Max-softmax confidence on Fashion test vs MNIST, one panel per net."""
+    fig = _figure(9.6, 4.2)
+    axes = fig.subplots(1, 2, sharey=True)
+    bins = np.linspace(0.0, 1.0, 41)
+    for ax, net in zip(axes, ("yat", "relu"), strict=True):
+        run = results.runs[net]
+        figures = results.per_seed[net][SEED_INDEX]
+        test = metrics.msp_score(run.logits_test[SEED_INDEX])
+        ood = metrics.msp_score(run.logits_ood[SEED_INDEX])
+        _fraction_hist(ax, test, bins, TEST_COLOUR, TEST_LABEL)
+        _fraction_hist(ax, ood, bins, OOD_COLOUR, OOD_LABEL)
+        ax.set_yscale("log")
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("max softmax probability (fraction)")
+        ax.set_title(f"{NET_LABEL[net]} (AUROC of MSP = {figures['auroc']['msp']:.3f})")
+    axes[0].set_ylabel("fraction of images per bin (log scale)")
+    axes[0].legend(loc="upper left", fontsize="small")
+    fig.suptitle(
+        f"Softmax confidence, in-distribution vs OOD, seed "
+        f"{results.per_seed['yat'][SEED_INDEX]['seed']} (before temperature scaling)"
+    )
+    return fig
+
+
+def kmax_figure(results) -> Figure:
+    """Distribution of the Yat layer's largest kernel score, Fashion test vs MNIST."""
+    run = results.runs["yat"]
+    figures = results.per_seed["yat"][SEED_INDEX]
+    test = run.kmax_test[SEED_INDEX]
+    ood = run.kmax_ood[SEED_INDEX]
+    both = np.concatenate([test, ood])
+    fig = _figure(6.8, 4.4)
+    ax = fig.subplots()
+    log_x = bool(np.all(both > 0))
+    if log_x:
+        bins = np.geomspace(both.min(), both.max(), 61)
+    else:
+        bins = np.linspace(both.min(), both.max(), 61)
+    _fraction_hist(ax, test, bins, TEST_COLOUR, TEST_LABEL)
+    _fraction_hist(ax, ood, bins, OOD_COLOUR, OOD_LABEL)
+    for values, colour, name in ((test, TEST_COLOUR, "test"), (ood, OOD_COLOUR, "MNIST")):
+        median = float(np.median(values))
+        ax.axvline(
+            median,
+            color=colour,
+            linestyle="--",
+            linewidth=1.5,
+            label=f"median {name}: {median:.1f}",
+        )
+    if log_x:
+        ax.set_xscale("log")
+    scale = ", log scale" if log_x else ""
+    ax.set_xlabel(f"kmax, largest Yat kernel score of an image (dimensionless{scale})")
+    ax.set_ylabel("fraction of images per bin")
+    ax.set_title(
+        f"Yat field magnitude kmax, seed {figures['seed']} (AUROC = {figures['auroc']['kmax']:.3f})"
+    )
+    ax.legend(fontsize="small")
+    return fig
+
+
+def auroc_figure(results) -> Figure:
+    """Per-seed AUROC: Yat kmax vs Yat MSP (post's subsample and full set), ReLU max logit."""
+    from lib.calibration.evaluation import SUBSAMPLE_OOD, SUBSAMPLE_TEST
+
+    yat = results.per_seed["yat"]
+    relu = results.per_seed["relu"]
+    series = [
+        ("Yat kmax (field), subsample", [s["auroc_subsample"]["kmax"] for s in yat], "tab:blue", "o", True),
+        ("Yat MSP (softmax), subsample", [s["auroc_subsample"]["msp"] for s in yat], "tab:green", "s", True),
+        ("Yat kmax (field), full set", [s["auroc"]["kmax"] for s in yat], "tab:blue", "o", False),
+        ("Yat MSP (softmax), full set", [s["auroc"]["msp"] for s in yat], "tab:green", "s", False),
+        ("ReLU max logit, full set", [s["auroc"]["maxlogit"] for s in relu], "tab:orange", "D", False),
+    ]  # fmt: skip
+    seeds = [s["seed"] for s in yat]
+    fig = _figure(7.6, 4.8)
+    ax = fig.subplots()
+    offsets = np.linspace(-0.28, 0.28, len(series))
+    positions = np.arange(len(seeds), dtype=np.float64)
+    for offset, (label, values, colour, marker, filled) in zip(offsets, series, strict=True):
+        ax.plot(
+            positions + offset,
+            values,
+            marker=marker,
+            markersize=8,
+            linestyle="none",
+            color=colour,
+            markerfacecolor=colour if filled else "white",
+            markeredgewidth=1.6,
+            label=label,
+        )
+    low = min(min(values) for _, values, *_ in series)
+    ax.set_ylim(max(0.0, low - 0.05), min(1.0, max(max(v) for _, v, *_ in series) + 0.03))
+    ax.set_xticks(positions, [f"seed {seed}" for seed in seeds])
+    ax.set_xlim(-0.6, len(seeds) - 0.4)
+    ax.set_xlabel("training seed")
+    ax.set_ylabel("AUROC, Fashion test vs MNIST (fraction)")
+    ax.set_title(
+        "OOD detection per seed: field vs softmax channel\n"
+        f"(subsample: {SUBSAMPLE_TEST:,} test / {SUBSAMPLE_OOD:,} MNIST images, rounded scores)"
+    )
+    for boundary in positions[:-1] + 0.5:
+        ax.axvline(boundary, color="grey", linewidth=0.8, alpha=0.5)
+    ax.grid(True, axis="y", alpha=0.3)
+    fig.legend(loc="outside right center", fontsize="small", frameon=False)
+    return fig
+
+
+CALIBRATION_FIGURES: tuple[tuple[str, Callable], ...] = (
+    ("reliability_seed0.png", reliability_figure),
+    ("heldout_nll_vs_T.png", heldout_nll_figure),
+    ("confidence_hist.png", confidence_figure),
+    ("kmax_hist.png", kmax_figure),
+    ("auroc_per_seed.png", auroc_figure),
+)
+
+
+# --------------------------------------------------------------------------- uncertainty
+
+
+def _band_panel(ax, result, means: np.ndarray, variances: np.ndarray, method: str, colour: str):
+    from lib.uncertainty import decompose, true_function
+    from lib.uncertainty.data import LEFT_CLUSTER, RIGHT_CLUSTER
+
+    grid = np.asarray(result.grid, dtype=np.float64)[:, 0]
+    parts = decompose(means, variances)
+    mean = parts.mean[:, 0]
+    sigma = np.sqrt(parts.epistemic[:, 0])
+    for i, (low, high) in enumerate((LEFT_CLUSTER, RIGHT_CLUSTER)):
+        ax.axvspan(
+            low,
+            high,
+            color="gold",
+            alpha=0.15,
+            linewidth=0,
+            label="training clusters" if i == 0 else None,
+        )
+    ax.scatter(
+        result.x[:, 0],
+        result.y[:, 0],
+        s=10,
+        color="grey",
+        alpha=0.7,
+        label="training points",
+        zorder=2,
+    )
+    ax.plot(grid, true_function(grid), color="black", linestyle="--", linewidth=1.2, label="true function sin(1.5x) + 0.1x", zorder=3)  # fmt: skip
+    ax.fill_between(
+        grid,
+        mean - 2 * sigma,
+        mean + 2 * sigma,
+        color=colour,
+        alpha=0.25,
+        linewidth=0,
+        label="mean ± 2σ epistemic",
+        zorder=1,
+    )
+    ax.plot(grid, mean, color=colour, linewidth=2, label="predictive mean", zorder=4)
+    in_cluster = float(parts.epistemic[:, 0][result.in_cluster].mean())
+    away = float(parts.epistemic[:, 0][result.away].mean())
+    ax.set_title(
+        f"{method}\nmean epistemic variance: in clusters {in_cluster:.4f}, away {away:.4f}"
+    )
+    ax.set_xlim(grid.min(), grid.max())
+    ax.set_xlabel("input x (dimensionless)")
+    ax.grid(True, alpha=0.3)
+
+
+def uncertainty_band_figure(result) -> Figure:
+    """Predictive mean and ±2σ epistemic band on the grid: MC-Dropout and the ensemble."""
+    fig = _figure(11.0, 4.6)
+    axes = fig.subplots(1, 2, sharey=True)
+    _band_panel(
+        axes[0],
+        result,
+        result.mc_grid_means,
+        result.mc_grid_vars,
+        f"MC-Dropout ({result.mc_grid_means.shape[0]} stochastic passes)",
+        "tab:blue",
+    )
+    _band_panel(
+        axes[1],
+        result,
+        result.ens_grid_means,
+        result.ens_grid_vars,
+        f"Deep ensemble ({result.ens_grid_means.shape[0]} members)",
+        "tab:blue",  # one colour scheme, so the shared legend holds for both panels
+    )
+    axes[0].set_ylabel("target y (dimensionless)")
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside lower center", ncols=5, frameon=False)
+    fig.suptitle(
+        "Epistemic uncertainty on the toy regression, root seed "
+        f"{result.root_seed} (σ² = variance of the means over passes / members)"
+    )
+    return fig
+
+
+UNCERTAINTY_FIGURES: tuple[tuple[str, Callable], ...] = (
+    ("uncertainty_band.png", uncertainty_band_figure),
+)
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def _check_documents(documents: Iterable[str]) -> set[str]:
+    if isinstance(documents, str):
+        raise TypeError(f"documents must be a set of names, not the string {documents!r}")
+    names = set(documents)
+    unknown = sorted(names - set(DOCUMENTS))
+    if unknown:
+        raise ValueError(f"unknown document(s) {unknown}; expected a subset of {list(DOCUMENTS)}")
+    return names
+
+
+def draw_all(folder: Path, documents: set[str]) -> list[Path]:
+    """Write the PNG figures of `documents` into `folder` and return their paths.
+
+    Args:
+      folder: an existing directory.
+      documents: a subset of {"calibration", "uncertainty"}; only these documents' figures
+        are drawn (and only their experiments are run or loaded).
+
+    Returns:
+      The written paths, calibration figures first, each document's in a fixed order.
+
+    Raises:
+      ValueError: a name in `documents` is not a known document (checked before any drawing).
+      TypeError: `documents` is a bare string rather than a set of names.
+    """
+    names = _check_documents(documents)
+    folder = Path(folder)
+    paths: list[Path] = []
+    if "calibration" in names:
+        from lib.calibration.evaluation import calibration_results
+
+        results = calibration_results()
+        for filename, draw in CALIBRATION_FIGURES:
+            paths.append(_save(draw(results), folder / filename))
+    if "uncertainty" in names:
+        results = _uncertainty_results()
+        for filename, draw in UNCERTAINTY_FIGURES:
+            paths.append(_save(draw(results), folder / filename))
+    return paths
+
+
+def _uncertainty_results():
+    """The guide's run at root seed 0 (`lib.uncertainty.run`)."""
+    from lib.uncertainty import run
+
+    return run(root_seed=0)

@@ -1,0 +1,134 @@
+"""pytest plugin: the `claim` fixture, collection of claim records, and the audit report.
+
+Workers (or the single process without xdist) attach each claim's record to its
+test report; the controller process gathers them, prints the claims table and
+writes `report/` (see lib/report/audit.py). One code path serves the audit
+command, the test command and CI.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from lib import cache
+from lib.report import table
+from lib.report.claim import META_PROPERTY, PROPERTY, Claim, ClaimMeta, ClaimRecord
+
+_REQUIRED = ("id", "document", "section", "statement")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("claims audit")
+    group.addoption("--report-dir", default="report", help="where the audit report is written (default: report/)")
+    group.addoption("--no-report", action="store_true", help="print the claims table but write no report files")
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not _is_worker(config):
+        config.pluginmanager.register(AuditCollector(config), "claims-audit-collector")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    seen: dict[str, str] = {}
+    for item in items:
+        marker = item.get_closest_marker("claim")
+        if marker is None:
+            continue
+        missing = [name for name in _REQUIRED if not marker.kwargs.get(name)]
+        if missing or marker.args:
+            raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.claim needs keyword arguments {_REQUIRED}; missing {missing}")
+        claim_id = marker.kwargs["id"]
+        if seen.setdefault(claim_id, item.nodeid) != item.nodeid:
+            raise pytest.UsageError(f"claim id {claim_id!r} is used by {seen[claim_id]} and {item.nodeid}")
+        meta = {name: marker.kwargs[name] for name in _REQUIRED}
+        meta["expected"] = item.get_closest_marker("xfail") is None
+        item.user_properties.append((META_PROPERTY, json.dumps(meta)))
+
+
+@pytest.fixture
+def claim(request: pytest.FixtureRequest) -> Claim:
+    """Records a claim's published and measured figures and checks them."""
+    marker = request.node.get_closest_marker("claim")
+    if marker is None:
+        raise pytest.UsageError(f"{request.node.nodeid} uses the claim fixture without @pytest.mark.claim")
+    return Claim(ClaimMeta(**{name: marker.kwargs[name] for name in _REQUIRED}), request.node.user_properties)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if _is_worker(session.config):
+        session.config.workeroutput["cache_events"] = json.dumps(cache.EVENTS)
+
+
+class AuditCollector:
+    """Controller-side: gathers claim records and writes the report at the end."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.started = time.time()
+        self.records: dict[str, ClaimRecord] = {}
+        self.expected: dict[str, bool] = {}
+        self.cache_events: list[dict] = []
+        self.written: list[Path] = []
+        self.write_error: str | None = None
+
+    def pytest_testnodedown(self, node, error) -> None:
+        self.cache_events.extend(json.loads(node.workeroutput.get("cache_events", "[]")))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        properties = dict(report.user_properties)
+        if META_PROPERTY not in properties:
+            return
+        meta = json.loads(properties[META_PROPERTY])
+        self.expected[meta["id"]] = meta.pop("expected")
+        if PROPERTY in properties:
+            self.records[meta["id"]] = ClaimRecord(**json.loads(properties[PROPERTY]))
+        elif report.failed or (report.when == "call" and meta["id"] not in self.records):
+            reason = "the test recorded nothing" if report.passed else _short(report)
+            self.records.setdefault(
+                meta["id"],
+                ClaimRecord(**meta, published="-", measured="-", tolerance="-", verdict="error", details={"error": reason}),
+            )
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if not self.records:
+            return
+        self.cache_events.extend(cache.EVENTS)  # this process's own (all of them without xdist)
+        if self.config.getoption("--no-report"):
+            return
+        from lib.report import audit  # imported late: it pulls in the experiments
+
+        try:
+            self.written = audit.write_report(
+                Path(self.config.getoption("--report-dir")),
+                records=list(self.records.values()),
+                expected=self.expected,
+                cache_events=self.cache_events,
+                wall_s=time.time() - self.started,
+            )
+        except audit.ReportError as error:
+            self.write_error = str(error)
+            if session.exitstatus == 0:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if not self.records:
+            return
+        for line in table.render(list(self.records.values()), self.expected):
+            terminalreporter.write_line(line)
+        for path in self.written:
+            terminalreporter.write_line(f"wrote {path}")
+        if self.write_error:
+            terminalreporter.write_line(f"report not written: {self.write_error}", red=True)
+
+
+def _short(report: pytest.TestReport) -> str:
+    crash = getattr(report.longrepr, "reprcrash", None)
+    return crash.message.splitlines()[0] if crash else str(report.longrepr).splitlines()[-1]
