@@ -11,8 +11,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-# "Flat at the end": over the last tenth of training the loss improved by less than
-# this fraction of its total improvement (first tenth -> last tenth).
+# "Flat at the end": the last tenth of training moved the loss by less than this
+# fraction of the range it covered during training.
 FLAT_FRACTION = 0.05
 # "Pinned": an output sits at a bound for more than this fraction of inputs.
 PINNED_FRACTION = 0.5
@@ -28,31 +28,33 @@ class HealthCheck:
     threshold: str
 
     def to_json(self) -> dict:
-        return asdict(self)
+        """JSON-safe: a non-finite measured figure (e.g. a loss that never improved) becomes null."""
+        record = asdict(self)
+        record["measured"] = self.measured if np.isfinite(self.measured) else None
+        return record
 
 
 def converged(losses: np.ndarray) -> HealthCheck:
-    """Loss trace finite, and flat at the end relative to its total improvement.
+    """Loss trace finite, and flat at the end.
 
-    Compares means over tenths of the trace, which averages out minibatch noise.
+    The trace is cut into tenths and each tenth averaged (which evens out minibatch
+    noise); "flat" means the last two tenths differ by less than FLAT_FRACTION of the
+    range the tenth-means span over the whole of training, or by no more than their
+    noise (3 standard errors of the difference).
     """
     losses = np.asarray(losses, dtype=np.float64)
-    if not np.all(np.isfinite(losses)):
-        return HealthCheck("converged", False, float("nan"), "finite loss trace")
-    tenth = max(len(losses) // 10, 1)
-    first, before_last, last = (
-        losses[:tenth].mean(),
-        losses[-2 * tenth : -tenth].mean(),
-        losses[-tenth:].mean(),
-    )
-    total = first - last
-    late = before_last - last
-    fraction = float(late / total) if total > 0 else float("inf")
+    if len(losses) < 20 or not np.all(np.isfinite(losses)):
+        return HealthCheck("converged", False, float("nan"), "a finite trace of >= 20 steps")
+    chunks = np.array_split(losses, 10)
+    tenths = np.array([chunk.mean() for chunk in chunks])
+    change = abs(tenths[-2] - tenths[-1])
+    span = tenths.max() - tenths.min()
+    fraction = float(change / span) if span > 0 else 0.0
+    # A change within 3 standard errors of the two means' difference is minibatch noise, not a trend.
+    noise = 3 * np.sqrt(sum(chunk.var(ddof=1) / len(chunk) for chunk in chunks[-2:]))
+    flat = fraction < FLAT_FRACTION or change <= noise
     return HealthCheck(
-        "converged",
-        bool(total > 0 and fraction < FLAT_FRACTION),
-        fraction,
-        f"late improvement / total < {FLAT_FRACTION}",
+        "converged", bool(flat), fraction, f"last-tenth change < {FLAT_FRACTION} x range, or noise"
     )
 
 

@@ -24,7 +24,7 @@ import lib
 from lib import data
 from lib.report import markdown
 from lib.report.claim import ClaimRecord
-from lib.report.table import sort_key, summary_line
+from lib.report.table import ordered, summary_line
 
 SCHEMA_VERSION = 1
 
@@ -46,7 +46,11 @@ def metadata(cache_events: list[dict], wall_s: float) -> dict[str, Any]:
             "optax": optax.__version__,
             "numpy": np.__version__,
         },
-        "platform": {"system": platform.platform(), "machine": platform.machine(), "jax_backend": jax.default_backend()},
+        "platform": {
+            "system": platform.platform(),
+            "machine": platform.machine(),
+            "jax_backend": jax.default_backend(),
+        },
         "data_digests": data.data_digests(),
         "cache": {
             "hits": sum(e["status"] == "hit" for e in cache_events),
@@ -61,7 +65,9 @@ def _documents(records: list[ClaimRecord]) -> set[str]:
     return {r.document for r in records}
 
 
-def build(records: list[ClaimRecord], expected: dict[str, bool], cache_events: list[dict], wall_s: float) -> dict:
+def build(
+    records: list[ClaimRecord], expected: dict[str, bool], cache_events: list[dict], wall_s: float
+) -> dict:
     """The audit as a JSON-able dict (the contract of issues 3 to 5)."""
     documents = _documents(records)
     audit: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
@@ -73,8 +79,9 @@ def build(records: list[ClaimRecord], expected: dict[str, bool], cache_events: l
         from lib.report.sections import uncertainty_section
 
         audit["uncertainty"] = uncertainty_section()
-    ordered = sorted(records, key=sort_key)
-    audit["claims"] = [{**r.to_json(), "expected_to_hold": expected.get(r.id, True)} for r in ordered]
+    audit["claims"] = [
+        {**r.to_json(), "expected_to_hold": expected.get(r.id, True)} for r in ordered(records)
+    ]
     audit["summary"] = summary_line(records, expected)
     audit["metadata"] = metadata(cache_events, wall_s)
     return audit
@@ -93,8 +100,11 @@ def write_report(
     try:
         report_dir.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".report-", dir=report_dir.parent))
+        staging.chmod(0o777 & ~_umask())  # mkdtemp makes it private; a report is for sharing
     except OSError as error:
-        raise ReportError(f"cannot create the report folder {report_dir} ({error}); pass --report-dir to a writable place or --no-report") from error
+        raise ReportError(
+            f"cannot create the report folder {report_dir} ({error}); pass --report-dir to a writable place or --no-report"
+        ) from error
     try:
         audit = build(records, expected, cache_events, wall_s)
         figures = _figures(staging / "figures", _documents(records))
@@ -105,7 +115,17 @@ def write_report(
         raise ReportError(f"cannot write the report to {report_dir} ({error})") from error
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return [report_dir / "audit.json", report_dir / "audit.md", *(report_dir / "figures" / f.name for f in figures)]
+    return [
+        report_dir / "audit.json",
+        report_dir / "audit.md",
+        *(report_dir / "figures" / f.name for f in figures),
+    ]
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _figures(folder: Path, documents: set[str]) -> list[Path]:

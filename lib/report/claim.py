@@ -68,7 +68,9 @@ class Claim:
         self.meta = meta
         self._properties = user_properties
 
-    def _record(self, published: Any, measured: Any, tolerance: Any, holds: bool, details: dict) -> None:
+    def _record(
+        self, published: Any, measured: Any, tolerance: Any, holds: bool, details: dict
+    ) -> None:
         record = ClaimRecord(
             **asdict(self.meta),
             published=_fmt(published),
@@ -87,18 +89,48 @@ class Claim:
     def close_to(self, measured: float, published: str, tolerance: float, **details: Any) -> None:
         """Holds when |measured - published| <= tolerance; `published` as printed ("6.20")."""
         if not (math.isfinite(measured) and tolerance >= 0):
-            raise ValueError(f"measured must be finite and tolerance >= 0; got {measured}, {tolerance}")
+            raise ValueError(
+                f"measured must be finite and tolerance >= 0; got {measured}, {tolerance}"
+            )
         holds = abs(measured - float(published)) <= tolerance
-        self._record(published, measured, f"± {_fmt(tolerance)}", holds, {"measured_value": measured, **details})
+        self._record(
+            published,
+            measured,
+            f"± {_fmt(tolerance)}",
+            holds,
+            {"measured_value": measured, **details},
+        )
 
-    def all_close(self, measured: list[float], published: list[str], tolerance: list[float] | float, **details: Any) -> None:
+    def all_close(
+        self,
+        measured: list[float],
+        published: list[str],
+        tolerance: list[float] | float,
+        **details: Any,
+    ) -> None:
         """Holds when every measured figure is within its tolerance of the published one (as printed)."""
         tolerances = tolerance if isinstance(tolerance, list) else [tolerance] * len(published)
         if not (len(measured) == len(published) == len(tolerances)):
             raise ValueError("measured, published and tolerance must have the same length")
-        holds = all(abs(m - float(p)) <= t for m, p, t in zip(measured, published, tolerances, strict=True))
-        self._record(published, measured, f"± {_fmt(tolerances)}", holds, {"measured_values": measured, **details})
+        holds = all(
+            abs(m - float(p)) <= t for m, p, t in zip(measured, published, tolerances, strict=True)
+        )
+        self._record(
+            published,
+            measured,
+            f"± {_fmt(tolerances)}",
+            holds,
+            {"measured_values": measured, **details},
+        )
 
-    def holds(self, condition: bool, *, published: Any, measured: Any, tolerance: Any = "-", **details: Any) -> None:
+    def holds(
+        self,
+        condition: bool,
+        *,
+        published: Any,
+        measured: Any,
+        tolerance: Any = "-",
+        **details: Any,
+    ) -> None:
         """Holds when `condition` is true; for qualitative or comparative claims."""
         self._record(published, measured, tolerance, bool(condition), dict(details))

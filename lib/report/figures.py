@@ -307,11 +307,12 @@ CALIBRATION_FIGURES: tuple[tuple[str, Callable], ...] = (
 
 
 def _band_panel(ax, result, means: np.ndarray, variances: np.ndarray, method: str, colour: str):
-    from lib.uncertainty import decompose, true_function
+    from lib.metrics import decompose_variance
+    from lib.uncertainty import true_function
     from lib.uncertainty.data import LEFT_CLUSTER, RIGHT_CLUSTER
 
     grid = np.asarray(result.grid, dtype=np.float64)[:, 0]
-    parts = decompose(means, variances)
+    parts = decompose_variance(means, variances)
     mean = parts.mean[:, 0]
     sigma = np.sqrt(parts.epistemic[:, 0])
     for i, (low, high) in enumerate((LEFT_CLUSTER, RIGHT_CLUSTER)):
@@ -427,14 +428,9 @@ def draw_all(folder: Path, documents: set[str]) -> list[Path]:
         for filename, draw in CALIBRATION_FIGURES:
             paths.append(_save(draw(results), folder / filename))
     if "uncertainty" in names:
-        results = _uncertainty_results()
+        from lib.uncertainty.results import uncertainty_result
+
+        results = uncertainty_result()
         for filename, draw in UNCERTAINTY_FIGURES:
             paths.append(_save(draw(results), folder / filename))
     return paths
-
-
-def _uncertainty_results():
-    """The guide's run at root seed 0 (`lib.uncertainty.run`)."""
-    from lib.uncertainty import run
-
-    return run(root_seed=0)

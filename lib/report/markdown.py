@@ -31,14 +31,34 @@ def render(audit: dict, figure_names: list[str]) -> str:
     for document, claims in groupby(audit["claims"], key=lambda c: c["document"]):
         lines += ["", f"## {document}", ""]
         for section, rows in groupby(claims, key=lambda c: c["section"]):
-            lines += [f"### {section}", "", "| id | claim | published | measured | tolerance | verdict |", "|---|---|---|---|---|---|"]
+            lines += [
+                f"### {section}",
+                "",
+                "| id | claim | published | measured | tolerance | verdict |",
+                "|---|---|---|---|---|---|",
+            ]
             for c in rows:
-                verdict = _VERDICT[c["verdict"]] + ("" if c["expected_to_hold"] or c["verdict"] != "refuted" else " (known finding)")
+                verdict = _VERDICT[c["verdict"]] + (
+                    "" if c["expected_to_hold"] or c["verdict"] != "refuted" else " (known finding)"
+                )
                 lines.append(
                     f"| {c['id']} | {_escape(c['statement'])} | {_escape(c['published'])} | {_escape(c['measured'])} "
                     f"| {_escape(c['tolerance'])} | {verdict} |"
                 )
             lines.append("")
+    findings = [c for c in audit["claims"] if c["details"].get("finding")]
+    if findings:
+        lines += [
+            "## Findings",
+            "",
+            "Claims that do not hold on the faithful reproduction, with what was measured:",
+            "",
+        ]
+        lines += [
+            f"- **{c['id']}** ({c['document']}, {c['section']}): {_escape(c['details']['finding'])}"
+            for c in findings
+        ]
+        lines.append("")
     if figure_names:
         lines += ["## Figures", ""]
         lines += [f"![{name}](figures/{name})\n" for name in figure_names]

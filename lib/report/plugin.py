@@ -23,8 +23,14 @@ _REQUIRED = ("id", "document", "section", "statement")
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("claims audit")
-    group.addoption("--report-dir", default="report", help="where the audit report is written (default: report/)")
-    group.addoption("--no-report", action="store_true", help="print the claims table but write no report files")
+    group.addoption(
+        "--report-dir",
+        default="report",
+        help="where the audit report is written (default: report/)",
+    )
+    group.addoption(
+        "--no-report", action="store_true", help="print the claims table but write no report files"
+    )
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -44,10 +50,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             continue
         missing = [name for name in _REQUIRED if not marker.kwargs.get(name)]
         if missing or marker.args:
-            raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.claim needs keyword arguments {_REQUIRED}; missing {missing}")
+            raise pytest.UsageError(
+                f"{item.nodeid}: @pytest.mark.claim needs keyword arguments {_REQUIRED}; missing {missing}"
+            )
         claim_id = marker.kwargs["id"]
         if seen.setdefault(claim_id, item.nodeid) != item.nodeid:
-            raise pytest.UsageError(f"claim id {claim_id!r} is used by {seen[claim_id]} and {item.nodeid}")
+            raise pytest.UsageError(
+                f"claim id {claim_id!r} is used by {seen[claim_id]} and {item.nodeid}"
+            )
         meta = {name: marker.kwargs[name] for name in _REQUIRED}
         meta["expected"] = item.get_closest_marker("xfail") is None
         item.user_properties.append((META_PROPERTY, json.dumps(meta)))
@@ -58,8 +68,12 @@ def claim(request: pytest.FixtureRequest) -> Claim:
     """Records a claim's published and measured figures and checks them."""
     marker = request.node.get_closest_marker("claim")
     if marker is None:
-        raise pytest.UsageError(f"{request.node.nodeid} uses the claim fixture without @pytest.mark.claim")
-    return Claim(ClaimMeta(**{name: marker.kwargs[name] for name in _REQUIRED}), request.node.user_properties)
+        raise pytest.UsageError(
+            f"{request.node.nodeid} uses the claim fixture without @pytest.mark.claim"
+        )
+    return Claim(
+        ClaimMeta(**{name: marker.kwargs[name] for name in _REQUIRED}), request.node.user_properties
+    )
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -89,12 +103,22 @@ class AuditCollector:
         meta = json.loads(properties[META_PROPERTY])
         self.expected[meta["id"]] = meta.pop("expected")
         if PROPERTY in properties:
-            self.records[meta["id"]] = ClaimRecord(**json.loads(properties[PROPERTY]))
+            record = ClaimRecord(**json.loads(properties[PROPERTY]))
+            if getattr(report, "wasxfail", ""):
+                record.details["finding"] = report.wasxfail.removeprefix("reason: ")
+            self.records[meta["id"]] = record
         elif report.failed or (report.when == "call" and meta["id"] not in self.records):
             reason = "the test recorded nothing" if report.passed else _short(report)
             self.records.setdefault(
                 meta["id"],
-                ClaimRecord(**meta, published="-", measured="-", tolerance="-", verdict="error", details={"error": reason}),
+                ClaimRecord(
+                    **meta,
+                    published="-",
+                    measured="-",
+                    tolerance="-",
+                    verdict="error",
+                    details={"error": reason},
+                ),
             )
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -7,7 +7,7 @@ from itertools import groupby
 
 from lib.report.claim import ClaimRecord
 
-_COLUMNS = (("id", 14), ("published", 17), ("measured", 17), ("tolerance", 14), ("verdict", 9))
+_COLUMNS = (("id", 16), ("published", 16), ("measured", 16), ("tolerance", 14), ("verdict", 9))
 
 
 def _cell(text: str, width: int) -> str:
@@ -33,16 +33,32 @@ def summary_line(records: list[ClaimRecord], expected: dict[str, bool]) -> str:
     )
 
 
-def sort_key(record: ClaimRecord) -> tuple:
-    return (record.document, record.id)
+def ordered(records: list[ClaimRecord]) -> list[ClaimRecord]:
+    """By document, then sections in the order of their first claim id (health last), then id."""
+    first_id: dict[tuple[str, str], str] = {}
+    for r in records:
+        key = (r.document, r.section)
+        first_id[key] = min(first_id.get(key, r.id), r.id)
+    health_last = lambda r: r.id.startswith("H-")  # noqa: E731
+    return sorted(
+        records,
+        key=lambda r: (
+            r.document,
+            health_last(r),
+            first_id[r.document, r.section],
+            r.section,
+            r.id,
+        ),
+    )
 
 
 def render(records: list[ClaimRecord], expected: dict[str, bool]) -> list[str]:
     """Lines of the table; each fits in 80 columns."""
     header = " ".join(f"{name:<{width}}" for name, width in _COLUMNS)
     lines = ["", "CLAIMS AUDIT".center(78, "="), header.rstrip()]
-    ordered = sorted(records, key=sort_key)
-    for (document, section), group in groupby(ordered, key=lambda r: (r.document, r.section)):
+    for (document, section), group in groupby(
+        ordered(records), key=lambda r: (r.document, r.section)
+    ):
         lines.append(_cell(f"[{document}] {section}", 78))
         for record in group:
             cells = (
@@ -52,7 +68,11 @@ def render(records: list[ClaimRecord], expected: dict[str, bool]) -> list[str]:
                 record.tolerance,
                 verdict_label(record, expected.get(record.id, True)),
             )
-            lines.append(" ".join(f"{_cell(c, w):<{w}}" for c, (_, w) in zip(cells, _COLUMNS, strict=True)).rstrip())
+            lines.append(
+                " ".join(
+                    f"{_cell(c, w):<{w}}" for c, (_, w) in zip(cells, _COLUMNS, strict=True)
+                ).rstrip()
+            )
     lines.append("-" * 78)
     lines.append(summary_line(records, expected))
     lines.append("* refuted and recorded as a known finding (strict xfail): does not fail the run")

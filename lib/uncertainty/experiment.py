@@ -15,9 +15,10 @@ from typing import Literal
 import jax
 import numpy as np
 
-from .data import make_data, root_keys, true_function
-from .model import LOG_VAR_MAX
-from .prediction import decompose, ensemble_predict, mc_predict, mc_predict_loop
+from lib.metrics import decompose_variance
+
+from .data import make_data, root_keys
+from .prediction import ensemble_predict, mc_predict, mc_predict_loop
 from .training import (
     bootstrap_indices,
     train_ensemble,
@@ -86,6 +87,7 @@ class UncertaintyResult:
     mc_grid_vars: np.ndarray  # [T, G, 1]
     mc_train_means: np.ndarray  # [T, N, 1]
     mc_train_vars: np.ndarray  # [T, N, 1]
+    mc_off_grid_means: np.ndarray  # [T, G, 1], dropout off
     ens_grid_means: np.ndarray  # [M, G, 1]
     ens_grid_vars: np.ndarray  # [M, G, 1]
     ens_train_means: np.ndarray  # [M, N, 1]
@@ -147,6 +149,8 @@ def run(
     predict_mc = mc_predict_loop if loop else mc_predict
     mc_grid = predict_mc(mc_model, data.grid, n_samples=c.mc_samples)
     mc_train = predict_mc(mc_model, data.x, n_samples=c.mc_samples)
+    # The guide's first pitfall: the same passes with dropout off (drawn last, changes nothing above).
+    mc_off = predict_mc(mc_model, data.grid, n_samples=c.mc_samples, train=False)
 
     say(f"[2/2] Training a deep ensemble of {c.members} networks (nnx.vmap)...")
     train_ens = train_ensemble_loop if loop else train_ensemble
@@ -178,6 +182,7 @@ def run(
             "mc_grid_vars": mc_grid.variances,
             "mc_train_means": mc_train.means,
             "mc_train_vars": mc_train.variances,
+            "mc_off_grid_means": mc_off.means,
             "ens_grid_means": ens_grid.means,
             "ens_grid_vars": ens_grid.variances,
             "ens_train_means": ens_train.means,
@@ -221,7 +226,7 @@ def region_summary(result: UncertaintyResult) -> dict[str, dict[str, float]]:
         "mc": (result.mc_grid_means, result.mc_grid_vars),
         "ensemble": (result.ens_grid_means, result.ens_grid_vars),
     }.items():
-        dec = decompose(means, variances)
+        dec = decompose_variance(means, variances)
         parts = {"epistemic": dec.epistemic, "aleatoric": dec.aleatoric, "total": dec.total}
         summary[method] = {
             f"{part}_{region}": float(values[:, 0][mask].mean())
@@ -252,39 +257,3 @@ def headline_figures(result: UncertaintyResult) -> dict[str, float]:
     figures["ens_epistemic_in"] = summary["ensemble"]["epistemic_in"]
     figures["ens_epistemic_away"] = summary["ensemble"]["epistemic_away"]
     return figures
-
-
-def _at_log_var_max(variances: np.ndarray) -> np.ndarray:
-    # variances = exp(clip(log_var, -6, 4)) in float32; at the upper clip they equal exp(4).
-    return np.log(np.asarray(variances, dtype=np.float64)) >= LOG_VAR_MAX - 1e-5
-
-
-def health_summary(result: UncertaintyResult) -> dict[str, float | list[float]]:
-    """Did the nets learn? Checks beside the recipe, on the training inputs.
-
-    Keys: ``mc_logvar_at_max`` / ``mc_logvar_at_max_grid`` (fraction of MC (pass, point)
-    pairs whose log-variance sits at the upper clip 4.0, where ``jnp.clip`` passes no
-    gradient), ``ens_logvar_at_max`` (per member), ``mc_rmse_true`` / ``ens_rmse_true``
-    (RMSE of the predictive mean against the noise-free function; per member for the
-    ensemble), ``mc_aleatoric_ratio`` / ``ens_aleatoric_ratio`` (mean predicted variance
-    over mean true noise variance 0.05 + 0.05|x| squared; 1 is right), ``ens_final_loss``
-    (per member), ``noise_rms`` (root mean true noise variance, the floor an RMSE of the
-    mean against the noisy y cannot beat).
-    """
-    x = result.x.astype(np.float64)
-    f = true_function(x)
-    true_var = float((result.noise_std.astype(np.float64) ** 2).mean())
-    mc = decompose(result.mc_train_means, result.mc_train_vars)
-    ens_means = result.ens_train_means.astype(np.float64)
-    ens_vars = result.ens_train_vars.astype(np.float64)
-    return {
-        "mc_logvar_at_max": float(_at_log_var_max(result.mc_train_vars).mean()),
-        "mc_logvar_at_max_grid": float(_at_log_var_max(result.mc_grid_vars).mean()),
-        "ens_logvar_at_max": _at_log_var_max(result.ens_train_vars).mean(axis=(1, 2)).tolist(),
-        "mc_rmse_true": float(np.sqrt(((mc.mean - f) ** 2).mean())),
-        "ens_rmse_true": np.sqrt(((ens_means - f) ** 2).mean(axis=(1, 2))).tolist(),
-        "mc_aleatoric_ratio": float(mc.aleatoric.mean() / true_var),
-        "ens_aleatoric_ratio": (ens_vars.mean(axis=(1, 2)) / true_var).tolist(),
-        "ens_final_loss": result.ens_loss[-1].astype(np.float64).tolist(),
-        "noise_rms": float(np.sqrt(true_var)),
-    }

@@ -1,4 +1,4 @@
-"""Predictive samples (MC-Dropout passes, ensemble members) and the variance decomposition."""
+"""Predictive samples: MC-Dropout passes and ensemble members (decomposed by lib.metrics)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import functools
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from flax import nnx
 
 from .model import GaussianMLP
@@ -19,31 +18,6 @@ class Samples:
 
     means: jax.Array
     variances: jax.Array
-
-
-@dataclasses.dataclass(frozen=True)
-class Decomposition:
-    """Law-of-total-variance split of K samples, each [N, 1] float64."""
-
-    mean: np.ndarray
-    aleatoric: np.ndarray
-    epistemic: np.ndarray
-    total: np.ndarray
-
-
-def decompose(means, variances) -> Decomposition:
-    """Mean, aleatoric = mean of variances, epistemic = variance (ddof 0) of means, over axis 0.
-
-    Inputs are cast to float64 before reducing (the guide reduces in float32; the two agree
-    to ~1e-7 relative).
-    """
-    mu = np.asarray(means, dtype=np.float64)
-    var = np.asarray(variances, dtype=np.float64)
-    aleatoric = var.mean(axis=0)
-    epistemic = mu.var(axis=0)
-    return Decomposition(
-        mean=mu.mean(axis=0), aleatoric=aleatoric, epistemic=epistemic, total=aleatoric + epistemic
-    )
 
 
 # --------------------------------------------------------------------------- MC-Dropout

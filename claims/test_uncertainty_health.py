@@ -1,0 +1,54 @@
+"""Health of the uncertainty models: the guide's claims are only as good as these nets."""
+
+from __future__ import annotations
+
+import pytest
+
+from lib.uncertainty.health import uncertainty_health
+
+CHECKS = ("converged", "beats constant", "log-variance not pinned")
+# Findings on the faithful recipe, kept as strict xfails (closing note of issue 4).
+FINDINGS = {
+    (
+        "mc_dropout",
+        "beats constant",
+    ): "finding: the MC-Dropout net's training NLL is 2.00, worse than "
+    "predicting the data's mean and variance everywhere (-0.23): it never learned",
+    ("mc_dropout", "log-variance not pinned"): "finding: every MC-Dropout output sits at the "
+    "log-variance clip 4, where jnp.clip passes no gradient",
+    ("ensemble", "converged"): "finding: the worst ensemble member is still moving at step 1000 "
+    "(last-tenth change 7.4% of its range)",
+    ("ensemble", "beats constant"): "finding: the worst ensemble member's training NLL is 0.71, "
+    "worse than the constant predictor's -0.23",
+}
+CASES = [
+    pytest.param(
+        method,
+        check,
+        marks=[
+            pytest.mark.claim(
+                id=f"H-unc-{method.split('_')[0][:3]}-{check.split()[0][:5]}",
+                document="uncertainty",
+                section="Model health",
+                statement=f"The {method.replace('_', '-')} model passes the health check '{check}'"
+                + (" (its worst member)" if method == "ensemble" else "")
+                + ".",
+            ),
+            *(
+                [pytest.mark.xfail(strict=True, reason=FINDINGS[method, check])]
+                if (method, check) in FINDINGS
+                else []
+            ),
+        ],
+        id=f"{method}-{check.replace(' ', '-')}",
+    )
+    for method in ("mc_dropout", "ensemble")
+    for check in CHECKS
+]
+
+
+@pytest.mark.health
+@pytest.mark.parametrize(("method", "check"), CASES)
+def test_uncertainty_model_health(claim, uncertainty, method, check):
+    result = next(c for c in uncertainty_health(uncertainty)[method] if c.name == check)
+    claim.holds(result.passed, published=result.threshold, measured=round(result.measured, 4))
