@@ -73,9 +73,16 @@ class CacheResult:
     path: Path
 
 
+def _print_to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+# Where progress lines go; the pytest plugin swaps in a writer that bypasses output capture.
+progress_writer: Callable[[str], None] = _print_to_stderr
+
+
 def _say(message: str) -> None:
-    # The original stderr reaches the terminal even under pytest capture and xdist.
-    print(f"[claims] {message}", file=sys.__stderr__, flush=True)
+    progress_writer(f"[claims] {message}")
 
 
 def _read(path: Path, key_text: str) -> Arrays | None:

@@ -9,6 +9,7 @@ command, the test command and CI.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -38,6 +39,16 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    capture = config.pluginmanager.getplugin("capturemanager")
+    if capture is not None:
+        # Training progress must reach the terminal live, also from xdist workers, whose
+        # inherited stderr is the controller's: write it with capturing suspended.
+        def write_live(line: str) -> None:
+            with capture.global_and_fixture_disabled():
+                sys.stderr.write(line + "\n")
+                sys.stderr.flush()
+
+        cache.progress_writer = write_live
     if not _is_worker(config):
         config.pluginmanager.register(AuditCollector(config), "claims-audit-collector")
 
