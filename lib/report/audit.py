@@ -61,8 +61,12 @@ def metadata(cache_events: list[dict], wall_s: float) -> dict[str, Any]:
     }
 
 
+# Documents with a JSON section and figures; claims of any other document are only listed.
+DOCUMENTS = ("calibration", "uncertainty")
+
+
 def _documents(records: list[ClaimRecord]) -> set[str]:
-    return {r.document for r in records}
+    return {r.document for r in records} & set(DOCUMENTS)
 
 
 def build(

@@ -113,12 +113,12 @@ class AuditCollector:
             return
         meta = json.loads(properties[META_PROPERTY])
         self.expected[meta["id"]] = meta.pop("expected")
-        if PROPERTY in properties:
+        if PROPERTY in properties and report.when == "call":
             record = ClaimRecord(**json.loads(properties[PROPERTY]))
             if getattr(report, "wasxfail", ""):
                 record.details["finding"] = report.wasxfail.removeprefix("reason: ")
             self.records[meta["id"]] = record
-        elif report.failed or (report.when == "call" and meta["id"] not in self.records):
+        elif PROPERTY not in properties and (report.failed or report.when == "call"):
             reason = "the test recorded nothing" if report.passed else _short(report)
             self.records.setdefault(
                 meta["id"],

@@ -1,0 +1,120 @@
+"""The audit plugin end to end: verdicts, exit status, the table, audit.json's schema."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lib.report.claim import ClaimRecord
+from lib.report.table import render
+
+DEMO_TESTS = textwrap.dedent(
+    """
+    import pytest
+
+    def marker(id):
+        return pytest.mark.claim(id=id, document="demo", section="Demo", statement=f"claim {id}")
+
+    @marker("d-1")
+    def test_holds(claim):
+        claim.close_to(1.004, "1.00", 0.005)
+
+    @pytest.mark.xfail(strict=True, reason="finding: measured 2.5")
+    @marker("d-2")
+    def test_known_finding(claim):
+        claim.close_to(2.5, "2.0", 0.1)
+
+    @marker("d-3")
+    def test_errors(claim):
+        raise RuntimeError("experiment broke")
+    """
+)
+CLAIM_KEYS = {
+    "id",
+    "document",
+    "section",
+    "statement",
+    "published",
+    "measured",
+    "tolerance",
+    "verdict",
+    "details",
+    "expected_to_hold",
+}
+
+
+def run_pytest(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    (folder / "test_demo.py").write_text(DEMO_TESTS)
+    (folder / "pytest.ini").write_text("[pytest]\nmarkers =\n    claim: a documented claim\n")
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "lib.report.plugin",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        *args,
+    ]
+    return subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
+    folder = tmp_path_factory.mktemp("demo")
+    return run_pytest(folder, "--report-dir", "out"), folder / "out"
+
+
+def test_verdicts_and_exit_status(demo_run):
+    """holds / refuted (known finding) / error are reported; an error fails the run."""
+    result, report_dir = demo_run
+    claims = {c["id"]: c for c in json.loads((report_dir / "audit.json").read_text())["claims"]}
+    assert {k: c["verdict"] for k, c in claims.items()} == {
+        "d-1": "holds",
+        "d-2": "refuted",
+        "d-3": "error",
+    }
+    assert claims["d-2"]["expected_to_hold"] is False
+    assert claims["d-2"]["details"]["finding"] == "finding: measured 2.5"
+    assert "experiment broke" in claims["d-3"]["details"]["error"]
+    assert result.returncode == 1
+    assert "3 claims: 1 hold, 1 refuted (1 known findings), 1 errors" in result.stdout
+
+
+def test_audit_json_schema(demo_run):
+    """audit.json is valid JSON with the contract's keys and per-claim fields."""
+    _, report_dir = demo_run
+    audit = json.loads((report_dir / "audit.json").read_text())
+    assert {"schema_version", "claims", "summary", "metadata"} <= set(audit)
+    assert all(set(c) == CLAIM_KEYS for c in audit["claims"])
+    assert {"versions", "platform", "data_digests", "cache", "wall_s"} <= set(audit["metadata"])
+    assert {"jax", "flax", "optax", "numpy", "python"} <= set(audit["metadata"]["versions"])
+    assert (report_dir / "audit.md").read_text().startswith("# Claims audit")
+
+
+def test_all_passing_run_exits_zero(tmp_path):
+    result = run_pytest(tmp_path, "-k", "holds or known_finding", "--no-report")
+    assert result.returncode == 0, result.stdout
+    assert not (tmp_path / "report").exists()
+
+
+def test_table_fits_80_columns():
+    long = "x" * 200
+    record = ClaimRecord(
+        id="unc-06-ens-tails",
+        document="d",
+        section=long,
+        statement=long,
+        published=long,
+        measured=long,
+        tolerance=long,
+        verdict="refuted",
+        details={},
+    )
+    assert all(len(line) <= 80 for line in render([record], {record.id: True}))
