@@ -16,6 +16,8 @@ from lib import metrics
 from lib.calibration.evaluation import aggregate, subsample_aurocs
 from lib.calibration.experiment import NETS
 from lib.calibration.models import HIDDEN, N_CLASSES, N_PIXELS, build_model, yat_prototype_indices
+from lib.robustness.bootstrap import claim_intervals
+from lib.robustness.calibration import A_TOUCH, BARELY, BY_ID, FAR_BELOW, FAR_MORE
 from lib.tolerance import reproduction_tolerance, sigma_order
 
 DOC = "calibration"
@@ -55,6 +57,12 @@ def ratio_interval(calibration, name: str) -> tuple[float, float, float]:
     rel_sigma = sigma_order(name) / np.sqrt(3) * np.hypot(1 / yat, 1 / relu)
     ratio = yat / relu
     return ratio, 3 * ratio * rel_sigma, rel_sigma
+
+
+def confidence(claim_id: str) -> list[dict]:
+    """The claim's effects on seeds 0-2 with paired test-image 95% intervals, recorded beside
+    the verdict (lib/robustness/bootstrap.py); the verdict itself does not use them."""
+    return claim_intervals(BY_ID[claim_id])
 
 
 # --- Two nets, one head -------------------------------------------------------------------
@@ -119,6 +127,7 @@ def test_ece_ratio(claim, calibration):
         published="3 to 4 (6.20/1.76 = 3.52)",
         measured=ratio,
         tolerance=f"± {half_width:.2f}",
+        ci=confidence("cal-02c"),
     )
 
 
@@ -156,6 +165,7 @@ def test_scoring_rules_agree(claim, calibration):
         all(g > 0 for g in gaps.values()),
         published="Yat worse on ECE, NLL, Brier",
         measured={k: round(v, 4) for k, v in gaps.items()},
+        ci=confidence("cal-03e"),
     )
 
 
@@ -336,8 +346,8 @@ def test_yat_temperature_range(claim, calibration):
     )
 
 
-# Our reading of "far more": the Yat temperature's seed spread is at least 5x the ReLU one's.
-FAR_MORE = 5.0
+# Our reading of "far more": the Yat temperature's seed spread is at least 5x the ReLU one's
+# (FAR_MORE, lib/robustness/calibration.py).
 
 
 @claim_marker(
@@ -375,6 +385,7 @@ def test_ece_ratio_after_scaling(claim, calibration):
         published="3 to 4 (3.11/0.82 = 3.79)",
         measured=ratio,
         tolerance=f"± {half_width:.2f}",
+        ci=confidence("cal-10c"),
     )
 
 
@@ -413,8 +424,7 @@ def test_relu_maxlogit_auroc(claim, calibration):
     )
 
 
-# Our reading of "a touch better": ahead, by less than 0.05 AUROC.
-A_TOUCH = 0.05
+# Our reading of "a touch better": ahead, by less than 0.05 AUROC (A_TOUCH).
 
 
 @claim_marker(
@@ -427,7 +437,12 @@ def test_maxlogit_a_touch_better(claim, calibration):
         aggregate([f["auroc"]["maxlogit"] for f in calibration.per_seed["relu"]])[0]
         - aggregate([f["auroc"]["kmax"] for f in calibration.per_seed["yat"]])[0]
     )
-    claim.holds(0 < gap < A_TOUCH, published=f"0 < gap < {A_TOUCH} (0.935 - 0.916)", measured=gap)
+    claim.holds(
+        0 < gap < A_TOUCH,
+        published=f"0 < gap < {A_TOUCH} (0.935 - 0.916)",
+        measured=gap,
+        ci=confidence("cal-11c"),
+    )
 
 
 @claim_marker("cal-12a", S_OOD, "On seed 0 a typical MNIST digit's field magnitude is about 27.")
@@ -439,8 +454,7 @@ def test_median_kmax_ood_seed0(claim, calibration):
     )
 
 
-# Our reading of "far below": the MNIST median under a quarter of the test median.
-FAR_BELOW = 0.25
+# Our reading of "far below": the MNIST median under a quarter of the test median (FAR_BELOW).
 
 
 @claim_marker(
@@ -500,12 +514,12 @@ def test_field_steadier_than_softmax(claim, calibration):
         field < softmax,
         published="std field < std softmax",
         measured=f"{field:.4f} vs {softmax:.4f}",
+        ci=confidence("cal-13c"),
     )
 
 
 # Our reading of "baseline": the ReLU net's own softmax channel (max softmax probability) on the
-# same seed and subsample; "barely better": ahead by less than 0.03 AUROC.
-BARELY = 0.03
+# same seed and subsample; "barely better": ahead by less than 0.03 AUROC (BARELY).
 
 
 @claim_marker(

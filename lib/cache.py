@@ -11,7 +11,9 @@ a file lock makes concurrent processes compute each entry once.
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import importlib.metadata
 import io
 import json
 import os
@@ -51,6 +53,48 @@ def source_digest(paths: Iterable[Path]) -> str:
     return digest.hexdigest()
 
 
+def _module_file(name: str) -> Path | None:
+    base = REPO_ROOT.joinpath(*name.split("."))
+    return next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
+
+
+def lib_sources(module: str) -> list[Path]:
+    """The source files of `module` and of every `lib` module it imports, directly or not.
+
+    Read statically (imports inside functions count too), so a key digesting these files
+    changes with any code its result can depend on; a hand-kept list goes stale. Importing
+    more than is used only costs a recomputation.
+    """
+    found: set[Path] = set()
+    todo = [module]
+    while todo:
+        parts = todo.pop().split(".")
+        for depth in range(1, len(parts) + 1):  # a module's packages run when it is imported
+            name = ".".join(parts[:depth])
+            path = _module_file(name)
+            if path is None or path in found:
+                continue
+            found.add(path)
+            package = (name if path.name == "__init__.py" else name.rpartition(".")[0]).split(".")
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Import):
+                    todo += [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    parent = package[: len(package) - node.level + 1] if node.level else []
+                    base = ".".join([*parent, *filter(None, [node.module])])
+                    todo += [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        todo = [name for name in todo if name.split(".")[0] == "lib"]
+    return sorted(found)
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of this library and of every package a trained result depends on, for keys."""
+    from lib import __version__
+
+    packages = ("jax", "jaxlib", "flax", "optax", "numpy")
+    return {"lib": __version__, **{name: importlib.metadata.version(name) for name in packages}}
+
+
 def _canonical(key: dict) -> str:
     return json.dumps(key, sort_keys=True, separators=(",", ":"))
 
@@ -85,6 +129,11 @@ def _say(message: str) -> None:
     progress_writer(f"[claims] {message}")
 
 
+def _text_field(array: np.ndarray | None) -> str | None:
+    """A stored 0-d text field; None when missing or laid out otherwise (e.g. another version)."""
+    return str(array.item()) if array is not None and array.shape == () else None
+
+
 def _read(path: Path, key_text: str) -> Arrays | None:
     """The entry's arrays if the file is complete and belongs to this key, else None."""
     try:
@@ -94,8 +143,8 @@ def _read(path: Path, key_text: str) -> Arrays | None:
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
         _say(f"cache entry {path.name} unreadable ({type(error).__name__}); recomputing")
         return None
-    stored_key = arrays.pop(_KEY_FIELD, np.array("")).item()
-    stored_sum = arrays.pop(_CHECKSUM_FIELD, np.array("")).item()
+    stored_key = _text_field(arrays.pop(_KEY_FIELD, None))
+    stored_sum = _text_field(arrays.pop(_CHECKSUM_FIELD, None))
     if stored_key != key_text:
         _say(f"cache entry {path.name} belongs to another configuration; recomputing")
         return None
@@ -112,6 +161,10 @@ def _write(path: Path, key_text: str, arrays: Arrays) -> None:
         **arrays,
         **{_KEY_FIELD: np.array(key_text), _CHECKSUM_FIELD: np.array(_checksum(arrays))},
     )
+    # A writer killed before its rename leaves its temporary file behind. We hold this entry's
+    # lock, so no other writer of it is running: any such file is stale.
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):
+        stale.unlink(missing_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -149,7 +149,12 @@ def to_float(images: np.ndarray) -> np.ndarray:
 
 
 def _load(dataset: str, prefix: str) -> ImageSet:
-    directory = _find_directory(dataset, _file_names(prefix))
+    try:
+        directory = _find_directory(dataset, _file_names(prefix))
+    except OSError as exc:  # e.g. a folder we may not look into
+        raise DataError(
+            f"cannot look for the {dataset} files ({exc}). {_HOW_TO_FIX[dataset]}"
+        ) from exc
     return _read_set(directory, dataset, prefix)
 
 

@@ -8,15 +8,13 @@ figures. The trained arrays are cached on disk (see lib/cache.py).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-import lib
 from lib import data
-from lib.cache import CacheResult, cached, source_digest
+from lib.cache import CacheResult, cached, lib_sources, library_versions, source_digest
 from lib.calibration.training import TrainConfig, train_nets
 
 NETS = ("yat", "relu")
@@ -142,14 +140,13 @@ def _validator(net: str, n_seeds: int, split: Split, config: TrainConfig):
 
 def cache_key(net: str, seeds: tuple[int, ...], config: TrainConfig) -> dict:
     """Everything that changes a net's trained outputs."""
-    package = Path(__file__).parent
     return {
         "net": net,
         "seeds": list(seeds),
         "config": asdict(config),
         "data": data.data_digests(),
-        "code": source_digest([*package.glob("*.py"), Path(data.__file__)]),
-        "versions": {"lib": lib.__version__, "jax": jax.__version__, "numpy": np.__version__},
+        "code": source_digest(lib_sources(__name__)),
+        "versions": library_versions(),
         "backend": jax.default_backend(),
     }
 

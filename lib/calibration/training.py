@@ -2,7 +2,8 @@
 
 Two implementations of the same recipe:
 - `train_nets`: the one the suite uses. All steps of one net run inside one
-  `jax.lax.scan`; the seeds of a net are stacked on a leading axis under `jax.vmap`.
+  `jax.lax.scan`; the seeds of a net are stacked on a leading axis under `jax.vmap`,
+  which can be split over devices (lib/sharding.py).
 - `train_net_per_step`: the documents' way, a Python loop calling a jitted step;
   kept as the performance baseline and as a reference for the fast path.
 Both draw the same batches in the same order from the recipe's permutations.
@@ -18,8 +19,10 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 from flax import nnx
+from jax.sharding import Mesh
 
 from lib.calibration.models import ReluMLP, YatMLP, build_model
+from lib.sharding import over_runs, replicate
 
 
 @dataclass(frozen=True)
@@ -49,23 +52,26 @@ def _cross_entropy(model: nnx.Module, xb: jax.Array, yb: jax.Array) -> jax.Array
     return optax.softmax_cross_entropy_with_integer_labels(model(xb), yb).mean()
 
 
-@partial(jax.jit, static_argnames=("graphdef", "learning_rate"))
-def _scan_train(graphdef, params, images, labels, steps_idx, *, learning_rate):
+@partial(jax.jit, static_argnames=("graphdef", "learning_rate", "mesh"))
+def _scan_train(graphdef, params, images, labels, steps_idx, *, learning_rate, mesh=None):
     tx = optax.adam(learning_rate)
 
-    def train_one_seed(params, idx):
-        def step(carry, batch):
-            params, opt_state = carry
-            loss, grads = jax.value_and_grad(
-                lambda p: _cross_entropy(nnx.merge(graphdef, p), images[batch], labels[batch])
-            )(params)
-            updates, opt_state = tx.update(grads, opt_state, params)
-            return (optax.apply_updates(params, updates), opt_state), loss
+    def train_seeds(params, steps_idx, images, labels):
+        def train_one_seed(params, idx):
+            def step(carry, batch):
+                params, opt_state = carry
+                loss, grads = jax.value_and_grad(
+                    lambda p: _cross_entropy(nnx.merge(graphdef, p), images[batch], labels[batch])
+                )(params)
+                updates, opt_state = tx.update(grads, opt_state, params)
+                return (optax.apply_updates(params, updates), opt_state), loss
 
-        (params, _), losses = jax.lax.scan(step, (params, tx.init(params)), idx)
-        return params, losses
+            (params, _), losses = jax.lax.scan(step, (params, tx.init(params)), idx)
+            return params, losses
 
-    return jax.vmap(train_one_seed)(params, steps_idx)
+        return jax.vmap(train_one_seed)(params, steps_idx)
+
+    return over_runs(train_seeds, mesh, (params, steps_idx), (images, labels))
 
 
 def train_nets(
@@ -74,24 +80,28 @@ def train_nets(
     train_images: np.ndarray,
     train_labels: np.ndarray,
     config: TrainConfig = TrainConfig(),
+    *,
+    mesh: Mesh | None = None,
 ) -> tuple[list[YatMLP | ReluMLP], np.ndarray]:
     """Train one net per seed with the recipe; returns the models and losses [seeds, steps].
 
     Each model starts from the recipe's plain construction (`build_model`), so
-    stacking the seeds cannot change any layer's initial values.
+    stacking the seeds cannot change any layer's initial values. With a `mesh`
+    (`lib.sharding.run_mesh()`), the seeds are split over its devices.
     """
     models = [build_model(net, seed, train_images) for seed in seeds]
     graphdef, _ = nnx.split(models[0])
     stacked = jax.tree.map(lambda *leaves: jnp.stack(leaves), *[nnx.state(m) for m in models])
     steps_idx = np.stack([batch_indices(s, len(train_images), config) for s in seeds])
+    inputs = (stacked, train_images, np.asarray(train_labels, dtype=np.int32), steps_idx)
     params, losses = _scan_train(
         graphdef,
-        stacked,
-        jnp.asarray(train_images),
-        jnp.asarray(train_labels, dtype=jnp.int32),
-        jnp.asarray(steps_idx),
+        *(jax.tree.map(jnp.asarray, inputs) if mesh is None else replicate(inputs, mesh)),
         learning_rate=config.learning_rate,
+        mesh=mesh,
     )
+    if mesh is not None:
+        params = jax.tree.map(jnp.asarray, jax.device_get(params))  # off the mesh, onto this host
     trained = [
         nnx.merge(graphdef, jax.tree.map(lambda a, i=i: a[i], params)) for i in range(len(seeds))
     ]

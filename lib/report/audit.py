@@ -69,10 +69,33 @@ def _documents(records: list[ClaimRecord]) -> set[str]:
     return {r.document for r in records} & set(DOCUMENTS)
 
 
+def robustness(documents: set[str], sweep: tuple[int, ...] | None) -> dict | None:
+    """The `robustness` section for the audited documents (lib/robustness/summary.py).
+
+    `sweep`: the seeds of --seeds, or None for the published seeds and choices only.
+    None when no document with experiments was audited.
+    """
+    known = set(documents) & set(DOCUMENTS)
+    if not known:
+        return None
+    try:
+        from lib.robustness.summary import robustness_section
+
+        return robustness_section(known, sweep)
+    except Exception as error:  # an experiment behind it failed; the claims say which
+        raise ReportError(
+            f"cannot compute the robustness section ({type(error).__name__}: {error})"
+        ) from error
+
+
 def build(
-    records: list[ClaimRecord], expected: dict[str, bool], cache_events: list[dict], wall_s: float
+    records: list[ClaimRecord],
+    expected: dict[str, bool],
+    cache_events: list[dict],
+    wall_s: float,
+    robustness: dict | None = None,
 ) -> dict:
-    """The audit as a JSON-able dict (the contract of issues 3 to 5)."""
+    """The audit as a JSON-able dict (the contract of issues 3 to 5, 7)."""
     documents = _documents(records)
     audit: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     if "calibration" in documents:
@@ -86,6 +109,8 @@ def build(
     audit["claims"] = [
         {**r.to_json(), "expected_to_hold": expected.get(r.id, True)} for r in ordered(records)
     ]
+    if robustness is not None:
+        audit["robustness"] = robustness
     audit["summary"] = summary_line(records, expected)
     audit["metadata"] = metadata(cache_events, wall_s)
     return audit
@@ -98,9 +123,17 @@ def write_report(
     expected: dict[str, bool],
     cache_events: list[dict],
     wall_s: float,
+    robustness: dict | None = None,
 ) -> list[Path]:
-    """Write the report into `report_dir`, replacing the previous one only when complete."""
+    """Write the report into `report_dir`, replacing the previous one only when complete.
+
+    `robustness`: the section made by `robustness()`, if any, with its figure.
+    """
     report_dir = Path(report_dir).resolve()
+    if report_dir.exists() and not report_dir.is_dir():
+        raise ReportError(
+            f"the report folder {report_dir} exists and is not a folder (left as it is); pass --report-dir to a folder or --no-report"
+        )
     try:
         report_dir.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".report-", dir=report_dir.parent))
@@ -110,13 +143,17 @@ def write_report(
             f"cannot create the report folder {report_dir} ({error}); pass --report-dir to a writable place or --no-report"
         ) from error
     try:
-        audit = build(records, expected, cache_events, wall_s)
-        figures = _figures(staging / "figures", _documents(records))
+        audit = build(records, expected, cache_events, wall_s, robustness)
+        figures = _figures(staging / "figures", _documents(records), robustness)
         (staging / "audit.json").write_text(json.dumps(audit, indent=2, allow_nan=False) + "\n")
         (staging / "audit.md").write_text(markdown.render(audit, [f.name for f in figures]))
         _swap_in(staging, report_dir)
     except OSError as error:
         raise ReportError(f"cannot write the report to {report_dir} ({error})") from error
+    except Exception as error:  # e.g. an experiment behind the report failed; its claims say so
+        raise ReportError(
+            f"cannot build the report ({type(error).__name__}: {error}); {report_dir} is left as it was"
+        ) from error
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return [
@@ -132,11 +169,11 @@ def _umask() -> int:
     return mask
 
 
-def _figures(folder: Path, documents: set[str]) -> list[Path]:
+def _figures(folder: Path, documents: set[str], robustness: dict | None) -> list[Path]:
     from lib.report import figures
 
     folder.mkdir(parents=True)
-    return figures.draw_all(folder, documents)
+    return figures.draw_all(folder, documents, robustness=robustness)
 
 
 def _swap_in(staging: Path, report_dir: Path) -> None:

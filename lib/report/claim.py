@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -61,6 +62,19 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def _nonfinite_at(value: Any, where: str = "") -> str | None:
+    """Where the first NaN or infinity sits in `value` (through lists and dicts), else None."""
+    if isinstance(value, numbers.Real) and not math.isfinite(value):
+        return where
+    if isinstance(value, dict | list | tuple):
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            found = _nonfinite_at(item, f"{where}[{key!r}]")
+            if found is not None:
+                return found
+    return None
+
+
 class Claim:
     """The `claim` fixture's object: record figures, then check them."""
 
@@ -71,6 +85,20 @@ class Claim:
     def _record(
         self, published: Any, measured: Any, tolerance: Any, holds: bool, details: dict
     ) -> None:
+        # A NaN compares false with everything, so it would read as "refuted" (and pass quietly
+        # as a known finding): a non-finite figure is an error of the experiment, not a verdict.
+        for field, value in (
+            ("published", published),
+            ("measured", measured),
+            ("tolerance", tolerance),
+            ("details", details),
+        ):
+            where = _nonfinite_at(value)
+            if where is not None:
+                raise ValueError(
+                    f"{self.meta.id}: {field}{where} is NaN or infinite; the experiment or its "
+                    "input is broken, so there is no verdict"
+                )
         record = ClaimRecord(
             **asdict(self.meta),
             published=_fmt(published),
@@ -88,9 +116,9 @@ class Claim:
 
     def close_to(self, measured: float, published: str, tolerance: float, **details: Any) -> None:
         """Holds when |measured - published| <= tolerance; `published` as printed ("6.20")."""
-        if not (math.isfinite(measured) and tolerance >= 0):
+        if not (math.isfinite(measured) and math.isfinite(tolerance) and tolerance >= 0):
             raise ValueError(
-                f"measured must be finite and tolerance >= 0; got {measured}, {tolerance}"
+                f"measured and tolerance must be finite, tolerance >= 0; got {measured}, {tolerance}"
             )
         holds = abs(measured - float(published)) <= tolerance
         self._record(
@@ -112,6 +140,8 @@ class Claim:
         tolerances = tolerance if isinstance(tolerance, list) else [tolerance] * len(published)
         if not (len(measured) == len(published) == len(tolerances)):
             raise ValueError("measured, published and tolerance must have the same length")
+        if not all(math.isfinite(t) and t >= 0 for t in tolerances):
+            raise ValueError(f"tolerances must be finite and >= 0; got {tolerances}")
         holds = all(
             abs(m - float(p)) <= t for m, p, t in zip(measured, published, tolerances, strict=True)
         )

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from itertools import groupby
+from typing import Any
+
+from lib.report.table import ci_text, interval_text
 
 _VERDICT = {"holds": "holds", "refuted": "**refuted**", "error": "**error**"}
 
@@ -41,6 +44,8 @@ def render(audit: dict, figure_names: list[str]) -> str:
                 verdict = _VERDICT[c["verdict"]] + (
                     "" if c["expected_to_hold"] or c["verdict"] != "refuted" else " (known finding)"
                 )
+                if c["details"].get("ci"):
+                    verdict += f" ({'; '.join(ci_text(ci) for ci in c['details']['ci'])})"
                 lines.append(
                     f"| {c['id']} | {_escape(c['statement'])} | {_escape(c['published'])} | {_escape(c['measured'])} "
                     f"| {_escape(c['tolerance'])} | {verdict} |"
@@ -59,7 +64,183 @@ def render(audit: dict, figure_names: list[str]) -> str:
             for c in findings
         ]
         lines.append("")
+    if "robustness" in audit:
+        lines += render_robustness(audit["robustness"])
     if figure_names:
         lines += ["## Figures", ""]
         lines += [f"![{name}](figures/{name})\n" for name in figure_names]
     return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- robustness
+
+_FIGURES = (
+    ("acc", "accuracy"),
+    ("ece", "ECE"),
+    ("nll", "NLL"),
+    ("brier", "Brier"),
+    ("ece_T", "ECE after T"),
+    ("nll_T", "NLL after T"),
+    ("auroc.msp", "AUROC MSP"),
+    ("auroc.maxlogit", "AUROC max logit"),
+    ("auroc.energy", "AUROC energy"),
+    ("auroc.kmax", "AUROC kmax"),
+    ("auroc_subsample.msp", "AUROC MSP (subsample)"),
+    ("auroc_subsample.kmax", "AUROC kmax (subsample)"),
+)
+
+
+def _seeds(seeds: list[int]) -> str:
+    return ", ".join(map(str, seeds))
+
+
+def _p(value: float | None, b: int) -> str:
+    if value is None:
+        return "-"
+    floor = 2 / (b + 1)  # no resample on the other side of "no difference"
+    return f"<= {floor:.2g}" if value <= floor * (1 + 1e-9) else f"{value:.2g}"
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_escape(str(cell)) for cell in row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def _published_rows(claims: dict[str, dict]) -> list[tuple[Any, ...]]:
+    rows = []
+    for claim_id, claim in claims.items():
+        for ci in claim["published"].get("intervals") or []:
+            rows.append(
+                (
+                    claim_id,
+                    ci["effect"],
+                    ci["region"],
+                    f"{ci['estimate']:.4g}",
+                    interval_text(ci),
+                    "yes" if ci["within_region"] else "**no**",
+                    _p(ci["p_value"], ci["b"]),
+                )
+            )
+    return rows
+
+
+def _per_seed(sweep: dict, k: int) -> str:
+    if sweep["per_seed_values"] is None:
+        return "-"
+    return ", ".join(
+        f"{values[k]:.3g}" if holds else f"**{values[k]:.3g}**"
+        for values, holds in zip(sweep["per_seed_values"], sweep["per_seed_holds"], strict=True)
+    )
+
+
+def _sweep_rows(claims: dict[str, dict]) -> list[tuple[Any, ...]]:
+    rows = []
+    for claim_id, claim in claims.items():
+        sweep = claim.get("sweep")
+        if sweep is None:
+            continue
+        for k, effect in enumerate(sweep["effects"]):
+            interval = sweep["intervals"][k]
+            rows.append(
+                (
+                    claim_id,
+                    effect,
+                    sweep["regions"][k],
+                    f"{sweep['holding']}/{sweep['total']} {sweep['unit']}",
+                    f"{sweep['values'][k]:.4g}",
+                    "-" if interval is None else interval_text(interval),
+                    _per_seed(sweep, k),
+                    sweep["label"],
+                )
+            )
+    return rows
+
+
+def _sensitivity_rows(rows: list[dict], swept: bool) -> list[tuple[Any, ...]]:
+    out = []
+    for row in rows:
+        published = row["published"]
+        cells = (
+            row["claim_id"],
+            row["variant"] + (" (the post's)" if row["post_choice"] else ""),
+            row["effect"],
+            row["region"],
+            f"{published['values'][0]:.4g}",
+            "yes" if published["holds"] else "**no**",
+        )
+        if swept:
+            sweep = row["sweep"]
+            cells += (f"{sweep['holding']}/{sweep['total']}", f"{sweep['values'][0]:.4g}")
+        out.append(cells)
+    return out
+
+
+def _figure_rows(figures: dict[str, list[dict]]) -> list[tuple[Any, ...]]:
+    rows = []
+    for net, seeds in figures.items():
+        for entry in seeds:
+            cells = [
+                f"{entry[name]['estimate']:.4g} ({interval_text(entry[name])})"
+                if name in entry
+                else "-"
+                for name, _ in _FIGURES
+            ]
+            rows.append((net, entry["seed"], *cells))
+    return rows
+
+
+def render_robustness(section: dict[str, Any]) -> list[str]:
+    """Markdown lines of the robustness section (lib/robustness/summary.py)."""
+    methods = section["methods"]
+    published = _seeds(section["published_seeds"])
+    sweep = section["sweep_seeds"]
+    lines = [
+        "## Robustness",
+        "",
+        "Statistics beside the faithful audit: no verdict above depends on them. "
+        f"Intervals are {methods['level']:.0%}: {methods['test_images']}; across seeds, "
+        f"{methods['seeds']}. The test-image intervals hold the nets fixed (training and "
+        "the temperature fit are not resampled).",
+        "",
+    ]
+    published_rows = _published_rows(section["claims"])
+    if published_rows:
+        lines += [f"### Intervals on the published seeds ({published})", ""]
+        lines += _table(
+            ("claim", "effect", "holds when", "value", "95% CI", "CI inside", "p (no difference)"),
+            published_rows,
+        )
+    if sweep is None:
+        lines += [
+            "### Across other seeds",
+            "",
+            "Not run: `pytest claims -n auto --seeds 0-9` re-runs both recipes on seeds "
+            "(root keys) 0-9 and re-evaluates every comparative claim.",
+            "",
+        ]
+    else:
+        lines += [f"### Across seeds {_seeds(sweep)}", "", f"{methods['labels']}.", ""]
+        lines += _table(
+            ("claim", "effect", "holds when", "holds on", "value", "95% CI", "per seed (**not holding**)", "label"),
+            _sweep_rows(section["claims"]),
+        )  # fmt: skip
+        lines += [
+            "value: the claim's statistic on all the seeds (calibration) or the mean over the "
+            "root keys (uncertainty). No interval where the statistic reads the most extreme "
+            "seed (a maximum, an argmin): the bootstrap over seeds does not apply to it.",
+            "",
+        ]
+    if section["sensitivity"]:
+        header = ("claim", "variant", "effect", "holds when", f"value ({published})", "holds")
+        if sweep is not None:
+            header += (f"holds on ({_seeds(sweep)})", f"value ({_seeds(sweep)})")
+        lines += ["### Choices the post fixed", ""]
+        lines += _table(header, _sensitivity_rows(section["sensitivity"], sweep is not None))
+    if section["figure_intervals"]:
+        lines += [f"### Per-seed figures with {methods['level']:.0%} intervals (test images)", ""]
+        lines += _table(
+            ("net", "seed", *(label for _, label in _FIGURES)),
+            _figure_rows(section["figure_intervals"]),
+        )
+    return lines

@@ -8,6 +8,7 @@ command, the test command and CI.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -18,6 +19,7 @@ import pytest
 from lib import cache
 from lib.report import table
 from lib.report.claim import META_PROPERTY, PROPERTY, Claim, ClaimMeta, ClaimRecord
+from lib.robustness.seeds import parse_seeds
 
 _REQUIRED = ("id", "document", "section", "statement")
 
@@ -32,6 +34,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--no-report", action="store_true", help="print the claims table but write no report files"
     )
+    group.addoption(
+        "--seeds",
+        type=_seeds,
+        default=None,
+        metavar="SEEDS",
+        help="robustness sweep: re-evaluate the comparative claims on these calibration seeds "
+        "and uncertainty root keys, e.g. 0-9 or 0,3,5-7 (trains the ones not cached)",
+    )
+
+
+def _seeds(text: str) -> tuple[int, ...]:
+    try:
+        return parse_seeds(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -87,6 +104,15 @@ def claim(request: pytest.FixtureRequest) -> Claim:
     )
 
 
+@pytest.fixture(scope="session")
+def sweep_seeds(request: pytest.FixtureRequest) -> tuple[int, ...]:
+    """The seeds of --seeds; a test using it is skipped when no sweep was asked for."""
+    seeds = request.config.getoption("--seeds")
+    if seeds is None:
+        pytest.skip("no robustness sweep asked for (pass --seeds, e.g. --seeds 0-9)")
+    return seeds
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if _is_worker(session.config):
         session.config.workeroutput["cache_events"] = json.dumps(cache.EVENTS)
@@ -103,6 +129,8 @@ class AuditCollector:
         self.cache_events: list[dict] = []
         self.written: list[Path] = []
         self.write_error: str | None = None
+        self.robustness: dict | None = None
+        self.robustness_error: str | None = None
 
     def pytest_testnodedown(self, node, error) -> None:
         self.cache_events.extend(json.loads(node.workeroutput.get("cache_events", "[]")))
@@ -136,10 +164,24 @@ class AuditCollector:
         if not self.records:
             return
         self.cache_events.extend(cache.EVENTS)  # this process's own (all of them without xdist)
-        if self.config.getoption("--no-report"):
+        # pytest counts any exception in a strict-xfail test as the expected failure, so a known
+        # finding whose experiment crashed would pass: a claim in error fails the run.
+        if session.exitstatus == 0 and any(r.verdict == "error" for r in self.records.values()):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        seeds = self.config.getoption("--seeds")
+        no_report = self.config.getoption("--no-report")
+        if no_report and seeds is None:
             return
         from lib.report import audit  # imported late: it pulls in the experiments
 
+        try:
+            self.robustness = audit.robustness({r.document for r in self.records.values()}, seeds)
+        except audit.ReportError as error:
+            self.robustness_error = str(error)
+            if session.exitstatus == 0:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if no_report:
+            return
         try:
             self.written = audit.write_report(
                 Path(self.config.getoption("--report-dir")),
@@ -147,6 +189,7 @@ class AuditCollector:
                 expected=self.expected,
                 cache_events=self.cache_events,
                 wall_s=time.time() - self.started,
+                robustness=self.robustness,
             )
         except audit.ReportError as error:
             self.write_error = str(error)
@@ -158,6 +201,20 @@ class AuditCollector:
             return
         for line in table.render(list(self.records.values()), self.expected):
             terminalreporter.write_line(line)
+        errors: dict[str, list[str]] = {}  # why a claim could not be checked -> its ids
+        for record in self.records.values():
+            if record.verdict == "error":
+                errors.setdefault(record.details.get("error", ""), []).append(record.id)
+        for error, ids in errors.items():
+            who = ", ".join(ids) if len(ids) <= 3 else f"{ids[0]} and {len(ids) - 1} more claims"
+            terminalreporter.write_line(f"ERROR in {who}: {error}", red=True)
+        if self.robustness is not None:
+            for line in table.render_robustness(self.robustness):
+                terminalreporter.write_line(line)
+        if self.robustness_error:
+            terminalreporter.write_line(
+                f"robustness not computed: {self.robustness_error}", red=True
+            )
         for path in self.written:
             terminalreporter.write_line(f"wrote {path}")
         if self.write_error:

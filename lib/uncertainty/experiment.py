@@ -9,18 +9,28 @@ reports is derived from them by the small functions below.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+from flax import nnx
+from jax.sharding import Mesh
 
 from lib.metrics import decompose_variance
+from lib.sharding import over_runs, replicate
 
 from .data import make_data, root_keys
-from .prediction import ensemble_predict, mc_predict, mc_predict_loop
+from .prediction import _mc_passes, ensemble_predict, mc_predict, mc_predict_loop
 from .training import (
+    _ensemble_scan,
+    _mc_scan,
     bootstrap_indices,
+    make_ensemble,
+    new_mc_model,
+    nudge_params,
     train_ensemble,
     train_ensemble_loop,
     train_mc_dropout,
@@ -30,6 +40,7 @@ from .training import (
 MC_PRINT_STEPS = (100, 200, 300, 400, 500)
 ENSEMBLE_PRINT_STEPS = (200, 400, 600, 800, 1000)
 REGIONS = ("in", "away", "gap", "tails")
+REGION_MASKS = ("in_cluster", "away", "gap", "tails")
 
 PUBLISHED: dict[str, float] = {
     "mc_nll_100": 2.0752,
@@ -208,6 +219,109 @@ def run(
             f" | away {s['ensemble']['epistemic_away']:.5f}"
         )
     return result
+
+
+def run_many(
+    root_seeds: Sequence[int],
+    *,
+    nudges: Sequence[int | None] | None = None,
+    config: UncertaintyConfig = UncertaintyConfig(),
+    mesh: Mesh | None = None,
+) -> list[UncertaintyResult]:
+    """``run(root_seeds[i], nudge=nudges[i])`` for every i, as one jitted program over the runs.
+
+    Every run draws the random streams of :func:`run` (data, batches, dropout masks,
+    bootstrap resamples). The MC-Dropout nets train one after another, unbatched as in
+    :func:`run`, so their outputs equal ``run``'s bit for bit; the ensembles of all runs
+    train stacked under one ``jax.vmap``, a valid computation order that XLA compiles
+    differently from ``run``'s once the batch is large (on this CPU from about 8 runs):
+    their outputs then move by float rounding, which training can amplify a lot.
+    So this is for spreads over reruns, where any valid order gives a valid sample; the
+    faithful key-0 result always comes from :func:`run`. With a ``mesh``
+    (``lib.sharding.run_mesh()``), the runs are split over its devices.
+    """
+    nudges = [None] * len(root_seeds) if nudges is None else list(nudges)
+    if len(nudges) != len(root_seeds):
+        raise ValueError(f"got {len(root_seeds)} root seeds but {len(nudges)} nudges")
+    c = config
+    data, mc_states, ens_states, bkeys = [], [], [], []
+    for seed, nudge in zip(root_seeds, nudges, strict=True):
+        dkey, tkey, bkey = root_keys(seed)
+        data.append(make_data(dkey))
+        mc = new_mc_model(seed, lr=c.lr, dropout_rate=c.dropout_rate, nudge=nudge)
+        models, optimizers = make_ensemble(
+            tkey, members=c.members, lr=c.lr, dropout_rate=c.dropout_rate
+        )
+        if nudge is not None:
+            nudge_params(models, nudge)
+        mc_def, mc_state = nnx.split(mc)
+        ens_def, ens_state = nnx.split((models, optimizers))
+        mc_states.append(mc_state)
+        ens_states.append(ens_state)
+        bkeys.append(bkey)
+
+    def stack(*runs):
+        return jnp.stack(runs)
+
+    inputs = (
+        jax.tree.map(stack, *mc_states),
+        jax.tree.map(stack, *ens_states),
+        stack(*bkeys),
+        stack(*[d.x for d in data]),
+        stack(*[d.y for d in data]),
+        data[0].grid,
+    )
+    if mesh is not None:
+        inputs = replicate(inputs, mesh)
+    out = jax.device_get(_runs(mc_def, ens_def, *inputs, c=c, mesh=mesh))
+    return [
+        UncertaintyResult(
+            root_seed=seed,
+            **{name: np.asarray(getattr(d, name)) for name in ("x", "y", "noise_std", "grid")},
+            **{name: getattr(d, name) for name in REGION_MASKS},
+            **{name: array[i] for name, array in out.items()},
+        )
+        for i, (seed, d) in enumerate(zip(root_seeds, data, strict=True))
+    ]
+
+
+@functools.partial(jax.jit, static_argnames=("mc_def", "ens_def", "c", "mesh"))
+def _runs(mc_def, ens_def, mc_state, ens_state, bkey, x, y, grid, *, c: UncertaintyConfig, mesh):
+    def mc_run(mc_state, bkey, x, y, grid):
+        mc_state, bkey, mc_loss = _mc_scan(
+            mc_def, mc_state, bkey, x, y, steps=c.mc_steps, batch=c.mc_batch
+        )
+        # The MC passes continue the dropout stream as run() does: grid, then x, then dropout off.
+        pass_def, counts, rest = nnx.split(nnx.merge(mc_def, mc_state)[0], nnx.RngCount, ...)
+        out = {"mc_loss": mc_loss}
+        for name, inputs, train in (("grid", grid, True), ("train", x, True), ("off", grid, False)):
+            means, variances, counts = _mc_passes(
+                pass_def, counts, rest, inputs, n_samples=c.mc_samples, train=train
+            )
+            if name == "off":
+                out["mc_off_grid_means"] = means
+            else:
+                out |= {f"mc_{name}_means": means, f"mc_{name}_vars": variances}
+        return out, bkey
+
+    def ensemble_run(ens_state, bkey, x, y, grid):
+        idx = bootstrap_indices(bkey, members=c.members, n=x.shape[0])
+        ens_state, loss = _ensemble_scan(ens_def, ens_state, x[idx], y[idx], steps=c.ensemble_steps)
+        models = nnx.merge(ens_def, ens_state)[0]
+        out = {"ens_loss": loss, "bootstrap_idx": idx}
+        for name, inputs in (("grid", grid), ("train", x)):
+            predicted = ensemble_predict(models, inputs)
+            out |= {f"ens_{name}_means": predicted.means, f"ens_{name}_vars": predicted.variances}
+        return out
+
+    def runs(mc_state, ens_state, bkey, x, y, grid):
+        # MC-Dropout: one run after another (lax.map), unbatched as in run(), so bit for bit
+        # run()'s; it is a small part of the work. The ensembles carry most of it: batched.
+        mc_out, bkey = jax.lax.map(lambda run: mc_run(*run, grid), (mc_state, bkey, x, y))
+        ens_out = jax.vmap(ensemble_run, in_axes=(0, 0, 0, 0, None))(ens_state, bkey, x, y, grid)
+        return mc_out | ens_out
+
+    return over_runs(runs, mesh, (mc_state, ens_state, bkey, x, y), (grid,))
 
 
 def _region_masks(result: UncertaintyResult) -> dict[str, np.ndarray]:

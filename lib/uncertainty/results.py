@@ -10,15 +10,21 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from pathlib import Path
 from typing import Literal
 
 import jax
 import numpy as np
 
-import lib
-from lib.cache import cached, source_digest
-from lib.uncertainty.experiment import UncertaintyConfig, UncertaintyResult, headline_figures, run
+from lib.cache import cached, lib_sources, library_versions, source_digest
+from lib.uncertainty.data import GRID_POINTS, N_PER_CLUSTER
+from lib.uncertainty.experiment import (
+    PUBLISHED,
+    UncertaintyConfig,
+    UncertaintyResult,
+    headline_figures,
+    run,
+    run_many,
+)
 from lib.uncertainty.health import health_figures
 
 SPREAD_ROOT_SEEDS = tuple(range(1, 21))
@@ -27,26 +33,43 @@ SpreadKind = Literal["root_seeds", "float_noise"]
 
 
 def _key(config: UncertaintyConfig, **extra) -> dict:
-    package = Path(__file__).parent
     return {
         "config": dataclasses.asdict(config),
-        "code": source_digest(
-            [*package.glob("*.py"), package.parent / "metrics" / "regression.py"]
-        ),
-        "versions": {"lib": lib.__version__, "jax": jax.__version__, "numpy": np.__version__},
+        "code": source_digest(lib_sources(__name__)),  # incl. lib/health.py: spread figures
+        "versions": library_versions(),
         "backend": jax.default_backend(),
         **extra,
     }
 
 
-def _validate_result(arrays: dict[str, np.ndarray]) -> None:
-    expected = {f.name for f in dataclasses.fields(UncertaintyResult)}
-    if set(arrays) != expected:
-        raise ValueError(f"fields {sorted(set(arrays) ^ expected)} missing or unexpected")
-    if arrays["grid"].shape != (200, 1) or arrays["x"].shape != (120, 1):
-        raise ValueError(
-            f"grid {arrays['grid'].shape} / x {arrays['x'].shape}, expected (200, 1) / (120, 1)"
-        )
+def _result_shapes(config: UncertaintyConfig) -> dict[str, tuple[int, ...]]:
+    """The shape of every field of a run's arrays."""
+    n, g, t, m = 2 * N_PER_CLUSTER, GRID_POINTS, config.mc_samples, config.members
+    return {
+        "root_seed": (),
+        **dict.fromkeys(("x", "y", "noise_std"), (n, 1)),
+        "grid": (g, 1),
+        **dict.fromkeys(("in_cluster", "away", "gap", "tails"), (g,)),
+        "mc_loss": (config.mc_steps,),
+        "ens_loss": (config.ensemble_steps, m),
+        "bootstrap_idx": (m, n),
+        **dict.fromkeys(("mc_grid_means", "mc_grid_vars", "mc_off_grid_means"), (t, g, 1)),
+        **dict.fromkeys(("mc_train_means", "mc_train_vars"), (t, n, 1)),
+        **dict.fromkeys(("ens_grid_means", "ens_grid_vars"), (m, g, 1)),
+        **dict.fromkeys(("ens_train_means", "ens_train_vars"), (m, n, 1)),
+    }
+
+
+def _check_shapes(arrays: dict[str, np.ndarray], expected: dict[str, tuple[int, ...]]) -> None:
+    """Raise ValueError naming each array that is missing, unexpected or of the wrong shape."""
+    found = {name: array.shape for name, array in arrays.items()}
+    wrong = {
+        name: f"{found.get(name, 'missing')} (expected {expected.get(name, 'none')})"
+        for name in sorted(set(found) | set(expected))
+        if found.get(name) != expected.get(name)
+    }
+    if wrong:
+        raise ValueError(f"wrong arrays: {wrong}")
 
 
 @functools.cache
@@ -58,9 +81,17 @@ def uncertainty_result(
         f"uncertainty-seed{root_seed}",
         _key(config, root_seed=root_seed),
         lambda: run(root_seed, config=config).as_arrays(),
-        validate=_validate_result,
+        validate=lambda arrays: _check_shapes(arrays, _result_shapes(config)),
     )
     return UncertaintyResult.from_arrays(entry.arrays)
+
+
+def _check_spread(arrays: dict[str, np.ndarray], n_runs: int) -> None:
+    """Raise ValueError unless every printed figure is there and each holds one value per rerun."""
+    missing = sorted(set(PUBLISHED) - set(arrays))
+    wrong = {name: array.shape for name, array in arrays.items() if array.shape != (n_runs,)}
+    if missing or wrong:
+        raise ValueError(f"figures missing: {missing}; not of shape ({n_runs},): {wrong}")
 
 
 def _figures_of(result: UncertaintyResult) -> dict[str, float]:
@@ -68,10 +99,13 @@ def _figures_of(result: UncertaintyResult) -> dict[str, float]:
 
 
 def _compute_spread(kind: SpreadKind, config: UncertaintyConfig) -> dict[str, np.ndarray]:
+    # One program over the 20 reruns: their ensembles train batched, another valid float
+    # order than run()'s, which is as good a sample for a spread (see run_many).
     if kind == "root_seeds":
-        runs = [_figures_of(run(seed, config=config)) for seed in SPREAD_ROOT_SEEDS]
+        results = run_many(SPREAD_ROOT_SEEDS, config=config)
     else:
-        runs = [_figures_of(run(0, config=config, nudge=n)) for n in SPREAD_NUDGES]
+        results = run_many([0] * len(SPREAD_NUDGES), nudges=SPREAD_NUDGES, config=config)
+    runs = [_figures_of(result) for result in results]
     return {
         name: np.array([figures[name] for figures in runs], dtype=np.float64) for name in runs[0]
     }
@@ -89,5 +123,6 @@ def spread(
         f"uncertainty-spread-{kind}",
         _key(config, kind=kind, runs=list(runs)),
         lambda: _compute_spread(kind, config),
+        validate=lambda arrays: _check_spread(arrays, len(runs)),
     )
     return entry.arrays

@@ -1,0 +1,108 @@
+"""Helpers of the fault tests (claims/test_faults_*.py): child processes and read-only folders.
+
+Every child gets a timeout; `subprocess.run` kills it when the timeout expires, and `Popen`
+users below kill theirs in a `finally`, so no test leaves a process behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT_S = 120
+
+
+def child_env(**overrides: str) -> dict[str, str]:
+    """This process's environment with `overrides`, for a child process."""
+    return {**os.environ, **overrides}
+
+
+def run_python(
+    script: str,
+    *,
+    env: dict[str, str] | None = None,
+    prefix: list[str] | None = None,
+    timeout: float = TIMEOUT_S,
+) -> subprocess.CompletedProcess:
+    """Run `script` (dedented) in a fresh interpreter from the repository root; capture output."""
+    return subprocess.run(
+        [*(prefix or []), sys.executable, "-c", textwrap.dedent(script)],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def pytest_command(*args: str) -> list[str]:
+    """`python -m pytest` without the cache provider, with `args`."""
+    return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
+
+
+def run_pytest(
+    folder: Path, *args: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT_S
+) -> subprocess.CompletedProcess:
+    """Run pytest in `folder` with `args`; capture output."""
+    return subprocess.run(
+        pytest_command(*args), cwd=folder, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def tiny_pytest_env(**overrides: str) -> dict[str, str]:
+    """For pytest on a tiny test folder: no plugin autoloading (it costs ~1 s a process), so
+    plugins are named with -p (e.g. `-p xdist.plugin`)."""
+    return child_env(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", **overrides)
+
+
+def run_audit_pytest(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run pytest with the claims-audit plugin (which needs xdist) on a tiny test folder."""
+    plugins = ("-p", "xdist.plugin", "-p", "lib.report.plugin")
+    return run_pytest(folder, *plugins, *args, env=tiny_pytest_env())
+
+
+def write_test_folder(folder: Path, module: str, name: str = "test_module.py") -> Path:
+    """A folder holding one test module and a pytest.ini that registers the claim marker."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(textwrap.dedent(module))
+    (folder / "pytest.ini").write_text(
+        "[pytest]\nxfail_strict = true\nmarkers =\n    claim: a documented claim\n"
+    )
+    return folder
+
+
+def permission_honouring_prefix(probe_dir: Path) -> list[str]:
+    """A command prefix under which a child is bound by permission bits (it cannot write into
+    a chmod 0o555 folder nor read a chmod 0o000 one).
+
+    As a normal user that is no prefix at all. Root ignores permission bits through
+    CAP_DAC_OVERRIDE, so for root the child runs under util-linux `setpriv` with that
+    capability (and CAP_DAC_READ_SEARCH) dropped: still root, but bound by the bits. Where
+    neither works the test is skipped, with the reason; the tests that work as root anywhere
+    are a cache folder under a regular file (test_cache.py::test_unwritable_path_runs_uncached)
+    and a data folder that is a regular file (test_faults_data.py).
+    """
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root (permission bits do not bind) and setpriv is not installed")
+    prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-all"]
+    probe_dir.mkdir(exist_ok=True)
+    probe_dir.chmod(0o555)
+    try:
+        probe = run_python(
+            f"open({str(probe_dir / 'probe')!r}, 'w')", prefix=prefix, timeout=TIMEOUT_S
+        )
+    finally:
+        probe_dir.chmod(0o755)
+    if probe.returncode == 0 or "PermissionError" not in probe.stderr:
+        pytest.skip(f"running as root and setpriv could not drop CAP_DAC_OVERRIDE: {probe.stderr}")
+    return prefix

@@ -1,0 +1,141 @@
+"""Determinism: cold runs in fresh processes, each with its own empty cache, store bit-identical
+results; a run killed during training leaves nothing behind and its re-run matches; the audit
+JSON built twice from the same records is identical apart from its timing fields.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fault_tools import REPO_ROOT, TIMEOUT_S, child_env, run_python
+
+from lib.report import audit
+from lib.report.claim import ClaimRecord
+
+UNCERTAINTY_CHILD = """
+    from lib.uncertainty.results import uncertainty_result
+    uncertainty_result()
+"""
+
+# The calibration recipe's real cached path, on one seed and one epoch (a few seconds).
+CALIBRATION_CHILD = """
+    import sys
+    from pathlib import Path
+    from lib import cache
+    from lib.calibration.experiment import run_net
+    from lib.calibration.training import TrainConfig
+
+    def progress(line):
+        print(line, file=sys.stderr, flush=True)
+        if "computing" in line:  # training starts now: tell the test
+            Path({marker!r}).touch()
+
+    cache.progress_writer = progress
+    print(run_net("yat", (0,), TrainConfig(epochs=1)).cache_status)
+"""
+
+
+def stored(folder: Path) -> dict[str, dict[str, tuple[str, tuple, bytes]]]:
+    """Every entry in a cache folder: each array's dtype, shape and raw bytes (key included)."""
+    out = {}
+    for path in sorted(folder.glob("*.npz")):
+        with np.load(path) as npz:
+            out[path.name] = {n: (npz[n].dtype.str, npz[n].shape, npz[n].tobytes()) for n in npz}
+    return out
+
+
+def start(script: str, cache_dir: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        cwd=REPO_ROOT,
+        env=child_env(CLAIMS_CACHE_DIR=str(cache_dir)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(child: subprocess.Popen) -> str:
+    """Wait for a child to succeed; return its stdout."""
+    out, err = child.communicate(timeout=TIMEOUT_S)
+    assert child.returncode == 0, err
+    return out
+
+
+@contextlib.contextmanager
+def reaped(*children: subprocess.Popen):
+    """Kill whichever of `children` still runs when the block ends (e.g. on a failure)."""
+    try:
+        yield
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+            child.communicate()
+
+
+@pytest.mark.slow
+def test_uncertainty_cold_runs_are_bit_identical(tmp_path):
+    """The uncertainty recipe (root key 0, full config) trained twice, in two fresh processes
+    with empty caches: every stored array is bit-identical."""
+    runs = [start(UNCERTAINTY_CHILD, tmp_path / name) for name in ("a", "b")]
+    with reaped(*runs):
+        for child in runs:
+            finish(child)
+    first, second = stored(tmp_path / "a"), stored(tmp_path / "b")
+    assert len(first) == 1 and first.keys() == second.keys()
+    assert first == second
+
+
+@pytest.mark.slow
+@pytest.mark.fault
+def test_training_killed_midway_then_rerun_matches_a_cold_run(tmp_path):
+    """SIGKILL during calibration training: no entry is left, the re-run on the same cache
+    trains from scratch, and its arrays are bit-identical to an independent cold run's."""
+    marker = tmp_path / "training-started"
+    reference = start(CALIBRATION_CHILD.format(marker=str(tmp_path / "unused")), tmp_path / "a")
+    killed = start(CALIBRATION_CHILD.format(marker=str(marker)), tmp_path / "b")
+    with reaped(reference, killed):
+        deadline = time.monotonic() + TIMEOUT_S
+        while not marker.exists() and killed.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marker.exists(), "the child never started training"
+        time.sleep(1.0)
+        killed.kill()
+        killed.communicate()
+        assert killed.returncode == -9
+        assert stored(tmp_path / "b") == {}  # killed before anything was stored
+
+        rerun = run_python(
+            CALIBRATION_CHILD.format(marker=str(marker)),
+            env=child_env(CLAIMS_CACHE_DIR=str(tmp_path / "b")),
+        )
+        assert rerun.returncode == 0, rerun.stderr
+        assert rerun.stdout.split() == ["computed"]
+        assert finish(reference).split() == ["computed"]
+    first, second = stored(tmp_path / "a"), stored(tmp_path / "b")
+    assert len(first) == 1 and first == second
+
+
+def test_audit_json_is_identical_when_built_twice(calibration, uncertainty):
+    """The audit JSON built twice from the same records and experiments is identical, once the
+    creation time and wall time are set aside."""
+    records = [
+        ClaimRecord(f"{doc[:3]}-1", doc, "S", "a claim", "1.0", "1.0", "± 0.1", "holds", {})
+        for doc in ("calibration", "uncertainty")
+    ]
+
+    def build(wall_s: float) -> str:
+        built = audit.build(records, {}, [], wall_s)
+        del built["metadata"]["created_unix"], built["metadata"]["wall_s"]
+        return json.dumps(built, indent=2, allow_nan=False)
+
+    assert build(1.0) == build(2.0)

@@ -1,0 +1,358 @@
+"""Cache faults tried for real: a kill mid-write, racing pytest runs, read-only folders, foreign,
+malformed and wrongly shaped entries of the real experiments.
+
+claims/test_cache.py has the basics (truncated entry, flipped byte, another key's entry, wrong
+shapes, a folder under a regular file, racing scripts, a kill during the computation).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from fault_tools import (
+    permission_honouring_prefix,
+    pytest_command,
+    run_python,
+    tiny_pytest_env,
+    write_test_folder,
+)
+
+from lib import cache
+from lib.calibration import experiment as calibration_experiment
+from lib.calibration.training import TrainConfig
+from lib.uncertainty import UncertaintyConfig
+from lib.uncertainty import results as uncertainty_results
+
+pytestmark = pytest.mark.fault
+
+X = np.arange(6.0).reshape(2, 3)
+
+
+@pytest.fixture(autouse=True)
+def said(monkeypatch) -> list[str]:
+    """What the cache tells the user, captured instead of written to the terminal (and its
+    events kept out of the run's report)."""
+    lines: list[str] = []
+    monkeypatch.setattr(cache, "progress_writer", lines.append)
+    monkeypatch.setattr(cache, "EVENTS", [])
+    return lines
+
+
+def entries(folder: Path) -> dict[str, bytes]:
+    """Every cache entry in `folder`, by name, with its bytes."""
+    return {p.name: p.read_bytes() for p in sorted(folder.glob("*.npz"))}
+
+
+def test_kill_between_temp_write_and_rename_loses_nothing(tmp_path, monkeypatch):
+    """SIGKILL after the temp file is written, before the rename: no entry appears, other
+    entries survive, and the re-run recomputes and removes the dead writer's temp file."""
+    other = cache.cached("other", {"k": 0}, lambda: {"x": -X}, cache_dir=tmp_path)
+    # Test-only hook, in the child only: os.replace (the rename) kills the process instead.
+    child = run_python(
+        f"""
+        import os, signal, numpy as np
+        from lib import cache
+        os.replace = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
+        cache.cached("entry", {{"k": 1}}, lambda: {{"x": np.zeros(3)}}, cache_dir={str(tmp_path)!r})
+        """
+    )
+    assert child.returncode == -9, child.stderr
+    assert len(list(tmp_path.glob(".entry-*.npz.*.tmp"))) == 1  # died holding a written temp file
+    assert list(tmp_path.glob("entry-*.npz.lock"))  # and left its lock file behind
+    assert set(entries(tmp_path)) == {other.path.name}
+
+    monkeypatch.setattr(cache, "_LOCK_TIMEOUT_S", 10)  # a stale lock would show as a Timeout
+    again = cache.cached("entry", {"k": 1}, lambda: {"x": X}, cache_dir=tmp_path)
+    assert again.status == "computed"
+    np.testing.assert_array_equal(again.arrays["x"], X)
+    assert not list(tmp_path.glob(".*.tmp"))
+    kept = cache.cached("other", {"k": 0}, lambda: {"x": X}, cache_dir=tmp_path)
+    assert kept.status == "hit"
+    np.testing.assert_array_equal(kept.arrays["x"], -X)
+
+
+RACE_MODULE = """
+    import os, time
+    from pathlib import Path
+
+    import numpy as np
+    import pytest
+
+    from lib import cache
+
+    SHARED = Path(os.environ["RACE_DIR"])
+
+
+    def compute():
+        with open(SHARED / "computed.log", "a") as log:
+            log.write("computed\\n")
+        # Hold the lock until all three callers have arrived, so they really race.
+        deadline = time.monotonic() + 60
+        while len(list(SHARED.glob("arrived-*"))) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        return {"x": np.arange(3.0)}
+
+
+    @pytest.mark.parametrize("caller", [0, 1])
+    def test_entry(caller):
+        (SHARED / f"arrived-{os.getpid()}-{caller}").touch()
+        result = cache.cached("race", {"k": 1}, compute, cache_dir=SHARED / "cache")
+        with open(SHARED / "status.log", "a") as log:
+            log.write(result.status + "\\n")
+        np.testing.assert_array_equal(result.arrays["x"], np.arange(3.0))
+"""
+
+
+def test_xdist_workers_and_a_second_pytest_run_compute_an_entry_once(tmp_path):
+    """Two pytest-xdist workers and a second pytest process race for one entry: it is
+    computed once, the other two callers read it, every run passes."""
+    folder = write_test_folder(tmp_path / "tests", RACE_MODULE)
+    env = tiny_pytest_env(RACE_DIR=str(tmp_path))
+    runs = [
+        # The xdist run takes both of its tests; the plain run only the first.
+        subprocess.Popen(
+            pytest_command("-q", "-p", "xdist.plugin", "-n", "2"),
+            cwd=folder,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        ),
+        subprocess.Popen(
+            pytest_command("-q", "-k", "entry[0]"),
+            cwd=folder,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        ),
+    ]
+    try:
+        outputs = [run.communicate(timeout=120)[0] for run in runs]
+    finally:
+        for run in runs:
+            run.kill()
+            run.wait()
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    assert (tmp_path / "computed.log").read_text().splitlines() == ["computed"]
+    assert sorted((tmp_path / "status.log").read_text().split()) == ["computed", "hit", "hit"]
+
+
+READ_ONLY_CHILD = """
+    import numpy as np
+    from lib import cache
+    result = cache.cached("entry", {{"k": 1}}, lambda: {{"x": np.ones(3)}}, cache_dir={folder!r})
+    print(result.status, result.arrays["x"].sum())
+"""
+
+
+@pytest.mark.parametrize("lock_exists", [False, True], ids=["no-lock-file", "old-lock-file"])
+def test_read_only_cache_folder_runs_uncached_and_says_so(tmp_path, lock_exists):
+    """A cache folder the user may not write: the run still computes, says it is not caching,
+    and leaves the folder's entries as they were."""
+    prefix = permission_honouring_prefix(tmp_path / "probe")
+    folder = tmp_path / "cache"
+    cache.cached("other", {"k": 0}, lambda: {"x": X}, cache_dir=folder)
+    if lock_exists:  # an earlier run left the entry's lock file: locking works, writing does not
+        cache.cached("entry", {"k": 1}, lambda: {"x": X}, cache_dir=folder).path.unlink()
+    before = entries(folder)
+    folder.chmod(0o555)
+    try:
+        child = run_python(READ_ONLY_CHILD.format(folder=str(folder)), prefix=prefix)
+    finally:
+        folder.chmod(0o755)
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.split() == ["uncached", "3.0"]
+    if lock_exists:
+        assert "could not write cache entry" in child.stderr
+        assert "result not cached" in child.stderr
+    else:
+        assert f"cache folder {folder} is not writable" in child.stderr
+        assert "running without a cache" in child.stderr
+    assert entries(folder) == before
+    assert not list(folder.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"__key__": np.array(["name", "key"]), "__checksum__": np.array("0")},  # a list layout
+        {"__key__": np.array(b"bytes key"), "__checksum__": np.array(b"0")},
+        {"__key__": np.array(7)},  # no checksum
+        {},  # a bare npz without either field
+    ],
+    ids=["key-as-list", "key-as-bytes", "key-as-number", "no-fields"],
+)
+def test_entry_in_another_layout_is_recomputed_not_a_crash(tmp_path, said, fields):
+    """An .npz under the entry's name laid out by another version: recomputed, and said so."""
+    path = cache.cached("entry", {"a": 1}, lambda: {"x": X}, cache_dir=tmp_path).path
+    with open(path, "wb") as handle:
+        np.savez(handle, x=X + 1, **fields)
+    result = cache.cached("entry", {"a": 1}, lambda: {"x": X}, cache_dir=tmp_path)
+    assert result.status == "computed"
+    np.testing.assert_array_equal(result.arrays["x"], X)
+    assert any("belongs to another configuration" in line for line in said)
+
+
+def digested(monkeypatch, make_key) -> tuple[dict, set[Path]]:
+    """The key `make_key()` builds, and the source files its code digest reads."""
+    files: set[Path] = set()
+    real = cache.source_digest
+
+    def record(paths):
+        paths = list(paths)
+        files.update(Path(p).resolve() for p in paths)
+        return real(paths)
+
+    for module in (calibration_experiment, uncertainty_results):
+        monkeypatch.setattr(module, "source_digest", record)
+    return make_key(), files
+
+
+# The module whose key it is, and sources outside its package that its result depends on.
+KEYS = {
+    "calibration": (
+        "lib.calibration.experiment",
+        lambda: calibration_experiment.cache_key("yat", (0, 1, 2), TrainConfig()),
+        {"data.py"},
+    ),
+    "uncertainty": (
+        "lib.uncertainty.results",
+        lambda: uncertainty_results._key(UncertaintyConfig(), root_seed=0),
+        {"health.py", "metrics/regression.py", "metrics/_checks.py"},  # health: spread figures
+    ),
+}
+LIB = cache.REPO_ROOT / "lib"
+LOADED_LIB_FILES = """
+    import importlib, sys
+    importlib.import_module(sys.argv[1])
+    for module in list(sys.modules.values()):
+        if module.__name__.split(".")[0] == "lib" and module.__file__:  # not namespace packages
+            print(module.__file__)
+"""
+
+
+@pytest.mark.parametrize("document", KEYS)
+def test_result_key_names_every_version_and_source_it_depends_on(monkeypatch, document):
+    """An entry written by another library version, another numerical package or other code is
+    another entry: the key holds every package version, and digests every lib source the
+    result's module loads (checked against a fresh interpreter) and those it needs."""
+    module, make_key, shared = KEYS[document]
+    key, files = digested(monkeypatch, make_key)
+    assert set(key["versions"]) == {"lib", "jax", "jaxlib", "flax", "optax", "numpy"}
+    assert {LIB / name for name in shared} <= files
+    loaded = run_python(LOADED_LIB_FILES.replace("sys.argv[1]", repr(module)))
+    assert loaded.returncode == 0, loaded.stderr
+    assert {Path(f).resolve() for f in loaded.stdout.split()} <= files
+
+
+@pytest.mark.parametrize("document", KEYS)
+def test_entry_of_another_version_is_not_served(tmp_path, monkeypatch, said, document):
+    """The entry of the same recipe under an older flax, copied into place: recomputed."""
+    key = KEYS[document][1]()
+    older = {**key, "versions": {**key["versions"], "flax": "0.0.1"}}
+    stale = cache.cached("result", older, lambda: {"x": -X}, cache_dir=tmp_path).path
+    current = cache.cached("result", key, lambda: {"x": X}, cache_dir=tmp_path).path
+    assert stale != current
+    current.write_bytes(stale.read_bytes())
+    result = cache.cached("result", key, lambda: {"x": X}, cache_dir=tmp_path)
+    assert result.status == "computed"
+    np.testing.assert_array_equal(result.arrays["x"], X)
+
+
+def fake_uncertainty_arrays(config: UncertaintyConfig) -> dict[str, np.ndarray]:
+    """Arrays of a run's shapes (zeros; masks all True), as the real run would store them."""
+    shapes = uncertainty_results._result_shapes(config)
+    arrays = {name: np.zeros(shape, np.float32) for name, shape in shapes.items()}
+    arrays |= {m: np.ones(shapes[m], bool) for m in ("in_cluster", "away", "gap", "tails")}
+    return arrays | {"root_seed": np.array(0), "bootstrap_idx": np.zeros((5, 120), np.int32)}
+
+
+class FakeRun:
+    """Stands in for `run()`: counts the calls, returns well-shaped arrays."""
+
+    def __init__(self, arrays: dict[str, np.ndarray]):
+        self.arrays, self.calls = arrays, 0
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        return self
+
+    def as_arrays(self) -> dict[str, np.ndarray]:
+        return dict(self.arrays)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda a: a | {"mc_loss": a["mc_loss"][:-1]},  # one step short
+        lambda a: a | {"ens_grid_means": a["ens_grid_means"][:3]},  # three members, not five
+        lambda a: {k: v for k, v in a.items() if k != "gap"},
+    ],
+    ids=["short-trace", "fewer-members", "missing-field"],
+)
+def test_uncertainty_entry_with_wrong_shapes_is_recomputed(tmp_path, monkeypatch, damage):
+    """A stored run with the right key but wrong shapes (e.g. a buggy writer): recomputed."""
+    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
+    config = UncertaintyConfig()
+    good = fake_uncertainty_arrays(config)
+    key = uncertainty_results._key(config, root_seed=0)
+    cache.cached("uncertainty-seed0", key, lambda: damage(good))  # planted without validation
+    fake = FakeRun(good)
+    monkeypatch.setattr(uncertainty_results, "run", fake)
+    result = uncertainty_results.uncertainty_result.__wrapped__(0)
+    assert fake.calls == 1
+    assert result.mc_loss.shape == (500,) and result.ens_grid_means.shape == (5, 200, 1)
+
+
+def test_spread_entry_with_wrong_shapes_is_recomputed(tmp_path, monkeypatch):
+    """A stored spread holding 5 reruns instead of 20 (its tolerances would be off): recomputed."""
+    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
+    names = uncertainty_results.PUBLISHED
+    runs = uncertainty_results.SPREAD_ROOT_SEEDS
+    key = uncertainty_results._key(UncertaintyConfig(), kind="root_seeds", runs=list(runs))
+    cache.cached("uncertainty-spread-root_seeds", key, lambda: dict.fromkeys(names, np.zeros(5)))
+    calls = []
+
+    def compute(kind, config):
+        calls.append(kind)
+        return dict.fromkeys(names, np.zeros(len(runs)))
+
+    monkeypatch.setattr(uncertainty_results, "_compute_spread", compute)
+    spread = uncertainty_results.spread.__wrapped__("root_seeds")
+    assert calls == ["root_seeds"]
+    assert all(values.shape == (20,) for values in spread.values())
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda a: a | {"logits_test": np.full_like(a["logits_test"], np.nan)},
+        lambda a: a | {"kmax_ood": np.full_like(a["kmax_ood"], np.inf)},
+        lambda a: a | {"logits_heldout": a["logits_heldout"][:, :-1]},
+        lambda a: {k: v for k, v in a.items() if k != "train_loss"},
+    ],
+    ids=["nan-logits", "inf-kernel-scores", "short-heldout", "missing-losses"],
+)
+def test_calibration_entry_with_nan_or_wrong_shapes_is_refused(damage):
+    """A stored or fresh calibration result holding NaN / inf, or of the wrong shapes, fails
+    its validator (so an entry is recomputed and a fresh result is an error, never used)."""
+    split = SimpleNamespace(
+        train_y=np.zeros(1000), heldout_y=np.zeros(50), test_y=np.zeros(40), ood_x=np.zeros(30)
+    )
+    config = TrainConfig(epochs=2, batch_size=100)  # 2 epochs x 9 batches
+    validate = calibration_experiment._validator("yat", 1, split, config)
+    good = {
+        "train_loss": np.zeros((1, 18)),
+        "logits_test": np.zeros((1, 40, 10)),
+        "logits_heldout": np.zeros((1, 50, 10)),
+        "logits_ood": np.zeros((1, 30, 10)),
+        "kmax_test": np.zeros((1, 40)),
+        "kmax_ood": np.zeros((1, 30)),
+    }
+    validate(good)
+    with pytest.raises(ValueError, match=r"NaN or inf|expected arrays"):
+        validate(damage(good))

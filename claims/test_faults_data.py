@@ -1,0 +1,99 @@
+"""Data faults beyond claims/test_data.py::TestBadData: a data folder that is a file or cannot be
+read, and broken data met by a whole audit run (which must fail with the data error, not crash).
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from fault_tools import (
+    REPO_ROOT,
+    child_env,
+    permission_honouring_prefix,
+    run_pytest,
+    run_python,
+)
+
+from lib import data
+from lib.data import DataError, load_mnist_test
+from lib.report import audit
+
+pytestmark = pytest.mark.fault
+
+MNIST_FIX = "git checkout -- fixtures/mnist"
+
+
+def test_data_dir_that_is_a_file_is_a_data_error(tmp_path, monkeypatch):
+    """CLAIMS_DATA_DIR naming a regular file: a DataError naming it, no fallback elsewhere."""
+    not_a_folder = tmp_path / "data.tar"
+    not_a_folder.write_bytes(b"an archive, not a folder")
+    monkeypatch.setenv(data.ENV_VAR, str(not_a_folder))
+    with pytest.raises(DataError, match="is not a directory") as info:
+        load_mnist_test()
+    assert str(not_a_folder) in str(info.value)
+    assert MNIST_FIX in str(info.value)
+
+
+LOAD_CHILD = """
+    from lib import data
+    try:
+        data.load_mnist_test()
+    except data.DataError as error:
+        print("DataError:", error)
+"""
+
+
+@pytest.mark.parametrize(
+    "unreadable",
+    ["", "mnist", "mnist/t10k-labels-idx1-ubyte.gz"],
+    ids=["data-dir", "dataset-folder", "file"],
+)
+def test_unreadable_data_is_a_data_error(tmp_path, unreadable):
+    """A data folder or file the user may not read (chmod 000): a DataError naming the path
+    and the fix, not a bare PermissionError."""
+    prefix = permission_honouring_prefix(tmp_path / "probe")
+    root = tmp_path / "data"
+    (root / "mnist").mkdir(parents=True)
+    for name in ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"):
+        shutil.copyfile(REPO_ROOT / "fixtures" / "mnist" / name, root / "mnist" / name)
+    target = root / unreadable
+    target.chmod(0o000)
+    try:
+        child = run_python(LOAD_CHILD, env=child_env(CLAIMS_DATA_DIR=str(root)), prefix=prefix)
+    finally:
+        target.chmod(0o755)
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.startswith("DataError:")
+    assert "Permission denied" in child.stdout
+    assert str(root) in child.stdout
+    assert MNIST_FIX in child.stdout
+
+
+def test_broken_data_fails_the_audit_with_the_data_error_and_keeps_the_report(tmp_path):
+    """A real `pytest claims` run whose data folder is empty: every selected claim is an ERROR
+    naming the missing folder and the fix, the run exits 1 without a crash, and the previous
+    report is left as it was."""
+    report_dir = tmp_path / "report"
+    audit.write_report(report_dir, records=[], expected={}, cache_events=[], wall_s=0.0)
+    before = {p.name: p.read_bytes() for p in report_dir.rglob("*") if p.is_file()}
+    empty = tmp_path / "data"
+    empty.mkdir()
+    env = child_env(CLAIMS_DATA_DIR=str(empty), CLAIMS_CACHE_DIR=str(tmp_path / "cache"))
+    result = run_pytest(
+        REPO_ROOT,
+        "claims/test_calibration.py",
+        "-k",
+        "relu_ece",
+        "--report-dir",
+        str(report_dir),
+        env=env,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert f"CLAIMS_DATA_DIR={empty} has no fashion-mnist/ subdirectory" in output
+    assert "apt-get install dataset-fashion-mnist" in output
+    assert "report not written: cannot build the report (DataError" in output
+    assert "INTERNALERROR" not in output and "Traceback (most recent call last)" not in output
+    assert {p.name: p.read_bytes() for p in report_dir.rglob("*") if p.is_file()} == before
+    assert not list((tmp_path / "cache").glob("*.npz"))

@@ -1,0 +1,136 @@
+"""Bad input swept over every public metric: NaN, +-inf, empty and mismatched arrays, bad labels,
+probabilities that are not distributions. Each must raise and name the argument, never return a
+number. (claims/properties/ checks single cases by hand, and the bounds of T and tpr.)
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+from lib import metrics
+
+pytestmark = pytest.mark.fault
+
+Z = np.array([[2.0, 0.5, -1.0], [0.1, 0.2, 3.0], [1.0, 1.0, 1.0]])  # logits, 3 examples
+P = metrics.softmax(Z)
+Y = np.array([0, 2, 1])
+S = np.array([0.9, 0.8, 0.3])
+V = np.array([[0.1, 0.2], [0.3, 0.1], [0.2, 0.2]])  # 3 samples x 2 points
+
+# Each public metric with valid arguments, named as in its signature (and so in its errors).
+CALLS = {
+    "softmax": {"logits": Z},
+    "msp_score": {"logits": Z},
+    "max_logit_score": {"logits": Z},
+    "energy_score": {"logits": Z},
+    "scale_logits": {"logits": Z, "temperature": 2.0},
+    "accuracy": {"probs_or_logits": Z, "labels": Y},
+    "reliability_bins": {"probs": P, "labels": Y},
+    "ece": {"probs": P, "labels": Y},
+    "ece_equal_mass": {"probs": P, "labels": Y},
+    "mce": {"probs": P, "labels": Y},
+    "nll": {"probs": P, "labels": Y},
+    "brier": {"probs": P, "labels": Y},
+    "fit_temperature": {"logits": Z, "labels": Y},
+    "heldout_nll_curve": {"logits": Z, "labels": Y, "temperatures": np.array([0.5, 2.0])},
+    "auroc": {"pos_scores": S, "neg_scores": S[:2]},
+    "fpr_at_tpr": {"pos_scores": S, "neg_scores": S[:2]},
+    "gaussian_nll": {"mu": S, "log_var": S, "y": S},
+    "decompose_variance": {"means": V, "variances": V},
+}
+# Arguments whose length must match the first one's.
+PAIRED = {"labels", "log_var", "y", "variances"}
+
+
+def call(name: str, **changes):
+    return getattr(metrics, name)(**{**CALLS[name], **changes})
+
+
+def test_sweep_covers_every_public_metric():
+    """Every function in lib.metrics.__all__ is in the sweep, with its real argument names."""
+    functions = {n for n in metrics.__all__ if inspect.isfunction(getattr(metrics, n))}
+    assert set(CALLS) == functions
+    for name, args in CALLS.items():
+        assert set(args) <= set(inspect.signature(getattr(metrics, name)).parameters)
+    for name in CALLS:
+        call(name)  # the valid arguments are valid
+
+
+FLOAT_ARGUMENTS = [
+    pytest.param(name, arg, id=f"{name}-{arg}")
+    for name, args in CALLS.items()
+    for arg in args
+    if arg != "labels"
+]
+
+
+@pytest.mark.parametrize(("name", "arg"), FLOAT_ARGUMENTS)
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
+def test_non_finite_input_is_rejected(name, arg, bad):
+    """A NaN or infinite value in any float argument: ValueError naming that argument."""
+    value = np.array(CALLS[name][arg], dtype=np.float64)
+    value.flat[-1] = bad
+    with pytest.raises(ValueError, match=rf"^{arg} must be finite; got {bad!r}"):
+        call(name, **{arg: value})
+
+
+@pytest.mark.parametrize("name", CALLS)
+def test_empty_input_is_rejected(name):
+    """Empty arrays (every array argument with zero rows): ValueError, not a NaN mean."""
+    empty = {arg: np.asarray(v)[:0] for arg, v in CALLS[name].items() if np.ndim(v) > 0}
+    with pytest.raises(ValueError, match=r"must be non-empty"):
+        call(name, **empty)
+
+
+@pytest.mark.parametrize(
+    ("name", "arg"),
+    [(n, a) for n, args in CALLS.items() for a in args if a in PAIRED],
+    ids=lambda v: v,
+)
+def test_mismatched_lengths_are_rejected(name, arg):
+    """An argument one row short of the others: ValueError naming the length or shape."""
+    with pytest.raises(ValueError, match=rf"^{arg} must (have length|have the same shape)"):
+        call(name, **{arg: CALLS[name][arg][:-1]})
+
+
+LABELLED = [n for n, args in CALLS.items() if "labels" in args]
+
+
+@pytest.mark.parametrize("name", LABELLED)
+@pytest.mark.parametrize(
+    ("labels", "error", "match"),
+    [
+        (np.array([0, 3, 1]), ValueError, r"labels must be integers in \[0, 3\); got 3"),
+        (np.array([0, -1, 1]), ValueError, r"labels must be integers in \[0, 3\); got -1"),
+        (np.array([0.0, 2.0, 1.0]), TypeError, r"labels must be an integer array; got dtype f"),
+        (np.array([True, False, True]), TypeError, r"labels must be an integer array"),
+    ],
+    ids=["too-large", "negative", "float", "bool"],
+)
+def test_bad_labels_are_rejected(name, labels, error, match):
+    """Labels out of range, or float / bool (even when integral): rejected, never cast."""
+    with pytest.raises(error, match=match):
+        call(name, labels=labels)
+
+
+@pytest.mark.parametrize("name", [n for n, args in CALLS.items() if "probs" in args])
+@pytest.mark.parametrize(
+    "probs",
+    [P * 0.9, np.abs(Z) / 3.0, np.where(P > 0.5, 1.2, -0.1)],
+    ids=["rows-sum-to-0.9", "not-normalised", "outside-0-1"],
+)
+def test_probabilities_that_are_not_distributions_are_rejected(name, probs):
+    """Rows not summing to one or entries outside [0, 1]: ValueError naming probs."""
+    with pytest.raises(ValueError, match=r"^probs (rows must sum to 1|must be in \[0, 1\])"):
+        call(name, probs=probs)
+
+
+@pytest.mark.parametrize("name", ["auroc", "fpr_at_tpr"])
+@pytest.mark.parametrize("empty", ["pos_scores", "neg_scores"])
+def test_a_single_class_has_no_auroc(name, empty):
+    """Scores of only one class (the other side empty): ValueError, not 0, 0.5 or NaN."""
+    with pytest.raises(ValueError, match=rf"^{empty} must be non-empty"):
+        call(name, **{empty: np.array([])})

@@ -1,0 +1,149 @@
+"""Robustness beside the audit (lib/robustness): its statistics read the claims' own definitions.
+
+Not claims: these tests check that the intervals, the sensitivity variants and the sweep
+are computed from the same figures and definitions as the faithful claims. The sweep tests
+run only with --seeds; they train (or load) the sweep's runs on a worker, so the report,
+written by the controller, reads them from the cache.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from lib.calibration.experiment import PUBLISHED_SEEDS
+from lib.report import figures, markdown, table
+from lib.robustness import bootstrap, sensitivity
+from lib.robustness import calibration as calibration_claims
+from lib.robustness import uncertainty as uncertainty_claims
+from lib.robustness.calibration import figure
+from lib.robustness.summary import robustness_section
+from lib.robustness.sweep import across_runs, across_seeds
+
+pytestmark = pytest.mark.robustness
+
+
+def mean(calibration, net: str, name: str) -> float:
+    return float(np.mean([figure(f, name) for f in calibration.per_seed[net]]))
+
+
+def test_comparisons_give_the_audits_figures(calibration):
+    """The robustness definitions of cal-02c, cal-03e, cal-10c, cal-11c recomputed directly."""
+    expected = {
+        "cal-02c": [mean(calibration, "yat", "ece") / mean(calibration, "relu", "ece")],
+        "cal-03e": [
+            mean(calibration, "yat", name) - mean(calibration, "relu", name)
+            for name in ("ece", "nll", "brier")
+        ],
+        "cal-10c": [mean(calibration, "yat", "ece_T") / mean(calibration, "relu", "ece_T")],
+        "cal-11c": [
+            mean(calibration, "relu", "auroc.maxlogit") - mean(calibration, "yat", "auroc.kmax")
+        ],
+    }
+    for claim_id, values in expected.items():
+        got = calibration_claims.BY_ID[claim_id].values(calibration.per_seed)
+        assert got == pytest.approx(values, rel=1e-12), claim_id
+
+
+def test_every_calibration_comparison_holds_on_the_published_seeds(calibration):
+    """As in the faithful audit, where every comparative claim of the post holds."""
+    failing = [
+        c.claim_id for c in calibration_claims.COMPARISONS if not c.holds(calibration.per_seed)
+    ]
+    assert failing == []
+
+
+def test_the_posts_own_choices_reproduce_the_claims(calibration):
+    """Each sensitivity variant marked as the post's choice gives the claim's own figure."""
+    per_seed = sensitivity.with_binnings(calibration)
+    chosen = [v for v in sensitivity.variants() if v.published]
+    assert sorted(v.comparison.claim_id for v in chosen) == ["cal-02c", "cal-10c", "cal-11c"]
+    for variant in chosen:
+        claim = calibration_claims.BY_ID[variant.comparison.claim_id]
+        assert variant.comparison.values(per_seed) == claim.values(calibration.per_seed)
+
+
+def test_unresampled_bootstrap_gives_the_figures(calibration):
+    """With every image drawn once, the resampled figures are the evaluated ones."""
+    run, split = calibration.runs["yat"], calibration.split
+    figures = calibration.per_seed["yat"][1]
+    terms = bootstrap.seed_terms(run, 1, split.test_y, figures["T"])
+    sizes = {"test": 10000, "ood": 10000, "sub_test": 3000, "sub_ood": 1500}
+    once = {name: np.ones((1, n)) for name, n in sizes.items()}
+    got = {name: values[0] for name, values in bootstrap.resampled_figures(terms, once).items()}
+    assert set(got) == set(bootstrap.RESAMPLED)
+    for name, value in got.items():
+        assert value == pytest.approx(figure(figures, name), rel=1e-12, abs=1e-15), name
+
+
+def test_resampling_is_reproducible(calibration):
+    def small() -> dict[str, np.ndarray]:
+        runs = {"relu": calibration.runs["relu"]}
+        return bootstrap.resample_figures(runs, calibration.split, calibration.per_seed, b=10)
+
+    first, second = small().samples["relu"], small().samples["relu"]
+    assert all(np.array_equal(first[name], second[name]) for name in first)
+
+
+def test_report_of_a_sweep(calibration, tmp_path):
+    """The report's sweep path, run on the published seeds themselves (cheap): the tables fit
+    80 columns, the Markdown and the figure are drawn, and the JSON is strict."""
+    section = robustness_section({"calibration"}, PUBLISHED_SEEDS)
+    json.dumps(section, allow_nan=False)
+    lines = table.render_robustness(section)
+    assert all(len(line) <= 80 for line in lines)
+    assert any(line.startswith("cal-02c") and "1/1" in line for line in lines)
+    assert "### Across seeds 0, 1, 2" in "\n".join(markdown.render_robustness(section))
+    [path] = figures.draw_all(tmp_path, set(), robustness=section)
+    assert path.stat().st_size > 10_000
+
+
+def test_seeds_option_rejects_bad_syntax(tmp_path):
+    """`--seeds 9-0`: a usage error (exit 4) that says why, before anything runs."""
+    (tmp_path / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
+    plugin = ["-p", "lib.report.plugin", "-p", "no:cacheprovider"]
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", *plugin, "--seeds", "9-0", "-q"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "argument --seeds: range '9-0' in '9-0' runs backwards" in result.stderr
+    assert "passed" not in result.stdout
+
+
+# --- the sweep (--seeds) -------------------------------------------------------------------
+
+
+@pytest.mark.xdist_group("sweep-calibration")
+def test_calibration_sweep(sweep_seeds):
+    """Train (or load) both nets on the sweep's seeds; every claim is judged on every subset."""
+    results = bootstrap.calibration_on(sweep_seeds)
+    per_seed = sensitivity.with_binnings(results)
+    n = len(sweep_seeds)
+    for comparison in calibration_claims.COMPARISONS:
+        robustness = across_seeds(comparison, per_seed, sweep_seeds)
+        assert robustness.total == math.comb(n, 3) and 0 <= robustness.fraction <= 1
+        if comparison.per_seed:
+            assert len(robustness.per_seed_values) == n
+        assert all(math.isfinite(v) for v in robustness.values), comparison.claim_id
+
+
+def test_uncertainty_sweep(sweep_seeds, uncertainty):
+    """Run (or load) the guide's recipe from every root key of the sweep; key 0 is the audit's."""
+    from lib.uncertainty.results import uncertainty_result
+
+    runs = [uncertainty_result(key) for key in sweep_seeds]
+    for comparison in uncertainty_claims.COMPARISONS:
+        robustness = across_runs(comparison, runs, sweep_seeds)
+        assert robustness.total == len(sweep_seeds)
+        if 0 in sweep_seeds:
+            on_key_0 = list(robustness.per_seed_values[sweep_seeds.index(0)])
+            assert on_key_0 == comparison.values(uncertainty), comparison.claim_id

@@ -1,0 +1,84 @@
+"""A comparative claim as data: the effect it measures and the region where it holds."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Region:
+    """The values of an effect for which a claim holds: an interval, closed or open."""
+
+    low: float = -math.inf
+    high: float = math.inf
+    closed: bool = True
+
+    def contains(self, value: float) -> bool:
+        """Whether `value` lies in the region (NaN never does)."""
+        if self.closed:
+            return self.low <= value <= self.high
+        return self.low < value < self.high
+
+    def __str__(self) -> str:
+        if self.low == -math.inf:
+            return f"{'<=' if self.closed else '<'} {self.high:g}"
+        if self.high == math.inf:
+            return f"{'>=' if self.closed else '>'} {self.low:g}"
+        brackets = "[]" if self.closed else "()"
+        return f"in {brackets[0]}{self.low:g}, {self.high:g}{brackets[1]}"
+
+
+@dataclass(frozen=True)
+class Effect:
+    """One measured quantity of a claim.
+
+    `statistic` maps what the claim is evaluated on (per-seed figures of several seeds for
+    the calibration post, one run for the uncertainty guide) to a float; `null` is the
+    value of "no difference" (0 for a gap, 1 for a ratio), `None` where there is none;
+    `inputs` names the per-seed figures the statistic reads (for the test-image bootstrap;
+    empty where the statistic reads anything else); `unit` labels its axis.
+    """
+
+    name: str
+    statistic: Callable[[Any], float]
+    region: Region
+    null: float | None = None
+    inputs: tuple[str, ...] = ()
+    unit: str = "ratio"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A comparative claim: it holds when every one of its effects lies in its region.
+
+    `per_seed`: whether the claim can be evaluated on a single seed (a ratio of seed
+    means can; a spread across seeds cannot). `extreme`: the statistic reads the most
+    extreme seed (a maximum, an argmin), for which a bootstrap over seeds is not valid.
+    """
+
+    claim_id: str
+    effects: tuple[Effect, ...]
+    per_seed: bool = True
+    extreme: bool = False
+
+    def values(self, subject: Any) -> list[float]:
+        """Each effect's value on `subject`."""
+        return [effect.statistic(subject) for effect in self.effects]
+
+    def holds_for(self, values: list[float]) -> bool:
+        """Whether the effect values all lie in their regions."""
+        return all(e.region.contains(v) for e, v in zip(self.effects, values, strict=True))
+
+    def holds(self, subject: Any) -> bool:
+        """Whether the claim holds on `subject`."""
+        return self.holds_for(self.values(subject))
+
+
+def safe_ratio(numerator: float, denominator: float) -> float:
+    """numerator / denominator; inf (or NaN for 0 / 0) instead of an error at 0."""
+    if denominator == 0:
+        return math.nan if numerator == 0 else math.copysign(math.inf, numerator)
+    return numerator / denominator

@@ -1,0 +1,47 @@
+"""The `--seeds` option's syntax: "0-9", "0,3,5-7" (kept light: read at option parsing)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+POST_SEEDS = 3  # the calibration post averages three seeds
+MAX_SEED = 10**6
+MAX_COUNT = 100  # training holds all of a net's seeds in memory at once
+
+
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """Seeds from "0-9" or "0,3,5-7": sorted, each at most once, POST_SEEDS to MAX_COUNT of them.
+
+    Raises:
+      ValueError: the text is not a comma-separated list of seeds and ranges, a range runs
+        backwards, a seed repeats or is too large, or there are too few or too many seeds.
+    """
+    seeds: list[int] = []
+    for part in text.split(","):
+        match = re.fullmatch(r"\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?", part)
+        if match is None:
+            raise ValueError(
+                f"cannot read {part.strip()!r} in {text!r}: expected seeds like '0-9' or '0,3,5-7'"
+            )
+        first = int(match[1])
+        last = int(match[2]) if match[2] is not None else first
+        if last < first:
+            raise ValueError(f"range {part.strip()!r} in {text!r} runs backwards")
+        if last >= MAX_SEED:
+            raise ValueError(f"seeds must be below {MAX_SEED:,}; got {last} in {text!r}")
+        if last - first >= MAX_COUNT:
+            raise ValueError(
+                f"at most {MAX_COUNT} seeds; {part.strip()!r} alone has {last - first + 1}"
+            )
+        seeds.extend(range(first, last + 1))
+    repeated = sorted(seed for seed, times in Counter(seeds).items() if times > 1)
+    if repeated:
+        raise ValueError(f"seeds {repeated} are given more than once in {text!r}")
+    if len(seeds) > MAX_COUNT:
+        raise ValueError(f"at most {MAX_COUNT} seeds; got {len(seeds)} in {text!r}")
+    if len(seeds) < POST_SEEDS:
+        raise ValueError(
+            f"need at least {POST_SEEDS} seeds (10 or more to judge robustness); got {len(seeds)} in {text!r}"
+        )
+    return tuple(sorted(seeds))

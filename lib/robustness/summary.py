@@ -1,0 +1,124 @@
+"""The `robustness` section of report/audit.json, from the cached experiments.
+
+Beside the faithful audit and never changing its verdicts: intervals on the published
+seeds (test-image bootstrap), the comparative claims re-evaluated on the sweep's seeds
+(`--seeds`), and the calibration claims under other binnings and OOD scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from lib import stats
+from lib.calibration.experiment import PUBLISHED_SEEDS
+from lib.robustness import bootstrap, sensitivity
+from lib.robustness import calibration as calibration_claims
+from lib.robustness import uncertainty as uncertainty_claims
+from lib.robustness.calibration import PerSeed
+from lib.robustness.effects import Comparison
+from lib.robustness.sweep import METHOD as SEED_METHOD
+from lib.robustness.sweep import ROBUST, Robustness, across_runs, across_seeds
+
+PUBLISHED_KEY = 0  # the uncertainty guide's root key
+
+
+def _resampled(comparison: Comparison) -> bool:
+    return all(e.inputs and set(e.inputs) <= set(bootstrap.RESAMPLED) for e in comparison.effects)
+
+
+_PUBLISHED_FIELDS = {"seeds", "effects", "units", "regions", "region_bounds", "values"}
+_PUBLISHED_FIELDS |= {"per_seed_values", "per_seed_holds"}
+
+
+def _published(
+    comparison: Comparison, robustness: Robustness, intervals: list[dict] | None = None
+) -> dict[str, Any]:
+    """The claim on the document's own seeds (key): its effects, whether it holds, and the
+    effects' test-image intervals (`claim_intervals`) where they can be resampled."""
+    out = {name: value for name, value in robustness.to_json().items() if name in _PUBLISHED_FIELDS}
+    return {**out, "holds": comparison.holds_for(list(robustness.values)), "intervals": intervals}
+
+
+def _calibration(sweep: tuple[int, ...] | None) -> tuple[dict, list[dict], dict]:
+    results = bootstrap.calibration_on(PUBLISHED_SEEDS)
+    claims: dict[str, dict] = {}
+    for comparison in calibration_claims.COMPARISONS:
+        published = _published(
+            comparison,
+            across_seeds(comparison, results.per_seed, PUBLISHED_SEEDS),
+            bootstrap.claim_intervals(comparison) if _resampled(comparison) else None,
+        )
+        claims[comparison.claim_id] = {"document": "calibration", "published": published}
+    on_sweep: PerSeed | None = None
+    if sweep:
+        on_sweep = sensitivity.with_binnings(bootstrap.calibration_on(sweep))
+        for comparison in calibration_claims.COMPARISONS:
+            claims[comparison.claim_id]["sweep"] = across_seeds(
+                comparison, on_sweep, sweep
+            ).to_json()
+    published_binnings = sensitivity.with_binnings(results)
+    rows = []
+    for variant in sensitivity.variants():
+        row = {
+            "claim_id": variant.comparison.claim_id,
+            "variant": variant.label,
+            "effect": variant.comparison.effects[0].name,
+            "region": str(variant.comparison.effects[0].region),
+            "post_choice": variant.published,
+            "published": _published(
+                variant.comparison,
+                across_seeds(variant.comparison, published_binnings, PUBLISHED_SEEDS),
+            ),
+        }
+        if on_sweep is not None:
+            row["sweep"] = across_seeds(variant.comparison, on_sweep, sweep).to_json()
+        rows.append(row)
+    figures = bootstrap.figure_samples().figure_intervals(results.per_seed)
+    return claims, rows, figures
+
+
+def _uncertainty(sweep: tuple[int, ...] | None) -> dict:
+    from lib.uncertainty.results import uncertainty_result
+
+    faithful = uncertainty_result(PUBLISHED_KEY)
+    runs = [uncertainty_result(key) for key in sweep] if sweep else []
+    claims = {}
+    for comparison in uncertainty_claims.COMPARISONS:
+        claims[comparison.claim_id] = {
+            "document": "uncertainty",
+            "published": _published(
+                comparison, across_runs(comparison, [faithful], (PUBLISHED_KEY,))
+            ),
+        }
+        if sweep:
+            claims[comparison.claim_id]["sweep"] = across_runs(comparison, runs, sweep).to_json()
+    return claims
+
+
+def robustness_section(documents: Collection[str], sweep: tuple[int, ...] | None) -> dict:
+    """The section for the documents audited; `sweep`: the seeds (root keys) of --seeds."""
+    section: dict[str, Any] = {
+        "methods": {
+            "test_images": f"{stats.METHOD} over test images, B = {stats.B}, generator seed "
+            f"{stats.SEED}; paired: the same resamples for every net and seed",
+            "seeds": SEED_METHOD,
+            "level": stats.LEVEL,
+            "labels": f"robust: holds on >= {ROBUST:.0%} of the 3-seed subsets of the sweep "
+            f"(calibration) or of its root keys (uncertainty); fails: on <= {1 - ROBUST:.0%}; "
+            "fragile: in between",
+        },
+        "published_seeds": list(PUBLISHED_SEEDS),
+        "sweep_seeds": list(sweep) if sweep else None,
+        "claims": {},
+        "sensitivity": [],
+        "figure_intervals": None,
+    }
+    if "calibration" in documents:
+        claims, rows, figures = _calibration(sweep)
+        section["claims"].update(claims)
+        section["sensitivity"] = rows
+        section["figure_intervals"] = figures
+    if "uncertainty" in documents:
+        section["claims"].update(_uncertainty(sweep))
+    return section

@@ -1,0 +1,181 @@
+"""Each comparative claim re-evaluated on other seeds (calibration) or root keys (uncertainty).
+
+The question: is a claim a property of the recipe, or of the seeds the document happened
+to use? A calibration claim is a statement about three-seed means, so it is judged on
+every three-seed subset of the sweep's seeds; an uncertainty claim is about one run, so
+it is judged on every root key. The share of subsets (keys) on which it holds labels it:
+robust (at least ROBUST), fails (at most 1 - ROBUST), fragile in between.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from lib import stats
+from lib.robustness.calibration import PerSeed
+from lib.robustness.effects import Comparison, Region
+from lib.robustness.seeds import POST_SEEDS
+
+ROBUST = 0.9
+MIN_SEEDS_FOR_INTERVAL = 5  # fewer seeds give too few distinct resamples for an interval
+SEED_B = 2000
+METHOD = f"{stats.METHOD} over seeds (seeds drawn with replacement, B = {SEED_B})"
+
+
+def label(fraction: float) -> str:
+    """robust / fragile / fails, from the share of seed subsets (keys) where a claim holds."""
+    if fraction >= ROBUST:
+        return "robust"
+    return "fails" if fraction <= 1 - ROBUST else "fragile"
+
+
+@dataclass(frozen=True)
+class Robustness:
+    """One claim (or one variant of it) evaluated across the seeds of a sweep.
+
+    values / intervals: per effect, the claim's statistic over all the seeds (calibration;
+    the mean over keys for uncertainty) and its seed-bootstrap interval (None with fewer
+    than MIN_SEEDS_FOR_INTERVAL seeds). per_seed_values: per seed, the effects on that seed
+    alone (None where the claim needs several seeds). subset_values / subset_holds: per
+    subset of `unit` (3-seed subsets; root keys), the effects on it and whether the claim
+    holds there; holding / total count them.
+    """
+
+    claim_id: str
+    seeds: tuple[int, ...]
+    effects: tuple[str, ...]
+    units: tuple[str, ...]
+    regions: tuple[Region, ...]
+    values: tuple[float, ...]
+    intervals: tuple[stats.Interval | None, ...]
+    per_seed_values: tuple[tuple[float, ...], ...] | None
+    per_seed_holds: tuple[bool, ...] | None
+    unit: str
+    subset_values: tuple[tuple[float, ...], ...]
+    subset_holds: tuple[bool, ...]
+
+    @property
+    def holding(self) -> int:
+        return sum(self.subset_holds)
+
+    @property
+    def total(self) -> int:
+        return len(self.subset_holds)
+
+    @property
+    def fraction(self) -> float:
+        return self.holding / self.total
+
+    @property
+    def label(self) -> str:
+        return label(self.fraction)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "claim_id": self.claim_id,
+            "seeds": list(self.seeds),
+            "effects": list(self.effects),
+            "units": list(self.units),
+            "regions": [str(r) for r in self.regions],
+            "region_bounds": [
+                [None if math.isinf(r.low) else r.low, None if math.isinf(r.high) else r.high]
+                for r in self.regions
+            ],
+            "values": list(self.values),
+            "intervals": [None if i is None else i.to_json() for i in self.intervals],
+            "per_seed_values": None
+            if self.per_seed_values is None
+            else [list(v) for v in self.per_seed_values],
+            "per_seed_holds": None if self.per_seed_holds is None else list(self.per_seed_holds),
+            "subset_values": [list(v) for v in self.subset_values],
+            "subset_holds": list(self.subset_holds),
+            "fraction_holding": self.fraction,
+            "holding": self.holding,
+            "total": self.total,
+            "unit": self.unit,
+            "label": self.label,
+            "method": METHOD,
+        }
+
+
+def _seed_intervals(
+    comparison: Comparison,
+    values: Sequence[float],
+    evaluate: Callable[[np.ndarray], list[float]],
+    n_seeds: int,
+) -> tuple[stats.Interval | None, ...]:
+    """Per effect, the interval of `evaluate(seed indices)` over seed resamples."""
+    if n_seeds < MIN_SEEDS_FOR_INTERVAL or comparison.extreme:
+        return (None,) * len(comparison.effects)
+    rows = stats.resample_seeds(n_seeds, SEED_B, np.random.default_rng(stats.SEED))
+    samples = np.array([evaluate(row) for row in rows]).T
+    out = []
+    for estimate, resampled in zip(values, samples, strict=True):
+        # A resample of one seed repeated has no spread: a ratio of spreads is 0 / 0 there.
+        finite = resampled[np.isfinite(resampled)]
+        out.append(stats.interval(estimate, finite) if math.isfinite(estimate) else None)
+    return tuple(out)
+
+
+def subset(per_seed: PerSeed, indices: Sequence[int]) -> PerSeed:
+    """The per-seed figures of the seeds at `indices` (repeats allowed)."""
+    return {net: [figures[i] for i in indices] for net, figures in per_seed.items()}
+
+
+def across_seeds(comparison: Comparison, per_seed: PerSeed, seeds: tuple[int, ...]) -> Robustness:
+    """A calibration claim on `seeds` (per_seed holds their figures, in the same order)."""
+    n = len(seeds)
+    values = comparison.values(per_seed)
+    triples = [
+        comparison.values(subset(per_seed, t)) for t in itertools.combinations(range(n), POST_SEEDS)
+    ]
+    single = (
+        [comparison.values(subset(per_seed, [i])) for i in range(n)]
+        if comparison.per_seed
+        else None
+    )
+    return Robustness(
+        claim_id=comparison.claim_id,
+        seeds=seeds,
+        effects=tuple(e.name for e in comparison.effects),
+        units=tuple(e.unit for e in comparison.effects),
+        regions=tuple(e.region for e in comparison.effects),
+        values=tuple(values),
+        intervals=_seed_intervals(
+            comparison, values, lambda rows: comparison.values(subset(per_seed, rows)), n
+        ),
+        per_seed_values=None if single is None else tuple(tuple(v) for v in single),
+        per_seed_holds=None if single is None else tuple(comparison.holds_for(v) for v in single),
+        unit=f"{POST_SEEDS}-seed subsets",
+        subset_values=tuple(tuple(v) for v in triples),
+        subset_holds=tuple(comparison.holds_for(v) for v in triples),
+    )
+
+
+def across_runs(comparison: Comparison, runs: Sequence[Any], keys: tuple[int, ...]) -> Robustness:
+    """An uncertainty claim on one run per root key; values are means over the keys."""
+    single = np.array([comparison.values(run) for run in runs])
+    holds = tuple(comparison.holds_for(list(v)) for v in single)
+    means = [float(v) for v in single.mean(axis=0)]
+    return Robustness(
+        claim_id=comparison.claim_id,
+        seeds=keys,
+        effects=tuple(e.name for e in comparison.effects),
+        units=tuple(e.unit for e in comparison.effects),
+        regions=tuple(e.region for e in comparison.effects),
+        values=tuple(means),
+        intervals=_seed_intervals(
+            comparison, means, lambda rows: list(single[rows].mean(axis=0)), len(keys)
+        ),
+        per_seed_values=tuple(tuple(float(x) for x in v) for v in single),
+        per_seed_holds=holds,
+        unit="root keys",
+        subset_values=tuple(tuple(float(x) for x in v) for v in single),
+        subset_holds=holds,
+    )

@@ -1,0 +1,76 @@
+"""Independent runs stacked on a leading axis, spread over devices along that axis.
+
+A seed sweep (or a spread of reruns) is embarrassingly parallel: every run trains on
+its own, so each device takes a block of runs and nothing is communicated until the
+results are gathered at the end. `over_runs` does this with a 1-D `Mesh` and
+`jax.shard_map`; the same code runs on one CPU, on the GPUs of one host, and over
+hosts after `jax.distributed.initialize()` (`jax.devices()` then lists every
+process's devices).
+
+When the number of runs does not divide the number of devices, the run axis is
+padded by repeating the last run, and every device gets at least two runs (see
+`padded_length`); the copies' results are dropped. So a device may do up to one run
+more than needed, and a sweep with fewer than two runs per device pays for two.
+Runs never interact, so the padding cannot change a result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+RUN_AXIS = "runs"
+
+
+def run_mesh(devices: Sequence[jax.Device] | None = None) -> Mesh:
+    """A 1-D mesh named `RUN_AXIS` over `devices` (default: every device of every process)."""
+    return Mesh(np.asarray(jax.devices() if devices is None else list(devices)), (RUN_AXIS,))
+
+
+def padded_length(n_runs: int, n_devices: int) -> int:
+    """`n_runs` rounded up to a multiple of `n_devices`, with at least 2 runs per device.
+
+    Two or more: XLA compiles a batch of one run as an unbatched computation, whose
+    float order differs from a batch's, so one run per device would not reproduce the
+    unsharded run bit for bit.
+    """
+    per_device = -(-n_runs // n_devices)
+    return max(per_device, 2 if n_runs > 1 else 1) * n_devices
+
+
+def replicate(tree: Any, mesh: Mesh) -> Any:
+    """Every leaf (host or single-device values, the same in every process) copied to all of `mesh`."""
+    return jax.device_put(tree, NamedSharding(mesh, PartitionSpec()))
+
+
+def over_runs(fn: Callable[..., Any], mesh: Mesh | None, stacked: tuple, shared: tuple = ()) -> Any:
+    """`fn(*stacked, *shared)`, with the leading (run) axis of `stacked` split over `mesh`.
+
+    Call it under `jax.jit`. `fn` must treat the runs independently (e.g. a `jax.vmap`)
+    and return arrays whose leading axis is the run axis. `shared` is replicated on every
+    device. With `mesh=None` this is just `fn(*stacked, *shared)` on the default device.
+    The outputs come back replicated (they are small: trained parameters, losses,
+    predictions), so every process can read them, also across hosts.
+    """
+    if mesh is None:
+        return fn(*stacked, *shared)
+    n_runs = jax.tree.leaves(stacked)[0].shape[0]
+    pad = padded_length(n_runs, mesh.size) - n_runs
+
+    def pad_runs(a: jax.Array) -> jax.Array:
+        return jnp.concatenate([a, jnp.repeat(a[-1:], pad, axis=0)]) if pad else a
+
+    sharded = jax.shard_map(
+        fn,
+        mesh=mesh,
+        in_specs=(PartitionSpec(RUN_AXIS),) * len(stacked) + (PartitionSpec(),) * len(shared),
+        out_specs=PartitionSpec(RUN_AXIS),
+    )
+    out = sharded(*jax.tree.map(pad_runs, stacked), *shared)
+    out = jax.tree.map(lambda a: a[:n_runs], out)
+    return jax.lax.with_sharding_constraint(out, NamedSharding(mesh, PartitionSpec()))
