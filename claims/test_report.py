@@ -118,3 +118,15 @@ def test_table_fits_80_columns():
         details={},
     )
     assert all(len(line) <= 80 for line in render([record], {record.id: True}))
+
+
+def test_audit_keeps_other_files_in_the_report_folder(tmp_path):
+    """Writing the audit replaces its own files only (e.g. report/bench.json survives)."""
+    report_dir = tmp_path / "out"
+    report_dir.mkdir()
+    (report_dir / "bench.json").write_text("{}")
+    run_pytest(tmp_path, "-k", "holds", "--report-dir", "out")
+    run_pytest(tmp_path, "-k", "holds", "--report-dir", "out")
+    assert (report_dir / "bench.json").read_text() == "{}"
+    assert (report_dir / "audit.json").exists()
+    assert not [p for p in report_dir.iterdir() if p.name.startswith(".")]

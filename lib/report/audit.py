@@ -177,11 +177,20 @@ def _figures(folder: Path, documents: set[str], robustness: dict | None) -> list
 
 
 def _swap_in(staging: Path, report_dir: Path) -> None:
-    """Replace report_dir by staging; the old report survives until the new one is complete."""
-    if report_dir.exists():
-        old = report_dir.with_name(f".{report_dir.name}.old-{os.getpid()}")
-        os.replace(report_dir, old)
+    """Move the finished report's entries into report_dir, replacing only those entries.
+
+    Other files there (e.g. report/bench.json) are left alone; each entry is renamed
+    into place, so the old audit survives until the new one is complete.
+    """
+    if not report_dir.exists():
         os.replace(staging, report_dir)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(staging, report_dir)
+        return
+    for entry in sorted(staging.iterdir()):
+        target = report_dir / entry.name
+        if target.is_dir() and not target.is_symlink():
+            old = report_dir / f".{entry.name}.old-{os.getpid()}"
+            os.replace(target, old)
+            os.replace(entry, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(entry, target)
