@@ -197,19 +197,16 @@ def test_entry_in_another_layout_is_recomputed_not_a_crash(tmp_path, said, field
     assert any("belongs to another configuration" in line for line in said)
 
 
-def digested(monkeypatch, make_key) -> tuple[dict, set[Path]]:
-    """The key `make_key()` builds, and the source files its code digest reads."""
-    files: set[Path] = set()
-    real = cache.source_digest
+def digested(module: str, make_key) -> tuple[dict, set[Path]]:
+    """The key `make_key()` builds, and the source files its code digest covers.
 
-    def record(paths):
-        paths = list(paths)
-        files.update(Path(p).resolve() for p in paths)
-        return real(paths)
-
-    for module in (calibration_experiment, uncertainty_results):
-        monkeypatch.setattr(module, "source_digest", record)
-    return make_key(), files
+    The digest is taken when the module is imported (so a process keys results by the code
+    it runs); the key must carry exactly the digest of `lib_sources(module)`.
+    """
+    sources = cache.lib_sources(module)
+    key = make_key()
+    assert key["code"] == cache.source_digest(sources)
+    return key, {Path(p).resolve() for p in sources}
 
 
 # The module whose key it is, and sources outside its package that its result depends on.
@@ -236,12 +233,12 @@ LOADED_LIB_FILES = """
 
 
 @pytest.mark.parametrize("document", KEYS)
-def test_result_key_names_every_version_and_source_it_depends_on(monkeypatch, document):
+def test_result_key_names_every_version_and_source_it_depends_on(document):
     """An entry written by another library version, another numerical package or other code is
     another entry: the key holds every package version, and digests every lib source the
     result's module loads (checked against a fresh interpreter) and those it needs."""
     module, make_key, shared = KEYS[document]
-    key, files = digested(monkeypatch, make_key)
+    key, files = digested(module, make_key)
     assert set(key["versions"]) == {"lib", "jax", "jaxlib", "flax", "optax", "numpy"}
     assert {LIB / name for name in shared} <= files
     loaded = run_python(LOADED_LIB_FILES.replace("sys.argv[1]", repr(module)))

@@ -138,6 +138,11 @@ def _validator(net: str, n_seeds: int, split: Split, config: TrainConfig):
     return validate
 
 
+# Hashed once, when this code is imported: a process must key its results by the code it
+# runs, not by whatever the source files hold later (an edit during a long run).
+_CODE_DIGEST = source_digest(lib_sources(__name__))
+
+
 def cache_key(net: str, seeds: tuple[int, ...], config: TrainConfig) -> dict:
     """Everything that changes a net's trained outputs."""
     return {
@@ -145,7 +150,7 @@ def cache_key(net: str, seeds: tuple[int, ...], config: TrainConfig) -> dict:
         "seeds": list(seeds),
         "config": asdict(config),
         "data": data.data_digests(),
-        "code": source_digest(lib_sources(__name__)),
+        "code": _CODE_DIGEST,
         "versions": library_versions(),
         "backend": jax.default_backend(),
     }

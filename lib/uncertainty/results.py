@@ -32,10 +32,15 @@ SPREAD_NUDGES = tuple(range(1, 21))
 SpreadKind = Literal["root_seeds", "float_noise"]
 
 
+# Hashed once, when this code is imported: a process must key its results by the code it
+# runs, not by whatever the source files hold later (an edit during a long run).
+_CODE_DIGEST = source_digest(lib_sources(__name__))
+
+
 def _key(config: UncertaintyConfig, **extra) -> dict:
     return {
         "config": dataclasses.asdict(config),
-        "code": source_digest(lib_sources(__name__)),  # incl. lib/health.py: spread figures
+        "code": _CODE_DIGEST,  # incl. lib/health.py: spread figures
         "versions": library_versions(),
         "backend": jax.default_backend(),
         **extra,
