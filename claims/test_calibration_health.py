@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lib.calibration.health import calibration_health
+from lib.report.plugin import health_case
 
 CHECKS = ("converged", "beats chance", "max probability not pinned")
 # Findings on the faithful recipe, kept as strict xfails (see the closing notes of issue 4).
@@ -13,23 +14,13 @@ FINDINGS = {
     "last tenth of training moved the loss by 5.3% of its range (threshold 5%), beyond noise",
 }
 CASES = [
-    pytest.param(
+    health_case(
         net,
         check,
-        marks=[
-            pytest.mark.claim(
-                id=f"H-cal-{net}-{check.split()[0][:5]}",
-                document="calibration",
-                section="Model health",
-                statement=f"Every seed of the {net} net passes the health check '{check}'.",
-            ),
-            *(
-                [pytest.mark.xfail(strict=True, reason=FINDINGS[net, check])]
-                if (net, check) in FINDINGS
-                else []
-            ),
-        ],
-        id=f"{net}-{check.replace(' ', '-')}",
+        document="calibration",
+        claim_id=f"H-cal-{net}-{check.split()[0][:5]}",
+        statement=f"Every seed of the {net} net passes the health check '{check}'.",
+        finding=FINDINGS.get((net, check)),
     )
     for net in ("yat", "relu")
     for check in CHECKS

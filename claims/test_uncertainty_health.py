@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from lib.report.plugin import health_case
 from lib.uncertainty.health import uncertainty_health
 
 CHECKS = ("converged", "beats constant", "log-variance not pinned")
@@ -22,25 +23,15 @@ FINDINGS = {
     "worse than the constant predictor's -0.23",
 }
 CASES = [
-    pytest.param(
+    health_case(
         method,
         check,
-        marks=[
-            pytest.mark.claim(
-                id=f"H-unc-{method.split('_')[0][:3]}-{check.split()[0][:5]}",
-                document="uncertainty",
-                section="Model health",
-                statement=f"The {method.replace('_', '-')} model passes the health check '{check}'"
-                + (" (its worst member)" if method == "ensemble" else "")
-                + ".",
-            ),
-            *(
-                [pytest.mark.xfail(strict=True, reason=FINDINGS[method, check])]
-                if (method, check) in FINDINGS
-                else []
-            ),
-        ],
-        id=f"{method}-{check.replace(' ', '-')}",
+        document="uncertainty",
+        claim_id=f"H-unc-{method.split('_')[0][:3]}-{check.split()[0][:5]}",
+        statement=f"The {method.replace('_', '-')} model passes the health check '{check}'"
+        + (" (its worst member)" if method == "ensemble" else "")
+        + ".",
+        finding=FINDINGS.get((method, check)),
     )
     for method in ("mc_dropout", "ensemble")
     for check in CHECKS

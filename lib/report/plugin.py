@@ -13,6 +13,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,6 +90,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         meta = {name: marker.kwargs[name] for name in _REQUIRED}
         meta["expected"] = item.get_closest_marker("xfail") is None
         item.user_properties.append((META_PROPERTY, json.dumps(meta)))
+
+
+def health_case(
+    model: str, check: str, *, document: str, claim_id: str, statement: str, finding: str | None
+) -> Any:
+    """A `pytest.param(model, check)` for a model-health claim; a known `finding` makes it a strict xfail."""
+    marks = [
+        pytest.mark.claim(
+            id=claim_id, document=document, section="Model health", statement=statement
+        )
+    ]
+    if finding is not None:
+        marks.append(pytest.mark.xfail(strict=True, reason=finding))
+    return pytest.param(model, check, marks=marks, id=f"{model}-{check.replace(' ', '-')}")
 
 
 @pytest.fixture
