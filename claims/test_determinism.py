@@ -1,5 +1,6 @@
-"""Determinism: cold runs in fresh processes, each with its own empty cache, store bit-identical
-results; a run killed during training leaves nothing behind and its re-run matches; the audit
+"""Determinism: cold runs in fresh processes, each with its own empty result cache, store
+bit-identical results (their compiled programs may come from the run's compilation cache,
+lib/compile_cache.py: the machine code a fresh compile gives); a run killed during training leaves nothing behind and its re-run matches; the audit
 JSON built twice from the same records is identical apart from its timing fields.
 """
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from flax import nnx
 
 from lib.calibration.models import build_model
-from lib.calibration.training import TrainConfig, batch_indices
-from lib.uncertainty import GaussianMLP, make_ensemble, root_keys
+from lib.calibration.training import TrainConfig, batch_indices, train_nets
+from lib.uncertainty import GaussianMLP, UncertaintyConfig, make_ensemble, root_keys
 from lib.uncertainty.data import make_data
+from lib.uncertainty.experiment import run
 
 
 def test_batches_follow_the_recipe():
@@ -74,3 +76,25 @@ def test_toy_data_follows_the_recipe():
     np.testing.assert_array_equal(np.asarray(data.x), np.asarray(x))
     np.testing.assert_array_equal(np.asarray(data.y), np.asarray(y))
     np.testing.assert_array_equal(np.asarray(data.grid)[:, 0], np.asarray(jnp.linspace(-7, 7, 200)))
+
+
+@pytest.mark.skipif(jax.default_backend() != "cpu", reason="a CPU computes float32 dots in full")
+def test_full_precision_changes_no_bit_on_a_cpu():
+    """The experiments trace their matrix products at 'highest' precision (lib/precision.py)
+    for GPUs' sake; on a CPU the trained values are those of JAX's default, bit for bit."""
+    rng = np.random.default_rng(0)
+    images = rng.random((2000, 784), dtype=np.float32)
+    labels = rng.integers(0, 10, 2000)
+    config = TrainConfig(epochs=1)
+    for net in ("yat", "relu"):
+        full = train_nets(net, (0, 1), images, labels, config)
+        default = train_nets.__wrapped__(net, (0, 1), images, labels, config)
+        np.testing.assert_array_equal(full[1], default[1])
+        for a, b in zip(full[0], default[0], strict=True):
+            assert jax.tree.all(
+                jax.tree.map(lambda x, y: bool(jnp.array_equal(x, y)), nnx.state(a), nnx.state(b))
+            )
+    small = UncertaintyConfig(mc_steps=40, mc_samples=6, ensemble_steps=40)
+    full, default = run(0, config=small).as_arrays(), run.__wrapped__(0, config=small).as_arrays()
+    for name, array in full.items():
+        np.testing.assert_array_equal(array, default[name], err_msg=name)

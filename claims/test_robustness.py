@@ -122,7 +122,6 @@ def test_seeds_option_rejects_bad_syntax(tmp_path):
 # --- the sweep (--seeds) -------------------------------------------------------------------
 
 
-@pytest.mark.xdist_group("sweep-calibration")
 def test_calibration_sweep(sweep_seeds):
     """Train (or load) both nets on the sweep's seeds; every claim is judged on every subset."""
     results = bootstrap.calibration_on(sweep_seeds)

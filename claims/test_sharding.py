@@ -57,7 +57,9 @@ _SCRIPT = textwrap.dedent(
     images = rng.random((2000, 784), dtype=np.float32)
     labels = rng.integers(0, 10, 2000)
     out = {"devices": len(jax.devices()), "calibration": {}, "run_many": {}, "sharded": {}}
-    for net, seeds in (("yat", (0, 1, 2)), ("relu", (0, 1, 2)), ("relu", (4,))):
+    # Three seeds pad to four on two devices, one seed to two; each net once (compiling is
+    # what this test spends its time on).
+    for net, seeds in (("yat", (0, 1, 2)), ("relu", (4,))):
         plain, sharded = (
             train_nets(net, seeds, images, labels, TrainConfig(epochs=2), mesh=mesh)
             for mesh in (None, run_mesh())

@@ -32,6 +32,16 @@ def run_mesh(devices: Sequence[jax.Device] | None = None) -> Mesh:
     return Mesh(np.asarray(jax.devices() if devices is None else list(devices)), (RUN_AXIS,))
 
 
+def default_mesh() -> Mesh | None:
+    """`run_mesh()` when JAX sees several devices, else None (one device needs no mesh).
+
+    The experiments' cached runs use this, so a multi-GPU host spreads the seeds of a
+    sweep without being asked; split or not, a run's result is the same
+    (claims/test_sharding.py).
+    """
+    return run_mesh() if len(jax.devices()) > 1 else None
+
+
 def padded_length(n_runs: int, n_devices: int) -> int:
     """`n_runs` rounded up to a multiple of `n_devices`, with at least 2 runs per device.
 

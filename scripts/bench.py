@@ -349,7 +349,10 @@ def run_suite(cache_dir: Path, report_dir: Path) -> dict:
     """One `pytest claims -n auto`, polling every descendant's peak RSS (VmHWM) meanwhile."""
     command = [sys.executable, "-m", "pytest", "claims", "-n", "auto", "-p", "no:cacheprovider"]
     command += ["-q", "--report-dir", str(report_dir)]
-    env = {**os.environ, "CLAIMS_CACHE_DIR": str(cache_dir)}
+    # Cold means no stored results and no stored compiled programs (lib/compile_cache.py
+    # puts those under CLAIMS_CACHE_DIR/xla unless told otherwise).
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
+    env = {**inherited, "CLAIMS_CACHE_DIR": str(cache_dir)}
     peaks: dict[int, tuple[int, str]] = {}
     start = time.perf_counter()
     proc = subprocess.Popen(
@@ -392,7 +395,7 @@ def bench_suite() -> dict:
     peak = max(cold["worker_peak_rss_mb"] + warm["worker_peak_rss_mb"], default=0.0)
     return {
         "command": "pytest claims -n auto -p no:cacheprovider -q --report-dir TMP, "
-        "CLAIMS_CACHE_DIR=TMP (empty for cold, reused for warm)",
+        "CLAIMS_CACHE_DIR=TMP (results and compiled programs; empty for cold, reused for warm)",
         "rss_method": "/proc/<pid>/status VmHWM of the pytest process and every descendant, "
         "polled every 0.1 s; xdist workers are the execnet children",
         "cold": cold,

@@ -16,6 +16,8 @@ import numpy as np
 from lib import data
 from lib.cache import CacheResult, cached, lib_sources, library_versions, source_digest
 from lib.calibration.training import TrainConfig, train_nets
+from lib.precision import full_precision
+from lib.sharding import default_mesh
 
 NETS = ("yat", "relu")
 PUBLISHED_SEEDS = (0, 1, 2)
@@ -92,6 +94,7 @@ def _batched(fn, x: np.ndarray) -> np.ndarray:
     )
 
 
+@full_precision
 def forward_outputs(
     net: str, models: list, losses: np.ndarray, split: Split
 ) -> dict[str, np.ndarray]:
@@ -167,7 +170,9 @@ def run_net(
         f"calibration-{net}",
         cache_key(net, seeds, config),
         lambda: forward_outputs(
-            net, *train_nets(net, seeds, split.train_x, split.train_y, config), split
+            net,
+            *train_nets(net, seeds, split.train_x, split.train_y, config, mesh=default_mesh()),
+            split,
         ),
         validate=_validator(net, len(seeds), split, config),
     )

@@ -22,6 +22,7 @@ from flax import nnx
 from jax.sharding import Mesh
 
 from lib.calibration.models import ReluMLP, YatMLP, build_model
+from lib.precision import full_precision
 from lib.sharding import over_runs, replicate
 
 
@@ -74,6 +75,7 @@ def _scan_train(graphdef, params, images, labels, steps_idx, *, learning_rate, m
     return over_runs(train_seeds, mesh, (params, steps_idx), (images, labels))
 
 
+@full_precision
 def train_nets(
     net: str,
     seeds: tuple[int, ...],
@@ -115,6 +117,7 @@ def _train_step(model, optimizer, xb, yb):
     return loss
 
 
+@full_precision
 def train_net_per_step(
     net: str,
     seed: int,

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from lib import cache
+from lib.compile_cache import enable_compilation_cache
 from lib.report import table
 from lib.report.claim import META_PROPERTY, PROPERTY, Claim, ClaimMeta, ClaimRecord
 from lib.robustness.seeds import parse_seeds
@@ -57,6 +58,7 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    enable_compilation_cache()
     capture = config.pluginmanager.getplugin("capturemanager")
     if capture is not None:
         # Training progress must reach the terminal live, also from xdist workers, whose

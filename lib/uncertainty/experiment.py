@@ -20,6 +20,7 @@ from flax import nnx
 from jax.sharding import Mesh
 
 from lib.metrics import decompose_variance
+from lib.precision import full_precision
 from lib.sharding import over_runs, replicate
 
 from .data import make_data, root_keys
@@ -116,6 +117,7 @@ class UncertaintyResult:
         return cls(**values)
 
 
+@full_precision
 def run(
     root_seed: int = 0,
     *,
@@ -221,6 +223,7 @@ def run(
     return result
 
 
+@full_precision
 def run_many(
     root_seeds: Sequence[int],
     *,

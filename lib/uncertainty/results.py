@@ -16,6 +16,7 @@ import jax
 import numpy as np
 
 from lib.cache import cached, lib_sources, library_versions, source_digest
+from lib.sharding import default_mesh
 from lib.uncertainty.data import GRID_POINTS, N_PER_CLUSTER
 from lib.uncertainty.experiment import (
     PUBLISHED,
@@ -107,9 +108,11 @@ def _compute_spread(kind: SpreadKind, config: UncertaintyConfig) -> dict[str, np
     # One program over the 20 reruns: their ensembles train batched, another valid float
     # order than run()'s, which is as good a sample for a spread (see run_many).
     if kind == "root_seeds":
-        results = run_many(SPREAD_ROOT_SEEDS, config=config)
+        results = run_many(SPREAD_ROOT_SEEDS, config=config, mesh=default_mesh())
     else:
-        results = run_many([0] * len(SPREAD_NUDGES), nudges=SPREAD_NUDGES, config=config)
+        results = run_many(
+            [0] * len(SPREAD_NUDGES), nudges=SPREAD_NUDGES, config=config, mesh=default_mesh()
+        )
     runs = [_figures_of(result) for result in results]
     return {
         name: np.array([figures[name] for figures in runs], dtype=np.float64) for name in runs[0]
@@ -126,7 +129,8 @@ def spread(
     runs = SPREAD_ROOT_SEEDS if kind == "root_seeds" else SPREAD_NUDGES
     entry = cached(
         f"uncertainty-spread-{kind}",
-        _key(config, kind=kind, runs=list(runs)),
+        # Split over several devices, the batched ensembles may round otherwise (run_many).
+        _key(config, kind=kind, runs=list(runs), devices=len(jax.devices())),
         lambda: _compute_spread(kind, config),
         validate=lambda arrays: _check_spread(arrays, len(runs)),
     )
