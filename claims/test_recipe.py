@@ -80,7 +80,7 @@ def test_toy_data_follows_the_recipe():
 
 @pytest.mark.skipif(jax.default_backend() != "cpu", reason="a CPU computes float32 dots in full")
 def test_full_precision_changes_no_bit_on_a_cpu():
-    """The experiments trace their matrix products at 'highest' precision (lib/precision.py)
+    """The experiments trace their matrix products at 'highest' precision (lib/numerics.py)
     for GPUs' sake; on a CPU the trained values are those of JAX's default, bit for bit."""
     rng = np.random.default_rng(0)
     images = rng.random((2000, 784), dtype=np.float32)

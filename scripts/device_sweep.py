@@ -22,6 +22,7 @@ import numpy as np
 
 from lib.calibration.experiment import NETS, forward_outputs, load_split
 from lib.calibration.training import train_nets
+from lib.numerics import request_deterministic_gpu_ops
 from lib.robustness.seeds import parse_seeds
 from lib.sharding import run_mesh
 from lib.uncertainty.experiment import headline_figures, run_many
@@ -46,6 +47,7 @@ def main() -> None:
     parser.add_argument("--out", help="write the figures as JSON here")
     args = parser.parse_args()
 
+    request_deterministic_gpu_ops()
     mesh = run_mesh()
     out: dict = {
         "jax": jax.__version__,

@@ -7,6 +7,7 @@ figures. The trained arrays are cached on disk (see lib/cache.py).
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass
 
 import jax
@@ -16,7 +17,7 @@ import numpy as np
 from lib import data
 from lib.cache import CacheResult, cached, lib_sources, library_versions, source_digest
 from lib.calibration.training import TrainConfig, train_nets
-from lib.precision import full_precision
+from lib.numerics import full_precision
 from lib.sharding import default_mesh
 
 NETS = ("yat", "relu")
@@ -156,6 +157,7 @@ def cache_key(net: str, seeds: tuple[int, ...], config: TrainConfig) -> dict:
         "code": _CODE_DIGEST,
         "versions": library_versions(),
         "backend": jax.default_backend(),
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),  # flags can change the arithmetic
     }
 
 

@@ -22,7 +22,7 @@ from flax import nnx
 from jax.sharding import Mesh
 
 from lib.calibration.models import ReluMLP, YatMLP, build_model
-from lib.precision import full_precision
+from lib.numerics import full_precision
 from lib.sharding import over_runs, replicate
 
 

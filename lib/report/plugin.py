@@ -19,6 +19,7 @@ import pytest
 
 from lib import cache
 from lib.compile_cache import enable_compilation_cache
+from lib.numerics import request_deterministic_gpu_ops
 from lib.report import table
 from lib.report.claim import META_PROPERTY, PROPERTY, Claim, ClaimMeta, ClaimRecord
 from lib.robustness.seeds import parse_seeds
@@ -58,6 +59,7 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    request_deterministic_gpu_ops()  # before any worker or test starts JAX's backend
     enable_compilation_cache()
     capture = config.pluginmanager.getplugin("capturemanager")
     if capture is not None:

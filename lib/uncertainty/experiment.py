@@ -20,7 +20,7 @@ from flax import nnx
 from jax.sharding import Mesh
 
 from lib.metrics import decompose_variance
-from lib.precision import full_precision
+from lib.numerics import full_precision
 from lib.sharding import over_runs, replicate
 
 from .data import make_data, root_keys

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 from typing import Literal
 
 import jax
@@ -44,6 +45,7 @@ def _key(config: UncertaintyConfig, **extra) -> dict:
         "code": _CODE_DIGEST,  # incl. lib/health.py: spread figures
         "versions": library_versions(),
         "backend": jax.default_backend(),
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),  # flags can change the arithmetic
         **extra,
     }
 
