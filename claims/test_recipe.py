@@ -6,6 +6,8 @@ draws the same data, batches and initial values as the recipes' plain code.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -98,3 +100,22 @@ def test_full_precision_changes_no_bit_on_a_cpu():
     full, default = run(0, config=small).as_arrays(), run.__wrapped__(0, config=small).as_arrays()
     for name, array in full.items():
         np.testing.assert_array_equal(array, default[name], err_msg=name)
+
+
+def test_nets_trained_side_by_side_equal_nets_trained_alone():
+    """`run_nets` trains the two nets in threads at the same time; each net's values are
+    those of training it alone, bit for bit."""
+    rng = np.random.default_rng(1)
+    images = rng.random((2000, 784), dtype=np.float32)
+    labels = rng.integers(0, 10, 2000)
+    config = TrainConfig(epochs=1)
+    alone = {net: train_nets(net, (0, 1), images, labels, config) for net in ("yat", "relu")}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        jobs = {n: pool.submit(train_nets, n, (0, 1), images, labels, config) for n in alone}
+    for net, job in jobs.items():
+        together = job.result()
+        np.testing.assert_array_equal(together[1], alone[net][1])
+        for a, b in zip(together[0], alone[net][0], strict=True):
+            assert jax.tree.all(
+                jax.tree.map(lambda x, y: bool(jnp.array_equal(x, y)), nnx.state(a), nnx.state(b))
+            )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lib import metrics
-from lib.calibration.experiment import NETS, PUBLISHED_SEEDS, NetRun, Split, load_split, run_net
+from lib.calibration.experiment import PUBLISHED_SEEDS, NetRun, Split, load_split, run_nets
 
 SUBSAMPLE_SEED = 11
 SUBSAMPLE_TEST = 3000
@@ -95,5 +95,5 @@ class CalibrationResults:
 def calibration_results(seeds: tuple[int, ...] = PUBLISHED_SEEDS) -> CalibrationResults:
     """Train (or load) both nets for `seeds` and evaluate them; memoised per process."""
     split = load_split()
-    runs = {net: run_net(net, seeds) for net in NETS}
+    runs = run_nets(seeds)
     return CalibrationResults(split, runs, {net: evaluate(run, split) for net, run in runs.items()})

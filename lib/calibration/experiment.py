@@ -8,6 +8,7 @@ figures. The trained arrays are cached on disk (see lib/cache.py).
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
 import jax
@@ -179,3 +180,17 @@ def run_net(
         validate=_validator(net, len(seeds), split, config),
     )
     return NetRun.from_arrays(net, seeds, result.arrays, result.status)
+
+
+def run_nets(
+    seeds: tuple[int, ...] = PUBLISHED_SEEDS, config: TrainConfig = TrainConfig()
+) -> dict[str, NetRun]:
+    """`run_net` for every net, the nets trained side by side in threads.
+
+    One net's program keeps about 1.6 of this machine's 2 cores busy (its matrices are
+    small); two side by side fill them, 1.4x faster. Each program is the executable it
+    would be alone, so no result changes (claims/test_recipe.py).
+    """
+    with ThreadPoolExecutor(max_workers=len(NETS)) as pool:
+        runs = {net: pool.submit(run_net, net, seeds, config) for net in NETS}
+    return {net: run.result() for net, run in runs.items()}
