@@ -15,6 +15,21 @@ if TYPE_CHECKING:
     from lib.uncertainty.experiment import UncertaintyResult
 
 
+def _start_order(item: pytest.Item) -> int:
+    """The 2-device sharding run first (the longest test, it shares nothing), then the tests
+    of the trained experiments: on an empty cache they train the recipes and fill the
+    compiled-program cache that the other slow tests' child processes then reuse (run
+    last, their fresh interpreters skip most of the compiling)."""
+    if item.get_closest_marker("slow"):
+        return 0 if item.path.name == "test_sharding.py" else 3
+    fixtures = getattr(item, "fixturenames", ())
+    return 1 if "calibration" in fixtures or "uncertainty" in fixtures else 2
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=_start_order)  # stable: file order within each group
+
+
 @pytest.fixture(scope="session")
 def calibration() -> CalibrationResults:
     """Both calibration nets on seeds 0, 1, 2, trained per recipe (or loaded from the cache)."""
