@@ -21,6 +21,11 @@ from lib.uncertainty.data import make_data
 from lib.uncertainty.experiment import run
 
 
+def same_values(a, b) -> bool:
+    """Whether two pytrees of arrays are equal leaf by leaf, bit for bit."""
+    return jax.tree.all(jax.tree.map(lambda x, y: bool(jnp.array_equal(x, y)), a, b))
+
+
 def test_batches_follow_the_recipe():
     config = TrainConfig()
     steps = batch_indices(1, 55000, config)
@@ -39,9 +44,7 @@ def test_stacked_initial_values_equal_plain_construction():
         stacked = jax.tree.map(lambda *leaves: jnp.stack(leaves), *plain)
         for index, state in enumerate(plain):
             unstacked = jax.tree.map(lambda a, i=index: a[i], stacked)
-            assert jax.tree.all(
-                jax.tree.map(lambda a, b: bool(jnp.array_equal(a, b)), state, unstacked)
-            )
+            assert same_values(state, unstacked)
 
 
 def test_readout_draws_first_key_in_yat_net():
@@ -61,7 +64,7 @@ def test_vmapped_ensemble_matches_plain_members():
     for m, key in enumerate(jax.random.split(tkey, 5)):
         plain = nnx.state(GaussianMLP(rngs=nnx.Rngs(key)), nnx.Param)
         member = jax.tree.map(lambda a, i=m: a[i], stacked)
-        assert jax.tree.all(jax.tree.map(lambda a, b: bool(jnp.array_equal(a, b)), plain, member))
+        assert same_values(plain, member)
 
 
 def test_toy_data_follows_the_recipe():
@@ -93,9 +96,7 @@ def test_full_precision_changes_no_bit_on_a_cpu():
         default = train_nets.__wrapped__(net, (0, 1), images, labels, config)
         np.testing.assert_array_equal(full[1], default[1])
         for a, b in zip(full[0], default[0], strict=True):
-            assert jax.tree.all(
-                jax.tree.map(lambda x, y: bool(jnp.array_equal(x, y)), nnx.state(a), nnx.state(b))
-            )
+            assert same_values(nnx.state(a), nnx.state(b))
     small = UncertaintyConfig(mc_steps=40, mc_samples=6, ensemble_steps=40)
     full, default = run(0, config=small).as_arrays(), run.__wrapped__(0, config=small).as_arrays()
     for name, array in full.items():
@@ -116,6 +117,4 @@ def test_nets_trained_side_by_side_equal_nets_trained_alone():
         together = job.result()
         np.testing.assert_array_equal(together[1], alone[net][1])
         for a, b in zip(together[0], alone[net][0], strict=True):
-            assert jax.tree.all(
-                jax.tree.map(lambda x, y: bool(jnp.array_equal(x, y)), nnx.state(a), nnx.state(b))
-            )
+            assert same_values(nnx.state(a), nnx.state(b))

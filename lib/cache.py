@@ -95,6 +95,18 @@ def library_versions() -> dict[str, str]:
     return {"lib": __version__, **{name: importlib.metadata.version(name) for name in packages}}
 
 
+def runtime_key() -> dict:
+    """What of the running environment can change a trained result, for keys: the library
+    versions, JAX's backend and XLA_FLAGS (flags can change the arithmetic)."""
+    import jax
+
+    return {
+        "versions": library_versions(),
+        "backend": jax.default_backend(),
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
+    }
+
+
 def _canonical(key: dict) -> str:
     return json.dumps(key, sort_keys=True, separators=(",", ":"))
 

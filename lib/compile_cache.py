@@ -9,7 +9,7 @@ executable is the machine code a fresh compile would produce; results do not cha
 
 An entry is zlib-compressed (checksummed): a truncated or corrupted file fails to
 decompress, JAX warns and compiles afresh - it never runs a broken program
-(claims/test_faults_cache.py). Results, not programs, stay in `lib.cache`.
+(claims/test_compile_cache.py). Results, not programs, stay in `lib.cache`.
 """
 
 from __future__ import annotations

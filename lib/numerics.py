@@ -23,8 +23,6 @@ import os
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-import jax
-
 MATMUL_PRECISION = "highest"
 DETERMINISTIC_GPU_FLAG = "--xla_gpu_deterministic_ops=true"
 
@@ -37,6 +35,10 @@ def full_precision(fn: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        # Imported here: the pytest plugin imports this module, and a command-line error
+        # should not wait for jax.
+        import jax
+
         with jax.default_matmul_precision(MATMUL_PRECISION):
             return fn(*args, **kwargs)
 

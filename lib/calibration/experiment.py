@@ -7,7 +7,6 @@ figures. The trained arrays are cached on disk (see lib/cache.py).
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
@@ -16,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from lib import data
-from lib.cache import CacheResult, cached, lib_sources, library_versions, source_digest
+from lib.cache import CacheResult, cached, lib_sources, runtime_key, source_digest
 from lib.calibration.training import TrainConfig, train_nets
 from lib.numerics import full_precision
 from lib.sharding import default_mesh
@@ -156,9 +155,7 @@ def cache_key(net: str, seeds: tuple[int, ...], config: TrainConfig) -> dict:
         "config": asdict(config),
         "data": data.data_digests(),
         "code": _CODE_DIGEST,
-        "versions": library_versions(),
-        "backend": jax.default_backend(),
-        "xla_flags": os.environ.get("XLA_FLAGS", ""),  # flags can change the arithmetic
+        **runtime_key(),
     }
 
 

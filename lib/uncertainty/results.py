@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 from typing import Literal
 
 import jax
 import numpy as np
 
-from lib.cache import cached, lib_sources, library_versions, source_digest
+from lib.cache import cached, lib_sources, runtime_key, source_digest
 from lib.sharding import default_mesh
 from lib.uncertainty.data import GRID_POINTS, N_PER_CLUSTER
 from lib.uncertainty.experiment import (
@@ -43,9 +42,7 @@ def _key(config: UncertaintyConfig, **extra) -> dict:
     return {
         "config": dataclasses.asdict(config),
         "code": _CODE_DIGEST,  # incl. lib/health.py: spread figures
-        "versions": library_versions(),
-        "backend": jax.default_backend(),
-        "xla_flags": os.environ.get("XLA_FLAGS", ""),  # flags can change the arithmetic
+        **runtime_key(),
         **extra,
     }
 
