@@ -22,6 +22,7 @@ import numpy as np
 from lib.calibration.evaluation import evaluate
 from lib.calibration.experiment import NETS, PUBLISHED_SEEDS, load_split
 from lib.calibration.order_variants import ORDERS, run_with_order
+from lib.numerics import request_deterministic_gpu_ops
 
 FIGURES = (
     "acc",
@@ -54,6 +55,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
+    request_deterministic_gpu_ops()  # as the pytest plugin does: same arithmetic, same cache keys
     split = load_split()
     values: dict[str, dict[str, dict[str, list[float]]]] = {}
     for order in ORDERS:
