@@ -23,7 +23,7 @@ from lib.robustness import calibration as calibration_claims
 from lib.robustness import uncertainty as uncertainty_claims
 from lib.robustness.calibration import figure
 from lib.robustness.summary import robustness_section
-from lib.robustness.sweep import across_runs, across_seeds
+from lib.robustness.sweep import across_runs, across_seeds, label
 
 pytestmark = pytest.mark.robustness
 
@@ -101,6 +101,26 @@ def test_report_of_a_sweep(calibration, tmp_path):
     assert "### Across seeds 0, 1, 2" in "\n".join(markdown.render_robustness(section))
     [path] = figures.draw_all(tmp_path, set(), robustness=section)
     assert path.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize(
+    ("holding", "total", "expected"),
+    [
+        (10, 10, "robust"),
+        (9, 10, "robust"),
+        (108, 120, "robust"),
+        (107, 120, "fragile"),
+        (2, 10, "fragile"),
+        (13, 120, "fragile"),
+        (1, 10, "fails"),
+        (12, 120, "fails"),
+        (0, 10, "fails"),
+    ],
+)
+def test_labels_at_their_boundaries(holding, total, expected):
+    """Robust from 90% of subsets (keys) holding, fails at 10% or fewer: 1 of 10 fails (a
+    threshold computed as 1 - 0.9 = 0.0999... once called it fragile)."""
+    assert label(holding / total) == expected
 
 
 def test_seeds_option_rejects_bad_syntax(tmp_path):

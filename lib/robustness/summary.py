@@ -17,8 +17,8 @@ from lib.robustness import calibration as calibration_claims
 from lib.robustness import uncertainty as uncertainty_claims
 from lib.robustness.calibration import PerSeed
 from lib.robustness.effects import Comparison
+from lib.robustness.sweep import FAILS, ROBUST, Robustness, across_runs, across_seeds
 from lib.robustness.sweep import METHOD as SEED_METHOD
-from lib.robustness.sweep import ROBUST, Robustness, across_runs, across_seeds
 
 PUBLISHED_KEY = 0  # the uncertainty guide's root key
 
@@ -105,7 +105,7 @@ def robustness_section(documents: Collection[str], sweep: tuple[int, ...] | None
             "seeds": SEED_METHOD,
             "level": stats.LEVEL,
             "labels": f"robust: holds on >= {ROBUST:.0%} of the 3-seed subsets of the sweep "
-            f"(calibration) or of its root keys (uncertainty); fails: on <= {1 - ROBUST:.0%}; "
+            f"(calibration) or of its root keys (uncertainty); fails: on <= {FAILS:.0%}; "
             "fragile: in between",
         },
         "published_seeds": list(PUBLISHED_SEEDS),

@@ -4,7 +4,7 @@ The question: is a claim a property of the recipe, or of the seeds the document 
 to use? A calibration claim is a statement about three-seed means, so it is judged on
 every three-seed subset of the sweep's seeds; an uncertainty claim is about one run, so
 it is judged on every root key. The share of subsets (keys) on which it holds labels it:
-robust (at least ROBUST), fails (at most 1 - ROBUST), fragile in between.
+robust (at least ROBUST), fails (at most FAILS), fragile in between.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from lib.robustness.effects import Comparison, Region
 from lib.robustness.seeds import POST_SEEDS
 
 ROBUST = 0.9
+FAILS = 0.1  # not 1 - ROBUST: that is 0.0999..., which would call 1 of 10 fragile
 MIN_SEEDS_FOR_INTERVAL = 5  # fewer seeds give too few distinct resamples for an interval
 SEED_B = 2000
 METHOD = f"{stats.METHOD} over seeds (seeds drawn with replacement, B = {SEED_B})"
@@ -32,7 +33,7 @@ def label(fraction: float) -> str:
     """robust / fragile / fails, from the share of seed subsets (keys) where a claim holds."""
     if fraction >= ROBUST:
         return "robust"
-    return "fails" if fraction <= 1 - ROBUST else "fragile"
+    return "fails" if fraction <= FAILS else "fragile"
 
 
 @dataclass(frozen=True)
