@@ -26,6 +26,16 @@ def same_values(a, b) -> bool:
     return jax.tree.all(jax.tree.map(lambda x, y: bool(jnp.array_equal(x, y)), a, b))
 
 
+def toy_training_set() -> tuple[np.ndarray, np.ndarray, TrainConfig]:
+    """2,000 random images and labels and a one-epoch recipe: quick to train, same code."""
+    rng = np.random.default_rng(0)
+    return (
+        rng.random((2000, 784), dtype=np.float32),
+        rng.integers(0, 10, 2000),
+        TrainConfig(epochs=1),
+    )
+
+
 def test_batches_follow_the_recipe():
     config = TrainConfig()
     steps = batch_indices(1, 55000, config)
@@ -87,10 +97,7 @@ def test_toy_data_follows_the_recipe():
 def test_full_precision_changes_no_bit_on_a_cpu():
     """The experiments trace their matrix products at 'highest' precision (lib/numerics.py)
     for GPUs' sake; on a CPU the trained values are those of JAX's default, bit for bit."""
-    rng = np.random.default_rng(0)
-    images = rng.random((2000, 784), dtype=np.float32)
-    labels = rng.integers(0, 10, 2000)
-    config = TrainConfig(epochs=1)
+    images, labels, config = toy_training_set()
     for net in ("yat", "relu"):
         full = train_nets(net, (0, 1), images, labels, config)
         default = train_nets.__wrapped__(net, (0, 1), images, labels, config)
@@ -106,10 +113,7 @@ def test_full_precision_changes_no_bit_on_a_cpu():
 def test_nets_trained_side_by_side_equal_nets_trained_alone():
     """`run_nets` trains the two nets in threads at the same time; each net's values are
     those of training it alone, bit for bit."""
-    rng = np.random.default_rng(1)
-    images = rng.random((2000, 784), dtype=np.float32)
-    labels = rng.integers(0, 10, 2000)
-    config = TrainConfig(epochs=1)
+    images, labels, config = toy_training_set()
     alone = {net: train_nets(net, (0, 1), images, labels, config) for net in ("yat", "relu")}
     with ThreadPoolExecutor(max_workers=2) as pool:
         jobs = {n: pool.submit(train_nets, n, (0, 1), images, labels, config) for n in alone}

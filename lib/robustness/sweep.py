@@ -129,6 +129,17 @@ def subset(per_seed: PerSeed, indices: Sequence[int]) -> PerSeed:
     return {net: [figures[i] for i in indices] for net, figures in per_seed.items()}
 
 
+def _described(comparison: Comparison) -> dict[str, Any]:
+    """The fields of a `Robustness` that name the claim and its effects."""
+    effects = comparison.effects
+    return {
+        "claim_id": comparison.claim_id,
+        "effects": tuple(e.name for e in effects),
+        "units": tuple(e.unit for e in effects),
+        "regions": tuple(e.region for e in effects),
+    }
+
+
 def across_seeds(comparison: Comparison, per_seed: PerSeed, seeds: tuple[int, ...]) -> Robustness:
     """A calibration claim on `seeds` (per_seed holds their figures, in the same order)."""
     n = len(seeds)
@@ -142,11 +153,8 @@ def across_seeds(comparison: Comparison, per_seed: PerSeed, seeds: tuple[int, ..
         else None
     )
     return Robustness(
-        claim_id=comparison.claim_id,
+        **_described(comparison),
         seeds=seeds,
-        effects=tuple(e.name for e in comparison.effects),
-        units=tuple(e.unit for e in comparison.effects),
-        regions=tuple(e.region for e in comparison.effects),
         values=tuple(values),
         intervals=_seed_intervals(
             comparison, values, lambda rows: comparison.values(subset(per_seed, rows)), n
@@ -165,11 +173,8 @@ def across_runs(comparison: Comparison, runs: Sequence[Any], keys: tuple[int, ..
     holds = tuple(comparison.holds_for(list(v)) for v in single)
     means = [float(v) for v in single.mean(axis=0)]
     return Robustness(
-        claim_id=comparison.claim_id,
+        **_described(comparison),
         seeds=keys,
-        effects=tuple(e.name for e in comparison.effects),
-        units=tuple(e.unit for e in comparison.effects),
-        regions=tuple(e.region for e in comparison.effects),
         values=tuple(means),
         intervals=_seed_intervals(
             comparison, means, lambda rows: list(single[rows].mean(axis=0)), len(keys)

@@ -106,12 +106,11 @@ def _figures_of(result: UncertaintyResult) -> dict[str, float]:
 def _compute_spread(kind: SpreadKind, config: UncertaintyConfig) -> dict[str, np.ndarray]:
     # One program over the 20 reruns: their ensembles train batched, another valid float
     # order than run()'s, which is as good a sample for a spread (see run_many).
+    mesh = default_mesh()
     if kind == "root_seeds":
-        results = run_many(SPREAD_ROOT_SEEDS, config=config, mesh=default_mesh())
+        results = run_many(SPREAD_ROOT_SEEDS, config=config, mesh=mesh)
     else:
-        results = run_many(
-            [0] * len(SPREAD_NUDGES), nudges=SPREAD_NUDGES, config=config, mesh=default_mesh()
-        )
+        results = run_many([0] * len(SPREAD_NUDGES), nudges=SPREAD_NUDGES, config=config, mesh=mesh)
     runs = [_figures_of(result) for result in results]
     return {
         name: np.array([figures[name] for figures in runs], dtype=np.float64) for name in runs[0]
