@@ -91,23 +91,29 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             raise pytest.UsageError(
                 f"claim id {claim_id!r} is used by {seen[claim_id]} and {item.nodeid}"
             )
+        unknown = set(marker.kwargs) - {*_REQUIRED, "finding"}
+        if unknown:
+            raise pytest.UsageError(
+                f"{item.nodeid}: @pytest.mark.claim got unknown arguments {sorted(unknown)}"
+            )
+        if item.get_closest_marker("xfail") is not None:
+            raise pytest.UsageError(
+                f"{item.nodeid}: a claim records a known finding with finding='...' on its "
+                "claim marker, not with xfail (its verdict is decided over float orders)"
+            )
         meta = {name: marker.kwargs[name] for name in _REQUIRED}
-        meta["expected"] = item.get_closest_marker("xfail") is None
+        meta["expected"] = not marker.kwargs.get("finding")
         item.user_properties.append((META_PROPERTY, json.dumps(meta)))
 
 
 def health_case(
     model: str, check: str, *, document: str, claim_id: str, statement: str, finding: str | None
 ) -> Any:
-    """A `pytest.param(model, check)` for a model-health claim; a known `finding` makes it a strict xfail."""
-    marks = [
-        pytest.mark.claim(
-            id=claim_id, document=document, section="Model health", statement=statement
-        )
-    ]
-    if finding is not None:
-        marks.append(pytest.mark.xfail(strict=True, reason=finding))
-    return pytest.param(model, check, marks=marks, id=f"{model}-{check.replace(' ', '-')}")
+    """A `pytest.param(model, check)` for a model-health claim, with its known `finding`."""
+    mark = pytest.mark.claim(
+        id=claim_id, document=document, section="Model health", statement=statement, finding=finding
+    )
+    return pytest.param(model, check, marks=mark, id=f"{model}-{check.replace(' ', '-')}")
 
 
 @pytest.fixture
@@ -118,9 +124,10 @@ def claim(request: pytest.FixtureRequest) -> Claim:
         raise pytest.UsageError(
             f"{request.node.nodeid} uses the claim fixture without @pytest.mark.claim"
         )
-    return Claim(
-        ClaimMeta(**{name: marker.kwargs[name] for name in _REQUIRED}), request.node.user_properties
+    meta = ClaimMeta(
+        **{name: marker.kwargs[name] for name in _REQUIRED}, finding=marker.kwargs.get("finding")
     )
+    return Claim(meta, request.node.user_properties)
 
 
 @pytest.fixture(scope="session")
@@ -161,10 +168,7 @@ class AuditCollector:
         meta = json.loads(properties[META_PROPERTY])
         self.expected[meta["id"]] = meta.pop("expected")
         if PROPERTY in properties and report.when == "call":
-            record = ClaimRecord(**json.loads(properties[PROPERTY]))
-            if getattr(report, "wasxfail", ""):
-                record.details["finding"] = report.wasxfail.removeprefix("reason: ")
-            self.records[meta["id"]] = record
+            self.records[meta["id"]] = ClaimRecord(**json.loads(properties[PROPERTY]))
         elif PROPERTY not in properties and (report.failed or report.when == "call"):
             reason = "the test recorded nothing" if report.passed else _short(report)
             self.records.setdefault(
