@@ -182,8 +182,20 @@ def test_cached_faithful_uncertainty_run_is_the_guides_loop(uncertainty):
     data = make_data(dkey)
     _, mc_loss, bkey = train_mc_dropout_loop(data, bkey)
     np.testing.assert_array_equal(faithful.mc_loss, np.asarray(mc_loss))
-    _, ens_loss = train_ensemble_loop(data, tkey, bkey, steps=30, jit_step=False)
+    _, ens_loss = train_ensemble_loop(data, tkey, bkey, steps=30, step="eager")
     np.testing.assert_array_equal(faithful.ens_loss[:30], np.asarray(ens_loss))
+
+
+def test_replayed_eager_ensemble_equals_the_eager_loop():
+    """The faithful ensemble replays the per-op executables of one recorded eager step
+    (lib/eager_replay.py): every loss and final parameter of 30 steps equals the guide's
+    un-jitted loop, bit for bit."""
+    dkey, tkey, bkey = root_keys(0)
+    data = make_data(dkey)
+    eager = train_ensemble_loop(data, tkey, bkey, steps=30, step="eager")
+    replay = train_ensemble_loop(data, tkey, bkey, steps=30, step="replay")
+    np.testing.assert_array_equal(np.asarray(eager[1]), np.asarray(replay[1]))
+    assert same_values(nnx.state(eager[0]), nnx.state(replay[0]))
 
 
 def test_scan_mc_dropout_equals_the_guides_loop():

@@ -131,7 +131,8 @@ def run(
     The MC-Dropout net is built with ``nnx.Rngs(root_seed)`` (the guide: 0 and 0).
     ``implementation="faithful"`` is the guide's computation order (RECIPE.md C): Python
     loops over an ``nnx.jit`` MC-Dropout step and its passes, and the vmapped ensemble step
-    called without jit, op by op (slow: about a minute). ``"scan"`` (default) runs each
+    called without jit, op by op (replayed from a recording of that eager step: the same
+    bits, lib/eager_replay.py). ``"scan"`` (default) runs each
     training in one jitted ``lax.scan`` and the MC passes as one vmap: its MC-Dropout part
     equals the faithful one bit for bit on a CPU, its jitted ensemble is another valid
     float order (claims/test_recipe.py).
@@ -169,7 +170,7 @@ def run(
     mc_off = predict_mc(mc_model, data.grid, n_samples=c.mc_samples, train=False)
 
     say(f"[2/2] Training a deep ensemble of {c.members} networks (nnx.vmap)...")
-    train_ens = functools.partial(train_ensemble_loop, jit_step=False) if loop else train_ensemble
+    train_ens = functools.partial(train_ensemble_loop, step="replay") if loop else train_ensemble
     models, ens_loss = train_ens(
         data,
         tkey,
