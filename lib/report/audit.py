@@ -24,6 +24,7 @@ import lib
 from lib import data
 from lib.report import markdown
 from lib.report.claim import ClaimRecord
+from lib.report.provenance import provenance
 from lib.report.table import ordered, summary_line
 
 SCHEMA_VERSION = 1
@@ -34,7 +35,8 @@ class ReportError(RuntimeError):
 
 
 def metadata(cache_events: list[dict], wall_s: float) -> dict[str, Any]:
-    """Versions, platform, data digests, cache activity and wall time of this run."""
+    """Versions, platform, provenance (commit, command, device, lock digest), data digests,
+    cache activity and wall time of this run."""
     return {
         "created_unix": round(time.time(), 1),
         "wall_s": round(wall_s, 2),
@@ -51,6 +53,7 @@ def metadata(cache_events: list[dict], wall_s: float) -> dict[str, Any]:
             "machine": platform.machine(),
             "jax_backend": jax.default_backend(),
         },
+        **provenance(),
         "data_digests": data.data_digests(),
         "cache": {
             "hits": sum(e["status"] == "hit" for e in cache_events),
