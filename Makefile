@@ -24,8 +24,8 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
-data:
-	bash scripts/setup_data.sh
+data: $(VENV)/.installed  ## Fashion-MNIST from Debian, CLAIMS_DATA_DIR or a download (docs/DATA.md)
+	CLAIMS_PYTHON=$(BIN)/python bash scripts/setup_data.sh
 
 clean-cache:
 	rm -rf .cache
