@@ -179,8 +179,9 @@ def fetch_file(
 ) -> Path:
     """Put the verified file `key` ("<dataset>/<file>") at `dest/<dataset>/<file>.gz`.
 
-    A verified file already there is kept. Raises FetchError naming every source's problem;
-    the final name then holds no file of this run.
+    A verified file already there is kept; one that fails the check is replaced once a
+    download verifies. Raises FetchError naming every source's problem; the final name then
+    holds no file of this run.
     """
     dataset, name = key.split("/")
     final = dest / dataset / f"{name}.gz"
@@ -220,6 +221,8 @@ def fetch_file(
             if not resumed:
                 break  # the server serves this file: asking again gets the same bytes
     kept = f"; kept {part} ({part.stat().st_size} bytes) to resume" if part.exists() else ""
+    if final.exists():  # the file that failed the check above, left as it was
+        kept += f"; {final} still holds the earlier file, which fails the check"
     raise FetchError(f"{key}: no verified copy could be downloaded: {'; '.join(errors)}{kept}")
 
 

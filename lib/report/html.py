@@ -60,7 +60,7 @@ def _verdict(claim: dict) -> str:
     verdict = claim["verdict"]
     if verdict == "refuted" and not claim.get("expected_to_hold", True):
         return '<span class="verdict v-finding">refuted (known finding)</span>'
-    return f'<span class="verdict v-{escape(verdict)}">{escape(verdict)}</span>'
+    return f'<span class="verdict {_anchor("v", verdict)}">{escape(verdict)}</span>'
 
 
 def _header(audit: dict) -> list[str]:
@@ -70,7 +70,7 @@ def _header(audit: dict) -> list[str]:
     if commit is None:
         code = "commit unknown (not a git checkout)"
     else:
-        dirty = {True: ", with uncommitted changes", False: "", None: ""}[git.get("dirty")]
+        dirty = ", with uncommitted changes" if git.get("dirty") else ""
         code = f"commit <code>{escape(commit[:12])}</code>{dirty}"
     created = meta.get("created_unix")
     when = (
@@ -98,7 +98,7 @@ def _header(audit: dict) -> list[str]:
     return [
         "<h1>Claims audit</h1>",
         f'<p class="summary">{escape(str(audit.get("summary", "")))}</p>',
-        "<p>Each claim of these documents is re-run and judged:</p>",
+        "<p>The recipes of these documents, re-run, and each of their claims judged:</p>",
         f"<ul>{''.join(items)}</ul>",
         f'<p class="meta">{code} · {when} · {runtime}</p>',
         '<p class="note">A claim <i>holds</i> when the reproduction\'s figure lies within the '
