@@ -32,8 +32,8 @@ lock:  ## re-record requirements.lock from pyproject.toml (see docs/PINNED_STACK
 	.cache/lock-venv/bin/pip-compile --quiet --generate-hashes --extra test --strip-extras \
 		--no-emit-index-url --no-emit-find-links --output-file requirements.lock pyproject.toml
 
-data:
-	bash scripts/setup_data.sh
+data: $(VENV)/.installed  ## Fashion-MNIST from Debian, CLAIMS_DATA_DIR or a download (docs/DATA.md)
+	CLAIMS_PYTHON=$(BIN)/python bash scripts/setup_data.sh
 
 clean-cache:
 	rm -rf .cache

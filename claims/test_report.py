@@ -95,7 +95,12 @@ def test_audit_json_schema(demo_run):
     assert all(set(c) == CLAIM_KEYS for c in audit["claims"])
     assert {"versions", "platform", "data_digests", "cache", "wall_s"} <= set(audit["metadata"])
     assert {"jax", "flax", "optax", "numpy", "python"} <= set(audit["metadata"]["versions"])
+    provenance = {"git", "command", "device", "requirements_lock_sha256"}
+    assert provenance <= set(audit["metadata"])
+    assert "--report-dir" in audit["metadata"]["command"]
+    assert {f["file"] for f in audit["figures"]} == set()  # a demo document has no figures
     assert (report_dir / "audit.md").read_text().startswith("# Claims audit")
+    assert "claim-d-2" in (report_dir / "audit.html").read_text(encoding="utf-8")
 
 
 def test_all_passing_run_exits_zero(tmp_path):

@@ -1,4 +1,4 @@
-"""Writes the audit: report/audit.json, report/audit.md and report/figures/*.png.
+"""Writes the audit: report/audit.{json,md,html} and report/figures/*.{png,svg}.
 
 Everything here reads the experiments through the same cached functions the
 claim tests use; nothing is recomputed differently for the report.
@@ -22,8 +22,9 @@ import optax
 
 import lib
 from lib import data
-from lib.report import markdown
+from lib.report import html, markdown
 from lib.report.claim import ClaimRecord
+from lib.report.provenance import provenance
 from lib.report.table import ordered, summary_line
 
 SCHEMA_VERSION = 1
@@ -34,7 +35,8 @@ class ReportError(RuntimeError):
 
 
 def metadata(cache_events: list[dict], wall_s: float) -> dict[str, Any]:
-    """Versions, platform, data digests, cache activity and wall time of this run."""
+    """Versions, platform, provenance (commit, command, device, lock digest), data digests,
+    cache activity and wall time of this run."""
     return {
         "created_unix": round(time.time(), 1),
         "wall_s": round(wall_s, 2),
@@ -51,6 +53,7 @@ def metadata(cache_events: list[dict], wall_s: float) -> dict[str, Any]:
             "machine": platform.machine(),
             "jax_backend": jax.default_backend(),
         },
+        **provenance(),
         "data_digests": data.data_digests(),
         "cache": {
             "hits": sum(e["status"] == "hit" for e in cache_events),
@@ -144,9 +147,12 @@ def write_report(
         ) from error
     try:
         audit = build(records, expected, cache_events, wall_s, robustness)
-        figures = _figures(staging / "figures", _documents(records), robustness)
+        figures, audit["figures"] = _figures(staging / "figures", _documents(records), robustness)
         (staging / "audit.json").write_text(json.dumps(audit, indent=2, allow_nan=False) + "\n")
         (staging / "audit.md").write_text(markdown.render(audit, [f.name for f in figures]))
+        (staging / "audit.html").write_text(
+            html.render(audit, {f.name: f.read_bytes() for f in figures}), encoding="utf-8"
+        )
         _swap_in(staging, report_dir)
     except OSError as error:
         raise ReportError(f"cannot write the report to {report_dir} ({error})") from error
@@ -159,7 +165,8 @@ def write_report(
     return [
         report_dir / "audit.json",
         report_dir / "audit.md",
-        *(report_dir / "figures" / f.name for f in figures),
+        report_dir / "audit.html",
+        *(report_dir / "figures" / name for f in figures for name in (f.name, f"{f.stem}.svg")),
     ]
 
 
@@ -169,11 +176,15 @@ def _umask() -> int:
     return mask
 
 
-def _figures(folder: Path, documents: set[str], robustness: dict | None) -> list[Path]:
+def _figures(
+    folder: Path, documents: set[str], robustness: dict | None
+) -> tuple[list[Path], list[dict]]:
+    """Draw the figures; their PNG paths and audit.json's `figures` index of them."""
     from lib.report import figures
 
     folder.mkdir(parents=True)
-    return figures.draw_all(folder, documents, robustness=robustness)
+    paths = figures.draw_all(folder, documents, robustness=robustness)
+    return paths, figures.index([p.name for p in paths], robustness)
 
 
 def _swap_in(staging: Path, report_dir: Path) -> None:
