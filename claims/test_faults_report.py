@@ -63,22 +63,20 @@ FINDINGS_MODULE = """
     import math
     import pytest
 
-    FINDING = pytest.mark.xfail(strict=True, reason="finding: refuted on the reproduction")
-
     def claim_marker(id):
-        return pytest.mark.claim(id=id, document="demo", section="Demo", statement=f"claim {id}")
+        return pytest.mark.claim(
+            id=id, document="demo", section="Demo", statement=f"claim {id}",
+            finding="refuted on the reproduction",
+        )
 
-    @FINDING
     @claim_marker("f-ok")
     def test_finding_reproduces(claim):
         claim.close_to(2.5, "2.0", 0.1)
 
-    @FINDING
     @claim_marker("f-crash")
     def test_finding_whose_experiment_crashed(claim):
         raise KeyError("the spread entry lacks mc_nll_100")
 
-    @FINDING
     @claim_marker("f-nan")
     def test_finding_measured_as_nan(claim):
         ratio = math.nan
@@ -87,8 +85,8 @@ FINDINGS_MODULE = """
 
 
 def test_known_finding_that_errors_fails_the_run(tmp_path):
-    """A strict-xfail claim whose test crashes or measures NaN is an ERROR that fails the run
-    (pytest alone would count it as the expected failure). test_report.py shows that a run
+    """A recorded finding whose test crashes or measures NaN is an ERROR that fails the run
+    (a strict xfail would count it as the expected failure). test_report.py shows that a run
     whose finding reproduces still exits 0."""
     folder = write_test_folder(tmp_path, FINDINGS_MODULE)
     failing = run_audit_pytest(folder, "--no-report")

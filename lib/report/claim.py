@@ -182,6 +182,24 @@ class Claim:
         judgement that no float order can change."""
         return self._decide({FAITHFUL: judgement}, {})
 
+    def close_to(self, measured: float, published: str, tolerance: float, **details: Any):
+        """`record(close_to(...))`: one figure, one order."""
+        return self.record(close_to(measured, published, tolerance, **details))
+
+    def all_close(
+        self,
+        measured: list[float],
+        published: list[str],
+        tolerance: list[float] | float,
+        **details: Any,
+    ) -> ClaimRecord:
+        """`record(all_close(...))`: several figures, one order."""
+        return self.record(all_close(measured, published, tolerance, **details))
+
+    def holds(self, condition: bool, **figures: Any) -> ClaimRecord:
+        """`record(satisfied(...))`: one qualitative judgement, one order."""
+        return self.record(satisfied(condition, **figures))
+
     def _decide(self, judgements: dict[str, Judgement], extra: dict[str, Any]) -> ClaimRecord:
         faithful = judgements[FAITHFUL]
         verdict = verdict_over({name: j.holds for name, j in judgements.items()})
