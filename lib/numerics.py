@@ -62,11 +62,10 @@ def unrolled_cpu_threefry() -> bool:
     Affects programs lowered afterwards, in this process. Returns False (and changes
     nothing) where this JAX keeps its lowering rules elsewhere: a speed-up, never a result.
     """
-    from jax.extend.random import threefry2x32_p
-    from jax.interpreters import mlir
-
     try:
         from jax._src.random.threefry2x32 import _threefry2x32_lowering_rule as unrolled
+        from jax.extend.random import threefry2x32_p
+        from jax.interpreters import mlir
     except ImportError:
         return False
     mlir.register_lowering(threefry2x32_p, unrolled, platform="cpu")

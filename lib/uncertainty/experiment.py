@@ -252,26 +252,10 @@ def run_many(
     nudges = [None] * len(root_seeds) if nudges is None else list(nudges)
     if len(nudges) != len(root_seeds):
         raise ValueError(f"got {len(root_seeds)} root seeds but {len(nudges)} nudges")
-    c = config
-    keys = [root_keys(seed) for seed in root_seeds]
-    data = [make_data(dkey) for dkey, _, _ in keys]  # eagerly, op by op, as run() draws it
-    mc_def, ens_def = _graphdefs(c)
-    mc_state, ens_state = _initial_states(
-        jnp.asarray(root_seeds, dtype=jnp.int32), jnp.stack([k[1] for k in keys]), c=c
-    )
-    mc_state = _nudged(mc_def, mc_state, nudges)
-    ens_state = _nudged(ens_def, ens_state, nudges)
-    inputs = (
-        mc_state,
-        ens_state,
-        jnp.stack([k[2] for k in keys]),
-        jnp.stack([d.x for d in data]),
-        jnp.stack([d.y for d in data]),
-        data[0].grid,
-    )
+    data, (mc_def, ens_def, *inputs) = _inputs(root_seeds, nudges, config)
     if mesh is not None:
         inputs = replicate(inputs, mesh)
-    out = jax.device_get(_runs(mc_def, ens_def, *inputs, c=c, mesh=mesh))
+    out = jax.device_get(_runs(mc_def, ens_def, *inputs, c=config, mesh=mesh))
     return [
         UncertaintyResult(
             root_seed=seed,
@@ -281,6 +265,26 @@ def run_many(
         )
         for i, (seed, d) in enumerate(zip(root_seeds, data, strict=True))
     ]
+
+
+def _inputs(root_seeds: Sequence[int], nudges: Sequence[int | None], c: UncertaintyConfig):
+    """Each run's data, and the arguments of `_runs` (graphdefs, then arrays stacked over runs)."""
+    keys = [root_keys(seed) for seed in root_seeds]
+    data = [make_data(dkey) for dkey, _, _ in keys]  # eagerly, op by op, as run() draws it
+    mc_def, ens_def = _graphdefs(c)
+    mc_state, ens_state = _initial_states(
+        jnp.asarray(root_seeds, dtype=jnp.int32), jnp.stack([k[1] for k in keys]), c=c
+    )
+    return data, (
+        mc_def,
+        ens_def,
+        _nudged(mc_def, mc_state, nudges),
+        _nudged(ens_def, ens_state, nudges),
+        jnp.stack([k[2] for k in keys]),
+        jnp.stack([d.x for d in data]),
+        jnp.stack([d.y for d in data]),
+        data[0].grid,
+    )
 
 
 def _models(seed: jax.Array, tkey: jax.Array, c: UncertaintyConfig):
