@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from lib.calibration.health import calibration_health
-from lib.report.claim import Judgement, satisfied
 from lib.report.plugin import health_case
+from lib.verdict import Judgement, satisfied
 
 CHECKS = ("converged", "beats chance", "max probability not pinned")
 # Findings: checks refuted in every float order, with the measured value.

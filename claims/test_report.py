@@ -17,7 +17,7 @@ DEMO_TESTS = textwrap.dedent(
     """
     import pytest
     from lib.orders import Orders
-    from lib.report.claim import close_to
+    from lib.verdict import close_to
 
     def marker(id, finding=None):
         return pytest.mark.claim(

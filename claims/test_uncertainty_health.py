@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from lib.report.claim import satisfied
 from lib.report.plugin import health_case
 from lib.uncertainty.health import uncertainty_health
+from lib.verdict import satisfied
 
 CHECKS = ("converged", "beats constant", "log-variance not pinned")
 # Findings on the faithful recipe that hold in every float order, with the measured value.

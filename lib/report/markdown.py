@@ -67,8 +67,11 @@ def render(audit: dict, figure_names: list[str]) -> str:
                     verdict += f" ({_orders_text(c['details'])})"
                 if c["details"].get("ci"):
                     verdict += f" ({'; '.join(ci_text(ci) for ci in c['details']['ci'])})"
+                statement = c["statement"]
+                if c["details"].get("reading"):
+                    statement += f" *Reading: {c['details']['reading']}.*"
                 lines.append(
-                    f"| {c['id']} | {_escape(c['statement'])} | {_escape(c['published'])} | {_escape(c['measured'])} "
+                    f"| {c['id']} | {_escape(statement)} | {_escape(c['published'])} | {_escape(c['measured'])} "
                     f"| {_escape(c['tolerance'])} | {verdict} |"
                 )
             lines.append("")
