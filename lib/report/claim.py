@@ -137,11 +137,12 @@ class Claim:
         details = {**faithful.details, **extra}
         if self.meta.finding:
             details["finding"] = self.meta.finding
+        # Every claim lists its figure per order; one judged once (about the code or the
+        # recipe, which no float order changes) lists the faithful order alone.
+        details["orders"] = {
+            name: {"measured": fmt(j.measured), "holds": j.holds} for name, j in judgements.items()
+        }
         if len(judgements) > 1:
-            details["orders"] = {
-                name: {"measured": fmt(j.measured), "holds": j.holds}
-                for name, j in judgements.items()
-            }
             spread = _figure_range(judgements)
             if spread is not None:
                 details["range_over_orders"] = spread
