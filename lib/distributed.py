@@ -90,6 +90,8 @@ class Launch:
             )
         if self.coordinator is not None:
             coordinator_port(self.coordinator)
+        if not isinstance(self.detect, bool):
+            raise LaunchError(f"detect must be True or False; got {self.detect!r}")
 
 
 def _is_int(value: object) -> bool:
@@ -102,6 +104,8 @@ def coordinator_port(address: str) -> int:
     Raises:
       LaunchError: the address has no host or no port, or the port is not in 1-65535.
     """
+    if not isinstance(address, str):
+        raise LaunchError(f"coordinator must be a 'host:port' string; got {address!r}")
     match = re.fullmatch(r"(\[[0-9a-fA-F:.]+\]|[^\s:\[\]]+):([0-9]+)", address)
     if match is None:
         raise LaunchError(
@@ -178,6 +182,8 @@ def initialize(launch: Launch) -> None:
         coordinator, process count or id is neither given nor found in the cluster
         environment; the processes were given different numbers of processes.
     """
+    if not launch.multi_process and launch.cpu_devices is None:
+        return  # nothing to set up
     if launch.multi_process and launch.process_id == 0 and launch.coordinator is not None:
         _check_port_free(coordinator_port(launch.coordinator))  # before seconds of imports
     import jax
@@ -217,7 +223,10 @@ def initialize(launch: Launch) -> None:
     state = _distributed_state()
     count = state.num_processes
     _compare(state, {"number of processes": str(count)}, count, launch.init_timeout_s)
-    _say(f"process {jax.process_index()} of {jax.process_count()}: joined; devices {jax.devices()}")
+    _say(
+        f"process {jax.process_index()} of {jax.process_count()}: joined; "
+        f"{len(jax.local_devices())} of {len(jax.devices())} devices here"
+    )
 
 
 def _or_detected(value: object) -> str:
@@ -244,37 +253,33 @@ def _request_cpu_devices(count: int) -> None:
 def _check_port_free(port: int) -> None:
     """Fail clearly if the coordinator's port is taken (JAX's service would crash on it).
 
-    JAX binds the port on every interface ("[::]:port"), with SO_REUSEADDR as gRPC does.
-    Another program could still take the port between this check and JAX's bind.
+    JAX binds the port on every interface ("[::]:port"), with SO_REUSEADDR as gRPC does;
+    so does this probe (IPv4 alone where the host has no IPv6). Another program could
+    still take the port between this check and JAX's bind.
     """
-    family, address = (
-        (socket.AF_INET6, ("::", port)) if socket.has_ipv6 else (socket.AF_INET, ("", port))
-    )
-    try:
-        probe = socket.socket(family, socket.SOCK_STREAM)
-    except OSError:  # no IPv6 on this host after all
-        family, address = socket.AF_INET, ("", port)
-        probe = socket.socket(family, socket.SOCK_STREAM)
-    with probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    for family, address in ((socket.AF_INET6, ("::", port)), (socket.AF_INET, ("", port))):
         try:
-            probe.bind(address)
+            with socket.socket(family, socket.SOCK_STREAM) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                probe.bind(address)
+            return
         except OSError as error:
-            if error.errno != errno.EADDRINUSE:
-                raise
-            raise LaunchError(
-                f"port {port} is already in use on this host, so process 0 cannot host the "
-                "coordinator there: choose a free port (the same one in every process's "
-                "--coordinator)"
-            ) from None
+            if error.errno == errno.EADDRINUSE:
+                raise LaunchError(
+                    f"port {port} is already in use on this host, so process 0 cannot host "
+                    "the coordinator there: choose a free port (the same one in every "
+                    "process's --coordinator)"
+                ) from None
+            # This address family is unavailable here: try the next; if none works, JAX's
+            # own bind reports the problem.
 
 
 def check_same_everywhere(values: Mapping[str, object], *, timeout_s: int) -> None:
     """Fail in every process unless every process passed equal `values` (compared by `repr`).
 
-    Processes started with different settings would run different programs and wait for
-    each other until JAX's heartbeat gives up; this compares them first, through the
-    coordinator's key-value store (no JAX computation). Call it in every process, in the
+    Processes started with different settings would run programs that do not match and
+    wait for each other, or compute a different sweep each; this compares the settings
+    first, through the coordinator's key-value store (no JAX computation). Call it in every process, in the
     same order as the other processes' calls. Does nothing in a one-process run.
 
     Raises:
@@ -303,13 +308,15 @@ def _compare(state: Any, mine: dict[str, str], count: int, timeout_s: int) -> No
     A process that differs from process 0 stops reading there: if its count of processes
     is the wrong one (JAX takes process 0's), the later processes may not exist.
     """
+    import jax
+
     prefix = f"lib.distributed/{next(_exchanges)}"
     state.client.key_value_set(f"{prefix}/{state.process_id}", json.dumps(mine))
     seen: dict[int, dict[str, str]] = {}
     for other in range(count):
         try:
             text = state.client.blocking_key_value_get(f"{prefix}/{other}", timeout_s * 1000)
-        except Exception as error:  # a timeout; JAX's error type is private
+        except jax.errors.JaxRuntimeError as error:  # DEADLINE_EXCEEDED
             raise LaunchError(
                 f"process {other} did not report its settings within {timeout_s} s ({error})"
             ) from None
