@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from lib import metrics, stats
+from lib.calibration.health import temperature_at_nll_minimum
 
 pytestmark = pytest.mark.fault
 
@@ -177,3 +178,17 @@ def test_bootstrap_values_must_match_the_counted_examples(name):
     args = {k: v[:-1] if k in ("values", "confidence", "pos_scores") else v for k, v in STATS_CALLS[name].items()}  # fmt: skip
     with pytest.raises(ValueError, match=r"must have one value per counted example"):
         getattr(stats, name)(**args)
+
+
+def test_temperature_stopped_in_a_flat_stretch_fails_its_health_check():
+    """With the 1e-12 probability floor the held-out NLL has flat stretches where the bounded
+    Brent search can stop: here T = 0.206 (NLL 13.8) where T = 20 gives 2.07. The check
+    against a grid of the same NLL catches it (the calibration nets' health claims run it on
+    every seed); a well-placed T passes."""
+    logits, labels = np.array([[0.0, 80.0], [40.0, 0.0]]), np.array([0, 0])
+    fitted = metrics.fit_temperature(logits, labels)
+    check = temperature_at_nll_minimum(logits, labels, fitted)
+    assert not check.passed
+    assert check.measured == pytest.approx(13.8155 - 2.0725, abs=1e-3)
+    assert temperature_at_nll_minimum(logits, labels, 20.0).passed
+    assert temperature_at_nll_minimum(Z, Y, metrics.fit_temperature(Z, Y)).passed
