@@ -60,7 +60,7 @@ def test_another_programs_file_under_a_programs_name_is_compiled_afresh(tmp_path
     assert swapped.returncode == 0, swapped.stderr
     assert swapped.stdout == first.stdout
     assert "Error reading persistent compilation cache entry for 'jit_shift'" in swapped.stderr
-    assert "is not the program sealed under its name" in swapped.stderr
+    assert "is not a program sealed under its name" in swapped.stderr
 
     healed = run_python(script, env=own_cache_env())
     assert healed.returncode == 0, healed.stderr

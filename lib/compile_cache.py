@@ -74,8 +74,8 @@ class SealedStore:
         seal, program = data[:_SEAL_BYTES], data[_SEAL_BYTES:]
         if seal != _seal(key, program):
             raise ValueError(
-                f"{path} is not the program sealed under its name (another program's file, "
-                "truncated or damaged); compiling afresh"
+                f"{path} is not a program sealed under its name (another program's file, a "
+                "truncated or damaged one, or one JAX stored itself); compiling afresh"
             )
         with contextlib.suppress(OSError):
             os.utime(path)  # recently used: kept longest

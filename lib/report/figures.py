@@ -25,6 +25,7 @@ SEED_INDEX = 0  # the post's figures are of seed 0
 N_BINS = 15
 T_RANGE = (0.05, 20.0)
 SPARSE_BIN = 30  # reliability bins with fewer images get their count printed
+ROBUSTNESS_FIGURE = "robustness.png"
 
 NET_LABEL = {"yat": "Yat", "relu": "ReLU"}
 NET_COLOUR = {"yat": "tab:blue", "relu": "tab:orange"}
@@ -392,6 +393,11 @@ UNCERTAINTY_FIGURES: tuple[tuple[str, Callable], ...] = (
 )
 
 
+def figure_names() -> set[str]:
+    """The file names of every figure the suite can draw (robustness.png included)."""
+    return {name for name, _ in (*CALIBRATION_FIGURES, *UNCERTAINTY_FIGURES)} | {ROBUSTNESS_FIGURE}
+
+
 # --------------------------------------------------------------------------- robustness
 
 HOLDS_COLOUR = "tab:green"
@@ -556,5 +562,5 @@ def draw_all(folder: Path, documents: set[str], *, robustness: dict | None = Non
         for filename, draw in UNCERTAINTY_FIGURES:
             paths.append(_save(draw(results), folder / filename))
     if robustness is not None and robustness["claims"]:
-        paths.append(_save(robustness_figure(robustness), folder / "robustness.png"))
+        paths.append(_save(robustness_figure(robustness), folder / ROBUSTNESS_FIGURE))
     return paths

@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import groupby
 from typing import Any
 
-from lib.report.table import ci_text, interval_text
+from lib.report.table import NO_LONGER_REPRODUCES, ci_text, interval_text
 
 _VERDICT = {"holds": "holds", "refuted": "**refuted**", "error": "**error**"}
 
@@ -17,9 +17,15 @@ def _escape(text: str) -> str:
 def render(audit: dict, figure_names: list[str]) -> str:
     """Markdown for the audit dict built by lib/report/audit.py, figures linked from figures/."""
     meta = audit["metadata"]
-    lines = [
-        "# Claims audit",
-        "",
+    lines = ["# Claims audit", ""]
+    if audit.get("partial"):
+        lines += [
+            f"**Partial run, not the complete audit** ({'; '.join(audit['partial'])}): only the "
+            "claims that ran, without the documents' sections and figures. The last complete "
+            "audit is left as it was, one folder up.",
+            "",
+        ]
+    lines += [
         f"{audit['summary']}.",
         "",
         f"jax {meta['versions']['jax']}, flax {meta['versions']['flax']}, optax {meta['versions']['optax']}, "
@@ -44,6 +50,8 @@ def render(audit: dict, figure_names: list[str]) -> str:
                 verdict = _VERDICT[c["verdict"]] + (
                     "" if c["expected_to_hold"] or c["verdict"] != "refuted" else " (known finding)"
                 )
+                if c["verdict"] == "holds" and not c["expected_to_hold"]:
+                    verdict = f"**holds: {NO_LONGER_REPRODUCES}**"
                 if c["details"].get("ci"):
                     verdict += f" ({'; '.join(ci_text(ci) for ci in c['details']['ci'])})"
                 lines.append(

@@ -17,10 +17,15 @@ def _cell(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+# Beside a recorded finding (strict xfail) whose claim now holds: pytest fails the run.
+NO_LONGER_REPRODUCES = "finding no longer reproduces (run fails)"
+
+
 def verdict_label(record: ClaimRecord, expected: bool) -> str:
-    """holds / REFUTED / ERROR, with '*' for a refutation already recorded as a finding."""
+    """holds / REFUTED / ERROR, with '*' for a refutation already recorded as a finding, and
+    HOLDS for a recorded finding that no longer reproduces."""
     if record.verdict == "holds":
-        return "holds"
+        return "holds" if expected else "HOLDS"
     if record.verdict == "refuted":
         return "refuted*" if not expected else "REFUTED"
     return "ERROR"
@@ -76,6 +81,8 @@ def render(records: list[ClaimRecord], expected: dict[str, bool]) -> list[str]:
                     f"{_cell(c, w):<{w}}" for c, (_, w) in zip(cells, _COLUMNS, strict=True)
                 ).rstrip()
             )
+            if record.verdict == "holds" and not expected.get(record.id, True):
+                lines.append(f"{'':17}{NO_LONGER_REPRODUCES}")
             for ci in record.details.get("ci", []):
                 lines.append(_cell(f"{'':17}{ci_text(ci)}", 80))
     lines.append("-" * 78)
