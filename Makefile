@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: audit test lint setup data clean-cache
+.PHONY: audit test lint setup data lock clean-cache
 
 audit: setup  ## reproduce both documents, print the claims table, write report/
 	$(BIN)/pytest claims -n auto -m "claim or health" $(PYTEST_ARGS)
@@ -18,14 +18,22 @@ lint: setup
 
 setup: $(VENV)/.installed data
 
-$(VENV)/.installed: pyproject.toml
+# The pinned stack: exact versions with hashes (requirements.lock, `make lock`), then this
+# package itself without resolving anything further.
+$(VENV)/.installed: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
-data:
-	bash scripts/setup_data.sh
+lock:  ## re-record requirements.lock from pyproject.toml (see docs/PINNED_STACK.md)
+	$(PYTHON) -m venv .cache/lock-venv
+	.cache/lock-venv/bin/python -m pip install --quiet pip-tools==7.6.2
+	.cache/lock-venv/bin/pip-compile --quiet --generate-hashes --extra test --strip-extras \
+		--no-emit-index-url --no-emit-find-links --output-file requirements.lock pyproject.toml
+
+data: $(VENV)/.installed  ## Fashion-MNIST from Debian, CLAIMS_DATA_DIR or a download (docs/DATA.md)
+	CLAIMS_PYTHON=$(BIN)/python bash scripts/setup_data.sh
 
 clean-cache:
 	rm -rf .cache

@@ -12,6 +12,7 @@ import pytest
 
 if TYPE_CHECKING:
     from lib.calibration.evaluation import CalibrationResults
+    from lib.orders import Orders
     from lib.uncertainty.experiment import UncertaintyResult
 
 
@@ -30,17 +31,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=_start_order)  # stable: file order within each group
 
 
-@pytest.fixture(scope="session")
-def calibration() -> CalibrationResults:
-    """Both calibration nets on seeds 0, 1, 2, trained per recipe (or loaded from the cache)."""
-    from lib.calibration.evaluation import calibration_results
-
-    return calibration_results()
+def _worker_number(request: pytest.FixtureRequest) -> int:
+    """0 for xdist's gw0 (or without xdist), 1 for gw1, ...: where a worker starts filling."""
+    worker = getattr(request.config, "workerinput", {}).get("workerid", "gw0")
+    return int(worker.removeprefix("gw"))
 
 
 @pytest.fixture(scope="session")
-def uncertainty() -> UncertaintyResult:
-    """The uncertainty guide's recipe from root key 0 (or loaded from the cache)."""
-    from lib.uncertainty.results import uncertainty_result
+def calibration(request: pytest.FixtureRequest) -> Orders[CalibrationResults]:
+    """Both calibration nets on seeds 0, 1, 2, trained per recipe in every valid float order
+    (or loaded from the cache); the faithful order first."""
+    from lib.calibration.evaluation import calibration_orders
 
-    return uncertainty_result()
+    return calibration_orders(first=_worker_number(request))
+
+
+@pytest.fixture(scope="session")
+def uncertainty(request: pytest.FixtureRequest) -> Orders[UncertaintyResult]:
+    """The uncertainty guide's recipe from root key 0 in every valid float order (or loaded
+    from the cache); the faithful order first."""
+    from lib.uncertainty.results import uncertainty_orders
+
+    return uncertainty_orders(first=_worker_number(request))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lib.calibration.health import calibration_health
+from lib.report.claim import Judgement, satisfied
 from lib.report.plugin import health_case
 
 CHECKS = (
@@ -13,10 +14,11 @@ CHECKS = (
     "max probability not pinned",
     "temperature at the NLL minimum",
 )
-# Findings on the faithful recipe, kept as strict xfails (see the closing notes of issue 4).
+# Findings: checks refuted in every float order, with the measured value.
 FINDINGS = {
-    ("relu", "converged"): "finding: the ReLU net is still improving at epoch 12 - on seed 1 the "
-    "last tenth of training moved the loss by 5.3% of its range (threshold 5%), beyond noise",
+    ("relu", "converged"): "the ReLU net is still improving at epoch 12: on seed 1 the last "
+    "tenth of training moved the loss by 5.2% of its range (threshold 5%) in the documents' "
+    "order, 5.25% in the vmap order",
 }
 CASES = [
     health_case(
@@ -35,12 +37,15 @@ CASES = [
 @pytest.mark.health
 @pytest.mark.parametrize(("net", "check"), CASES)
 def test_calibration_net_health(claim, calibration, net, check):
-    results = [
-        next(c for c in seed_checks if c.name == check)
-        for seed_checks in calibration_health(calibration)[net]
-    ]
-    claim.holds(
-        all(r.passed for r in results),
-        published=results[0].threshold,
-        measured=[round(r.measured, 4) for r in results],
-    )
+    def judge(c) -> Judgement:
+        results = [
+            next(r for r in seed_checks if r.name == check)
+            for seed_checks in calibration_health(c)[net]
+        ]
+        return satisfied(
+            all(r.passed for r in results),
+            published=results[0].threshold,
+            measured=[round(r.measured, 4) for r in results],
+        )
+
+    claim.check(calibration, judge)

@@ -88,6 +88,25 @@ def test_default_sources_are_fixtures_then_debian(monkeypatch: pytest.MonkeyPatc
     assert load_fashion_mnist("test").source == "/usr/share/datasets/fashion-mnist"
 
 
+def test_the_user_cache_dir_is_searched_last(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where scripts/fetch_data.py puts the files when CLAIMS_DATA_DIR is unset."""
+    monkeypatch.delenv(data.ENV_VAR)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert data.user_data_dir() == tmp_path / "xdg" / "uncertainty-claims" / "data"
+    data.user_data_dir().mkdir(parents=True)
+    for dataset in ("fashion-mnist", "mnist"):
+        (data_dir / dataset).rename(data.user_data_dir() / dataset)
+    monkeypatch.setattr(data, "_FIXTURES_DIR", tmp_path / "no-fixtures")
+    monkeypatch.setattr(data, "_SYSTEM_DIR", tmp_path / "no-system")
+    assert load_mnist_test().source == str(data.user_data_dir() / "mnist")
+    assert load_fashion_mnist("test").source == str(data.user_data_dir() / "fashion-mnist")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert data.user_data_dir() == tmp_path / "home" / ".cache" / "uncertainty-claims" / "data"
+
+
 def test_data_dir_is_used_when_set(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     copy = load_fashion_mnist("test")
     assert copy.source == str(data_dir / "fashion-mnist")
@@ -254,12 +273,16 @@ class TestBadData:
         monkeypatch.delenv(data.ENV_VAR, raising=False)
         monkeypatch.setattr(data, "_FIXTURES_DIR", tmp_path / "fixtures")
         monkeypatch.setattr(data, "_SYSTEM_DIR", tmp_path / "system")
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
         with pytest.raises(DataError, match="not found") as info:
             load_fashion_mnist("train")
         message = str(info.value)
         assert str(tmp_path / "fixtures" / "fashion-mnist") in message
         assert str(tmp_path / "system" / "fashion-mnist") in message
+        user_dir = tmp_path / "cache" / "uncertainty-claims" / "data" / "fashion-mnist"
+        assert str(user_dir) in message
         assert "apt-get install dataset-fashion-mnist" in message
+        assert "scripts/fetch_data.py" in message
         assert "CLAIMS_DATA_DIR" in message
 
     def test_half_present_default_source_is_not_skipped(

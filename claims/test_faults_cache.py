@@ -215,7 +215,7 @@ def digested(module: str, make_key) -> tuple[dict, set[Path]]:
 KEYS = {
     "calibration": (
         "lib.calibration.experiment",
-        lambda: calibration_experiment.cache_key("yat", (0, 1, 2), TrainConfig()),
+        lambda: calibration_experiment.cache_key("yat", (0, 1, 2), TrainConfig(), "faithful"),
         {"data.py"},
     ),
     "uncertainty": (

@@ -80,22 +80,20 @@ FINDINGS_MODULE = """
     import math
     import pytest
 
-    FINDING = pytest.mark.xfail(strict=True, reason="finding: refuted on the reproduction")
-
     def claim_marker(id):
-        return pytest.mark.claim(id=id, document="demo", section="Demo", statement=f"claim {id}")
+        return pytest.mark.claim(
+            id=id, document="demo", section="Demo", statement=f"claim {id}",
+            finding="refuted on the reproduction",
+        )
 
-    @FINDING
     @claim_marker("f-ok")
     def test_finding_reproduces(claim):
         claim.close_to(2.5, "2.0", 0.1)
 
-    @FINDING
     @claim_marker("f-crash")
     def test_finding_whose_experiment_crashed(claim):
         raise KeyError("the spread entry lacks mc_nll_100")
 
-    @FINDING
     @claim_marker("f-nan")
     def test_finding_measured_as_nan(claim):
         ratio = math.nan
@@ -104,8 +102,8 @@ FINDINGS_MODULE = """
 
 
 def test_known_finding_that_errors_fails_the_run(tmp_path):
-    """A strict-xfail claim whose test crashes or measures NaN is an ERROR that fails the run
-    (pytest alone would count it as the expected failure). test_report.py shows that a run
+    """A recorded finding whose test crashes or measures NaN is an ERROR that fails the run
+    (a strict xfail would count it as the expected failure). test_report.py shows that a run
     whose finding reproduces still exits 0."""
     folder = write_test_folder(tmp_path, FINDINGS_MODULE)
     failing = run_audit_pytest(folder, "--no-report")
@@ -210,17 +208,16 @@ def claim_rows(stdout: str) -> dict[str, str]:
 SETUP_MODULE = """
     import pytest
 
-    FINDING = pytest.mark.xfail(strict=True, reason="finding: refuted on the reproduction")
-
-    def claim_marker(id):
-        return pytest.mark.claim(id=id, document="demo", section="Demo", statement=f"claim {id}")
+    def claim_marker(id, finding=None):
+        return pytest.mark.claim(
+            id=id, document="demo", section="Demo", statement=f"claim {id}", finding=finding
+        )
 
     @pytest.fixture
     def experiment():
         raise FileNotFoundError("CLAIMS_DATA_DIR=/empty has no fashion-mnist/ subdirectory")
 
-    @FINDING
-    @claim_marker("f-setup")
+    @claim_marker("f-setup", finding="refuted on the reproduction")
     def test_finding_whose_experiment_cannot_start(claim, experiment):
         claim.close_to(2.5, "2.0", 0.1)
 
@@ -231,14 +228,14 @@ SETUP_MODULE = """
 
 
 def test_known_finding_whose_fixture_fails_at_setup_is_an_error(tmp_path):
-    """A strict-xfail claim whose experiment (a fixture) raises during setup: pytest counts it
-    as "XFAIL at setup", and the plugin recorded nothing, so the run exited 0 with the
-    claim missing from the table (43 claims selected, 40 listed). Now it is an ERROR row
-    naming the exception, and the run fails."""
+    """A recorded finding whose experiment (a fixture) raises during setup. When findings
+    were strict xfails, pytest counted this as "XFAIL at setup" and the plugin recorded
+    nothing: the run exited 0 with the claim missing from the table (43 claims selected, 40
+    listed). It is an ERROR row naming the exception, and the run fails."""
     result = run_audit_pytest(write_test_folder(tmp_path, SETUP_MODULE), "--no-report")
     assert result.returncode == 1, result.stdout
     assert claim_rows(result.stdout) == {"c-ok": "holds", "f-setup": "ERROR"}
-    assert "2 claims: 1 hold, 0 refuted (0 known findings), 1 errors" in result.stdout
+    assert "2 claims: 1 hold, 0 refuted (0 known findings), 0 sensitive, 1 errors" in result.stdout
     assert (
         "ERROR in f-setup: FileNotFoundError: CLAIMS_DATA_DIR=/empty has no fashion-mnist/"
         in result.stdout
@@ -248,28 +245,28 @@ def test_known_finding_whose_fixture_fails_at_setup_is_an_error(tmp_path):
 GONE_MODULE = """
     import pytest
 
-    @pytest.mark.xfail(strict=True, reason="finding: measured 2.5")
-    @pytest.mark.claim(id="f-gone", document="demo", section="Demo", statement="claim f-gone")
+    @pytest.mark.claim(
+        id="f-gone", document="demo", section="Demo", statement="claim f-gone",
+        finding="measured 2.5",
+    )
     def test_finding_that_no_longer_reproduces(claim):
         claim.close_to(2.0, "2.0", 0.1)
 """
 
 
 def test_finding_that_no_longer_reproduces_says_so(tmp_path):
-    """A recorded finding whose claim now holds (strict xfail passing): the run fails, and the
-    table said plain "holds". Now the verdict is HOLDS with "finding no longer reproduces
-    (run fails)" under it, and audit.md says the same."""
+    """A recorded finding whose claim now holds: the run fails. The table once said plain
+    "holds" (now FINDING GONE, with its footnote); audit.md said plain "holds" and now says
+    that the finding no longer reproduces."""
     folder = write_test_folder(tmp_path, GONE_MODULE)
     result = run_audit_pytest(folder, "--report-dir", "out")
     assert result.returncode == 1, result.stdout
-    lines = result.stdout.splitlines()
-    row = next(i for i, line in enumerate(lines) if line.startswith("f-gone"))
-    assert lines[row].split()[-1] == "HOLDS"
-    assert lines[row + 1].strip() == "finding no longer reproduces (run fails)"
-    assert (
-        "**holds: finding no longer reproduces (run fails)**"
-        in (folder / "out" / "audit.md").read_text()
+    assert claim_rows(result.stdout) == {"f-gone": "GONE"}
+    assert "FINDING GONE a recorded finding now holds in every order: the run fails" in (
+        result.stdout
     )
+    markdown = (folder / "out" / "audit.md").read_text()
+    assert "**finding gone: the recorded finding no longer reproduces (the run fails)**" in markdown
 
 
 CRASH_MODULE = """
@@ -527,7 +524,12 @@ def test_concurrent_writers_of_one_report_folder_take_turns(tmp_path):
                 w.kill()
                 w.communicate()
     assert [out.strip() for out, _ in outputs] == ["0", "0"], [err for _, err in outputs]
-    assert sorted(p.name for p in report_dir.iterdir()) == ["audit.json", "audit.md", "figures"]
+    assert sorted(p.name for p in report_dir.iterdir()) == [
+        "audit.html",
+        "audit.json",
+        "audit.md",
+        "figures",
+    ]
     assert json.loads((report_dir / "audit.json").read_text())["claims"][0]["id"] == "d-1"
 
 
@@ -562,4 +564,9 @@ def test_writer_killed_while_building_leaves_its_staging_in_the_report_folder_on
     assert {k: v for k, v in snapshot(report_dir).items() if not k.startswith(".")} == before
     write(report_dir)
     assert not stale.exists()
-    assert sorted(p.name for p in report_dir.iterdir()) == ["audit.json", "audit.md", "figures"]
+    assert sorted(p.name for p in report_dir.iterdir()) == [
+        "audit.html",
+        "audit.json",
+        "audit.md",
+        "figures",
+    ]

@@ -14,11 +14,19 @@ import numpy as np
 import pytest
 from flax import nnx
 
+from lib.calibration.experiment import load_split
 from lib.calibration.models import build_model
-from lib.calibration.training import TrainConfig, batch_indices, train_nets
+from lib.calibration.training import (
+    TrainConfig,
+    batch_indices,
+    train_net_faithful,
+    train_net_per_step,
+    train_nets,
+)
 from lib.uncertainty import GaussianMLP, UncertaintyConfig, make_ensemble, root_keys
 from lib.uncertainty.data import make_data
 from lib.uncertainty.experiment import run
+from lib.uncertainty.training import train_ensemble_loop, train_mc_dropout_loop
 
 
 def same_values(a, b) -> bool:
@@ -122,3 +130,79 @@ def test_nets_trained_side_by_side_equal_nets_trained_alone():
         np.testing.assert_array_equal(together[1], alone[net][1])
         for a, b in zip(together[0], alone[net][0], strict=True):
             assert same_values(nnx.state(a), nnx.state(b))
+
+
+# --- The documents' computation order (RECIPE.md C) -------------------------------------------
+
+ONE_EPOCH = TrainConfig(epochs=1)
+
+
+@pytest.mark.slow
+def test_faithful_training_equals_the_documents_loop():
+    """`train_net_faithful` (jax.jit over split state, host-gathered batches, two seeds side by
+    side in threads, as the suite runs it) gives the documents' `nnx.jit` loop bit for bit:
+    every parameter and loss after one epoch of the real data, both nets, chaotic seeds."""
+    split = load_split()
+    for net in ("yat", "relu"):
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            faithful = list(
+                pool.map(
+                    lambda s, n=net: train_net_faithful(
+                        n, s, split.train_x, split.train_y, ONE_EPOCH
+                    ),
+                    (1, 2),
+                )
+            )
+        for seed, (model, losses) in zip((1, 2), faithful, strict=True):
+            ref_model, ref_losses = train_net_per_step(
+                net, seed, split.train_x, split.train_y, ONE_EPOCH
+            )
+            np.testing.assert_array_equal(losses, ref_losses)
+            assert same_values(nnx.state(model), nnx.state(ref_model)), (net, seed)
+
+
+@pytest.mark.slow
+def test_cached_faithful_calibration_runs_start_as_the_documents_loop(calibration):
+    """The headline calibration runs (cached) are the documents' loop: their first epoch of
+    losses equals a fresh `nnx.jit` loop's, bit for bit (seed 1, both nets)."""
+    split = calibration.faithful.split
+    for net in ("yat", "relu"):
+        _, reference = train_net_per_step(net, 1, split.train_x, split.train_y, ONE_EPOCH)
+        stored = calibration.faithful.runs[net].train_loss[1, : len(reference)]
+        np.testing.assert_array_equal(stored, reference.astype(np.float64))
+
+
+@pytest.mark.slow
+def test_cached_faithful_uncertainty_run_is_the_guides_loop(uncertainty):
+    """The headline uncertainty run (cached) is the guide's order: its MC-Dropout losses equal
+    a fresh `nnx.jit` loop's, and its first 30 ensemble steps a fresh un-jitted vmapped
+    step's, bit for bit."""
+    faithful = uncertainty.faithful
+    dkey, tkey, bkey = root_keys(0)
+    data = make_data(dkey)
+    _, mc_loss, bkey = train_mc_dropout_loop(data, bkey)
+    np.testing.assert_array_equal(faithful.mc_loss, np.asarray(mc_loss))
+    _, ens_loss = train_ensemble_loop(data, tkey, bkey, steps=30, step="eager")
+    np.testing.assert_array_equal(faithful.ens_loss[:30], np.asarray(ens_loss))
+
+
+def test_replayed_eager_ensemble_equals_the_eager_loop():
+    """The faithful ensemble replays the per-op executables of one recorded eager step
+    (lib/eager_replay.py): every loss and final parameter of 30 steps equals the guide's
+    un-jitted loop, bit for bit."""
+    dkey, tkey, bkey = root_keys(0)
+    data = make_data(dkey)
+    eager = train_ensemble_loop(data, tkey, bkey, steps=30, step="eager")
+    replay = train_ensemble_loop(data, tkey, bkey, steps=30, step="replay")
+    np.testing.assert_array_equal(np.asarray(eager[1]), np.asarray(replay[1]))
+    assert same_values(nnx.state(eager[0]), nnx.state(replay[0]))
+
+
+def test_scan_mc_dropout_equals_the_guides_loop():
+    """The scan order's MC-Dropout part is the guide's loop bit for bit (only the ensemble
+    step differs between the faithful and scan orders); a short run."""
+    small = UncertaintyConfig(mc_steps=40, mc_samples=6, ensemble_steps=5)
+    scan = run(0, config=small, implementation="scan")
+    faithful = run(0, config=small, implementation="faithful")
+    for name in ("mc_loss", "mc_grid_means", "mc_grid_vars", "mc_train_means", "mc_off_grid_means"):
+        np.testing.assert_array_equal(getattr(scan, name), getattr(faithful, name), err_msg=name)

@@ -16,22 +16,30 @@ from lib.report.table import render
 DEMO_TESTS = textwrap.dedent(
     """
     import pytest
+    from lib.orders import Orders
+    from lib.report.claim import close_to
 
-    def marker(id):
-        return pytest.mark.claim(id=id, document="demo", section="Demo", statement=f"claim {id}")
+    def marker(id, finding=None):
+        return pytest.mark.claim(
+            id=id, document="demo", section="Demo", statement=f"claim {id}", finding=finding
+        )
 
     @marker("d-1")
     def test_holds(claim):
         claim.close_to(1.004, "1.00", 0.005)
 
-    @pytest.mark.xfail(strict=True, reason="finding: measured 2.5")
-    @marker("d-2")
+    @marker("d-2", finding="measured 2.5")
     def test_known_finding(claim):
         claim.close_to(2.5, "2.0", 0.1)
 
     @marker("d-3")
     def test_errors(claim):
         raise RuntimeError("experiment broke")
+
+    @marker("d-4")
+    def test_sensitive(claim):
+        orders = Orders({"faithful": 1.004, "other": 1.3})
+        claim.check(orders, lambda value: close_to(value, "1.00", 0.005))
     """
 )
 CLAIM_KEYS = {
@@ -72,19 +80,32 @@ def demo_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
 
 
 def test_verdicts_and_exit_status(demo_run):
-    """holds / refuted (known finding) / error are reported; an error fails the run."""
+    """holds / refuted (known finding) / sensitive / error are reported; an error fails the
+    run, a sensitive claim does not."""
     result, report_dir = demo_run
     claims = {c["id"]: c for c in json.loads((report_dir / "audit.json").read_text())["claims"]}
     assert {k: c["verdict"] for k, c in claims.items()} == {
         "d-1": "holds",
         "d-2": "refuted",
         "d-3": "error",
+        "d-4": "sensitive",
     }
     assert claims["d-2"]["expected_to_hold"] is False
-    assert claims["d-2"]["details"]["finding"] == "finding: measured 2.5"
+    assert claims["d-2"]["details"]["finding"] == "measured 2.5"
     assert "experiment broke" in claims["d-3"]["details"]["error"]
+    assert claims["d-4"]["details"]["orders"] == {
+        "faithful": {"measured": "1.004", "holds": True},
+        "other": {"measured": "1.3", "holds": False},
+    }
+    assert claims["d-4"]["details"]["range_over_orders"] == [1.004, 1.3]
     assert result.returncode == 1
-    assert "3 claims: 1 hold, 1 refuted (1 known findings), 1 errors" in result.stdout
+    assert "4 claims: 1 hold, 1 refuted (1 known findings), 1 sensitive, 1 errors" in result.stdout
+
+
+def test_sensitive_and_findings_alone_pass(tmp_path):
+    """A run whose only non-holding claims are sensitive or reproduced findings exits 0."""
+    result = run_pytest(tmp_path, "--no-report", "-k", "not errors")
+    assert result.returncode == 0, result.stdout
 
 
 def test_audit_json_schema(demo_run):
@@ -95,7 +116,12 @@ def test_audit_json_schema(demo_run):
     assert all(set(c) == CLAIM_KEYS for c in audit["claims"])
     assert {"versions", "platform", "data_digests", "cache", "wall_s"} <= set(audit["metadata"])
     assert {"jax", "flax", "optax", "numpy", "python"} <= set(audit["metadata"]["versions"])
+    provenance = {"git", "command", "device", "requirements_lock_sha256"}
+    assert provenance <= set(audit["metadata"])
+    assert "--report-dir" in audit["metadata"]["command"]
+    assert {f["file"] for f in audit["figures"]} == set()  # a demo document has no figures
     assert (report_dir / "audit.md").read_text().startswith("# Claims audit")
+    assert "claim-d-2" in (report_dir / "audit.html").read_text(encoding="utf-8")
 
 
 def test_all_passing_run_exits_zero(tmp_path):

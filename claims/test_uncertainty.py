@@ -1,7 +1,8 @@
 """Claims of the Flax NNX guide "Uncertainty Estimation" (seeds/uncertainty-estimation.txt).
 
-Each test states one assertion of the guide in our words, cites its section, and
-compares the guide's figure with the faithful reproduction (RECIPE.md B).
+Each test states one assertion of the guide in our words, cites its section, and judges
+the guide's figure on the reproduction in every valid float order (lib/orders.py: the
+guide's own order, the jitted scan, 20 float-rounding twins; RECIPE.md B and C).
 
 Tolerances (fixtures/TOLERANCES.md): a printed figure is *reproduced* when it lies
 within half a unit of its last digit plus 3 float-noise sd, the sd of that figure over
@@ -19,6 +20,7 @@ import pytest
 from flax import nnx
 
 from lib import metrics
+from lib.report.claim import Judgement, all_close, satisfied
 from lib.robustness.uncertainty import (
     FACTOR,
     MARKEDLY,
@@ -56,32 +58,45 @@ ENS_TRACE = {
 ENS_EPISTEMIC = {"ens_epistemic_in": "0.02592", "ens_epistemic_away": "0.12889"}
 
 
-def claim_marker(id: str, section: str, statement: str) -> pytest.MarkDecorator:
-    return pytest.mark.claim(id=id, document=DOC, section=section, statement=statement)
+def claim_marker(
+    id: str, section: str, statement: str, finding: str | None = None
+) -> pytest.MarkDecorator:
+    return pytest.mark.claim(
+        id=id, document=DOC, section=section, statement=statement, finding=finding
+    )
 
 
 def check_reproduced(claim, uncertainty, published: dict[str, str]) -> None:
-    measured = headline_figures(uncertainty)
     noise = spread("float_noise")
     tolerances = [
         half_unit(p) + K_SIGMA * float(np.std(noise[name], ddof=1)) for name, p in published.items()
     ]
-    claim.all_close([measured[name] for name in published], list(published.values()), tolerances)
+
+    def judge(result) -> Judgement:
+        measured = headline_figures(result)
+        return all_close(
+            [measured[name] for name in published], list(published.values()), tolerances
+        )
+
+    claim.check(uncertainty, judge)
 
 
 def check_typical(claim, published: dict[str, str]) -> None:
+    """About the recipe over other root keys: no float order of key 0 enters it."""
     keys = spread("root_seeds")
     outside = {
         name: p
         for name, p in published.items()
         if not keys[name].min() <= float(p) <= keys[name].max()
     }
-    claim.holds(
-        not outside,
-        published="within keys 1-20",
-        measured=f"outside: {', '.join(outside) or 'none'}",
-        tolerance="range of 20 keys",
-        ranges={name: [float(keys[name].min()), float(keys[name].max())] for name in published},
+    claim.record(
+        satisfied(
+            not outside,
+            published="within keys 1-20",
+            measured=f"outside: {', '.join(outside) or 'none'}",
+            tolerance="range of 20 keys",
+            ranges={name: [float(keys[name].min()), float(keys[name].max())] for name in published},
+        )
     )
 
 
@@ -94,7 +109,11 @@ def check_typical(claim, published: dict[str, str]) -> None:
     "The training data are 120 points in two clusters, with noise that grows with |x|.",
 )
 def test_data(claim, uncertainty):
-    x, y = uncertainty.x[:, 0].astype(np.float64), uncertainty.y[:, 0].astype(np.float64)
+    claim.check(uncertainty, judge_data)
+
+
+def judge_data(result) -> Judgement:
+    x, y = result.x[:, 0].astype(np.float64), result.y[:, 0].astype(np.float64)
     left, right = (x >= -4) & (x <= -2), (x >= 2) & (x <= 4)
     residual = y - true_function(x)
     # Within the clusters, compare the residual RMS of the outer half (|x| > 3) with the inner half.
@@ -102,7 +121,7 @@ def test_data(claim, uncertainty):
         np.sqrt(np.mean(residual[np.abs(x) > 3] ** 2)),
         np.sqrt(np.mean(residual[np.abs(x) <= 3] ** 2)),
     )
-    claim.holds(
+    return satisfied(
         len(x) == 120 and left.sum() == 60 and right.sum() == 60 and outer > inner,
         published="120 points, 2 clusters, noise grows with |x|",
         measured=f"{len(x)} points ({left.sum()} + {right.sum()}); residual RMS |x|>3: {outer:.3f}, |x|<=3: {inner:.3f}",
@@ -116,20 +135,24 @@ def test_data(claim, uncertainty):
     "unc-02", S_DECOMP, "For both methods, total predictive variance = aleatoric + epistemic."
 )
 def test_total_is_sum(claim, uncertainty):
+    claim.check(uncertainty, judge_total_is_sum)
+
+
+def judge_total_is_sum(result) -> Judgement:
     worst = 0.0
     for means, variances in (
-        (uncertainty.mc_grid_means, uncertainty.mc_grid_vars),
-        (uncertainty.ens_grid_means, uncertainty.ens_grid_vars),
+        (result.mc_grid_means, result.mc_grid_vars),
+        (result.ens_grid_means, result.ens_grid_vars),
     ):
         parts = metrics.decompose_variance(means, variances)
         # The law of total variance computed independently: E[mu^2 + sigma^2] - (E mu)^2.
         mu, var = np.asarray(means, np.float64), np.asarray(variances, np.float64)
         direct = (mu**2 + var).mean(0) - mu.mean(0) ** 2
         worst = max(worst, float(np.max(np.abs(parts.total - direct) / direct)))
-    claim.holds(
+    return satisfied(
         worst <= 1e-9,
         published="total = aleatoric + epistemic",
-        measured=f"max relative gap {worst:.1e}",
+        measured=worst,
         tolerance="1e-9 (float64 cancellation)",
     )
 
@@ -143,13 +166,15 @@ def test_total_is_sum(claim, uncertainty):
     "MC-Dropout needs dropout on at inference: with it off every pass is identical and epistemic variance is exactly zero.",
 )
 def test_dropout_off_collapses(claim, uncertainty):
-    off = uncertainty.mc_off_grid_means
-    on_epistemic = metrics.decompose_variance(
-        uncertainty.mc_grid_means, uncertainty.mc_grid_vars
-    ).epistemic
+    claim.check(uncertainty, judge_dropout_off)
+
+
+def judge_dropout_off(result) -> Judgement:
+    off = result.mc_off_grid_means
+    on_epistemic = metrics.decompose_variance(result.mc_grid_means, result.mc_grid_vars).epistemic
     identical = bool(np.all(off == off[0]))
     epistemic_off = float(np.max(np.asarray(off, np.float64).var(axis=0)))
-    claim.holds(
+    return satisfied(
         identical and epistemic_off == 0.0 and float(on_epistemic.max()) > 0,
         published="identical passes, epistemic 0",
         measured=f"identical={identical}, max epistemic off {epistemic_off}, on {float(on_epistemic.max()):.3g}",
@@ -175,16 +200,13 @@ def test_mc_epistemic_reproduced(claim, uncertainty):
     check_reproduced(claim, uncertainty, MC_EPISTEMIC)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: the published MC-Dropout trace is not typical of the recipe - its step-100 "
-    "NLL 2.0752 is above all 20 other root keys (max 2.0550): the published net is one whose "
-    "log-variance collapsed onto the clip bound 4",
-)
 @claim_marker(
     "unc-04c",
     S_RESULTS,
     "The published MC-Dropout figures are typical of the recipe: each lies within the range of 20 other root keys.",
+    finding="the published MC-Dropout trace is not typical of the recipe - its step-100 "
+    "NLL 2.0752 is above all 20 other root keys (max 2.0550): the published net is one whose "
+    "log-variance collapsed onto the clip bound 4",
 )
 def test_mc_figures_typical(claim):
     check_typical(claim, MC_TRACE | MC_EPISTEMIC)
@@ -193,11 +215,6 @@ def test_mc_figures_typical(claim):
 # --- Deep ensemble ---------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: ensemble training is chaotic; the step-1000 mean NLL reproduces as -0.3589 "
-    "vs -0.3380 published, beyond 3 float-noise sd (only ~2 significant digits reproduce)",
-)
 @claim_marker(
     "unc-05a",
     S_RESULTS,
@@ -207,11 +224,6 @@ def test_ensemble_trace_reproduced(claim, uncertainty):
     check_reproduced(claim, uncertainty, ENS_TRACE)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: the ensemble's in-cluster epistemic variance reproduces as 0.0300 vs 0.02592 "
-    "published, beyond 3 float-noise sd",
-)
 @claim_marker(
     "unc-05b",
     S_RESULTS,
@@ -223,8 +235,11 @@ def test_ensemble_epistemic_reproduced(claim, uncertainty):
 
 @claim_marker("unc-05c", S_RESULTS, "The ensemble's final mean training NLL is negative.")
 def test_ensemble_final_nll_negative(claim, uncertainty):
-    final = headline_figures(uncertainty)["ens_nll_1000"]
-    claim.holds(final < 0, published="< 0 (-0.3380)", measured=final)
+    def judge(result) -> Judgement:
+        final = headline_figures(result)["ens_nll_1000"]
+        return satisfied(final < 0, published="< 0 (-0.3380)", measured=final)
+
+    claim.check(uncertainty, judge)
 
 
 @claim_marker(
@@ -242,13 +257,8 @@ def test_ensemble_figures_typical(claim):
 # (MARKEDLY). The measurements of this and the claims below are lib/robustness/uncertainty.py,
 # which the robustness sweep applies to other root keys.
 GROWTH_FINDINGS = {
-    ("mc", "gap"): [
-        pytest.mark.xfail(
-            strict=True,
-            reason="finding: MC-Dropout's mean epistemic variance in the central gap is 0.11 times "
-            "its in-cluster value; only the tails make 'away' larger",
-        )
-    ]
+    ("mc", "gap"): "MC-Dropout's mean epistemic variance in the central gap is 0.11 times "
+    "its in-cluster value; only the tails make 'away' larger",
 }
 
 
@@ -258,15 +268,12 @@ GROWTH_FINDINGS = {
         pytest.param(
             method,
             region,
-            marks=[
-                *GROWTH_FINDINGS.get((method, region), []),
-                pytest.mark.claim(
-                    id=f"unc-06-{method[:3]}-{region}",
-                    document=DOC,
-                    section=S_RESULTS,
-                    statement=f"{'MC-Dropout' if method == 'mc' else 'Ensemble'}: epistemic variance is markedly larger {'away from the clusters' if region == 'away' else 'in the ' + region} than inside them.",
-                ),
-            ],
+            marks=claim_marker(
+                f"unc-06-{method[:3]}-{region}",
+                S_RESULTS,
+                f"{'MC-Dropout' if method == 'mc' else 'Ensemble'}: epistemic variance is markedly larger {'away from the clusters' if region == 'away' else 'in the ' + region} than inside them.",
+                finding=GROWTH_FINDINGS.get((method, region)),
+            ),
             id=f"{method}-{region}",
         )
         for method in ("mc", "ensemble")
@@ -274,8 +281,11 @@ GROWTH_FINDINGS = {
     ],
 )
 def test_epistemic_grows_away(claim, uncertainty, method, region):
-    ratio = epistemic_ratios(uncertainty, method)[region]
-    claim.holds(ratio >= MARKEDLY, published=f"ratio >= {MARKEDLY:g}", measured=ratio)
+    def judge(result) -> Judgement:
+        ratio = epistemic_ratios(result, method)[region]
+        return satisfied(ratio >= MARKEDLY, published=f"ratio >= {MARKEDLY:g}", measured=ratio)
+
+    claim.check(uncertainty, judge)
 
 
 # Our reading of "near-zero width": the epistemic sd inside the clusters is below the true noise
@@ -285,39 +295,35 @@ def test_epistemic_grows_away(claim, uncertainty, method, region):
     [
         pytest.param(
             "mc",
-            marks=[
-                pytest.mark.claim(
-                    id="unc-06-mc-band",
-                    document=DOC,
-                    section=S_RESULTS,
-                    statement="MC-Dropout: the epistemic band collapses to near-zero width over the training clusters.",
-                ),
-                pytest.mark.xfail(
-                    strict=True,
-                    reason="finding: MC-Dropout's in-cluster epistemic sd is 0.44, over twice the true noise sd there (0.20)",
-                ),
-            ],
+            marks=claim_marker(
+                "unc-06-mc-band",
+                S_RESULTS,
+                "MC-Dropout: the epistemic band collapses to near-zero width over the training clusters.",
+                finding="MC-Dropout's in-cluster epistemic sd is 0.44, over twice the true noise sd there (0.20)",
+            ),
             id="mc",
         ),
         pytest.param(
             "ensemble",
-            marks=pytest.mark.claim(
-                id="unc-06-ens-band",
-                document=DOC,
-                section=S_RESULTS,
-                statement="Ensemble: the epistemic band collapses to near-zero width over the training clusters.",
+            marks=claim_marker(
+                "unc-06-ens-band",
+                S_RESULTS,
+                "Ensemble: the epistemic band collapses to near-zero width over the training clusters.",
             ),
             id="ensemble",
         ),
     ],
 )
 def test_band_collapses_in_clusters(claim, uncertainty, method):
-    epistemic_sd, noise_sd = band_sd(uncertainty, method)
-    claim.holds(
-        epistemic_sd < noise_sd,
-        published="epistemic sd < noise sd in clusters",
-        measured=f"{epistemic_sd:.3f} vs {noise_sd:.3f}",
-    )
+    def judge(result) -> Judgement:
+        epistemic_sd, noise_sd = band_sd(result, method)
+        return satisfied(
+            epistemic_sd < noise_sd,
+            published="epistemic sd < noise sd in clusters",
+            measured=f"{epistemic_sd:.3f} vs {noise_sd:.3f}",
+        )
+
+    claim.check(uncertainty, judge)
 
 
 # --- Aleatoric -------------------------------------------------------------------------------
@@ -332,36 +338,36 @@ def test_band_collapses_in_clusters(claim, uncertainty, method):
     [
         pytest.param(
             method,
-            marks=[
-                pytest.mark.claim(
-                    id=f"unc-07-{method}",
-                    document=DOC,
-                    section=S_RESULTS,
-                    statement=f"{'MC-Dropout' if method == 'mc' else 'Ensemble'}: inside the clusters the predicted aleatoric sd follows the true noise 0.05 + 0.05|x|.",
-                ),
-                pytest.mark.xfail(strict=True, reason=reason),
-            ],
+            marks=claim_marker(
+                f"unc-07-{method}",
+                S_RESULTS,
+                f"{'MC-Dropout' if method == 'mc' else 'Ensemble'}: inside the clusters the predicted aleatoric sd follows the true noise 0.05 + 0.05|x|.",
+                finding=reason,
+            ),
             id=method,
         )
         for method, reason in (
             (
                 "mc",
-                "finding: the MC net's log-variance sits at the clip bound 4, so its aleatoric sd is e^2 = 7.4, about 36 times the true noise",
+                "the MC net's log-variance sits at the clip bound 4, so its aleatoric sd is e^2 = 7.4, about 36 times the true noise",
             ),
             (
                 "ensemble",
-                "finding: two of the five members have half their outputs at the log-variance clip 4, inflating the mean aleatoric sd far above the true noise",
+                "two of the five members have half their outputs at the log-variance clip 4, inflating the mean aleatoric sd far above the true noise",
             ),
         )
     ],
 )
 def test_aleatoric_follows_noise(claim, uncertainty, method):
-    ratio, correlation = aleatoric_fit(uncertainty, method)
-    claim.holds(
-        1 / FACTOR <= ratio <= FACTOR and correlation > 0,
-        published=f"sd ratio in [{1 / FACTOR:g}, {FACTOR:g}], rising with |x|",
-        measured=f"ratio {ratio:.2f}, corr {correlation:.2f}",
-    )
+    def judge(result) -> Judgement:
+        ratio, correlation = aleatoric_fit(result, method)
+        return satisfied(
+            1 / FACTOR <= ratio <= FACTOR and correlation > 0,
+            published=f"sd ratio in [{1 / FACTOR:g}, {FACTOR:g}], rising with |x|",
+            measured=f"ratio {ratio:.2f}, corr {correlation:.2f}",
+        )
+
+    claim.check(uncertainty, judge)
 
 
 # --- Pitfalls --------------------------------------------------------------------------------
@@ -383,8 +389,10 @@ def test_defaulted_scalar_in_vmapped_constructor_fails(claim):
         error = None
     except ValueError as exc:
         error = str(exc).splitlines()[0]
-    claim.holds(
-        error is not None and "rank" in error, published="crashes", measured=error or "no error"
+    claim.record(
+        satisfied(
+            error is not None and "rank" in error, published="crashes", measured=error or "no error"
+        )
     )
 
 
@@ -394,11 +402,14 @@ def test_defaulted_scalar_in_vmapped_constructor_fails(claim):
     "Reducing over the wrong axis (all of (T, N, 1) at once) mixes samples and points and gives a different epistemic figure than axis 0.",
 )
 def test_wrong_axis_differs(claim, uncertainty):
-    means = np.asarray(uncertainty.mc_grid_means, np.float64)
-    right = float(means.var(axis=0).mean())
-    wrong = float(means.var())
-    claim.holds(
-        not np.isclose(right, wrong, rtol=1e-3),
-        published="the two differ",
-        measured=f"axis 0: {right:.4f}, all axes: {wrong:.4f}",
-    )
+    def judge(result) -> Judgement:
+        means = np.asarray(result.mc_grid_means, np.float64)
+        right = float(means.var(axis=0).mean())
+        wrong = float(means.var())
+        return satisfied(
+            not np.isclose(right, wrong, rtol=1e-3),
+            published="the two differ",
+            measured=f"axis 0: {right:.4f}, all axes: {wrong:.4f}",
+        )
+
+    claim.check(uncertainty, judge)

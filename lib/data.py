@@ -6,6 +6,9 @@ Each dataset is looked for in these places, in order:
    authoritative: if it lacks a file or holds a bad one, loading fails rather than falling back.
 2. ``<repo>/fixtures/<dataset>/`` (the project ships ``fixtures/mnist/``).
 3. ``/usr/share/datasets/<dataset>/`` (Debian's ``dataset-fashion-mnist`` package).
+4. ``user_data_dir()/<dataset>/``, where ``scripts/fetch_data.py`` downloads the original files
+   when ``CLAIMS_DATA_DIR`` is unset: ``$XDG_CACHE_HOME/uncertainty-claims/data`` (by default
+   ``~/.cache/uncertainty-claims/data``).
 
 A directory *has* a split when it holds both of the split's IDX ``.gz`` files; one holding only
 one of them is an error, as is any file whose decompressed bytes do not match the published
@@ -39,6 +42,7 @@ __all__ = [
     "load_fashion_mnist",
     "load_mnist_test",
     "to_float",
+    "user_data_dir",
 ]
 
 ENV_VAR = "CLAIMS_DATA_DIR"
@@ -76,8 +80,9 @@ _DIGESTS: dict[str, str] = {
 _HOW_TO_FIX = {
     FASHION: (
         "Install Debian's copy with `apt-get install dataset-fashion-mnist` (as root, or run "
-        "scripts/setup_data.sh), or set CLAIMS_DATA_DIR to a directory holding fashion-mnist/ "
-        "and mnist/ with the original IDX .gz files."
+        "scripts/setup_data.sh), or download the original files with `python "
+        "scripts/fetch_data.py` (no root needed), or set CLAIMS_DATA_DIR to a directory holding "
+        "fashion-mnist/ and mnist/ with the original IDX .gz files."
     ),
     MNIST: (
         "The project ships it in fixtures/mnist/ (restore with `git checkout -- fixtures/mnist`), "
@@ -115,6 +120,13 @@ class ImageSet:
 def data_digests() -> dict[str, str]:
     """Return the expected sha256 of each decompressed IDX file, keyed ``"<dataset>/<file>"``."""
     return dict(_DIGESTS)
+
+
+def user_data_dir() -> Path:
+    """The per-user folder scripts/fetch_data.py fills: ``$XDG_CACHE_HOME/uncertainty-claims/data``,
+    by default ``~/.cache/uncertainty-claims/data``; searched last when CLAIMS_DATA_DIR is unset."""
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache) / "uncertainty-claims" / "data"
 
 
 def load_fashion_mnist(split: Literal["train", "test"]) -> ImageSet:
@@ -181,7 +193,7 @@ def _find_directory(dataset: str, names: tuple[str, str]) -> Path:
             )
         candidates = [directory]
     else:
-        candidates = [_FIXTURES_DIR / dataset, _SYSTEM_DIR / dataset]
+        candidates = [_FIXTURES_DIR / dataset, _SYSTEM_DIR / dataset, user_data_dir() / dataset]
 
     for directory in candidates:
         paths = [directory / f"{name}.gz" for name in names]

@@ -1,12 +1,11 @@
 """Measure how much the calibration figures move under valid changes of computation order.
 
-The published figures came from the documents' own loop on unknown hardware; our
-reproduction computes the same recipe in another float order. Training is
-chaotic, so each figure of each seed moves a little with the order. This script
-trains every seed and net under three valid orders (the documents' per-step
-loop, our scan with the seeds vmapped together, our scan one seed at a time),
-computes every figure, and writes the per-figure spread that the claims'
-tolerances are built from (see fixtures/TOLERANCES.md).
+Training is chaotic, so each figure of each seed moves a little with the float order.
+This script takes every seed and net in the orders the suite judges claims on
+(`lib.calibration.experiment.ORDERS`: the documents' own per-batch loop, the scan with
+the seeds vmapped together, the scan one seed at a time; the suite's cached runs),
+computes every figure, and writes the per-figure spread that the claims' tolerances are
+built from (see fixtures/TOLERANCES.md).
 
     .venv/bin/python scripts/derive_tolerances.py --out fixtures/computation_order_spread.json
 """
@@ -19,9 +18,8 @@ import time
 
 import numpy as np
 
-from lib.calibration.evaluation import evaluate
-from lib.calibration.experiment import NETS, PUBLISHED_SEEDS, load_split
-from lib.calibration.order_variants import ORDERS, run_with_order
+from lib.calibration.evaluation import calibration_results
+from lib.calibration.experiment import ORDERS, PUBLISHED_SEEDS
 from lib.numerics import request_deterministic_gpu_ops
 
 FIGURES = (
@@ -56,14 +54,13 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     request_deterministic_gpu_ops()  # as the pytest plugin does: same arithmetic, same cache keys
-    split = load_split()
     values: dict[str, dict[str, dict[str, list[float]]]] = {}
     for order in ORDERS:
-        for net in NETS:
-            start = time.perf_counter()
-            run = run_with_order(order, net, PUBLISHED_SEEDS, split)
-            print(f"{order:>10} {net:>4}: {time.perf_counter() - start:.1f} s", flush=True)
-            for figures in evaluate(run, split):
+        start = time.perf_counter()
+        results = calibration_results(order=order)
+        print(f"{order:>11}: {time.perf_counter() - start:.1f} s", flush=True)
+        for net, per_seed in results.per_seed.items():
+            for figures in per_seed:
                 for name, value in _flatten(figures).items():
                     values.setdefault(net, {}).setdefault(name, {}).setdefault(
                         str(figures["seed"]), []

@@ -8,7 +8,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from lib import metrics
-from lib.calibration.experiment import PUBLISHED_SEEDS, NetRun, Split, load_split, run_nets
+from lib.calibration.experiment import (
+    FAITHFUL,
+    ORDERS,
+    PUBLISHED_SEEDS,
+    NetRun,
+    Split,
+    load_split,
+    run_nets,
+)
+from lib.orders import Orders
 
 SUBSAMPLE_SEED = 11
 SUBSAMPLE_TEST = 3000
@@ -84,16 +93,31 @@ def aggregate(values: list[float]) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class CalibrationResults:
-    """Both nets on the published seeds: the data split, the runs and per-seed figures."""
+    """Both nets on some seeds in one float order: the data split, the runs, per-seed figures."""
 
     split: Split
     runs: dict[str, NetRun]
     per_seed: dict[str, list[dict]]
+    order: str = FAITHFUL
 
 
 @functools.cache
-def calibration_results(seeds: tuple[int, ...] = PUBLISHED_SEEDS) -> CalibrationResults:
-    """Train (or load) both nets for `seeds` and evaluate them; memoised per process."""
+def calibration_results(
+    seeds: tuple[int, ...] = PUBLISHED_SEEDS, order: str = FAITHFUL
+) -> CalibrationResults:
+    """Train (or load) both nets for `seeds` in `order` and evaluate them; memoised per process."""
     split = load_split()
-    runs = run_nets(seeds)
-    return CalibrationResults(split, runs, {net: evaluate(run, split) for net, run in runs.items()})
+    runs = run_nets(seeds, order=order)
+    per_seed = {net: evaluate(run, split) for net, run in runs.items()}
+    return CalibrationResults(split, runs, per_seed, order)
+
+
+def calibration_orders(first: int = 0) -> Orders[CalibrationResults]:
+    """Both nets on the published seeds in every valid order (`ORDERS`), faithful first.
+
+    `first` rotates the order in which missing orders are trained: parallel workers that
+    each start with another order fill the cache side by side instead of queueing on one.
+    """
+    rotated = ORDERS[first % len(ORDERS) :] + ORDERS[: first % len(ORDERS)]
+    results = {order: calibration_results(order=order) for order in rotated}
+    return Orders({order: results[order] for order in ORDERS})

@@ -1,8 +1,9 @@
-"""The calibration experiment end to end: data, training (cached), evaluation.
+"""The calibration experiment end to end: data, training (cached), evaluation outputs.
 
-`run_calibration()` returns, per net, everything the claims need as arrays of
-float64 logits and kernel scores; `evaluate()` turns them into the recipe's
-figures. The trained arrays are cached on disk (see lib/cache.py).
+`run_net()` / `run_nets()` return, per net, everything the claims need as arrays of
+float64 logits and kernel scores, computed in one of the valid float orders (`ORDERS`);
+lib/calibration/evaluation.py turns them into the recipe's figures. The trained arrays
+are cached on disk (see lib/cache.py).
 """
 
 from __future__ import annotations
@@ -16,13 +17,22 @@ import numpy as np
 
 from lib import data
 from lib.cache import CacheResult, cached, lib_sources, runtime_key, source_digest
-from lib.calibration.training import TrainConfig, train_nets
+from lib.calibration.training import TrainConfig, train_net_faithful, train_nets
 from lib.numerics import full_precision
+from lib.orders import FAITHFUL
 from lib.sharding import default_mesh
 
 NETS = ("yat", "relu")
 PUBLISHED_SEEDS = (0, 1, 2)
-_EVAL_BATCH = 2000
+
+ORDERS = (FAITHFUL, "scan_vmap", "scan_single")
+"""Valid float orders of the recipe. `faithful` is the documents' own (RECIPE.md C): the
+per-batch loop and un-jitted evaluation in chunks of 5,000 rows; its figures are the
+headline. `scan_vmap`: one scan per net, seeds under vmap, jitted evaluation (the fast
+path that seed sweeps use). `scan_single`: the same scan, one seed at a time."""
+
+_SCRIPT_CHUNK = 5000  # rows per un-jitted logits call in the calibration script
+_JIT_CHUNK = 2000
 
 
 @dataclass(frozen=True)
@@ -89,30 +99,67 @@ class NetRun:
         )
 
 
-def _batched(fn, x: np.ndarray) -> np.ndarray:
+def _chunked(fn, x: np.ndarray, chunk: int | None) -> np.ndarray:
+    """`fn` on consecutive row chunks of `x` (None: all rows at once), concatenated."""
+    chunk = chunk or len(x)
     return np.concatenate(
-        [np.asarray(fn(jnp.asarray(x[i : i + _EVAL_BATCH]))) for i in range(0, len(x), _EVAL_BATCH)]
+        [np.asarray(fn(jnp.asarray(x[i : i + chunk]))) for i in range(0, len(x), chunk)]
     )
 
 
 @full_precision
 def forward_outputs(
-    net: str, models: list, losses: np.ndarray, split: Split
+    net: str, models: list, losses: np.ndarray, split: Split, *, eager: bool = False
 ) -> dict[str, np.ndarray]:
-    """The arrays a trained net contributes: losses, logits on every set, kernel maxima (Yat)."""
+    """The arrays a trained net contributes: losses, logits on every set, kernel maxima (Yat).
+
+    `eager=True` calls the model op by op, as the calibration script does: logits on chunks
+    of 5,000 rows, the kernel scores on each whole set. Otherwise each output is one jitted
+    program on chunks of 2,000 rows (another valid order: the Yat logits move by ~1e-4).
+    """
     out: dict[str, list[np.ndarray]] = {"logits_test": [], "logits_heldout": [], "logits_ood": []}
     if net == "yat":
         out |= {"kmax_test": [], "kmax_ood": []}
+    compiled = (lambda fn: fn) if eager else jax.jit
+    logits_chunk = _SCRIPT_CHUNK if eager else _JIT_CHUNK
     for model in models:
-        logits = jax.jit(lambda x, m=model: m(x))
-        out["logits_test"].append(_batched(logits, split.test_x))
-        out["logits_heldout"].append(_batched(logits, split.heldout_x))
-        out["logits_ood"].append(_batched(logits, split.ood_x))
+        logits = compiled(lambda x, m=model: m(x))
+        out["logits_test"].append(_chunked(logits, split.test_x, logits_chunk))
+        out["logits_heldout"].append(_chunked(logits, split.heldout_x, logits_chunk))
+        out["logits_ood"].append(_chunked(logits, split.ood_x, logits_chunk))
         if net == "yat":
-            kmax = jax.jit(lambda x, m=model: m.features(x).max(-1))
-            out["kmax_test"].append(_batched(kmax, split.test_x))
-            out["kmax_ood"].append(_batched(kmax, split.ood_x))
+            kmax = compiled(lambda x, m=model: m.features(x).max(-1))
+            kmax_chunk = None if eager else _JIT_CHUNK
+            out["kmax_test"].append(_chunked(kmax, split.test_x, kmax_chunk))
+            out["kmax_ood"].append(_chunked(kmax, split.ood_x, kmax_chunk))
     return {"train_loss": np.asarray(losses), **{name: np.stack(v) for name, v in out.items()}}
+
+
+def train(
+    order: str, net: str, seeds: tuple[int, ...], split: Split, config: TrainConfig = TrainConfig()
+) -> dict[str, np.ndarray]:
+    """Train `net` on `seeds` in the float order `order` (`ORDERS`); its outputs, uncached."""
+    if order == FAITHFUL:
+        # One seed at a time, as the documents do; seeds side by side in threads (each
+        # program is the one it would be alone, so no bit changes: claims/test_recipe.py).
+        with ThreadPoolExecutor(max_workers=len(seeds)) as pool:
+            trained = list(
+                pool.map(
+                    lambda s: train_net_faithful(net, s, split.train_x, split.train_y, config),
+                    seeds,
+                )
+            )
+        models, losses = [m for m, _ in trained], np.stack([loss for _, loss in trained])
+        return forward_outputs(net, models, losses, split, eager=True)
+    if order == "scan_vmap":
+        mesh = default_mesh()
+        models, losses = train_nets(net, seeds, split.train_x, split.train_y, config, mesh=mesh)
+    elif order == "scan_single":
+        trained = [train_nets(net, (s,), split.train_x, split.train_y, config) for s in seeds]
+        models, losses = [m[0] for m, _ in trained], np.concatenate([loss for _, loss in trained])
+    else:
+        raise ValueError(f"order must be one of {ORDERS}; got {order!r}")
+    return forward_outputs(net, models, losses, split)
 
 
 def _validator(net: str, n_seeds: int, split: Split, config: TrainConfig):
@@ -147,11 +194,12 @@ def _validator(net: str, n_seeds: int, split: Split, config: TrainConfig):
 _CODE_DIGEST = source_digest(lib_sources(__name__))
 
 
-def cache_key(net: str, seeds: tuple[int, ...], config: TrainConfig) -> dict:
+def cache_key(net: str, seeds: tuple[int, ...], config: TrainConfig, order: str) -> dict:
     """Everything that changes a net's trained outputs."""
     return {
         "net": net,
         "seeds": list(seeds),
+        "order": order,
         "config": asdict(config),
         "data": data.data_digests(),
         "code": _CODE_DIGEST,
@@ -160,34 +208,39 @@ def cache_key(net: str, seeds: tuple[int, ...], config: TrainConfig) -> dict:
 
 
 def run_net(
-    net: str, seeds: tuple[int, ...] = PUBLISHED_SEEDS, config: TrainConfig = TrainConfig()
+    net: str,
+    seeds: tuple[int, ...] = PUBLISHED_SEEDS,
+    config: TrainConfig = TrainConfig(),
+    order: str = FAITHFUL,
 ) -> NetRun:
-    """Train (or load from the cache) one net on the given seeds, with its evaluation outputs."""
+    """Train (or load from the cache) one net on the given seeds in the float order `order`,
+    with its evaluation outputs."""
     if net not in NETS:
         raise ValueError(f"net must be one of {NETS}; got {net!r}")
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {ORDERS}; got {order!r}")
     split = load_split()
+    name = f"calibration-{net}" if order == FAITHFUL else f"calibration-{net}-{order}"
     result: CacheResult = cached(
-        f"calibration-{net}",
-        cache_key(net, seeds, config),
-        lambda: forward_outputs(
-            net,
-            *train_nets(net, seeds, split.train_x, split.train_y, config, mesh=default_mesh()),
-            split,
-        ),
+        name,
+        cache_key(net, seeds, config, order),
+        lambda: train(order, net, seeds, split, config),
         validate=_validator(net, len(seeds), split, config),
     )
     return NetRun.from_arrays(net, seeds, result.arrays, result.status)
 
 
 def run_nets(
-    seeds: tuple[int, ...] = PUBLISHED_SEEDS, config: TrainConfig = TrainConfig()
+    seeds: tuple[int, ...] = PUBLISHED_SEEDS,
+    config: TrainConfig = TrainConfig(),
+    order: str = FAITHFUL,
 ) -> dict[str, NetRun]:
     """`run_net` for every net, the nets trained side by side in threads.
 
     One net's program keeps about 1.6 of this machine's 2 cores busy (its matrices are
-    small); two side by side fill them, 1.4x faster. Each program is the executable it
-    would be alone, so no result changes (claims/test_recipe.py).
+    small); two side by side fill them. Each program is the executable it would be alone,
+    so no result changes (claims/test_recipe.py).
     """
     with ThreadPoolExecutor(max_workers=len(NETS)) as pool:
-        runs = {net: pool.submit(run_net, net, seeds, config) for net in NETS}
+        runs = {net: pool.submit(run_net, net, seeds, config, order) for net in NETS}
     return {net: run.result() for net, run in runs.items()}

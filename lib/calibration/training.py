@@ -1,12 +1,18 @@
 """Training of the calibration nets exactly as RECIPE.md A prescribes.
 
-Two implementations of the same recipe:
-- `train_nets`: the one the suite uses. All steps of one net run inside one
-  `jax.lax.scan`; the seeds of a net are stacked on a leading axis under `jax.vmap`,
-  which can be split over devices (lib/sharding.py).
-- `train_net_per_step`: the documents' way, a Python loop calling a jitted step;
-  kept as the performance baseline and as a reference for the fast path.
-Both draw the same batches in the same order from the recipe's permutations.
+Three implementations of the same recipe, each a valid float order:
+- `train_net_faithful`: the documents' computation order (RECIPE.md C), one seed and one
+  net at a time: a Python loop over batches gathered in NumPy, each passed to one compiled
+  step. The step is `jax.jit` over the split model and optimizer state, tracing the same
+  update as the documents' `nnx.jit` step; it gives the same bits as `train_net_per_step`
+  (claims/test_recipe.py) at a third of the cost.
+- `train_net_per_step`: the documents' code as written (`nnx.jit` step, device arrays);
+  the reference the faithful path is checked against.
+- `train_nets`: all steps of one net in one `jax.lax.scan`, the seeds stacked under
+  `jax.vmap` and splittable over devices (lib/sharding.py). Another valid order: its
+  gradients differ from the faithful ones in the last bits from step 1, and the chaotic
+  nets amplify that (lib/orders.py judges every claim on each order).
+All draw the same batches in the same order from the recipe's permutations.
 """
 
 from __future__ import annotations
@@ -110,11 +116,48 @@ def train_nets(
     return trained, np.asarray(losses)
 
 
-@nnx.jit
-def _train_step(model, optimizer, xb, yb):
+def _update(model: nnx.Module, optimizer: nnx.Optimizer, xb: jax.Array, yb: jax.Array):
+    """The documents' training step: loss and gradients, one Adam update; returns the loss."""
     loss, grads = nnx.value_and_grad(_cross_entropy)(model, xb, yb)
     optimizer.update(model, grads)
     return loss
+
+
+_train_step = nnx.jit(_update)
+
+
+@partial(jax.jit, static_argnums=0)
+def _split_step(graphdef, state, xb, yb):
+    # `_update` traced over plain state: the program `nnx.jit` compiles, without nnx.jit's
+    # per-call graph traversal on the host.
+    model, optimizer = nnx.merge(graphdef, state)
+    loss = _update(model, optimizer, xb, yb)
+    return nnx.state((model, optimizer)), loss
+
+
+@full_precision
+def train_net_faithful(
+    net: str,
+    seed: int,
+    train_images: np.ndarray,
+    train_labels: np.ndarray,
+    config: TrainConfig = TrainConfig(),
+) -> tuple[YatMLP | ReluMLP, np.ndarray]:
+    """One seed of one net in the documents' order; returns the model and losses [steps].
+
+    Each batch is gathered on the host (`train_x[idx]`), as the calibration script does,
+    and handed to one compiled step.
+    """
+    model = build_model(net, seed, train_images)
+    optimizer = nnx.Optimizer(model, optax.adam(config.learning_rate), wrt=nnx.Param)
+    graphdef, state = nnx.split((model, optimizer))
+    labels = np.asarray(train_labels, dtype=np.int32)
+    losses = []
+    for idx in batch_indices(seed, len(train_images), config):
+        state, loss = _split_step(graphdef, state, train_images[idx], labels[idx])
+        losses.append(loss)
+    model, _ = nnx.merge(graphdef, state)
+    return model, np.asarray(jnp.stack(losses))
 
 
 @full_precision
@@ -125,7 +168,10 @@ def train_net_per_step(
     train_labels: np.ndarray,
     config: TrainConfig = TrainConfig(),
 ) -> tuple[YatMLP | ReluMLP, np.ndarray]:
-    """The documents' loop: one jitted `train_step` call per batch (performance baseline)."""
+    """The documents' code as written: one `nnx.jit` step per batch, gathered on the device.
+
+    The reference that `train_net_faithful` must equal bit for bit; slower, since each step
+    traverses the module graph on the host and gathers the batch eagerly."""
     model = build_model(net, seed, train_images)
     optimizer = nnx.Optimizer(model, optax.adam(config.learning_rate), wrt=nnx.Param)
     images = jnp.asarray(train_images)

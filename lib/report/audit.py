@@ -1,4 +1,4 @@
-"""Writes the audit: report/audit.json, report/audit.md and report/figures/*.png.
+"""Writes the audit: report/audit.{json,md,html} and report/figures/*.{png,svg}.
 
 Everything here reads the experiments through the same cached functions the
 claim tests use; nothing is recomputed differently for the report.
@@ -25,8 +25,9 @@ import optax
 
 import lib
 from lib import data
-from lib.report import markdown
+from lib.report import html, markdown
 from lib.report.claim import ClaimRecord
+from lib.report.provenance import provenance
 from lib.report.table import ordered, summary_line
 
 SCHEMA_VERSION = 1
@@ -37,7 +38,8 @@ class ReportError(RuntimeError):
 
 
 def metadata(cache_events: list[dict], wall_s: float) -> dict[str, Any]:
-    """Versions, platform, data digests, cache activity and wall time of this run."""
+    """Versions, platform, provenance (commit, command, device, lock digest), data digests,
+    cache activity and wall time of this run."""
     return {
         "created_unix": round(time.time(), 1),
         "wall_s": round(wall_s, 2),
@@ -54,6 +56,7 @@ def metadata(cache_events: list[dict], wall_s: float) -> dict[str, Any]:
             "machine": platform.machine(),
             "jax_backend": jax.default_backend(),
         },
+        **provenance(),
         "data_digests": data.data_digests(),
         "cache": {
             "hits": sum(e["status"] == "hit" for e in cache_events),
@@ -140,8 +143,9 @@ def write_report(
     """Write the report into `report_dir`, replacing the previous one only when complete.
 
     `robustness`: the section made by `robustness()`, if any, with its figure. `partial`:
-    see `build`; a partial audit has no figures. One writer at a time (a lock on the
-    folder); the report is staged inside the folder and swapped in once it is complete.
+    see `build`; a partial audit is audit.json and audit.md alone. One writer at a time (a
+    lock on the folder); the report is staged inside the folder and swapped in once it is
+    complete.
     """
     report_dir = Path(report_dir).resolve()
     if report_dir.exists() and not report_dir.is_dir():
@@ -162,14 +166,9 @@ def write_report(
         except OSError as error:
             raise ReportError(f"cannot write the report to {report_dir} ({error})") from error
         try:
-            audit = build(records, expected, cache_events, wall_s, robustness, partial)
-            figures = (
-                [] if partial else _figures(staging / "figures", _documents(records), robustness)
+            figures = _write(
+                staging, report_dir, records, expected, cache_events, wall_s, robustness, partial
             )
-            (staging / "audit.json").write_text(json.dumps(audit, indent=2, allow_nan=False) + "\n")
-            (staging / "audit.md").write_text(markdown.render(audit, [f.name for f in figures]))
-            if not partial:
-                _keep_user_files(report_dir / "figures", staging / "figures")
             _swap_in(staging, report_dir)
         except ReportError:
             raise
@@ -181,16 +180,44 @@ def write_report(
             ) from error
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+    if partial:
+        return [report_dir / "audit.json", report_dir / "audit.md"]
     return [
         report_dir / "audit.json",
         report_dir / "audit.md",
-        *(report_dir / "figures" / f.name for f in figures),
+        report_dir / "audit.html",
+        *(report_dir / "figures" / name for f in figures for name in (f.name, f"{f.stem}.svg")),
     ]
 
 
+def _write(
+    staging: Path,
+    report_dir: Path,
+    records: list[ClaimRecord],
+    expected: dict[str, bool],
+    cache_events: list[dict],
+    wall_s: float,
+    robustness: dict | None,
+    partial: list[str] | None,
+) -> list[Path]:
+    """Build the report's files in `staging`; the figures' PNG paths."""
+    audit = build(records, expected, cache_events, wall_s, robustness, partial)
+    figures: list[Path] = []
+    if not partial:
+        figures, audit["figures"] = _figures(staging / "figures", _documents(records), robustness)
+        _keep_user_files(report_dir / "figures", staging / "figures")
+    (staging / "audit.json").write_text(json.dumps(audit, indent=2, allow_nan=False) + "\n")
+    (staging / "audit.md").write_text(markdown.render(audit, [f.name for f in figures]))
+    if not partial:
+        (staging / "audit.html").write_text(
+            html.render(audit, {f.name: f.read_bytes() for f in figures}), encoding="utf-8"
+        )
+    return figures
+
+
 # The report's own entries, in the order they are swapped in: audit.json last, so a new
-# audit.json means the figures and audit.md beside it are new too.
-_ENTRIES = ("figures", "audit.md", "audit.json")
+# audit.json means the figures and the other files beside it are new too.
+_ENTRIES = ("figures", "audit.md", "audit.html", "audit.json")
 _STAGING = ".staging-"
 
 
@@ -222,11 +249,15 @@ def _remove_stale_staging(report_dir: Path) -> None:
         shutil.rmtree(stale, ignore_errors=True)
 
 
-def _figures(folder: Path, documents: set[str], robustness: dict | None) -> list[Path]:
+def _figures(
+    folder: Path, documents: set[str], robustness: dict | None
+) -> tuple[list[Path], list[dict]]:
+    """Draw the figures; their PNG paths and audit.json's `figures` index of them."""
     from lib.report import figures
 
     folder.mkdir(parents=True)
-    return figures.draw_all(folder, documents, robustness=robustness)
+    paths = figures.draw_all(folder, documents, robustness=robustness)
+    return paths, figures.index([p.name for p in paths], robustness)
 
 
 def _keep_user_files(old: Path, new: Path) -> None:

@@ -1,10 +1,16 @@
 """What a claim test records: the published figure, the measured one, and the verdict.
 
-A claim test takes the `claim` fixture, computes its measured value from the
-experiment in lib/, then calls one of the checks below. The check records the
-figures *before* asserting, so a refuted claim still reports its number; the
-record travels to the controller process through pytest's `user_properties`,
-which pytest-xdist forwards.
+A claim test takes the `claim` fixture and hands it the experiment's results in every
+valid float order (lib/orders.py) with a judge: a function from one order's results to
+a `Judgement` (built with `close_to`, `all_close` or `satisfied`). The verdict is
+- holds: the claim holds in every order;
+- refuted: it is refuted in every order;
+- sensitive: it depends on the order (reported with each order's figure; never fails).
+The record is written *before* the test passes or fails, so a refuted claim still reports
+its number; it travels to the controller through pytest's `user_properties`, which
+pytest-xdist forwards. A claim whose refutation is a recorded finding (`finding=` on its
+marker) is an expected failure when refuted in every order, and fails the run when it
+holds in every order (the record must be updated).
 """
 
 from __future__ import annotations
@@ -12,16 +18,25 @@ from __future__ import annotations
 import json
 import math
 import numbers
-from dataclasses import asdict, dataclass
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, TypeVar
+
+import pytest
+
+from lib.orders import FAITHFUL, Orders
 
 PROPERTY = "claim_record"
 META_PROPERTY = "claim_meta"
-VERDICTS = ("holds", "refuted", "error")
+VERDICTS = ("holds", "refuted", "sensitive", "error")
 
 
 class ClaimRefuted(AssertionError):
-    """The measurement contradicts the published claim."""
+    """The measurement contradicts the published claim in every valid order."""
+
+
+class FindingGone(AssertionError):
+    """A recorded finding no longer reproduces: the claim holds in every order."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +47,7 @@ class ClaimMeta:
     document: str
     section: str
     statement: str
+    finding: str | None = None
 
 
 @dataclass
@@ -75,59 +91,100 @@ def _nonfinite_at(value: Any, where: str = "") -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Judgement:
+    """A claim judged on one order's results: its figures and whether it holds there."""
+
+    holds: bool
+    published: Any
+    measured: Any
+    tolerance: Any = "-"
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def close_to(measured: float, published: str, tolerance: float, **details: Any) -> Judgement:
+    """Holds when |measured - published| <= tolerance; `published` as printed ("6.20")."""
+    if not (math.isfinite(measured) and math.isfinite(tolerance) and tolerance >= 0):
+        raise ValueError(
+            f"measured and tolerance must be finite, tolerance >= 0; got {measured}, {tolerance}"
+        )
+    holds = abs(measured - float(published)) <= tolerance
+    return Judgement(
+        holds, published, measured, f"± {_fmt(tolerance)}", {"measured_value": measured, **details}
+    )
+
+
+def all_close(
+    measured: list[float], published: list[str], tolerance: list[float] | float, **details: Any
+) -> Judgement:
+    """Holds when every measured figure is within its tolerance of the published one (as printed)."""
+    tolerances = tolerance if isinstance(tolerance, list) else [tolerance] * len(published)
+    if not (len(measured) == len(published) == len(tolerances)):
+        raise ValueError("measured, published and tolerance must have the same length")
+    if not all(math.isfinite(t) and t >= 0 for t in tolerances):
+        raise ValueError(f"tolerances must be finite and >= 0; got {tolerances}")
+    holds = all(
+        abs(m - float(p)) <= t for m, p, t in zip(measured, published, tolerances, strict=True)
+    )
+    return Judgement(
+        holds,
+        published,
+        measured,
+        f"± {_fmt(tolerances)}",
+        {"measured_values": measured, **details},
+    )
+
+
+def satisfied(
+    condition: bool, *, published: Any, measured: Any, tolerance: Any = "-", **details: Any
+) -> Judgement:
+    """Holds when `condition` is true; for qualitative or comparative claims."""
+    return Judgement(bool(condition), published, measured, tolerance, dict(details))
+
+
+R = TypeVar("R")
+
+
+def verdict_over(holds: Mapping[str, bool]) -> str:
+    """holds / refuted when every order agrees, else sensitive."""
+    if all(holds.values()):
+        return "holds"
+    if not any(holds.values()):
+        return "refuted"
+    return "sensitive"
+
+
+def _figure_range(judgements: Mapping[str, Judgement]) -> list[float] | None:
+    """[min, max] of a numeric measured figure across orders (None when not one number)."""
+    values = [j.measured for j in judgements.values()]
+    if all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values):
+        return [float(min(values)), float(max(values))]
+    return None
+
+
 class Claim:
-    """The `claim` fixture's object: record figures, then check them."""
+    """The `claim` fixture's object: judge the claim on every order, record, then decide."""
 
     def __init__(self, meta: ClaimMeta, user_properties: list[tuple[str, Any]]):
         self.meta = meta
         self._properties = user_properties
 
-    def _record(
-        self, published: Any, measured: Any, tolerance: Any, holds: bool, details: dict
-    ) -> None:
-        # A NaN compares false with everything, so it would read as "refuted" (and pass quietly
-        # as a known finding): a non-finite figure is an error of the experiment, not a verdict.
-        for field, value in (
-            ("published", published),
-            ("measured", measured),
-            ("tolerance", tolerance),
-            ("details", details),
-        ):
-            where = _nonfinite_at(value)
-            if where is not None:
-                raise ValueError(
-                    f"{self.meta.id}: {field}{where} is NaN or infinite; the experiment or its "
-                    "input is broken, so there is no verdict"
-                )
-        record = ClaimRecord(
-            **asdict(self.meta),
-            published=_fmt(published),
-            measured=_fmt(measured),
-            tolerance=_fmt(tolerance),
-            verdict="holds" if holds else "refuted",
-            details=details,
-        )
-        self._properties.append((PROPERTY, json.dumps(record.to_json(), default=float)))
-        if not holds:
-            raise ClaimRefuted(
-                f"{self.meta.id}: published {record.published}, measured {record.measured}, "
-                f"tolerance {record.tolerance}: {self.meta.statement}"
-            )
+    def check(
+        self, orders: Orders[R], judge: Callable[[R], Judgement], **extra: Any
+    ) -> ClaimRecord:
+        """Judge the claim on each order's results; `extra` details are recorded beside it
+        (statistics of the faithful run, e.g. bootstrap intervals)."""
+        judgements = {name: judge(results) for name, results in orders.items()}
+        return self._decide(judgements, extra)
 
-    def close_to(self, measured: float, published: str, tolerance: float, **details: Any) -> None:
-        """Holds when |measured - published| <= tolerance; `published` as printed ("6.20")."""
-        if not (math.isfinite(measured) and math.isfinite(tolerance) and tolerance >= 0):
-            raise ValueError(
-                f"measured and tolerance must be finite, tolerance >= 0; got {measured}, {tolerance}"
-            )
-        holds = abs(measured - float(published)) <= tolerance
-        self._record(
-            published,
-            measured,
-            f"± {_fmt(tolerance)}",
-            holds,
-            {"measured_value": measured, **details},
-        )
+    def record(self, judgement: Judgement) -> ClaimRecord:
+        """For a claim about the code or the recipe, not about trained numbers: one
+        judgement that no float order can change."""
+        return self._decide({FAITHFUL: judgement}, {})
+
+    def close_to(self, measured: float, published: str, tolerance: float, **details: Any):
+        """`record(close_to(...))`: one figure, one order."""
+        return self.record(close_to(measured, published, tolerance, **details))
 
     def all_close(
         self,
@@ -135,32 +192,58 @@ class Claim:
         published: list[str],
         tolerance: list[float] | float,
         **details: Any,
-    ) -> None:
-        """Holds when every measured figure is within its tolerance of the published one (as printed)."""
-        tolerances = tolerance if isinstance(tolerance, list) else [tolerance] * len(published)
-        if not (len(measured) == len(published) == len(tolerances)):
-            raise ValueError("measured, published and tolerance must have the same length")
-        if not all(math.isfinite(t) and t >= 0 for t in tolerances):
-            raise ValueError(f"tolerances must be finite and >= 0; got {tolerances}")
-        holds = all(
-            abs(m - float(p)) <= t for m, p, t in zip(measured, published, tolerances, strict=True)
-        )
-        self._record(
-            published,
-            measured,
-            f"± {_fmt(tolerances)}",
-            holds,
-            {"measured_values": measured, **details},
-        )
+    ) -> ClaimRecord:
+        """`record(all_close(...))`: several figures, one order."""
+        return self.record(all_close(measured, published, tolerance, **details))
 
-    def holds(
-        self,
-        condition: bool,
-        *,
-        published: Any,
-        measured: Any,
-        tolerance: Any = "-",
-        **details: Any,
-    ) -> None:
-        """Holds when `condition` is true; for qualitative or comparative claims."""
-        self._record(published, measured, tolerance, bool(condition), dict(details))
+    def holds(self, condition: bool, **figures: Any) -> ClaimRecord:
+        """`record(satisfied(...))`: one qualitative judgement, one order."""
+        return self.record(satisfied(condition, **figures))
+
+    def _decide(self, judgements: dict[str, Judgement], extra: dict[str, Any]) -> ClaimRecord:
+        faithful = judgements[FAITHFUL]
+        verdict = verdict_over({name: j.holds for name, j in judgements.items()})
+        details = {**faithful.details, **extra}
+        if self.meta.finding:
+            details["finding"] = self.meta.finding
+        if len(judgements) > 1:
+            details["orders"] = {
+                name: {"measured": _fmt(j.measured), "holds": j.holds}
+                for name, j in judgements.items()
+            }
+            spread = _figure_range(judgements)
+            if spread is not None:
+                details["range_over_orders"] = spread
+        # A NaN compares false with everything, so it would read as "refuted" (and pass quietly
+        # as a known finding): a non-finite figure is an error of the experiment, not a verdict.
+        for name, judgement in judgements.items():
+            for part in ("published", "measured", "tolerance", "details"):
+                where = _nonfinite_at(getattr(judgement, part))
+                if where is not None:
+                    raise ValueError(
+                        f"{self.meta.id}: {part}{where} is NaN or infinite in order {name!r}; "
+                        "the experiment or its input is broken, so there is no verdict"
+                    )
+        record = ClaimRecord(
+            **{k: v for k, v in asdict(self.meta).items() if k != "finding"},
+            published=_fmt(faithful.published),
+            measured=_fmt(faithful.measured),
+            tolerance=_fmt(faithful.tolerance),
+            verdict=verdict,
+            details=details,
+        )
+        self._properties.append((PROPERTY, json.dumps(record.to_json(), default=float)))
+        figures = (
+            f"published {record.published}, measured {record.measured}, "
+            f"tolerance {record.tolerance}"
+        )
+        if verdict == "refuted":
+            if self.meta.finding:
+                pytest.xfail(self.meta.finding)
+            raise ClaimRefuted(f"{self.meta.id}: {figures}: {self.meta.statement}")
+        if verdict == "holds" and self.meta.finding:
+            raise FindingGone(
+                f"{self.meta.id}: recorded as a finding ({self.meta.finding}), but it now holds "
+                f"in every order ({figures}): update the record"
+            )
+        return record

@@ -1,15 +1,20 @@
-"""The report's figures: PNGs of the calibration post (seed 0) and the uncertainty guide.
+"""The report's figures: the calibration post (seed 0), the uncertainty guide, robustness.
 
-`draw_all(folder, documents)` draws every figure of the named documents into `folder`.
-Figures are built on `matplotlib.figure.Figure` and saved through the Agg canvas, so no
-global pyplot state (figure registry, interactive backend) is touched.
+`draw_all(folder, documents)` draws every figure of the named documents into `folder`, each
+as a PNG and, beside it, an SVG of the same name (for papers). `FIGURES` names each figure
+with its caption and the claims it illustrates (the report links them). Figures are built
+on `matplotlib.figure.Figure` and saved through the Agg canvas, so no global pyplot state
+(figure registry, interactive backend) is touched.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import matplotlib
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -25,7 +30,6 @@ SEED_INDEX = 0  # the post's figures are of seed 0
 N_BINS = 15
 T_RANGE = (0.05, 20.0)
 SPARSE_BIN = 30  # reliability bins with fewer images get their count printed
-ROBUSTNESS_FIGURE = "robustness.png"
 
 NET_LABEL = {"yat": "Yat", "relu": "ReLU"}
 NET_COLOUR = {"yat": "tab:blue", "relu": "tab:orange"}
@@ -42,7 +46,11 @@ def _figure(width: float, height: float) -> Figure:
 
 
 def _save(fig: Figure, path: Path) -> Path:
+    """Write `fig` as the PNG `path` and as an SVG beside it; returns the PNG's path."""
     fig.savefig(path, dpi=DPI, format="png", metadata={"Software": None})
+    # A fixed salt and no date: the same figure gives the same SVG bytes.
+    with matplotlib.rc_context({"svg.hashsalt": "uncertainty-claims"}):
+        fig.savefig(path.with_suffix(".svg"), format="svg", metadata={"Date": None})
     fig.clear()  # not registered with pyplot; clearing frees the artists at once
     return path
 
@@ -174,17 +182,26 @@ def heldout_nll_figure(results) -> Figure:
     return fig
 
 
-def _fraction_hist(ax, values: np.ndarray, bins: np.ndarray, colour: str, label: str) -> None:
+TEST_FILL = "#c6dbef"  # a light tint of TEST_COLOUR, opaque
+
+
+def _fraction_hist(ax, values: np.ndarray, bins: np.ndarray, *, ood: bool) -> None:
+    """One distribution as the fraction of images per bin. The in-distribution one is an
+    opaque light fill under its outline; the OOD one an outline with red hatching and no
+    fill, drawn on top: where they overlap both stay readable and no colour mixes."""
+    style = (
+        {"facecolor": "none", "edgecolor": OOD_COLOUR, "hatch": "////", "zorder": 3}
+        if ood
+        else {"facecolor": TEST_FILL, "edgecolor": TEST_COLOUR, "zorder": 2}
+    )
     ax.hist(
         values,
         bins=bins,
         weights=np.full(values.shape, 1.0 / values.size),
         histtype="stepfilled",
-        alpha=0.35,
-        color=colour,
-        edgecolor=colour,
-        linewidth=1.2,
-        label=label,
+        linewidth=1.4,
+        label=OOD_LABEL if ood else TEST_LABEL,
+        **style,
     )
 
 
@@ -198,8 +215,8 @@ def confidence_figure(results) -> Figure:
         figures = results.per_seed[net][SEED_INDEX]
         test = metrics.msp_score(run.logits_test[SEED_INDEX])
         ood = metrics.msp_score(run.logits_ood[SEED_INDEX])
-        _fraction_hist(ax, test, bins, TEST_COLOUR, TEST_LABEL)
-        _fraction_hist(ax, ood, bins, OOD_COLOUR, OOD_LABEL)
+        _fraction_hist(ax, test, bins, ood=False)
+        _fraction_hist(ax, ood, bins, ood=True)
         ax.set_yscale("log")
         ax.set_xlim(0, 1)
         ax.set_xlabel("max softmax probability (fraction)")
@@ -227,8 +244,8 @@ def kmax_figure(results) -> Figure:
         bins = np.geomspace(both.min(), both.max(), 61)
     else:
         bins = np.linspace(both.min(), both.max(), 61)
-    _fraction_hist(ax, test, bins, TEST_COLOUR, TEST_LABEL)
-    _fraction_hist(ax, ood, bins, OOD_COLOUR, OOD_LABEL)
+    _fraction_hist(ax, test, bins, ood=False)
+    _fraction_hist(ax, ood, bins, ood=True)
     for values, colour, name in ((test, TEST_COLOUR, "test"), (ood, OOD_COLOUR, "MNIST")):
         median = float(np.median(values))
         ax.axvline(
@@ -250,27 +267,34 @@ def kmax_figure(results) -> Figure:
     return fig
 
 
-def auroc_figure(results) -> Figure:
-    """Per-seed AUROC: Yat kmax vs Yat MSP (post's subsample and full set), ReLU max logit."""
+def auroc_figure(results, intervals: dict[str, list[dict]] | None = None) -> Figure:
+    """Per-seed AUROC: Yat kmax vs Yat MSP (post's subsample and full set), ReLU max logit.
+
+    `intervals`: the robustness section's `figure_intervals` (per net and seed, the 95%
+    test-image bootstrap interval of each figure), drawn as bars where given.
+    """
     from lib.calibration.evaluation import SUBSAMPLE_OOD, SUBSAMPLE_TEST
 
-    yat = results.per_seed["yat"]
-    relu = results.per_seed["relu"]
     series = [
-        ("Yat kmax (field), subsample", [s["auroc_subsample"]["kmax"] for s in yat], "tab:blue", "o", True),
-        ("Yat MSP (softmax), subsample", [s["auroc_subsample"]["msp"] for s in yat], "tab:green", "s", True),
-        ("Yat kmax (field), full set", [s["auroc"]["kmax"] for s in yat], "tab:blue", "o", False),
-        ("Yat MSP (softmax), full set", [s["auroc"]["msp"] for s in yat], "tab:green", "s", False),
-        ("ReLU max logit, full set", [s["auroc"]["maxlogit"] for s in relu], "tab:orange", "D", False),
+        ("Yat kmax (field), subsample", "yat", "auroc_subsample.kmax", "tab:blue", "o", True),
+        ("Yat MSP (softmax), subsample", "yat", "auroc_subsample.msp", "tab:green", "s", True),
+        ("Yat kmax (field), full set", "yat", "auroc.kmax", "tab:blue", "o", False),
+        ("Yat MSP (softmax), full set", "yat", "auroc.msp", "tab:green", "s", False),
+        ("ReLU max logit, full set", "relu", "auroc.maxlogit", "tab:orange", "D", False),
     ]  # fmt: skip
-    seeds = [s["seed"] for s in yat]
+    seeds = [s["seed"] for s in results.per_seed["yat"]]
     fig = _figure(7.6, 4.8)
     ax = fig.subplots()
     offsets = np.linspace(-0.28, 0.28, len(series))
     positions = np.arange(len(seeds), dtype=np.float64)
-    for offset, (label, values, colour, marker, filled) in zip(offsets, series, strict=True):
+    drawn: list[float] = []
+    with_bars = False
+    for offset, (label, net, name, colour, marker, filled) in zip(offsets, series, strict=True):
+        group, key = name.split(".")
+        values = [s[group][key] for s in results.per_seed[net]]
+        x = positions + offset
         ax.plot(
-            positions + offset,
+            x,
             values,
             marker=marker,
             markersize=8,
@@ -279,16 +303,27 @@ def auroc_figure(results) -> Figure:
             markerfacecolor=colour if filled else "white",
             markeredgewidth=1.6,
             label=label,
+            zorder=3,
         )
-    low = min(min(values) for _, values, *_ in series)
-    ax.set_ylim(max(0.0, low - 0.05), min(1.0, max(max(v) for _, v, *_ in series) + 0.03))
+        drawn += values
+        ends = _auroc_interval(intervals, net, name, seeds)
+        if ends is not None:  # drawn from its ends: a BC interval need not contain the value
+            with_bars = True  # on top of the marker: some intervals are narrower than it
+            ax.vlines(x, ends[0], ends[1], color=colour, linewidth=1.4, zorder=4)
+            for end in ends:
+                ax.plot(x, end, marker="_", markersize=9, markeredgewidth=1.6, linestyle="none", color=colour, zorder=4)  # fmt: skip
+            drawn += ends[0] + ends[1]
+    ax.set_ylim(max(0.0, min(drawn) - 0.05), min(1.0, max(drawn) + 0.03))
     ax.set_xticks(positions, [f"seed {seed}" for seed in seeds])
     ax.set_xlim(-0.6, len(seeds) - 0.4)
     ax.set_xlabel("training seed")
     ax.set_ylabel("AUROC, Fashion test vs MNIST (fraction)")
+    bars_note = "\nbars: 95% CI over the test images (bootstrap)" if with_bars else ""
     ax.set_title(
         "OOD detection per seed: field vs softmax channel\n"
         f"(subsample: {SUBSAMPLE_TEST:,} test / {SUBSAMPLE_OOD:,} MNIST images, rounded scores)"
+        f"{bars_note}",
+        fontsize="medium",
     )
     for boundary in positions[:-1] + 0.5:
         ax.axvline(boundary, color="grey", linewidth=0.8, alpha=0.5)
@@ -297,105 +332,105 @@ def auroc_figure(results) -> Figure:
     return fig
 
 
-CALIBRATION_FIGURES: tuple[tuple[str, Callable], ...] = (
-    ("reliability_seed0.png", reliability_figure),
-    ("heldout_nll_vs_T.png", heldout_nll_figure),
-    ("confidence_hist.png", confidence_figure),
-    ("kmax_hist.png", kmax_figure),
-    ("auroc_per_seed.png", auroc_figure),
-)
+def _auroc_interval(
+    intervals: dict[str, list[dict]] | None, net: str, name: str, seeds: list[int]
+) -> tuple[list[float], list[float]] | None:
+    """The low and high ends of figure `name`'s interval on each seed, or None when the
+    intervals do not cover every seed."""
+    entries = {e["seed"]: e for e in (intervals or {}).get(net, [])}
+    if not all(seed in entries and name in entries[seed] for seed in seeds):
+        return None
+    return (
+        [entries[seed][name]["low"] for seed in seeds],
+        [entries[seed][name]["high"] for seed in seeds],
+    )
 
 
 # --------------------------------------------------------------------------- uncertainty
 
 
-def _band_panel(ax, result, means: np.ndarray, variances: np.ndarray, method: str, colour: str):
+ALEATORIC_COLOUR = "tab:orange"
+EPISTEMIC_COLOUR = "tab:blue"
+TOTAL_FILL = "#fdd9b5"  # a light tint of ALEATORIC_COLOUR, opaque: the outer band
+EPISTEMIC_FILL = "#9ecae1"  # opaque: the inner band, drawn over the outer one
+
+
+def _clusters(ax) -> None:
+    from lib.uncertainty.data import LEFT_CLUSTER, RIGHT_CLUSTER
+
+    for i, (low, high) in enumerate((LEFT_CLUSTER, RIGHT_CLUSTER)):
+        name = "training clusters" if i == 0 else None
+        ax.axvspan(low, high, color="gold", alpha=0.15, linewidth=0, label=name, zorder=0)
+
+
+def _band_panels(top, bottom, result, means: np.ndarray, variances: np.ndarray, method: str):
+    """Top: the predictive mean with two nested ±2σ bands, the total predictive variance
+    (outer) and its epistemic part (inner). Bottom: the two parts of the variance along x,
+    with the true noise variance at the training points."""
     from lib.metrics import decompose_variance
     from lib.uncertainty import true_function
-    from lib.uncertainty.data import LEFT_CLUSTER, RIGHT_CLUSTER
 
     grid = np.asarray(result.grid, dtype=np.float64)[:, 0]
     parts = decompose_variance(means, variances)
-    mean = parts.mean[:, 0]
-    sigma = np.sqrt(parts.epistemic[:, 0])
-    for i, (low, high) in enumerate((LEFT_CLUSTER, RIGHT_CLUSTER)):
-        ax.axvspan(
-            low,
-            high,
-            color="gold",
-            alpha=0.15,
-            linewidth=0,
-            label="training clusters" if i == 0 else None,
-        )
-    ax.scatter(
-        result.x[:, 0],
-        result.y[:, 0],
-        s=10,
-        color="grey",
-        alpha=0.7,
-        label="training points",
-        zorder=2,
-    )
-    ax.plot(grid, true_function(grid), color="black", linestyle="--", linewidth=1.2, label="true function sin(1.5x) + 0.1x", zorder=3)  # fmt: skip
-    ax.fill_between(
-        grid,
-        mean - 2 * sigma,
-        mean + 2 * sigma,
-        color=colour,
-        alpha=0.25,
-        linewidth=0,
-        label="mean ± 2σ epistemic",
-        zorder=1,
-    )
-    ax.plot(grid, mean, color=colour, linewidth=2, label="predictive mean", zorder=4)
-    in_cluster = float(parts.epistemic[:, 0][result.in_cluster].mean())
-    away = float(parts.epistemic[:, 0][result.away].mean())
-    ax.set_title(
+    mean, aleatoric, epistemic = parts.mean[:, 0], parts.aleatoric[:, 0], parts.epistemic[:, 0]
+    total_sd, epistemic_sd = np.sqrt(aleatoric + epistemic), np.sqrt(epistemic)
+
+    top.fill_between(grid, mean - 2 * total_sd, mean + 2 * total_sd, color=TOTAL_FILL, linewidth=0, label="mean ± 2σ, total (aleatoric + epistemic)", zorder=1)  # fmt: skip
+    top.fill_between(grid, mean - 2 * epistemic_sd, mean + 2 * epistemic_sd, color=EPISTEMIC_FILL, linewidth=0, label="mean ± 2σ, epistemic only", zorder=2)  # fmt: skip
+    top.scatter(result.x[:, 0], result.y[:, 0], s=10, color="dimgrey", label="training points", zorder=3)  # fmt: skip
+    top.plot(grid, true_function(grid), color="black", linestyle="--", linewidth=1.2, label="true function sin(1.5x) + 0.1x", zorder=4)  # fmt: skip
+    top.plot(grid, mean, color="navy", linewidth=2, label="predictive mean", zorder=5)
+    in_cluster = float(epistemic[result.in_cluster].mean())
+    away = float(epistemic[result.away].mean())
+    top.set_title(
         f"{method}\nmean epistemic variance: in clusters {in_cluster:.4f}, away {away:.4f}"
     )
-    ax.set_xlim(grid.min(), grid.max())
-    ax.set_xlabel("input x (dimensionless)")
-    ax.grid(True, alpha=0.3)
+    top.set_xlim(grid.min(), grid.max())
+    # Frame the data and the epistemic band; the total band may run past the frame (its size
+    # is read off the bottom panel), which the panel then says.
+    shown = np.concatenate([mean - 2 * epistemic_sd, mean + 2 * epistemic_sd, result.y[:, 0], true_function(grid)])  # fmt: skip
+    low, high = float(shown.min()), float(shown.max())
+    pad = 0.15 * (high - low)
+    top.set_ylim(low - pad, high + pad)
+    if np.any(mean - 2 * total_sd < low - pad) or np.any(mean + 2 * total_sd > high + pad):
+        top.text(0.01, 0.98, "total band runs past the frame", transform=top.transAxes, ha="left", va="top", fontsize="small", color="saddlebrown", bbox={"facecolor": "white", "alpha": 0.8, "linewidth": 0})  # fmt: skip
+    top.grid(True, alpha=0.3)
+
+    _clusters(bottom)  # not on the top panel: its opaque bands would hide it
+    bottom.plot(grid, aleatoric, color=ALEATORIC_COLOUR, linewidth=2, label="aleatoric E[σ²] (predicted noise)")  # fmt: skip
+    bottom.plot(grid, epistemic, color=EPISTEMIC_COLOUR, linewidth=2, label="epistemic Var[μ] (disagreement)")  # fmt: skip
+    order = np.argsort(result.x[:, 0])
+    bottom.plot(result.x[order, 0], result.noise_std[order, 0] ** 2, linestyle="none", marker=".", color="black", markersize=4, label="true noise variance at the training points")  # fmt: skip
+    bottom.set_yscale("log")
+    bottom.set_xlim(grid.min(), grid.max())
+    bottom.set_xlabel("input x (dimensionless)")
+    bottom.grid(True, which="major", alpha=0.3)
 
 
 def uncertainty_band_figure(result) -> Figure:
-    """Predictive mean and ±2σ epistemic band on the grid: MC-Dropout and the ensemble."""
-    fig = _figure(11.0, 4.6)
-    axes = fig.subplots(1, 2, sharey=True)
-    _band_panel(
-        axes[0],
-        result,
-        result.mc_grid_means,
-        result.mc_grid_vars,
-        f"MC-Dropout ({result.mc_grid_means.shape[0]} stochastic passes)",
-        "tab:blue",
-    )
-    _band_panel(
-        axes[1],
-        result,
-        result.ens_grid_means,
-        result.ens_grid_vars,
-        f"Deep ensemble ({result.ens_grid_means.shape[0]} members)",
-        "tab:blue",  # one colour scheme, so the shared legend holds for both panels
-    )
-    axes[0].set_ylabel("target y (dimensionless)")
-    handles, names = axes[0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="outside lower center", ncols=5, frameon=False)
+    """MC-Dropout and the ensemble on the grid: the predictive mean with its total and
+    epistemic ±2σ bands (top), aleatoric and epistemic variance along x (bottom)."""
+    fig = _figure(11.0, 7.6)
+    axes = fig.subplots(2, 2, sharex=True, height_ratios=(3, 2))
+    methods = (
+        (f"MC-Dropout ({result.mc_grid_means.shape[0]} stochastic passes)", result.mc_grid_means, result.mc_grid_vars),
+        (f"Deep ensemble ({result.ens_grid_means.shape[0]} members)", result.ens_grid_means, result.ens_grid_vars),
+    )  # fmt: skip
+    for column, (method, means, variances) in enumerate(methods):
+        _band_panels(axes[0, column], axes[1, column], result, means, variances, method)
+    axes[0, 0].set_ylabel("target y (dimensionless)")
+    axes[1, 0].set_ylabel("variance of y (log scale)")
+    handles, names = [], []
+    for ax in axes[:, 0]:
+        more_handles, more_names = ax.get_legend_handles_labels()
+        handles += more_handles
+        names += more_names
+    fig.legend(handles, names, loc="outside lower center", ncols=3, frameon=False)
     fig.suptitle(
-        "Epistemic uncertainty on the toy regression, root seed "
-        f"{result.root_seed} (σ² = variance of the means over passes / members)"
+        f"Aleatoric and epistemic uncertainty on the toy regression, root seed {result.root_seed}\n"
+        "(over passes / members: aleatoric = mean predicted variance, epistemic = variance of the means)"
     )
     return fig
-
-
-UNCERTAINTY_FIGURES: tuple[tuple[str, Callable], ...] = (
-    ("uncertainty_band.png", uncertainty_band_figure),
-)
-
-
-def figure_names() -> set[str]:
-    """The file names of every figure the suite can draw (robustness.png included)."""
-    return {name for name, _ in (*CALIBRATION_FIGURES, *UNCERTAINTY_FIGURES)} | {ROBUSTNESS_FIGURE}
 
 
 # --------------------------------------------------------------------------- robustness
@@ -475,15 +510,24 @@ def _robustness_panel(ax, claim_id: str, k: int, claim: dict) -> None:
     ax.grid(True, axis="x", alpha=0.3)
 
 
+def robustness_claims(section: dict) -> list[str]:
+    """The claims robustness.png draws: the calibration post's comparative claims, and the
+    uncertainty guide's after a sweep (on its one root key alone they have no spread)."""
+    return [
+        claim_id
+        for claim_id, claim in section["claims"].items()
+        if claim["document"] == "calibration" or "sweep" in claim
+    ]
+
+
 def robustness_figure(section: dict) -> Figure:
     """Every comparative claim's effect: on the published seeds with its test-image interval
     and, after a sweep (--seeds), on all the sweep's seeds with a seed interval and on each
     3-seed subset (calibration) or root key (uncertainty)."""
     panels = [
-        (claim_id, k, claim)
-        for claim_id, claim in section["claims"].items()
-        if claim["document"] == "calibration" or "sweep" in claim
-        for k in range(len(claim["published"]["effects"]))
+        (claim_id, k, section["claims"][claim_id])
+        for claim_id in robustness_claims(section)
+        for k in range(len(section["claims"][claim_id]["published"]["effects"]))
     ]
     columns = 2
     rows = -(-len(panels) // columns)
@@ -519,6 +563,122 @@ def robustness_figure(section: dict) -> Figure:
 # --------------------------------------------------------------------------- entry point
 
 
+@dataclass(frozen=True)
+class FigureSpec:
+    """A figure of the report: its file, what it shows and the claims it illustrates.
+
+    `draw(results, robustness)` builds it from its document's cached results (the
+    robustness figure: from the robustness section, passed as both).
+    """
+
+    file: str
+    document: str  # "calibration", "uncertainty" or "robustness"
+    caption: str
+    claims: tuple[str, ...]
+    draw: Callable[[Any, dict | None], Figure]
+
+
+def _results_only(draw: Callable[[Any], Figure]) -> Callable[[Any, dict | None], Figure]:
+    return lambda results, _robustness: draw(results)
+
+
+UNCERTAINTY_BAND_CLAIMS = (
+    "unc-01", "unc-02", "unc-04b", "unc-05b",
+    "unc-06-mc-away", "unc-06-mc-gap", "unc-06-mc-tails", "unc-06-mc-band",
+    "unc-06-ens-away", "unc-06-ens-gap", "unc-06-ens-tails", "unc-06-ens-band",
+    "unc-07-mc", "unc-07-ensemble",
+)  # fmt: skip
+
+FIGURES: tuple[FigureSpec, ...] = (
+    FigureSpec(
+        "reliability_seed0.png",
+        "calibration",
+        "Reliability diagrams of both nets on seed 0, before and after temperature scaling: "
+        "accuracy against confidence in 15 equal-width bins, the gap to the diagonal hatched.",
+        ("cal-02a", "cal-02b", "cal-02c", "cal-04a", "cal-04b", "cal-10a", "cal-10b", "cal-10c"),
+        _results_only(reliability_figure),
+    ),
+    FigureSpec(
+        "heldout_nll_vs_T.png",
+        "calibration",
+        "Held-out NLL against the temperature T on seed 0, the fitted T marked for each net.",
+        ("cal-08a", "cal-08b"),
+        _results_only(heldout_nll_figure),
+    ),
+    FigureSpec(
+        "confidence_hist.png",
+        "calibration",
+        "Max-softmax confidence on Fashion-MNIST test and on MNIST, seed 0, both nets.",
+        ("cal-13b",),
+        _results_only(confidence_figure),
+    ),
+    FigureSpec(
+        "kmax_hist.png",
+        "calibration",
+        "The Yat net's field magnitude kmax on Fashion-MNIST test and on MNIST, seed 0, "
+        "with both medians.",
+        ("cal-05a", "cal-11a", "cal-12a", "cal-12b"),
+        _results_only(kmax_figure),
+    ),
+    FigureSpec(
+        "auroc_per_seed.png",
+        "calibration",
+        "OOD AUROC per seed of the field (kmax) and softmax (MSP) channels, on the post's "
+        "subsample and the full sets, and of the ReLU max logit; bars: 95% test-image "
+        "bootstrap intervals where the robustness section has them.",
+        ("cal-11a", "cal-11b", "cal-11c", "cal-13a", "cal-13b", "cal-13c", "cal-14"),
+        lambda results, robustness: auroc_figure(
+            results, (robustness or {}).get("figure_intervals")
+        ),
+    ),
+    FigureSpec(
+        "uncertainty_band.png",
+        "uncertainty",
+        "MC-Dropout and the deep ensemble on the grid, root key 0: the predictive mean with "
+        "its total and epistemic ±2σ bands, and the aleatoric and epistemic variance along x.",
+        UNCERTAINTY_BAND_CLAIMS,
+        _results_only(uncertainty_band_figure),
+    ),
+    FigureSpec(
+        "robustness.png",
+        "robustness",
+        "Each comparative claim's effect on the published seeds with its 95% test-image "
+        "interval, the region where the claim holds shaded; after --seeds, also across seeds.",
+        (),  # the claims of the robustness section, see `index`
+        lambda section, _: robustness_figure(section),
+    ),
+)
+
+
+def index(files: Iterable[str], robustness: dict | None = None) -> list[dict[str, Any]]:
+    """The report's figure index for the PNG `files` drawn: per figure its file, SVG twin,
+    document, caption and the ids of the claims it illustrates (JSON-able)."""
+    specs = {spec.file: spec for spec in FIGURES}
+    out = []
+    for file in files:
+        spec = specs[file]
+        claims = list(spec.claims)
+        if spec.document == "robustness" and robustness is not None:
+            claims = robustness_claims(robustness)
+        out.append(
+            {
+                "file": file,
+                "svg": str(Path(file).with_suffix(".svg")),
+                "document": spec.document,
+                "caption": spec.caption,
+                "claims": claims,
+            }
+        )
+    return out
+
+
+def figure_names() -> set[str]:
+    """The names of every file the suite can write into the figures folder (PNG and SVG)."""
+    return {
+        name for spec in FIGURES for name in (spec.file, str(Path(spec.file).with_suffix(".svg")))
+    }
+
+
 def _check_documents(documents: Iterable[str]) -> set[str]:
     if isinstance(documents, str):
         raise TypeError(f"documents must be a set of names, not the string {documents!r}")
@@ -530,7 +690,7 @@ def _check_documents(documents: Iterable[str]) -> set[str]:
 
 
 def draw_all(folder: Path, documents: set[str], *, robustness: dict | None = None) -> list[Path]:
-    """Write the PNG figures of `documents` into `folder` and return their paths.
+    """Write the figures of `documents` into `folder`, each a PNG and an SVG beside it.
 
     Args:
       folder: an existing directory.
@@ -539,8 +699,7 @@ def draw_all(folder: Path, documents: set[str], *, robustness: dict | None = Non
       robustness: the report's robustness section, drawn as robustness.png when given.
 
     Returns:
-      The written paths, calibration figures first, each document's in a fixed order,
-      then robustness.png.
+      The PNGs' paths, in the order of `FIGURES`: calibration, uncertainty, robustness.
 
     Raises:
       ValueError: a name in `documents` is not a known document (checked before any drawing).
@@ -548,19 +707,20 @@ def draw_all(folder: Path, documents: set[str], *, robustness: dict | None = Non
     """
     names = _check_documents(documents)
     folder = Path(folder)
-    paths: list[Path] = []
+    inputs: dict[str, Any] = {}
     if "calibration" in names:
         from lib.calibration.evaluation import calibration_results
 
-        results = calibration_results()
-        for filename, draw in CALIBRATION_FIGURES:
-            paths.append(_save(draw(results), folder / filename))
+        inputs["calibration"] = calibration_results()
     if "uncertainty" in names:
         from lib.uncertainty.results import uncertainty_result
 
-        results = uncertainty_result()
-        for filename, draw in UNCERTAINTY_FIGURES:
-            paths.append(_save(draw(results), folder / filename))
-    if robustness is not None and robustness["claims"]:
-        paths.append(_save(robustness_figure(robustness), folder / ROBUSTNESS_FIGURE))
+        inputs["uncertainty"] = uncertainty_result()
+    if robustness is not None and robustness_claims(robustness):
+        inputs["robustness"] = robustness
+    paths: list[Path] = []
+    for spec in FIGURES:
+        if spec.document in inputs:
+            figure = spec.draw(inputs[spec.document], robustness)
+            paths.append(_save(figure, folder / spec.file))
     return paths

@@ -5,13 +5,31 @@ from __future__ import annotations
 from itertools import groupby
 from typing import Any
 
-from lib.report.table import NO_LONGER_REPRODUCES, ci_text, interval_text
+from lib.report.table import ci_text, interval_text
 
-_VERDICT = {"holds": "holds", "refuted": "**refuted**", "error": "**error**"}
+# A recorded finding whose claim now holds in every order (the claim's test fails).
+FINDING_GONE = "finding gone: the recorded finding no longer reproduces (the run fails)"
+_VERDICT = {
+    "holds": "holds",
+    "refuted": "**refuted**",
+    "sensitive": "*sensitive*",
+    "error": "**error**",
+}
 
 
 def _escape(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _orders_text(details: dict) -> str:
+    """How many orders a sensitive claim holds in, and its figure's range over them."""
+    orders = details.get("orders", {})
+    holding = sum(o["holds"] for o in orders.values())
+    text = f"holds in {holding} of {len(orders)} orders"
+    if "range_over_orders" in details:
+        low, high = details["range_over_orders"]
+        text += f"; figure {low:.4g} to {high:.4g}"
+    return text
 
 
 def render(audit: dict, figure_names: list[str]) -> str:
@@ -33,9 +51,12 @@ def render(audit: dict, figure_names: list[str]) -> str:
         f"({meta['platform']['jax_backend']}); cache: {meta['cache']['hits']} hits, {meta['cache']['computed']} computed; "
         f"wall time {meta['wall_s']:.1f} s.",
         "",
-        "A claim *holds* when the reproduction's figure lies within the tolerance of the published one "
-        "(tolerances: fixtures/TOLERANCES.md). *refuted* rows marked 'known finding' are recorded as strict "
-        "xfails and do not fail the run; any other refutation does.",
+        "Every claim is judged on the reproduction in each valid float order (the documents' own "
+        "order first: its figures are the ones shown). It *holds* when the figure lies within the "
+        "tolerance of the published one in every order (tolerances: fixtures/TOLERANCES.md), is "
+        "*refuted* when it does so in none, and is *sensitive* when the verdict depends on the "
+        "order. *refuted* rows marked 'known finding' are recorded findings and do not fail the "
+        "run; any other refutation does. A sensitive claim never fails the run.",
     ]
     for document, claims in groupby(audit["claims"], key=lambda c: c["document"]):
         lines += ["", f"## {document}", ""]
@@ -50,8 +71,10 @@ def render(audit: dict, figure_names: list[str]) -> str:
                 verdict = _VERDICT[c["verdict"]] + (
                     "" if c["expected_to_hold"] or c["verdict"] != "refuted" else " (known finding)"
                 )
+                if c["verdict"] == "sensitive":
+                    verdict += f" ({_orders_text(c['details'])})"
                 if c["verdict"] == "holds" and not c["expected_to_hold"]:
-                    verdict = f"**holds: {NO_LONGER_REPRODUCES}**"
+                    verdict = f"**{FINDING_GONE}**"
                 if c["details"].get("ci"):
                     verdict += f" ({'; '.join(ci_text(ci) for ci in c['details']['ci'])})"
                 lines.append(

@@ -107,8 +107,18 @@ def _claim_metas(items: list[pytest.Item]) -> dict[str, dict]:
             raise pytest.UsageError(
                 f"claim id {claim_id!r} is used by {seen[claim_id]} and {item.nodeid}"
             )
+        unknown = set(marker.kwargs) - {*_REQUIRED, "finding"}
+        if unknown:
+            raise pytest.UsageError(
+                f"{item.nodeid}: @pytest.mark.claim got unknown arguments {sorted(unknown)}"
+            )
+        if item.get_closest_marker("xfail") is not None:
+            raise pytest.UsageError(
+                f"{item.nodeid}: a claim records a known finding with finding='...' on its "
+                "claim marker, not with xfail (its verdict is decided over float orders)"
+            )
         meta = {name: marker.kwargs[name] for name in _REQUIRED}
-        meta["expected"] = item.get_closest_marker("xfail") is None
+        meta["expected"] = not marker.kwargs.get("finding")
         item.user_properties.append((META_PROPERTY, json.dumps(meta)))
         metas[item.nodeid] = meta
     return metas
@@ -117,15 +127,11 @@ def _claim_metas(items: list[pytest.Item]) -> dict[str, dict]:
 def health_case(
     model: str, check: str, *, document: str, claim_id: str, statement: str, finding: str | None
 ) -> Any:
-    """A `pytest.param(model, check)` for a model-health claim; a known `finding` makes it a strict xfail."""
-    marks = [
-        pytest.mark.claim(
-            id=claim_id, document=document, section="Model health", statement=statement
-        )
-    ]
-    if finding is not None:
-        marks.append(pytest.mark.xfail(strict=True, reason=finding))
-    return pytest.param(model, check, marks=marks, id=f"{model}-{check.replace(' ', '-')}")
+    """A `pytest.param(model, check)` for a model-health claim, with its known `finding`."""
+    mark = pytest.mark.claim(
+        id=claim_id, document=document, section="Model health", statement=statement, finding=finding
+    )
+    return pytest.param(model, check, marks=mark, id=f"{model}-{check.replace(' ', '-')}")
 
 
 @pytest.fixture
@@ -136,9 +142,10 @@ def claim(request: pytest.FixtureRequest) -> Claim:
         raise pytest.UsageError(
             f"{request.node.nodeid} uses the claim fixture without @pytest.mark.claim"
         )
-    return Claim(
-        ClaimMeta(**{name: marker.kwargs[name] for name in _REQUIRED}), request.node.user_properties
+    meta = ClaimMeta(
+        **{name: marker.kwargs[name] for name in _REQUIRED}, finding=marker.kwargs.get("finding")
     )
+    return Claim(meta, request.node.user_properties)
 
 
 @pytest.fixture(scope="session")
@@ -197,17 +204,9 @@ class AuditCollector:
         meta = json.loads(properties[META_PROPERTY])
         self.claims[report.nodeid] = dict(meta)
         self.expected[meta["id"]] = meta.pop("expected")
-        # pytest counts an exception while setting up a strict-xfail test as the expected
-        # failure ("XFAIL at setup"): the experiment did not run, which is an error.
-        failed_setup = report.when == "setup" and report.skipped and hasattr(report, "wasxfail")
         if PROPERTY in properties and report.when == "call":
-            record = ClaimRecord(**json.loads(properties[PROPERTY]))
-            if getattr(report, "wasxfail", ""):
-                record.details["finding"] = report.wasxfail.removeprefix("reason: ")
-            self.records[meta["id"]] = record
-        elif PROPERTY not in properties and (
-            report.failed or report.when == "call" or failed_setup
-        ):
+            self.records[meta["id"]] = ClaimRecord(**json.loads(properties[PROPERTY]))
+        elif PROPERTY not in properties and (report.failed or report.when == "call"):
             reason = "the test recorded nothing" if report.passed else _short(report)
             self.records.setdefault(meta["id"], _error_record(meta, reason))
 

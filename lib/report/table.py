@@ -10,35 +10,40 @@ from typing import Any
 
 from lib.report.claim import ClaimRecord
 
-_COLUMNS = (("id", 16), ("published", 16), ("measured", 16), ("tolerance", 14), ("verdict", 9))
+_COLUMNS = (("id", 16), ("published", 15), ("measured", 15), ("tolerance", 13), ("verdict", 12))
 
 
 def _cell(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-# Beside a recorded finding (strict xfail) whose claim now holds: pytest fails the run.
-NO_LONGER_REPRODUCES = "finding no longer reproduces (run fails)"
-
-
 def verdict_label(record: ClaimRecord, expected: bool) -> str:
-    """holds / REFUTED / ERROR, with '*' for a refutation already recorded as a finding, and
-    HOLDS for a recorded finding that no longer reproduces."""
+    """holds / sensitive / refuted* (a recorded finding) / REFUTED / FINDING GONE / ERROR."""
     if record.verdict == "holds":
-        return "holds" if expected else "HOLDS"
+        return "holds" if expected else "FINDING GONE"
     if record.verdict == "refuted":
         return "refuted*" if not expected else "REFUTED"
+    if record.verdict == "sensitive":
+        return "sensitive"
     return "ERROR"
 
 
 def summary_line(records: list[ClaimRecord], expected: dict[str, bool]) -> str:
-    """One line: how many claims hold, are refuted (known findings among them), errored."""
+    """One line: how many claims hold, are refuted (known findings among them), are
+    sensitive to the float order, errored."""
     counts = Counter(r.verdict for r in records)
     known = sum(1 for r in records if r.verdict == "refuted" and not expected.get(r.id, True))
     return (
         f"{len(records)} claims: {counts['holds']} hold, {counts['refuted']} refuted "
-        f"({known} known findings), {counts['error']} errors"
+        f"({known} known findings), {counts['sensitive']} sensitive, {counts['error']} errors"
     )
+
+
+FOOTNOTES = {
+    "refuted*": "refuted* refuted in every float order, recorded as a finding: does not fail the run",
+    "sensitive": "sensitive holds in some valid float orders, not in others: does not fail the run",
+    "FINDING GONE": "FINDING GONE a recorded finding now holds in every order: the run fails",
+}
 
 
 def ordered(records: list[ClaimRecord]) -> list[ClaimRecord]:
@@ -81,13 +86,12 @@ def render(records: list[ClaimRecord], expected: dict[str, bool]) -> list[str]:
                     f"{_cell(c, w):<{w}}" for c, (_, w) in zip(cells, _COLUMNS, strict=True)
                 ).rstrip()
             )
-            if record.verdict == "holds" and not expected.get(record.id, True):
-                lines.append(f"{'':17}{NO_LONGER_REPRODUCES}")
             for ci in record.details.get("ci", []):
                 lines.append(_cell(f"{'':17}{ci_text(ci)}", 80))
     lines.append("-" * 78)
     lines.append(summary_line(records, expected))
-    lines.append("* refuted and recorded as a known finding (strict xfail): does not fail the run")
+    labels = {verdict_label(r, expected.get(r.id, True)) for r in records}
+    lines.extend(text for label, text in FOOTNOTES.items() if label in labels)
     return lines
 
 

@@ -122,24 +122,28 @@ def run(
     root_seed: int = 0,
     *,
     config: UncertaintyConfig = UncertaintyConfig(),
-    implementation: Literal["scan", "loop"] = "scan",
+    implementation: Literal["faithful", "scan"] = "scan",
     nudge: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> UncertaintyResult:
     """Run the guide's recipe from ``jax.random.key(root_seed)``.
 
     The MC-Dropout net is built with ``nnx.Rngs(root_seed)`` (the guide: 0 and 0).
-    ``implementation="loop"`` trains and samples with Python loops exactly as the guide
-    writes them; ``"scan"`` (default) runs each training in one jitted ``lax.scan`` and the
-    MC passes as one vmap. Both give bit-identical results on this CPU build.
+    ``implementation="faithful"`` is the guide's computation order (RECIPE.md C): Python
+    loops over an ``nnx.jit`` MC-Dropout step and its passes, and the vmapped ensemble step
+    called without jit, op by op (replayed from a recording of that eager step: the same
+    bits, lib/eager_replay.py). ``"scan"`` (default) runs each
+    training in one jitted ``lax.scan`` and the MC passes as one vmap: its MC-Dropout part
+    equals the faithful one bit for bit on a CPU, its jitted ensemble is another valid
+    float order (claims/test_recipe.py).
     ``nudge`` (an addition beside the recipe, off by default): if an int, 5% of each net's
     initial weights, chosen with that seed, are moved by one float32 ulp before training —
     a float-noise twin of the same run, for measuring how far rounding alone moves a figure.
     ``progress``, if given, receives the guide's log lines.
     """
-    if implementation not in ("scan", "loop"):
-        raise ValueError(f"implementation must be 'scan' or 'loop'; got {implementation!r}")
-    loop = implementation == "loop"
+    if implementation not in ("faithful", "scan"):
+        raise ValueError(f"implementation must be 'faithful' or 'scan'; got {implementation!r}")
+    loop = implementation == "faithful"
     say = progress or (lambda _msg: None)
     c = config
     dkey, tkey, bkey = root_keys(root_seed)
@@ -166,7 +170,7 @@ def run(
     mc_off = predict_mc(mc_model, data.grid, n_samples=c.mc_samples, train=False)
 
     say(f"[2/2] Training a deep ensemble of {c.members} networks (nnx.vmap)...")
-    train_ens = train_ensemble_loop if loop else train_ensemble
+    train_ens = functools.partial(train_ensemble_loop, step="replay") if loop else train_ensemble
     models, ens_loss = train_ens(
         data,
         tkey,

@@ -1,9 +1,12 @@
-"""The uncertainty experiment behind the disk cache, and its spread over other keys.
+"""The uncertainty experiment behind the disk cache, in its valid float orders, and its
+spread over other keys.
 
-`uncertainty_result()` is the faithful run (root key 0). `spread("root_seeds")`
-reruns the recipe from root keys 1..20 and `spread("float_noise")` reruns key 0
-with 5% of the initial weights moved by one float32 step (20 twins); both keep
-only the guide's printed figures and the health figures, one array per figure.
+`uncertainty_result()` is the faithful run (root key 0, the guide's computation order);
+`uncertainty_result(implementation="scan")` the same recipe as one jitted scan per
+training. `twins()` reruns key 0 with 5% of the initial weights moved by one float32 step
+(20 float-rounding twins), kept whole: `uncertainty_orders()` judges every claim on them.
+`spread("float_noise")` is the twins' printed and health figures; `spread("root_seeds")`
+reruns the recipe from root keys 1..20 and keeps only those figures.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import jax
 import numpy as np
 
 from lib.cache import cached, lib_sources, runtime_key, source_digest
+from lib.orders import FAITHFUL, Orders
 from lib.sharding import default_mesh
 from lib.uncertainty.data import GRID_POINTS, N_PER_CLUSTER
 from lib.uncertainty.experiment import (
@@ -79,16 +83,64 @@ def _check_shapes(arrays: dict[str, np.ndarray], expected: dict[str, tuple[int, 
 
 @functools.cache
 def uncertainty_result(
-    root_seed: int = 0, config: UncertaintyConfig = UncertaintyConfig()
+    root_seed: int = 0,
+    config: UncertaintyConfig = UncertaintyConfig(),
+    implementation: Literal["faithful", "scan"] = FAITHFUL,
 ) -> UncertaintyResult:
     """The recipe from `jax.random.key(root_seed)` (cached on disk and per process)."""
+    suffix = "" if implementation == FAITHFUL else f"-{implementation}"
     entry = cached(
-        f"uncertainty-seed{root_seed}",
-        _key(config, root_seed=root_seed),
-        lambda: run(root_seed, config=config).as_arrays(),
+        f"uncertainty-seed{root_seed}{suffix}",
+        _key(config, root_seed=root_seed, implementation=implementation),
+        lambda: run(root_seed, config=config, implementation=implementation).as_arrays(),
         validate=lambda arrays: _check_shapes(arrays, _result_shapes(config)),
     )
     return UncertaintyResult.from_arrays(entry.arrays)
+
+
+def _stacked(results: list[UncertaintyResult]) -> dict[str, np.ndarray]:
+    arrays = [result.as_arrays() for result in results]
+    return {name: np.stack([a[name] for a in arrays]) for name in arrays[0]}
+
+
+@functools.cache
+def twins(config: UncertaintyConfig = UncertaintyConfig()) -> tuple[UncertaintyResult, ...]:
+    """Key 0's recipe with 5% of the initial weights one float32 step up, one twin per nudge
+    seed in `SPREAD_NUDGES` (cached on disk whole, one leading axis over the twins)."""
+    n = len(SPREAD_NUDGES)
+    expected = {name: (n, *shape) for name, shape in _result_shapes(config).items()}
+    entry = cached(
+        "uncertainty-twins",
+        # Split over several devices, the batched ensembles may round otherwise (run_many).
+        _key(config, nudges=list(SPREAD_NUDGES), devices=len(jax.devices())),
+        lambda: _stacked(
+            run_many([0] * n, nudges=SPREAD_NUDGES, config=config, mesh=default_mesh())
+        ),
+        validate=lambda arrays: _check_shapes(arrays, expected),
+    )
+    return tuple(
+        UncertaintyResult.from_arrays({name: array[i] for name, array in entry.arrays.items()})
+        for i in range(n)
+    )
+
+
+def uncertainty_orders(config: UncertaintyConfig = UncertaintyConfig(), first: int = 0) -> Orders:
+    """Key 0's results in every valid order the suite computes: the guide's own, one jitted
+    scan per training, and the 20 float-rounding twins.
+
+    `first` rotates the order in which missing entries are computed, so that parallel
+    workers fill the cache side by side instead of queueing on one entry.
+    """
+    parts = [
+        lambda: {FAITHFUL: uncertainty_result(0, config)},
+        lambda: {"scan": uncertainty_result(0, config, "scan")},
+        lambda: {f"twin-{n}": twin for n, twin in zip(SPREAD_NUDGES, twins(config), strict=True)},
+    ]
+    k = first % len(parts)
+    results = {}
+    for part in parts[k:] + parts[:k]:
+        results |= part()
+    return Orders({FAITHFUL: results.pop(FAITHFUL), "scan": results.pop("scan"), **results})
 
 
 def _check_spread(arrays: dict[str, np.ndarray], n_runs: int) -> None:
@@ -103,14 +155,7 @@ def _figures_of(result: UncertaintyResult) -> dict[str, float]:
     return {**headline_figures(result), **health_figures(result)}
 
 
-def _compute_spread(kind: SpreadKind, config: UncertaintyConfig) -> dict[str, np.ndarray]:
-    # One program over the 20 reruns: their ensembles train batched, another valid float
-    # order than run()'s, which is as good a sample for a spread (see run_many).
-    mesh = default_mesh()
-    if kind == "root_seeds":
-        results = run_many(SPREAD_ROOT_SEEDS, config=config, mesh=mesh)
-    else:
-        results = run_many([0] * len(SPREAD_NUDGES), nudges=SPREAD_NUDGES, config=config, mesh=mesh)
+def _figure_arrays(results) -> dict[str, np.ndarray]:
     runs = [_figures_of(result) for result in results]
     return {
         name: np.array([figures[name] for figures in runs], dtype=np.float64) for name in runs[0]
@@ -122,14 +167,17 @@ def spread(
     kind: SpreadKind, config: UncertaintyConfig = UncertaintyConfig()
 ) -> dict[str, np.ndarray]:
     """Each printed and health figure over the reruns of `kind`, one value per rerun."""
-    if kind not in ("root_seeds", "float_noise"):
+    if kind == "float_noise":
+        return _figure_arrays(twins(config))
+    if kind != "root_seeds":
         raise ValueError(f"kind must be 'root_seeds' or 'float_noise'; got {kind!r}")
-    runs = SPREAD_ROOT_SEEDS if kind == "root_seeds" else SPREAD_NUDGES
     entry = cached(
         f"uncertainty-spread-{kind}",
-        # Split over several devices, the batched ensembles may round otherwise (run_many).
-        _key(config, kind=kind, runs=list(runs), devices=len(jax.devices())),
-        lambda: _compute_spread(kind, config),
-        validate=lambda arrays: _check_spread(arrays, len(runs)),
+        # One program over the 20 reruns: their ensembles train batched, another valid float
+        # order than run()'s, as good a sample for a spread (see run_many); split over several
+        # devices, they may round otherwise.
+        _key(config, kind=kind, runs=list(SPREAD_ROOT_SEEDS), devices=len(jax.devices())),
+        lambda: _figure_arrays(run_many(SPREAD_ROOT_SEEDS, config=config, mesh=default_mesh())),
+        validate=lambda arrays: _check_spread(arrays, len(SPREAD_ROOT_SEEDS)),
     )
     return entry.arrays

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Literal
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 from flax import nnx
+
+from lib.eager_replay import EagerTape
 
 from .data import ToyData
 from .model import GaussianMLP, gaussian_nll
@@ -190,6 +193,9 @@ def bootstrap_indices(bkey: jax.Array, *, members: int = 5, n: int = 120) -> jax
     return jnp.stack([jax.random.randint(keys[m], (n,), 0, n) for m in range(members)])
 
 
+EnsembleStep = Literal["jit", "eager", "replay"]
+
+
 def train_ensemble_loop(
     data: ToyData,
     tkey: jax.Array,
@@ -199,33 +205,62 @@ def train_ensemble_loop(
     steps: int = 1000,
     lr: float = 1e-2,
     dropout_rate: float = 0.1,
-    jit_step: bool = True,
+    step: EnsembleStep = "jit",
     nudge: int | None = None,
     progress: Progress = None,
 ) -> tuple[GaussianMLP, jax.Array]:
     """Train the ensemble the guide's way: a Python loop over the vmapped full-batch step.
 
     ``bkey`` is the key left after MC-Dropout training; member m trains on the fixed
-    bootstrap resample ``bootstrap_indices(bkey)[m]``. ``jit_step=False`` calls the
-    vmapped step without ``nnx.jit``, literally as the guide's listing shows (much slower).
+    bootstrap resample ``bootstrap_indices(bkey)[m]``. ``step`` says how each step runs:
+    - ``"eager"``: the vmapped step called without jit, op by op, literally as the guide's
+      listing does (slow: Flax and JAX trace ``vmap`` and ``grad`` anew every step);
+    - ``"replay"``: the guide's eager step once, recorded, then its per-op executables
+      replayed on each step's state (:mod:`lib.eager_replay`): the same bits as ``"eager"``
+      (claims/test_recipe.py) at a fraction of the cost;
+    - ``"jit"``: the step under ``nnx.jit``, one fused program: another valid float order.
     ``nudge`` (not in the recipe; default off): see :func:`nudge_params`.
 
     Returns:
       (stacked models, per-step per-member losses [steps, members] float32).
     """
+    if step not in ("jit", "eager", "replay"):
+        raise ValueError(f"step must be 'jit', 'eager' or 'replay'; got {step!r}")
     models, optimizers = make_ensemble(tkey, members=members, lr=lr, dropout_rate=dropout_rate)
     if nudge is not None:
         nudge_params(models, nudge)
     idx = bootstrap_indices(bkey, members=members, n=data.x.shape[0])
     batch = {"x": data.x[idx], "y": data.y[idx]}
-    step = _jit_ensemble_train_step if jit_step else ensemble_train_step
+    if step == "replay":
+        return models, _replay_steps(models, optimizers, batch, steps, progress)
+    call = _jit_ensemble_train_step if step == "jit" else ensemble_train_step
     losses = []
     for i in range(1, steps + 1):
-        loss = step(models, optimizers, batch)
+        loss = call(models, optimizers, batch)
         losses.append(loss)
         if progress is not None and i % ENSEMBLE_PRINT_EVERY == 0:
             progress(f"  step {i:4d}/{steps} | mean NLL {float(loss.mean()):.4f}")
     return models, jnp.stack(losses)
+
+
+def _replay_steps(models, optimizers, batch, steps: int, progress: Progress) -> jax.Array:
+    """`steps` eager ensemble steps: the first recorded, the rest replayed; updates in place."""
+    graphdef, state = nnx.split((models, optimizers))
+
+    def functional_step(state, batch):
+        models, optimizers = nnx.merge(graphdef, state)
+        loss = ensemble_train_step(models, optimizers, batch)
+        return nnx.state((models, optimizers)), loss
+
+    tape, (state, loss) = EagerTape.record(functional_step, state, batch)
+    losses = [loss]
+    for i in range(2, steps + 1):
+        state, loss = tape(state, batch)
+        losses.append(loss)
+        if progress is not None and i % ENSEMBLE_PRINT_EVERY == 0:
+            progress(f"  step {i:4d}/{steps} | mean NLL {float(loss.mean()):.4f}")
+    nnx.update((models, optimizers), state)
+    return jnp.stack(losses)
 
 
 @functools.partial(jax.jit, static_argnames=("graphdef", "steps"))

@@ -1,0 +1,65 @@
+"""lib.report.provenance: the commit, dirty flag, lock digest and device audit.json records."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lib.report import provenance
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+
+
+def test_outside_a_checkout_commit_and_dirty_are_null(tmp_path, monkeypatch):
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))  # no repo above tmp
+    assert provenance.git_state(tmp_path) == {"commit": None, "dirty": None}
+
+
+def test_without_git_commit_and_dirty_are_null(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no git on PATH
+    assert provenance.git_state(provenance.REPO_ROOT) == {"commit": None, "dirty": None}
+
+
+@needs_git
+def test_commit_and_dirty_flag_of_a_checkout(tmp_path):
+    git(tmp_path, "init", "-q")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    git(tmp_path, "add", "a.py")
+    git(tmp_path, "commit", "-q", "-m", "first")
+    head = subprocess.run(
+        ["git", "-C", str(tmp_path), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    assert provenance.git_state(tmp_path) == {"commit": head, "dirty": False}
+    (tmp_path / "a.py").write_text("x = 2\n")
+    assert provenance.git_state(tmp_path) == {"commit": head, "dirty": True}
+    git(tmp_path, "checkout", "-q", "a.py")
+    (tmp_path / "new.py").write_text("")  # untracked and not ignored: could change a run
+    assert provenance.git_state(tmp_path)["dirty"] is True
+
+
+def test_lock_digest_is_the_sha256_of_the_file_or_null(tmp_path):
+    assert provenance.lock_digest(tmp_path) is None
+    content = b"jax==0.10.2 --hash=sha256:00\n"
+    (tmp_path / "requirements.lock").write_bytes(content)
+    assert provenance.lock_digest(tmp_path) == hashlib.sha256(content).hexdigest()
+
+
+def test_provenance_names_the_device_and_command():
+    found = provenance.provenance()
+    assert set(found) == {"git", "command", "device", "requirements_lock_sha256"}
+    assert found["device"]["backend"] in {"cpu", "gpu", "tpu"}
+    assert found["device"]["count"] >= 1 and found["device"]["kinds"]
+    assert isinstance(found["command"], list) and found["command"]

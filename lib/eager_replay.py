@@ -1,0 +1,110 @@
+"""Replay one eager (un-jitted) call of a JAX function without its Python: the same per-op
+executables, in the same order, on new inputs.
+
+Called without `jax.jit`, JAX runs a function op by op: each primitive is compiled on its
+own (cached) and executed, so the float order is that of separate ops, never of a fused
+program. The guide's ensemble step runs like that, and most of its cost is the Python
+around the ops (Flax's module traversal, tracing `vmap` and `grad` anew each step). An
+`EagerTape` records the primitives one eager call executes, with where each input came
+from; replaying it calls the same primitives' implementations on the new inputs, so every
+result is the eager call's bit for bit (claims/test_recipe.py checks 30 ensemble steps).
+
+Only for functions whose sequence of primitives does not depend on the values they see
+(no Python branching on array contents); `record` refuses a function whose outputs it
+cannot trace back to its inputs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+from jax._src import core, dispatch
+
+
+@dataclass(frozen=True)
+class _Op:
+    call: Callable[..., Any]
+    inputs: tuple[int | tuple[str, Any], ...]  # a slot, or ("const", value)
+    outputs: tuple[int, ...]
+    many: bool
+
+
+class EagerTape:
+    """The primitives of one eager call of `fn(*args)`, replayable on new `args`."""
+
+    def __init__(self, ops: list[_Op], n_slots: int, n_inputs: int, out_slots, out_tree):
+        self._ops = ops
+        self._n_slots = n_slots
+        self._n_inputs = n_inputs
+        self._out_slots = out_slots
+        self._out_tree = out_tree
+
+    @classmethod
+    def record(cls, fn: Callable[..., Any], *args: Any) -> tuple[EagerTape, Any]:
+        """Call `fn(*args)` eagerly once; returns the tape and that call's output."""
+        inputs = jax.tree.leaves(args)
+        slots = {id(a): i for i, a in enumerate(inputs)}  # id of an array -> its slot
+        n_slots = len(inputs)
+        alive = list(inputs)  # keeps every recorded array alive, so no id() is reused
+        ops: list[_Op] = []
+        thread = threading.get_ident()
+        original = core.EvalTrace.process_primitive
+
+        def process(trace, primitive, prim_args, params):
+            nonlocal n_slots
+            out = original(trace, primitive, prim_args, params)
+            if threading.get_ident() != thread:  # another thread's eager work: not ours
+                return out
+            refs = tuple(slots.get(id(a), ("const", a)) for a in prim_args)
+            outs = list(out) if primitive.multiple_results else [out]
+            out_slots = tuple(range(n_slots, n_slots + len(outs)))
+            n_slots += len(outs)
+            slots.update({id(array): slot for array, slot in zip(outs, out_slots, strict=True)})
+            alive.extend([*prim_args, *outs])
+            call = _callable(primitive, params)
+            ops.append(_Op(call, refs, out_slots, primitive.multiple_results))
+            return out
+
+        core.EvalTrace.process_primitive = process
+        try:
+            out = fn(*args)
+        finally:
+            core.EvalTrace.process_primitive = original
+        leaves, out_tree = jax.tree.flatten(out)
+        untraced = [i for i, a in enumerate(leaves) if id(a) not in slots]
+        if untraced:
+            raise ValueError(
+                f"cannot replay: outputs {untraced} of the recorded call come from no recorded "
+                "op or input (computed outside JAX's eager ops?)"
+            )
+        tape = cls(ops, n_slots, len(inputs), [slots[id(a)] for a in leaves], out_tree)
+        return tape, out
+
+    def __call__(self, *args: Any) -> Any:
+        """The recorded call's output for new `args` (same structure, shapes and dtypes)."""
+        inputs = jax.tree.leaves(args)
+        if len(inputs) != self._n_inputs:
+            raise ValueError(f"expected {self._n_inputs} input arrays, got {len(inputs)}")
+        values: list[Any] = [None] * self._n_slots
+        values[: len(inputs)] = inputs
+        for op in self._ops:
+            out = op.call(*[values[r] if isinstance(r, int) else r[1] for r in op.inputs])
+            if op.many:
+                for slot, array in zip(op.outputs, out, strict=True):
+                    values[slot] = array
+            else:
+                values[op.outputs[0]] = out
+        return jax.tree.unflatten(self._out_tree, [values[s] for s in self._out_slots])
+
+
+def _callable(primitive: core.Primitive, params: dict) -> Callable[..., Any]:
+    """What eager evaluation runs for `primitive`: its compiled single-op program where the
+    implementation is JAX's generic one (looked up once here, not per call), else the
+    primitive's own implementation (e.g. a nested jit)."""
+    if primitive.impl is dispatch.apply_primitive:
+        return dispatch.xla_primitive_callable(primitive, **params)
+    return lambda *args: primitive.impl(*args, **params)

@@ -1,0 +1,33 @@
+"""`python -m lib.report diff OLD.json NEW.json`: compare two audit reports (lib/report/diff.py)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lib.report", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    diff = commands.add_parser(
+        "diff",
+        help="print the verdicts, figures and metadata that changed between two audit.json files",
+        description="Exit status: 1 when a verdict changed or a claim appeared or disappeared, "
+        "0 otherwise, 2 when a file cannot be read or is not an audit.",
+    )
+    diff.add_argument("old", metavar="OLD.json")
+    diff.add_argument("new", metavar="NEW.json")
+    diff.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also list figures with no tolerance that changed",
+    )
+    args = parser.parse_args(argv)
+    from lib.report import diff as audit_diff
+
+    return audit_diff.main(args.old, args.new, verbose=args.verbose)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

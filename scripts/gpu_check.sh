@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The audit on whatever accelerator JAX sees, compared with an audit made on a CPU.
+#
+#   scripts/gpu_check.sh CPU_AUDIT_JSON [REPORT_DIR]
+#
+# Runs `pytest claims -m "claim or health"` (the gate: its exit status is this script's),
+# writes the report to REPORT_DIR (default report/device), then prints the claims whose
+# verdict differs from CPU_AUDIT_JSON and the figures that moved beyond their tolerance
+# (python -m lib.report diff). PYTHON picks the interpreter (default .venv/bin/python, else
+# python3); WORKERS the xdist worker count (default 4). pytest-benchmark, where installed,
+# refuses xdist, so it is switched off.
+set -euo pipefail
+cpu_audit=${1:?usage: scripts/gpu_check.sh CPU_AUDIT_JSON [REPORT_DIR]}
+report_dir=${2:-report/device}
+if [[ ! -f "$cpu_audit" ]]; then
+    echo "error: no CPU audit at $cpu_audit (make one with: make audit; it writes report/audit.json)" >&2
+    exit 2
+fi
+python=${PYTHON:-.venv/bin/python}
+[[ -x "$python" ]] || python=python3
+# Several workers share one accelerator: none may take most of its memory up front.
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
+"$python" -c 'import jax; d = jax.devices()[0]; print(f"JAX {jax.__version__}: backend {jax.default_backend()}, {len(jax.devices())} x {d.device_kind}")'
+status=0
+"$python" -m pytest claims -n "${WORKERS:-4}" -m "claim or health" -p no:benchmark \
+    -p no:cacheprovider --report-dir "$report_dir" || status=$?
+echo
+echo "== against the CPU audit $cpu_audit =="
+"$python" -m lib.report diff "$cpu_audit" "$report_dir/audit.json" || true
+exit "$status"
