@@ -348,15 +348,15 @@ def test_spread_entry_with_wrong_shapes_is_recomputed(tmp_path, monkeypatch):
     monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
     names = uncertainty_results.PUBLISHED
     runs = uncertainty_results.SPREAD_ROOT_SEEDS
-    key = uncertainty_results._key(UncertaintyConfig(), kind="root_seeds", runs=list(runs))
+    key = uncertainty_results.root_seed_spread_key(UncertaintyConfig())
     cache.cached("uncertainty-spread-root_seeds", key, lambda: dict.fromkeys(names, np.zeros(5)))
     calls = []
 
-    def compute(kind, config):
-        calls.append(kind)
+    def compute(config):
+        calls.append("root_seeds")
         return dict.fromkeys(names, np.zeros(len(runs)))
 
-    monkeypatch.setattr(uncertainty_results, "_compute_spread", compute)
+    monkeypatch.setattr(uncertainty_results, "_compute_root_seed_spread", compute)
     spread = uncertainty_results.spread.__wrapped__("root_seeds")
     assert calls == ["root_seeds"]
     assert all(values.shape == (20,) for values in spread.values())
