@@ -60,12 +60,37 @@ def test_another_programs_file_under_a_programs_name_is_compiled_afresh(tmp_path
     assert swapped.returncode == 0, swapped.stderr
     assert swapped.stdout == first.stdout
     assert "Error reading persistent compilation cache entry for 'jit_shift'" in swapped.stderr
-    assert "is not a program sealed under its name" in swapped.stderr
+    assert "is not the program sealed under its name" in swapped.stderr
 
     healed = run_python(script, env=own_cache_env())
     assert healed.returncode == 0, healed.stderr
     assert healed.stdout == first.stdout
     assert "persistent compilation cache" not in healed.stderr
+
+
+def test_program_stored_by_jax_itself_is_compiled_afresh_and_replaced(tmp_path):
+    """A folder written by JAX's own store (this suite's, before programs were sealed; or a
+    plain JAX process's): its unsealed files are never loaded; each program is compiled
+    afresh and replaced by a sealed one, quietly (an old cache is not damage)."""
+    folder = tmp_path / "xla"
+    plain_jax = TWO_PROGRAMS.replace(
+        "print(enable_compilation_cache(Path({cache_dir!r})))",
+        "jax.config.update('jax_compilation_cache_dir', {folder!r}); print({folder!r})\n"
+        "    jax.config.update('jax_persistent_cache_min_compile_time_secs', 0.0)",
+    ).format(folder=str(folder))
+    first = run_python(plain_jax, env=own_cache_env())
+    assert first.returncode == 0, first.stderr
+    unsealed = {p.name: p.read_bytes() for p in folder.glob("jit_*-cache")}
+    assert {name.split("-")[0] for name in unsealed} >= {"jit_double", "jit_shift"}
+
+    script = TWO_PROGRAMS.format(cache_dir=str(tmp_path))
+    sealed = run_python(script, env=own_cache_env())
+    assert sealed.returncode == 0, sealed.stderr
+    assert sealed.stdout.split()[1:] == first.stdout.split()[1:]
+    assert "persistent compilation cache" not in sealed.stderr
+    for name, data in unsealed.items():
+        assert (folder / name).read_bytes() != data
+        assert (folder / name).read_bytes().startswith(compile_cache._MAGIC)
 
 
 FULL_DISK_MODULE = """

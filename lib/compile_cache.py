@@ -9,10 +9,11 @@ options, the jax/jaxlib versions and the device.
 JAX's own store names a file by its key but keeps nothing inside that ties the bytes to
 it: one program's file copied over another's name was loaded and run, and returned the
 other program's numbers, which the results cache then stored. So the suite hands JAX its
-own store, `SealedStore`: an entry starts with sha256(key, program). A file under another
-key's name, truncated or damaged fails that check on load; JAX warns "Error reading
-persistent compilation cache entry", compiles afresh and the fresh program replaces the
-file. Entries are written to a temporary file and renamed into place, so a full disk or a
+own store, `SealedStore`: an entry starts with a marker and sha256(key, program). A file
+under another key's name, truncated or damaged fails that check on load; JAX warns "Error
+reading persistent compilation cache entry", compiles afresh and the fresh program replaces
+the file. A file without the marker (stored by JAX's own store) is compiled afresh and
+replaced without a word. Entries are written to a temporary file and renamed into place, so a full disk or a
 kill leaves no partial entry; a failed write makes JAX warn "Error writing persistent
 compilation cache entry" and the run goes on with the program it compiled, uncached
 (claims/test_faults_compile_cache.py).
@@ -39,6 +40,9 @@ SWITCH_VARIABLE = "CLAIMS_COMPILATION_CACHE"
 # Least recently used programs are removed beyond this size; the suite's take ~20 MB.
 MAX_SIZE_BYTES = 2 * 1024**3
 _SUFFIX = "-cache"
+# What a sealed program starts with: a file without it was stored by JAX itself (by this
+# suite before the seal, or by another program); it is compiled afresh and replaced.
+_MAGIC = b"claims-sealed-program-1\n"
 _SEAL_BYTES = hashlib.sha256().digest_size
 # A temporary file this old belongs to a killed writer (a write takes milliseconds).
 _STALE_TEMP_S = 3600
@@ -71,11 +75,14 @@ class SealedStore:
             data = path.read_bytes()
         except FileNotFoundError:
             return None
-        seal, program = data[:_SEAL_BYTES], data[_SEAL_BYTES:]
+        if not data.startswith(_MAGIC):
+            return None  # not sealed: as if absent (the fresh program replaces it)
+        seal = data[len(_MAGIC) : len(_MAGIC) + _SEAL_BYTES]
+        program = data[len(_MAGIC) + _SEAL_BYTES :]
         if seal != _seal(key, program):
             raise ValueError(
-                f"{path} is not a program sealed under its name (another program's file, a "
-                "truncated or damaged one, or one JAX stored itself); compiling afresh"
+                f"{path} is not the program sealed under its name (another program's file, "
+                "or a truncated or damaged one); compiling afresh"
             )
         with contextlib.suppress(OSError):
             os.utime(path)  # recently used: kept longest
@@ -87,7 +94,7 @@ class SealedStore:
         fd, tmp = tempfile.mkstemp(dir=self._path, prefix=f".{key}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as handle:
-                handle.write(_seal(key, value))
+                handle.write(_MAGIC + _seal(key, value))
                 handle.write(value)
             os.replace(tmp, self._file(key))
         except BaseException:
