@@ -8,7 +8,12 @@ from lib.calibration.health import calibration_health
 from lib.report.plugin import health_case
 from lib.verdict import Judgement, satisfied
 
-CHECKS = ("converged", "beats chance", "max probability not pinned")
+CHECKS = (
+    "converged",
+    "beats chance",
+    "max probability not pinned",
+    "temperature at the NLL minimum",
+)
 # Findings: checks refuted in every float order, with the measured value.
 FINDINGS = {
     ("relu", "converged"): "the ReLU net is still improving at epoch 12: on seed 1 the last "

@@ -29,8 +29,8 @@ def programs(folder: Path) -> list[Path]:
 @pytest.mark.fault
 def test_damaged_entries_are_compiled_afresh_with_the_same_result(tmp_path):
     """Every stored program truncated or with a flipped byte: the next process says it could
-    not read them, compiles again and computes the same bytes."""
-    env = child_env(JAX_COMPILATION_CACHE_DIR=str(tmp_path / "xla"))
+    not read them (they fail their seal), compiles again and computes the same bytes."""
+    env = child_env(**{compile_cache.FOLDER_VARIABLE: str(tmp_path / "xla")})
     first = run_python(CHILD, env=env)
     assert first.returncode == 0, first.stderr
     folder, result = first.stdout.split()

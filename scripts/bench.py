@@ -367,7 +367,11 @@ def run_suite(cache_dir: Path, report_dir: Path) -> dict:
     command += ["-q", "--report-dir", str(report_dir)]
     # Cold means no stored results and no stored compiled programs (lib/compile_cache.py
     # puts those under CLAIMS_CACHE_DIR/xla unless told otherwise).
-    inherited = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
+    inherited = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("JAX_") and k != "CLAIMS_COMPILATION_CACHE_DIR"
+    }
     env = {**inherited, "CLAIMS_CACHE_DIR": str(cache_dir)}
     peaks: dict[int, tuple[int, str]] = {}
     start = time.perf_counter()

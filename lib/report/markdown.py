@@ -7,6 +7,8 @@ from typing import Any
 
 from lib.report.table import ci_text, interval_text
 
+# A recorded finding whose claim now holds in every order (the claim's test fails).
+FINDING_GONE = "finding gone: the recorded finding no longer reproduces (the run fails)"
 _VERDICT = {
     "holds": "holds",
     "refuted": "**refuted**",
@@ -33,9 +35,15 @@ def _orders_text(details: dict) -> str:
 def render(audit: dict, figure_names: list[str]) -> str:
     """Markdown for the audit dict built by lib/report/audit.py, figures linked from figures/."""
     meta = audit["metadata"]
-    lines = [
-        "# Claims audit",
-        "",
+    lines = ["# Claims audit", ""]
+    if audit.get("partial"):
+        lines += [
+            f"**Partial run, not the complete audit** ({'; '.join(audit['partial'])}): only the "
+            "claims that ran, without the documents' sections and figures. The last complete "
+            "audit is left as it was, one folder up.",
+            "",
+        ]
+    lines += [
         f"{audit['summary']}.",
         "",
         f"jax {meta['versions']['jax']}, flax {meta['versions']['flax']}, optax {meta['versions']['optax']}, "
@@ -65,6 +73,8 @@ def render(audit: dict, figure_names: list[str]) -> str:
                 )
                 if c["verdict"] == "sensitive":
                     verdict += f" ({_orders_text(c['details'])})"
+                if c["verdict"] == "holds" and not c["expected_to_hold"]:
+                    verdict = f"**{FINDING_GONE}**"
                 if c["details"].get("ci"):
                     verdict += f" ({'; '.join(ci_text(ci) for ci in c['details']['ci'])})"
                 statement = c["statement"]
