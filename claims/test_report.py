@@ -156,3 +156,43 @@ def test_audit_keeps_other_files_in_the_report_folder(tmp_path):
     assert (report_dir / "bench.json").read_text() == "{}"
     assert (report_dir / "audit.json").exists()
     assert not [p for p in report_dir.iterdir() if p.name.startswith(".")]
+
+
+def table_records() -> tuple[list[ClaimRecord], dict[str, bool]]:
+    long_figure = ", ".join(f"0.{i}234567" for i in range(8))
+    records = [
+        ClaimRecord(
+            "H-cal-relu-converged", "demo", "S", "a", "< 0.05", long_figure, "-", "holds", {}
+        ),
+        ClaimRecord("d-2", "demo", "S", "b", "2.0", "2.5", "± 0.1", "refuted", {}),
+    ]
+    return records, {"H-cal-relu-converged": True, "d-2": False}
+
+
+def test_table_follows_the_terminal_width_and_never_cuts_an_id():
+    records, expected = table_records()
+    for width in (80, 120):
+        lines = render(records, expected, width=width)
+        assert max(len(line) for line in lines) <= width
+        assert any(line.startswith("H-cal-relu-converged ") for line in lines)
+        assert "…" in "\n".join(lines)  # the long figure is cut to fit
+    assert "refuted*" in lines[-1]  # the finding's footnote, as there is a finding
+
+
+def test_verbose_table_cuts_no_cell():
+    records, expected = table_records()
+    text = "\n".join(render(records, expected, width=80, verbosity=1))
+    assert records[0].measured in text and "…" not in text
+
+
+def test_quiet_tables():
+    """-q lists only the claims that do not hold; -qq prints the summary line alone; a run
+    without findings has no findings footnote."""
+    records, expected = table_records()
+    quiet = "\n".join(render(records, expected, verbosity=-1))
+    assert "d-2" in quiet and "H-cal-relu-converged" not in quiet
+    assert render(records, expected, verbosity=-2) == [
+        "2 claims: 1 hold, 1 refuted (1 known findings), 0 sensitive, 0 errors"
+    ]
+    holding = render(records[:1], {"H-cal-relu-converged": True})
+    assert not any(line.startswith("refuted*") for line in holding)

@@ -292,7 +292,13 @@ class AuditCollector:
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if not self.records:
             return
-        for line in table.render(list(self.records.values()), self.expected):
+        lines = table.render(
+            list(self.records.values()),
+            self.expected,
+            width=getattr(getattr(terminalreporter, "_tw", None), "fullwidth", 80),
+            verbosity=self.config.option.verbose,
+        )
+        for line in lines:
             terminalreporter.write_line(line)
         errors: dict[str, list[str]] = {}  # why a claim could not be checked -> its ids
         for record in self.records.values():
