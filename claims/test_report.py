@@ -196,3 +196,46 @@ def test_quiet_tables():
     ]
     holding = render(records[:1], {"H-cal-relu-converged": True})
     assert not any(line.startswith("refuted*") for line in holding)
+
+
+def test_markdown_names_the_documents_and_places_each_figure_by_its_claims():
+    from lib.report import markdown
+
+    claim = {
+        "id": "cal-02a",
+        "document": "calibration",
+        "section": "The forecaster's test, in code",
+        "statement": "s",
+        "published": "1.76",
+        "measured": "1.8",
+        "tolerance": "± 0.2",
+        "verdict": "holds",
+        "details": {},
+        "expected_to_hold": True,
+    }
+    audit = {
+        "claims": [claim],
+        "summary": "1 claims: 1 hold",
+        "metadata": {
+            "versions": dict.fromkeys(("jax", "flax", "optax", "numpy", "python"), "1"),
+            "platform": {"system": "x", "jax_backend": "cpu"},
+            "cache": {"hits": 0, "computed": 0},
+            "wall_s": 1.0,
+            "created_unix": 0.0,
+            "git": {"commit": "0123456789abcdef", "dirty": True},
+        },
+        "figures": [
+            {"file": "reliability_seed0.png", "caption": "Reliability.", "claims": ["cal-02a"]}
+        ],
+    }
+    text = markdown.render(audit, ["reliability_seed0.png"])
+    assert "https://tahabouhsine.com/blog/calibration-of-a-bounded-net-jax-flax-nnx/" in text
+    assert "Commit 0123456789ab (uncommitted changes), 1970-01-01 00:00 UTC." in text
+    row = next(line for line in text.splitlines() if line.startswith("| cal-02a"))
+    assert "[reliability_seed0.png](#figure-reliability-seed0-png)" in row
+    assert "#the-forecasters-test-in-code" in text
+    # The figure sits right after its section's table, with its caption, not at the end.
+    after_table = text.split(row, 1)[1]
+    assert after_table.index('<a id="figure-reliability-seed0-png">') < 40
+    assert "*Reliability.* Claims: cal-02a." in after_table
+    assert "More figures" not in text

@@ -15,13 +15,16 @@ from typing import Any
 
 
 def fmt(value: Any) -> str:
-    """A figure as the audit prints it: 4 significant digits, lists joined by commas."""
+    """A figure as the audit prints it: 4 significant digits, lists and named figures joined
+    by commas."""
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"
         return f"{value:.4g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.3e}"
     if isinstance(value, list | tuple):
         return ", ".join(fmt(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {fmt(v)}" for k, v in value.items())
     return str(value)
 
 
