@@ -188,6 +188,7 @@ class AuditCollector:
         self.robustness: dict | None = None
         self.robustness_error: str | None = None
 
+    @pytest.hookimpl(optionalhook=True)  # xdist's hook: the plugin also runs without xdist
     def pytest_testnodedown(self, node, error) -> None:
         output = getattr(node, "workeroutput", None)  # absent when the worker crashed
         if output is None:
