@@ -15,6 +15,8 @@ from fault_tools import REPO_ROOT, TIMEOUT_S, child_env
 
 GUIDE = REPO_ROOT / "docs" / "ADDING_A_DOCUMENT.md"
 # A file of the example: a `<!-- file: NAME -->` line, then its fenced code block.
+# No cache folder left behind; markers checked: the plugin must register its own.
+STRICT = ("-p", "no:cacheprovider", "--strict-markers")
 _FILE_BLOCK = re.compile(r"<!-- file: (?P<name>\S+) -->\n```\w*\n(?P<text>.*?)\n```", re.DOTALL)
 
 
@@ -31,9 +33,8 @@ def run_outside(folder: Path, *plugin: str, autoload: bool) -> subprocess.Comple
         (folder / name).write_text(text)
     env = child_env(**({} if autoload else {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}))
     env.pop("PYTHONPATH", None)  # the package as installed, not this checkout's folder
-    command = [sys.executable, "-m", "pytest", *plugin, "-p", "no:cacheprovider"]
     return subprocess.run(
-        [*command, "--strict-markers", "--report-dir", "report"],
+        [sys.executable, "-m", "pytest", *plugin, *STRICT, "--report-dir", "report"],
         cwd=folder,
         env=env,
         capture_output=True,
@@ -89,8 +90,7 @@ def test_loading_the_plugin_leaves_jax_alone(outside):
     for name in ("CLAIMS_COMPILATION_CACHE_DIR", "XLA_FLAGS", "PYTHONPATH"):
         env.pop(name, None)  # this suite's settings, inherited from this process
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "lib.report.plugin", "-p", "no:cacheprovider"]
-        + ["--strict-markers", "--no-report"],
+        [sys.executable, "-m", "pytest", "-p", "lib.report.plugin", *STRICT, "--no-report"],
         cwd=folder,
         env=env,
         capture_output=True,
