@@ -35,7 +35,7 @@ def full_precision(fn: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        # Imported here: claims/conftest.py imports this module, and a command-line error
+        # Imported here: the pytest plugin imports this module, and a command-line error
         # should not wait for jax.
         import jax
 
