@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from fault_tools import REPO_ROOT, TIMEOUT_S, child_env
 
+pytestmark = pytest.mark.slow  # three pytest processes
+
 GUIDE = REPO_ROOT / "docs" / "ADDING_A_DOCUMENT.md"
 # A file of the example: a `<!-- file: NAME -->` line, then its fenced code block.
 # No cache folder left behind; markers checked: the plugin must register its own.
