@@ -64,7 +64,7 @@ def test_switched_off_or_unwritable_means_no_cache(tmp_path, monkeypatch):
 
 
 def test_children_share_the_test_runs_folder():
-    """The pytest plugin turned the cache on and exported it, so the processes tests start
+    """This suite's conftest turned the cache on and exported it, so the processes tests start
     reuse the programs compiled by earlier ones (unless switched off)."""
     if os.environ.get(compile_cache.SWITCH_VARIABLE) == "0":
         pytest.skip("compilation cache switched off for this run")

@@ -100,6 +100,13 @@ FULL_DISK_MODULE = """
     def test_compiles_and_computes():
         assert jax.jit(lambda a: a * 2.0 + 1.0)(jnp.arange(4.0)).tolist() == [1.0, 3.0, 5.0, 7.0]
 """
+COMPILE_CACHE_CONFTEST = """\
+from lib.compile_cache import enable_compilation_cache
+
+
+def pytest_configure(config):
+    enable_compilation_cache()
+"""
 # Runs its arguments as a Python command line with files limited to 1000 bytes: every
 # compiled program (about 2 kB and more) fails to be written, as on a full disk.
 # (Python ignores SIGXFSZ, so the write fails with EFBIG.)
@@ -119,6 +126,8 @@ def test_disk_that_cannot_take_a_program_runs_uncached_and_says_so(tmp_path):
     folder = tmp_path / "run"
     folder.mkdir()
     (folder / "test_full_disk.py").write_text(textwrap.dedent(FULL_DISK_MODULE))
+    # The compiled-program cache is this suite's setting (claims/conftest.py), not the plugin's.
+    (folder / "conftest.py").write_text(COMPILE_CACHE_CONFTEST)
     cache_dir = tmp_path / "cache"
     command = pytest_command(
         *("-c", str(REPO_ROOT / "pyproject.toml"), "--rootdir", str(folder)),

@@ -53,7 +53,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    request_deterministic_gpu_ops()  # as the pytest plugin does: same arithmetic, same cache keys
+    request_deterministic_gpu_ops()  # as claims/conftest.py does: same arithmetic, same cache keys
     values: dict[str, dict[str, dict[str, list[float]]]] = {}
     for order in ORDERS:
         start = time.perf_counter()

@@ -18,13 +18,16 @@ from typing import Any
 import pytest
 
 from lib import cache
-from lib.compile_cache import enable_compilation_cache
-from lib.numerics import request_deterministic_gpu_ops
 from lib.report import table
 from lib.report.claim import META_PROPERTY, PROPERTY, Claim, ClaimMeta, ClaimRecord
 from lib.robustness.seeds import parse_seeds
 
 _REQUIRED = ("id", "document", "section", "statement")
+# The markers this plugin reads, registered by it: a project that loads it declares nothing.
+MARKERS = (
+    "claim(id, document, section, statement, finding=None): a test of one assertion made by "
+    "a document; finding= records a known refutation",
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -59,8 +62,8 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    request_deterministic_gpu_ops()  # before any worker or test starts JAX's backend
-    enable_compilation_cache()
+    for marker in MARKERS:
+        config.addinivalue_line("markers", marker)
     capture = config.pluginmanager.getplugin("capturemanager")
     if capture is not None:
         # Training progress must reach the terminal live, also from xdist workers, whose
@@ -185,6 +188,7 @@ class AuditCollector:
         self.robustness: dict | None = None
         self.robustness_error: str | None = None
 
+    @pytest.hookimpl(optionalhook=True)  # xdist's hook: the plugin also runs without xdist
     def pytest_testnodedown(self, node, error) -> None:
         output = getattr(node, "workeroutput", None)  # absent when the worker crashed
         if output is None:
