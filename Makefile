@@ -3,14 +3,18 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
+BENCH_ARGS ?=
 
-.PHONY: audit test lint setup data lock clean-cache
+.PHONY: audit test bench lint setup data lock clean-cache
 
 audit: setup  ## reproduce both documents, print the claims table, write report/
 	$(BIN)/pytest claims -n auto -m "claim or health" $(PYTEST_ARGS)
 
 test: setup  ## the whole suite: claims, health, properties, faults
 	$(BIN)/pytest claims -n auto $(PYTEST_ARGS)
+
+bench: setup  ## time the fast paths, sweeps and audit against their targets: report/bench.json
+	$(BIN)/python scripts/bench.py $(BENCH_ARGS)
 
 lint: setup
 	$(BIN)/ruff check .

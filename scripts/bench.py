@@ -1,36 +1,45 @@
-"""Benchmark the suite's fast paths against the documents' per-step loops, the matmul floor and the suite.
+"""Benchmark the suite: its fast paths against the documents' own orders, the sweeps, the audit.
 
-Everything is measured in this one process run, on this machine, side by side:
+Every figure is measured in this one process run, on this machine, with the machine and
+the load average (before and after) beside it. In-process figures give wall and CPU time
+(all threads of this process); a figure's "first" call includes tracing and compiling,
+"steady" is the median of the calls after it. Subprocess figures give wall time and the
+CPU time of the whole process tree. On a shared machine the wall times follow the other
+jobs; the CPU times much less so. Sections (`--only`, comma-separated; default all but
+`sweep`):
 
-- calibration: `train_nets` (one lax.scan per net, seeds vmapped; the two nets side by
-  side in threads, as the suite trains them) against `train_net_per_step` (a Python loop
-  over a jitted step, one net after the other), all six nets (3 seeds x 2), same recipe
-  and data; per-seed test accuracy of the two must agree within 1 point.
-- uncertainty: `run(0, implementation="scan")` against `"loop"` (must be bit-identical),
-  and the 20-rerun spread as one program (`run_many`) against 20 sequential `run` calls.
-- floor: matmul throughput on the recipe's layer shapes (forward and backward, alone and
-  3 stacked as under the vmap over seeds) and on a 2048^2 float32 matmul; the
-  calibration training's matmul FLOPs, counted analytically from the shapes (XLA's cost
-  analysis of one step is reported beside, as a cross-check). `floor_ratio` = our
-  steady time / the time those matmuls take at the rate measured on their own shapes;
-  `floor_ratio_vs_square` = the same against the 2048^2 rate, the machine's peak.
-- suite: `pytest claims -n auto` cold (empty temporary cache) and warm (same cache
-  again), wall time and peak RSS of every worker.
+- calibration: all six nets (3 seeds x 2) trained by `train_nets` (one lax.scan per net,
+  seeds vmapped, the nets side by side in threads as the suite trains them) against the
+  documents' per-step loop (`train_net_per_step`); per-seed test accuracy must agree
+  within 1 point. And the faithful order against the fast scan order, each as
+  `lib.calibration.experiment.train` (training and evaluation outputs), the two nets side
+  by side in threads as `run_nets` does: the verdict issue asks faithful <= 1.5x scan.
+- floor: matmul throughput on the recipe's layer shapes and on a 2048^2 matmul; the
+  calibration training's matmul FLOPs from the shapes; our time / the floor.
+- uncertainty: `run(0)` in the scan and the faithful order; the faithful ensemble (its
+  eager step replayed, lib/eager_replay.py) against the guide's literal eager loop, both
+  timed on `--ensemble-steps` steps and extrapolated to the recipe's 1,000.
+- spread: `run_many` of 20 root keys against 20 `run(scan)` calls (target >= 3x), with the
+  bit-for-bit check of the MC-Dropout outputs; `--spread-keys` adds more counts.
+- audit: `pytest claims -n WORKERS -m "claim or health"` (what `make audit` runs) with
+  empty result and compiled-program caches (cold), then again on them (warm).
+- suite: the same for `pytest claims -n WORKERS` (what `make test` runs).
+- sweep: `train_nets` on `--seeds` seeds per net and `run_many` on `--keys` root keys, each
+  a first call (compiling) and a steady one (the GPU targets: 1,000 seeds per net <= 30 s,
+  1,000 keys <= 60 s, both including compilation).
 
-A figure's "first" call includes tracing and XLA compilation; "steady" is the median of
-the repeats after it; compile is estimated as first minus steady. Other jobs on the
-machine inflate wall times: the load average is recorded beside each section.
-
-    .venv/bin/python scripts/bench.py [--skip-suite] [--repeats 3] [--out report/bench.json]
+    .venv/bin/python scripts/bench.py [--only calibration,spread] [--out report/bench.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -45,52 +54,89 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lib.calibration.experiment import NETS, PUBLISHED_SEEDS, load_split
+from lib.calibration.experiment import FAITHFUL, NETS, PUBLISHED_SEEDS, load_split, train
 from lib.calibration.training import TrainConfig, train_net_per_step, train_nets
-from lib.uncertainty.experiment import run, run_many
+from lib.numerics import full_precision, request_deterministic_gpu_ops
+from lib.uncertainty import experiment
+from lib.uncertainty.data import make_data, root_keys
+from lib.uncertainty.experiment import UncertaintyConfig, run, run_many
+from lib.uncertainty.training import train_ensemble_loop
 
 REPO = Path(__file__).resolve().parent.parent
+SECTIONS = ("calibration", "floor", "uncertainty", "spread", "audit", "suite", "sweep")
 TARGETS = {
     "calibration.speedup_vs_loop": (">=", 4.0),
     "calibration.floor_ratio": ("<=", 2.5),
     "calibration.floor_ratio_vs_square": ("<=", 2.5),
-    "uncertainty.speedup_vs_loop": (">=", 20.0),
+    "calibration.faithful_over_scan": ("<=", 1.5),
+    "uncertainty.spread_speedup": (">=", 3.0),
+    "audit.cold_s": ("<=", 100.0),  # 2 cores; on a GPU: GPU_COLD_AUDIT_S
+    "audit.warm_s": ("<=", 10.0),
     "suite.cold_s": ("<=", 45.0),
     "suite.warm_s": ("<=", 10.0),
     "suite.peak_rss_mb": ("<=", 3072.0),
+    "sweep.calibration_first_s": ("<=", 30.0),  # per net, 1,000 seeds, one H200
+    "sweep.uncertainty_first_s": ("<=", 60.0),  # 1,000 keys, one H200
 }
-
-
-def _cpu_model() -> str:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return platform.machine()
-    match = re.search(r"model name\s*:\s*(.+)", text)
-    return match.group(1).strip() if match else platform.machine()
+GPU_COLD_AUDIT_S = 25.0  # one H200
+SWEEP_TARGET_SIZE = 1000
 
 
 def _load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def timed(fn: Callable[[], object], repeats: int) -> dict:
-    """First call (with compilation) and `repeats` steady calls of `fn`, in seconds."""
-    start = time.perf_counter()
-    jax.block_until_ready(fn())
-    first = time.perf_counter() - start
-    steady = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(fn())
-        steady.append(time.perf_counter() - start)
-    median = statistics.median(steady) if steady else first
+def machine() -> dict:
+    cpu = platform.machine()
+    try:
+        found = re.search(r"model name\s*:\s*(.+)", Path("/proc/cpuinfo").read_text())
+        cpu = found.group(1).strip() if found else cpu
+    except OSError:
+        pass
+    device = jax.devices()[0]
     return {
-        "first_s": first,
-        "steady_s": steady,
-        "median_s": median,
-        "compile_s": max(first - median, 0.0),
+        "cores": os.cpu_count(),
+        "cpu": cpu,
+        "backend": jax.default_backend(),
+        "device_kind": device.device_kind,
+        "devices": len(jax.devices()),
+        "jax": jax.__version__,
+        "python": platform.python_version(),
     }
+
+
+def timed(fn: Callable[[], object], repeats: int) -> dict:
+    """A first call of `fn` and `repeats` more: wall and CPU seconds, load before and after."""
+    load, walls, cpus = _load(), [], []
+    for _ in range(1 + repeats):
+        wall, cpu = time.perf_counter(), time.process_time()
+        jax.block_until_ready(fn())
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    steady = walls[1:] or walls
+    return {
+        "first_s": walls[0],
+        "steady_s": walls[1:],
+        "median_s": statistics.median(steady),
+        "first_cpu_s": cpus[0],
+        "median_cpu_s": statistics.median(cpus[1:] or cpus),
+        "compile_s": max(walls[0] - statistics.median(steady), 0.0),
+        "load_before": load,
+        "load_after": _load(),
+    }
+
+
+def side_by_side(jobs: list[Callable[[], object]]) -> list:
+    """The jobs at once, in threads, as `run_nets` trains the two nets."""
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        return [f.result() for f in [pool.submit(job) for job in jobs]]
+
+
+def _fmt(t: dict) -> str:
+    return (
+        f"first {t['first_s']:7.2f} s | steady {t['median_s']:7.2f} s "
+        f"(cpu {t['median_cpu_s']:6.2f} s) | load {t['load_before'][0]:.1f}"
+    )
 
 
 # --------------------------------------------------------------------------- calibration
@@ -101,69 +147,63 @@ def _accuracy(model, images: np.ndarray, labels: np.ndarray) -> float:
     return float(np.mean(np.asarray(logits).argmax(-1) == labels))
 
 
-def _bench_net(net: str, split, repeats: int, baseline_repeats: int) -> tuple[dict, dict, list]:
-    """Timings of both paths for one net on the published seeds, and per-seed accuracies."""
-    trained = {}
+def bench_calibration(split, repeats: int) -> dict:
+    trained: dict = {}
 
     def ours():
-        trained["ours"] = train_nets(net, PUBLISHED_SEEDS, split.train_x, split.train_y)[0]
+        jobs = [
+            lambda n=n: train_nets(n, PUBLISHED_SEEDS, split.train_x, split.train_y) for n in NETS
+        ]
+        trained["ours"] = dict(zip(NETS, (m for m, _ in side_by_side(jobs)), strict=True))
 
     def loop():
-        trained["loop"] = [
-            train_net_per_step(net, s, split.train_x, split.train_y)[0] for s in PUBLISHED_SEEDS
-        ]
+        trained["loop"] = {
+            net: [
+                train_net_per_step(net, s, split.train_x, split.train_y)[0] for s in PUBLISHED_SEEDS
+            ]
+            for net in NETS
+        }
 
     ours_t = timed(ours, repeats)
-    print(f"  {net} ours   {_fmt(ours_t)}", flush=True)
-    loop_t = timed(loop, baseline_repeats)
-    print(f"  {net} loop   {_fmt(loop_t)}", flush=True)
+    print(f"  train_nets, nets side by side  {_fmt(ours_t)}", flush=True)
+    loop_t = timed(loop, 0)
+    print(f"  per-step loop, one at a time   {_fmt(loop_t)}", flush=True)
     accuracy = []
-    for seed, a, b in zip(PUBLISHED_SEEDS, trained["ours"], trained["loop"], strict=True):
-        acc = {k: _accuracy(m, split.test_x, split.test_y) for k, m in (("ours", a), ("loop", b))}
-        accuracy.append({"seed": seed, **acc, "diff_pt": 100 * abs(acc["ours"] - acc["loop"])})
-    return ours_t, loop_t, accuracy
-
-
-def bench_calibration(repeats: int, baseline_repeats: int) -> dict:
-    split = load_split()
-    ours, loop, accuracy = {}, {}, {}
     for net in NETS:
-        ours[net], loop[net], accuracy[net] = _bench_net(net, split, repeats, baseline_repeats)
-    worst = max(row["diff_pt"] for rows in accuracy.values() for row in rows)
-    side_by_side = timed(lambda: _train_side_by_side(split), repeats)
-    print(f"  both nets side by side {_fmt(side_by_side)}", flush=True)
-    ours_s = side_by_side["median_s"]
-    loop_s = sum(t["median_s"] for t in loop.values())
+        for seed, a, b in zip(
+            PUBLISHED_SEEDS, trained["ours"][net], trained["loop"][net], strict=True
+        ):
+            acc = {
+                k: _accuracy(m, split.test_x, split.test_y) for k, m in (("ours", a), ("loop", b))
+            }
+            accuracy.append(
+                {"net": net, "seed": seed, **acc, "diff_pt": 100 * abs(acc["ours"] - acc["loop"])}
+            )
+    orders = {
+        order: timed(
+            lambda o=order: side_by_side(
+                [lambda n=n: train(o, n, PUBLISHED_SEEDS, split) for n in NETS]
+            ),
+            repeats,
+        )
+        for order in (FAITHFUL, "scan_vmap")
+    }
+    for order, t in orders.items():
+        print(f"  train({order!r}), both nets  {_fmt(t)}", flush=True)
+    worst = max(row["diff_pt"] for row in accuracy)
     return {
         "nets": len(NETS) * len(PUBLISHED_SEEDS),
-        "steps_per_net": len(_steps()),
-        "ours": ours,
-        "loop": loop,
-        "ours_side_by_side": side_by_side,
-        "ours_one_net_at_a_time_s": sum(t["median_s"] for t in ours.values()),
-        "ours_steady_s": ours_s,
-        "loop_steady_s": loop_s,
-        "speedup_vs_loop": loop_s / ours_s,
+        "ours": ours_t,
+        "loop": loop_t,
+        "speedup_vs_loop": loop_t["first_s"] / ours_t["median_s"],
         "accuracy": accuracy,
         "accuracy_max_diff_pt": worst,
         "accuracy_agrees": worst <= 1.0,
+        "orders": orders,
+        "orders_method": "lib.calibration.experiment.train(order, net, seeds 0-2, split): "
+        "training and evaluation outputs, both nets side by side in threads",
+        "faithful_over_scan": orders[FAITHFUL]["median_s"] / orders["scan_vmap"]["median_s"],
     }
-
-
-def _train_side_by_side(split) -> list:
-    """Both nets at once, in threads, as `lib.calibration.experiment.run_nets` trains them."""
-    with ThreadPoolExecutor(max_workers=len(NETS)) as pool:
-        jobs = [
-            pool.submit(train_nets, net, PUBLISHED_SEEDS, split.train_x, split.train_y)
-            for net in NETS
-        ]
-        return [job.result() for job in jobs]
-
-
-def _steps() -> range:
-    config = TrainConfig()
-    per_epoch = len(range(0, 55_000 - config.batch_size, config.batch_size))
-    return range(config.epochs * per_epoch)
 
 
 # --------------------------------------------------------------------------- floor
@@ -179,29 +219,18 @@ STEP_MATMULS = {
 }
 
 
-def _name(lhs: tuple[int, int], rhs: tuple[int, int], transposed: bool) -> str:
-    return f"{lhs}x{rhs}{'^T' if transposed else ''}"
-
-
 def _flops(lhs: tuple[int, int], rhs: tuple[int, int], transposed: bool) -> int:
-    n = rhs[0] if transposed else rhs[1]
-    return 2 * lhs[0] * lhs[1] * n
+    return 2 * lhs[0] * lhs[1] * (rhs[0] if transposed else rhs[1])
 
 
 def matmul_seconds(
-    lhs: tuple[int, int],
-    rhs: tuple[int, int],
-    transposed: bool,
-    repeats: int,
-    *,
-    batch: int | None = None,
-    inner: int = 100,
+    lhs, rhs, transposed: bool, *, batch: int | None = None, inner: int = 100
 ) -> float:
     """Median seconds of one float32 matmul of these shapes, per matrix pair.
 
-    `inner` matmuls run in one lax.scan. Each adds the previous result's first entry
-    (times 0) to its right operand, a cheap dependency that stops XLA from hoisting the
-    matmul out of the loop. `batch` stacks that many pairs, as the vmap over seeds does.
+    `inner` matmuls run in one lax.scan; each adds the previous result's first entry (times
+    0) to its right operand, a cheap dependency that keeps XLA from hoisting the matmul out
+    of the loop. `batch` stacks that many pairs, as the vmap over seeds does.
     """
     lead = () if batch is None else (batch,)
     key_a, key_b = jax.random.split(jax.random.key(0))
@@ -217,39 +246,40 @@ def matmul_seconds(
         return jax.lax.scan(body, jnp.float32(0), length=inner)[0]
 
     f = jax.jit(loop)
-    return timed(lambda: f(a, b), repeats)["median_s"] / inner / (batch or 1)
+    return timed(lambda: f(a, b), 3)["median_s"] / inner / (batch or 1)
 
 
-def bench_floor(calibration: dict, repeats: int) -> dict:
+def bench_floor(ours_s: float) -> dict:
     shapes = {}
     for lhs, rhs, transposed in sorted({m for ms in STEP_MATMULS.values() for m in ms}):
-        single = matmul_seconds(lhs, rhs, transposed, repeats)
-        batched = matmul_seconds(lhs, rhs, transposed, repeats, batch=len(PUBLISHED_SEEDS))
+        single = matmul_seconds(lhs, rhs, transposed)
+        stacked = matmul_seconds(lhs, rhs, transposed, batch=len(PUBLISHED_SEEDS))
         flops = _flops(lhs, rhs, transposed)
-        shapes[_name(lhs, rhs, transposed)] = {
+        shapes[f"{lhs}x{rhs}{'^T' if transposed else ''}"] = {
             "flops": flops,
             "gflops_single": flops / single / 1e9,
-            "gflops_batched_3": flops / batched / 1e9,
-            "seconds": min(single, batched),  # the floor takes the faster of the two
+            "gflops_stacked_3": flops / stacked / 1e9,
+            "seconds": min(single, stacked),
         }
     n = 2048
     square = jax.random.normal(jax.random.key(1), (n, n), jnp.float32)
     matmul = jax.jit(jnp.matmul)
-    square_s = timed(lambda: matmul(square, square), repeats)["median_s"]
-    square_gflops = 2 * n**3 / square_s / 1e9
-
-    steps = calibration["nets"] // len(NETS) * len(_steps())  # training steps of each net kind
+    square_gflops = 2 * n**3 / timed(lambda: matmul(square, square), 3)["median_s"] / 1e9
+    config = TrainConfig()
+    steps = (
+        len(PUBLISHED_SEEDS)
+        * config.epochs
+        * len(range(0, 55_000 - config.batch_size, config.batch_size))
+    )
     flops = floor_s = 0.0
     for ms in STEP_MATMULS.values():
         for lhs, rhs, transposed in ms:
-            shape = shapes[_name(lhs, rhs, transposed)]
+            shape = shapes[f"{lhs}x{rhs}{'^T' if transposed else ''}"]
             flops += steps * shape["flops"]
             floor_s += steps * shape["seconds"]
-    ours_s = calibration["ours_steady_s"]
     return {
-        "method": "analytic: the matmuls of forward and backward per step from the layer "
-        "shapes (elementwise ops, Adam and the batch gather not counted)",
-        "xla_cost_analysis_step_flops": _xla_step_flops(),
+        "method": "the matmuls of forward and backward per step, from the layer shapes "
+        "(elementwise ops, Adam and the batch gather not counted)",
         "shapes": shapes,
         "square_2048_gflops": square_gflops,
         "training_matmul_flops": flops,
@@ -260,120 +290,180 @@ def bench_floor(calibration: dict, repeats: int) -> dict:
     }
 
 
-def _xla_step_flops() -> dict[str, float]:
-    """XLA's own count for one training step of one net (cross-check; includes elementwise)."""
-    import optax
-    from flax import nnx
-
-    from lib.calibration.models import build_model
-    from lib.calibration.training import _cross_entropy
-
-    images = np.zeros((1000, 784), np.float32)
-    out = {}
-    for net in NETS:
-        graphdef, params = nnx.split(build_model(net, 0, images))
-        tx = optax.adam(4e-3)
-
-        def step(params, opt_state, x, y, graphdef=graphdef, tx=tx):
-            grads = jax.grad(lambda p: _cross_entropy(nnx.merge(graphdef, p), x, y))(params)
-            updates, opt_state = tx.update(grads, opt_state, params)
-            return optax.apply_updates(params, updates), opt_state
-
-        args = (params, tx.init(params), jnp.zeros((256, 784)), jnp.zeros(256, jnp.int32))
-        cost = jax.jit(step).lower(*args).compile().cost_analysis()
-        cost = cost[0] if isinstance(cost, list) else cost
-        out[net] = float(cost.get("flops", float("nan")))
-    return out
-
-
 # --------------------------------------------------------------------------- uncertainty
 
 
-def bench_uncertainty(repeats: int) -> dict:
-    results = {}
+@full_precision
+def _ensemble_steps(step: str, steps: int):
+    dkey, tkey, bkey = root_keys(0)
+    return train_ensemble_loop(make_data(dkey), tkey, bkey, steps=steps, step=step)[1]
 
-    def call(implementation: str):
-        results[implementation] = run(0, implementation=implementation)
 
-    scan = timed(lambda: call("scan"), repeats)
-    print(f"  run(0) scan  {_fmt(scan)}", flush=True)
-    loop = timed(lambda: call("loop"), repeats)
-    print(f"  run(0) loop  {_fmt(loop)}", flush=True)
-    a, b = results["scan"].as_arrays(), results["loop"].as_arrays()
-    identical = all(np.array_equal(a[k], b[k]) for k in a)
-
-    seeds = tuple(range(1, 21))
-    many = {}
-
-    def batched():
-        many["results"] = run_many(seeds)
-
-    batched_t = timed(batched, 1)
-    print(f"  spread, run_many(20)    {_fmt(batched_t)}", flush=True)
-    start = time.perf_counter()
-    sequential = [run(s) for s in seeds]
-    sequential_s = time.perf_counter() - start
-    print(f"  spread, 20 x run        {sequential_s:.2f} s (compiled)", flush=True)
-    spread_diff = {}
-    for r, s in zip(many["results"], sequential, strict=True):
-        for name, a in r.as_arrays().items():
-            diff = np.max(np.abs(np.float64(a) - np.float64(s.as_arrays()[name])), initial=0)
-            spread_diff[name] = max(spread_diff.get(name, 0.0), float(diff))
+def bench_uncertainty(repeats: int, ensemble_steps: int) -> dict:
+    orders = {
+        impl: timed(lambda i=impl: run(0, implementation=i), repeats)
+        for impl in ("scan", "faithful")
+    }
+    for impl, t in orders.items():
+        print(f"  run(0, {impl!r})  {_fmt(t)}", flush=True)
+    ensemble = {
+        step: timed(lambda s=step: _ensemble_steps(s, ensemble_steps), 1)
+        for step in ("replay", "eager")
+    }
+    for step, t in ensemble.items():
+        print(f"  ensemble {step}, {ensemble_steps} steps  {_fmt(t)}", flush=True)
+    per_step = {step: t["median_s"] / ensemble_steps for step, t in ensemble.items()}
+    recipe_steps = UncertaintyConfig().ensemble_steps
     return {
-        "scan": scan,
-        "loop": loop,
-        "speedup_vs_loop": loop["median_s"] / scan["median_s"],
-        "identical": identical,
-        "spread": {
-            "runs": len(seeds),
-            "run_many": batched_t,
-            "sequential_compiled_s": sequential_s,
-            "speedup": sequential_s / batched_t["median_s"],
-            "max_abs_diff_vs_run": spread_diff,
+        "orders": orders,
+        "faithful_over_scan": orders["faithful"]["median_s"] / orders["scan"]["median_s"],
+        "ensemble": {
+            "method": f"train_ensemble_loop(step=...) on {ensemble_steps} steps, steady call; "
+            f"x {recipe_steps / ensemble_steps:g} extrapolated to the recipe's {recipe_steps} steps",
+            "steps_timed": ensemble_steps,
+            "timings": ensemble,
+            "replay_s_at_recipe": per_step["replay"] * recipe_steps,
+            "eager_s_at_recipe": per_step["eager"] * recipe_steps,
+            "eager_over_replay": per_step["eager"] / per_step["replay"],
         },
     }
 
 
-# --------------------------------------------------------------------------- suite
+def _mc_identical(many: list, single: list) -> bool:
+    """Whether run_many's MC-Dropout outputs equal run()'s, bit for bit, for every key."""
+    names = [n for n in single[0].as_arrays() if n.startswith("mc_")]
+    return all(
+        np.array_equal(m.as_arrays()[n], s.as_arrays()[n])
+        for m, s in zip(many, single, strict=True)
+        for n in names
+    )
+
+
+def bench_spread(counts: list[int], repeats: int) -> dict:
+    keys = tuple(range(1, 21))
+    out: dict = {}
+    batched = timed(lambda: out.setdefault("many", run_many(keys)), repeats)
+    print(f"  run_many(20 keys)  {_fmt(batched)}", flush=True)
+    run(1)  # compile outside the timing: the 20 calls are steady calls
+    sequential = timed(lambda: out.__setitem__("single", [run(k) for k in keys]), 0)
+    print(f"  20 x run(scan)     {_fmt(sequential)}", flush=True)
+    scaling = {}
+    for n in counts:
+        scaling[str(n)] = timed(lambda n=n: run_many(tuple(range(1, n + 1))), repeats)
+        t = scaling[str(n)]
+        print(f"  run_many({n} keys)  {_fmt(t)}  {t['median_s'] / n:.3f} s/key", flush=True)
+    return {
+        "keys": len(keys),
+        "run_many": batched,
+        "sequential": sequential,
+        "spread_speedup": sequential["first_s"] / batched["median_s"],
+        "spread_speedup_cpu": sequential["first_cpu_s"] / batched["median_cpu_s"],
+        "mc_identical_to_run": _mc_identical(out["many"], out["single"]),
+        "scaling": scaling,
+    }
+
+
+# --------------------------------------------------------------------------- sweep
+
+
+def bench_sweep(split, seeds: int, keys: int, repeats: int) -> dict:
+    """`train_nets` on `seeds` seeds per net, `run_many` on `keys` root keys."""
+    out: dict = {"seeds": seeds, "keys": keys}
+    seed_range = tuple(range(seeds))
+    for net in NETS if seeds else ():
+        t = timed(lambda n=net: train_nets(n, seed_range, split.train_x, split.train_y)[1], repeats)
+        out[f"calibration_{net}"] = t
+        print(f"  train_nets({net}, {seeds} seeds)  {_fmt(t)}", flush=True)
+    if seeds:
+        out["calibration_first_s"] = max(out[f"calibration_{n}"]["first_s"] for n in NETS)
+    if keys:
+        t = timed(lambda: run_many(tuple(range(1, keys + 1))), repeats)
+        out["uncertainty"], out["uncertainty_first_s"] = t, t["first_s"]
+        print(f"  run_many({keys} keys)  {_fmt(t)}", flush=True)
+    if jax.default_backend() != "cpu":
+        out["device_peak_bytes"] = (jax.devices()[0].memory_stats() or {}).get("peak_bytes_in_use")
+    return out
+
+
+@full_precision
+def profile_run_many(keys: int) -> dict:
+    """Where `run_many(keys)`'s time goes: drawing the inputs on the host, compiling the
+    program, running it; and the program with the ensemble cut to one step (its cost is then
+    the MC-Dropout nets') and with MC-Dropout cut to one step and one pass (the ensembles')."""
+    config = UncertaintyConfig()
+    seeds = tuple(range(1, keys + 1))
+    host = []
+    for _ in range(2):  # the first call compiles the initial weights' program
+        start = time.perf_counter()
+        _, inputs = experiment._inputs(seeds, [None] * keys, config)
+        host.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    compiled = experiment._runs.lower(*inputs, c=config, mesh=None).compile()
+    compile_s = time.perf_counter() - start
+    run_t = timed(lambda: compiled(*inputs[2:]), 1)
+    parts = {
+        "mc_dropout": dataclasses.replace(config, ensemble_steps=1),
+        "ensemble": dataclasses.replace(config, mc_steps=1, mc_samples=1),
+    }
+    out = {"keys": keys, "load_before": _load(), "host_inputs_s": host, "compile_s": compile_s}
+    out["run"] = run_t
+    for part, c in parts.items():
+        out[part] = timed(lambda c=c: run_many(seeds, config=c), 1)
+    out["load_after"] = _load()
+    print(
+        f"  run_many({keys}) profile: host inputs {host[0]:.2f} s (again {host[1]:.2f} s), "
+        f"compile {compile_s:.2f} s, "
+        f"run {run_t['median_s']:.2f} s; MC-Dropout alone {out['mc_dropout']['median_s']:.2f} s, "
+        f"ensembles alone {out['ensemble']['median_s']:.2f} s",
+        flush=True,
+    )
+    return out
+
+
+# --------------------------------------------------------------------------- pytest runs
 
 
 def _descendants(pid: int) -> list[int]:
     out, frontier = [], [pid]
     while frontier:
-        parent = frontier.pop()
         try:
-            children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+            children = Path(f"/proc/{frontier.pop()}/task").glob("*/children")
+            found = [int(c) for path in children for c in path.read_text().split()]
         except OSError:
             continue
-        out += [int(c) for c in children]
-        frontier += [int(c) for c in children]
+        out += found
+        frontier += found
     return out
 
 
-def _proc_status(pid: int) -> tuple[int, str] | None:
-    """(VmHWM in kB, command line) of a live process, or None."""
+def _peak_rss_kb(pid: int) -> int:
     try:
-        status = Path(f"/proc/{pid}/status").read_text()
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        match = re.search(r"VmHWM:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text())
     except OSError:
-        return None
-    match = re.search(r"VmHWM:\s+(\d+) kB", status)
-    return (int(match.group(1)), cmdline) if match else None
+        return 0
+    return int(match.group(1)) if match else 0
 
 
-def run_suite(cache_dir: Path, report_dir: Path) -> dict:
-    """One `pytest claims -n auto`, polling every descendant's peak RSS (VmHWM) meanwhile."""
-    command = [sys.executable, "-m", "pytest", "claims", "-n", "auto", "-p", "no:cacheprovider"]
-    command += ["-q", "--report-dir", str(report_dir)]
-    # Cold means no stored results and no stored compiled programs (lib/compile_cache.py
-    # puts those under CLAIMS_CACHE_DIR/xla unless told otherwise).
-    inherited = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("JAX_") and k != "CLAIMS_COMPILATION_CACHE_DIR"
-    }
-    env = {**inherited, "CLAIMS_CACHE_DIR": str(cache_dir)}
-    peaks: dict[int, tuple[int, str]] = {}
+def pytest_run(args: list[str], cache: Path, report: Path) -> dict:
+    """One pytest run on the result and compiled-program caches under `cache`: wall time,
+    CPU time of the process tree, peak RSS of each process, load before and after."""
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        *args,
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:benchmark",
+    ]
+    command += ["-q", "--report-dir", str(report)]
+    # Results and compiled programs both under `cache` (lib/compile_cache.py keeps programs in
+    # CLAIMS_CACHE_DIR/xla unless a parent's CLAIMS_COMPILATION_CACHE_DIR says otherwise).
+    inherited = {k: v for k, v in os.environ.items() if k != "CLAIMS_COMPILATION_CACHE_DIR"}
+    env = {**inherited, "CLAIMS_CACHE_DIR": str(cache)}
+    load, children = _load(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    peaks: dict[int, int] = {}
     start = time.perf_counter()
     proc = subprocess.Popen(
         command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -383,115 +473,60 @@ def run_suite(cache_dir: Path, report_dir: Path) -> dict:
     reader.start()
     while proc.poll() is None:
         for pid in [proc.pid, *_descendants(proc.pid)]:
-            status = _proc_status(pid)
-            if status and status[0] >= peaks.get(pid, (0, ""))[0]:
-                peaks[pid] = status
+            peaks[pid] = max(peaks.get(pid, 0), _peak_rss_kb(pid))
         time.sleep(0.1)
     wall = time.perf_counter() - start
     reader.join()
-    workers = {pid: kb for pid, (kb, cmd) in peaks.items() if "sys.stdin.readline" in cmd}
-    others = {pid: kb for pid, (kb, cmd) in peaks.items() if pid != proc.pid and pid not in workers}
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     summary = next(
-        (line.strip() for line in reversed(output) if re.search(r"\d+ passed.* in [\d.]+s", line)),
-        "",
+        (line.strip() for line in reversed(output) if re.search(r" in [\d.]+s", line)), ""
     )
     return {
         "wall_s": wall,
+        "cpu_s": after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime,
         "exit_code": proc.returncode,
         "summary": summary,
-        "controller_peak_rss_mb": peaks.get(proc.pid, (0, ""))[0] / 1024,
-        "worker_peak_rss_mb": sorted(kb / 1024 for kb in workers.values()),
-        "other_descendants_peak_rss_mb": max(others.values(), default=0) / 1024,
+        "peak_rss_mb": max(peaks.values(), default=0) / 1024,
+        "load_before": load,
+        "load_after": _load(),
     }
 
 
-def bench_suite() -> dict:
-    with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp:
+def cold_and_warm(args: list[str], warm: bool = True) -> dict:
+    with tempfile.TemporaryDirectory(prefix="bench-pytest-") as tmp:
         cache, report = Path(tmp, "cache"), Path(tmp, "report")
-        cold = run_suite(cache, report)
-        print(f"  cold  {cold['wall_s']:.1f} s  {cold['summary']}", flush=True)
-        warm = run_suite(cache, report)
-        print(f"  warm  {warm['wall_s']:.1f} s  {warm['summary']}", flush=True)
-    peak = max(cold["worker_peak_rss_mb"] + warm["worker_peak_rss_mb"], default=0.0)
+        runs = {"cold": pytest_run(args, cache, report)}
+        print(f"  cold  {runs['cold']['wall_s']:.1f} s  {runs['cold']['summary']}", flush=True)
+        if warm:
+            runs["warm"] = pytest_run(args, cache, report)
+            print(f"  warm  {runs['warm']['wall_s']:.1f} s  {runs['warm']['summary']}", flush=True)
     return {
-        "command": "pytest claims -n auto -p no:cacheprovider -q --report-dir TMP, "
-        "CLAIMS_CACHE_DIR=TMP (results and compiled programs; empty for cold, reused for warm)",
-        "rss_method": "/proc/<pid>/status VmHWM of the pytest process and every descendant, "
-        "polled every 0.1 s; xdist workers are the execnet children",
-        "cold": cold,
-        "warm": warm,
-        "cold_s": cold["wall_s"],
-        "warm_s": warm["wall_s"],
-        "peak_rss_mb": peak,
+        "command": f"pytest {' '.join(args)} -p no:cacheprovider -p no:benchmark -q, "
+        "CLAIMS_CACHE_DIR and JAX_COMPILATION_CACHE_DIR in a new temporary folder (cold), "
+        "then again on what it stored (warm)",
+        **runs,
+        **{f"{kind}_s": r["wall_s"] for kind, r in runs.items()},
+        "peak_rss_mb": max(r["peak_rss_mb"] for r in runs.values()),
     }
 
 
 # --------------------------------------------------------------------------- report
 
 
-def _fmt(t: dict) -> str:
-    return f"first {t['first_s']:7.2f} s | steady {t['median_s']:7.2f} s | compile ~{t['compile_s']:5.2f} s"
-
-
-def _lookup(report: dict, dotted: str):
-    value = report
-    for part in dotted.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value
-
-
 def verdicts(report: dict) -> dict[str, dict]:
     out = {}
     for name, (op, bound) in TARGETS.items():
-        value = _lookup(report, name)
+        if name == "audit.cold_s" and report["machine"]["backend"] != "cpu":
+            bound = GPU_COLD_AUDIT_S
+        size = report.get("sweep", {}).get("seeds" if "calibration" in name else "keys", 0)
+        if name.startswith("sweep.") and size < SWEEP_TARGET_SIZE:
+            continue  # the targets are about 1,000 seeds (keys)
+        value: object = report
+        for part in name.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
         met = None if value is None else (value >= bound if op == ">=" else value <= bound)
         out[name] = {"value": value, "target": f"{op} {bound:g}", "met": met}
     return out
-
-
-def print_table(report: dict) -> None:
-    cal, unc, floor = report["calibration"], report["uncertainty"], report["floor"]
-    rows = [
-        ("calibration, ours (train_nets, nets side by side), 6 nets", cal["ours_steady_s"]),
-        ("calibration, per-step loop, 6 nets", cal["loop_steady_s"]),
-        ("calibration, matmul floor (recipe shapes)", floor["floor_shapes_s"]),
-        ("calibration, matmul floor (2048^2 rate)", floor["floor_square_s"]),
-        ("uncertainty run(0), scan", unc["scan"]["median_s"]),
-        ("uncertainty run(0), loop", unc["loop"]["median_s"]),
-        ("uncertainty spread, run_many(20)", unc["spread"]["run_many"]["median_s"]),
-        ("uncertainty spread, 20 x run", unc["spread"]["sequential_compiled_s"]),
-    ]
-    if "suite" in report:
-        rows += [
-            ("suite cold", report["suite"]["cold_s"]),
-            ("suite warm", report["suite"]["warm_s"]),
-        ]
-    print(f"\n{'steady-state wall time':48s} {'seconds':>9s}")
-    for name, seconds in rows:
-        print(f"{name:48s} {seconds:9.2f}")
-    print(f"\nmatmul throughput (GFLOP/s): 2048^2 {floor['square_2048_gflops']:.1f}; recipe shapes")
-    print(f"  {'shape':32s} {'single':>7s} {'3 stacked':>9s}")
-    for name, shape in floor["shapes"].items():
-        print(f"  {name:32s} {shape['gflops_single']:7.1f} {shape['gflops_batched_3']:9.1f}")
-    print(
-        f"our time / matmul floor: {floor['floor_ratio']:.2f} at the recipe shapes' rates, "
-        f"{floor['floor_ratio_vs_square']:.2f} at the 2048^2 rate"
-    )
-    print(
-        f"calibration accuracy, ours vs loop: max |diff| {cal['accuracy_max_diff_pt']:.2f} pt "
-        f"over 6 nets -> {'agree' if cal['accuracy_agrees'] else 'DISAGREE'} (<= 1 pt)"
-    )
-    print(f"uncertainty scan vs loop bit-identical: {unc['identical']}")
-    moved = {k: v for k, v in unc["spread"]["max_abs_diff_vs_run"].items() if v}
-    print(
-        "uncertainty run_many(20) vs 20 x run: bit-identical except "
-        + (", ".join(f"{k} (max |diff| {v:.2g})" for k, v in moved.items()) or "nothing")
-    )
-    print(f"\n{'target':32s} {'measured':>10s} {'target':>9s}  verdict")
-    for name, v in report["targets"].items():
-        value = "-" if v["value"] is None else f"{v['value']:.2f}"
-        verdict = {True: "met", False: "NOT met", None: "skipped"}[v["met"]]
-        print(f"{name:32s} {value:>10s} {v['target']:>9s}  {verdict}")
 
 
 def write_json(report: dict, path: Path) -> None:
@@ -506,42 +541,77 @@ def write_json(report: dict, path: Path) -> None:
         raise
 
 
+def _sections(text: str) -> list[str]:
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    unknown = sorted(set(names) - set(SECTIONS))
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown sections {unknown}; choose from {', '.join(SECTIONS)}"
+        )
+    return names
+
+
+def _counts(text: str) -> list[int]:
+    try:
+        counts = [int(c) for c in text.split(",") if c.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected counts like 40,100; got {text!r}") from None
+    if any(c < 1 for c in counts):
+        raise argparse.ArgumentTypeError(f"counts must be positive; got {text!r}")
+    return counts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--skip-suite", action="store_true", help="skip the pytest timings")
-    parser.add_argument("--repeats", type=int, default=3, help="steady repeats of the fast paths")
+    parser.add_argument("--only", type=_sections, default=[s for s in SECTIONS if s != "sweep"])
+    parser.add_argument("--repeats", type=int, default=1, help="steady calls after the first")
+    parser.add_argument("--ensemble-steps", type=int, default=100, help="ensemble steps timed")
+    parser.add_argument("--spread-keys", type=_counts, default=[], help="more run_many counts")
+    parser.add_argument("--seeds", type=int, default=1000, help="sweep: seeds per net (0: skip)")
+    parser.add_argument("--keys", type=int, default=1000, help="sweep: root keys (0: skip)")
     parser.add_argument(
-        "--baseline-repeats", type=int, default=1, help="steady repeats of the per-step loops"
+        "--profile-keys", type=int, default=0, help="sweep: profile run_many on this many keys"
     )
+    parser.add_argument("--workers", default="auto", help="pytest-xdist workers of audit/suite")
+    parser.add_argument("--no-warm", action="store_true", help="audit/suite: the cold run only")
     parser.add_argument("--out", type=Path, default=REPO / "report" / "bench.json")
     args = parser.parse_args()
-    report: dict = {
-        "machine": {
-            "cpu_count": os.cpu_count(),
-            "cpu": _cpu_model(),
-            "jax": jax.__version__,
-            "backend": jax.default_backend(),
-            "devices": [str(d) for d in jax.devices()],
-            "python": platform.python_version(),
-        },
-        "load_average": {"start": _load()},
-    }
-    print("calibration ...", flush=True)
-    report["calibration"] = bench_calibration(args.repeats, args.baseline_repeats)
-    report["load_average"]["after_calibration"] = _load()
-    print("floor ...", flush=True)
-    report["floor"] = bench_floor(report["calibration"], args.repeats)
-    for name in ("floor_ratio", "floor_ratio_vs_square"):
-        report["calibration"][name] = report["floor"][name]
-    print("uncertainty ...", flush=True)
-    report["uncertainty"] = bench_uncertainty(args.repeats)
-    report["load_average"]["after_uncertainty"] = _load()
-    if not args.skip_suite:
-        print("suite ...", flush=True)
-        report["suite"] = bench_suite()
-        report["load_average"]["after_suite"] = _load()
+    request_deterministic_gpu_ops()  # as the pytest plugin does: the same programs
+    report: dict = {"machine": machine(), "sections": args.only}
+    print(f"machine: {report['machine']}, load {_load()}", flush=True)
+    split = load_split() if {"calibration", "sweep"} & set(args.only) else None
+    for section in args.only:
+        print(f"{section} ...", flush=True)
+        if section == "calibration":
+            report[section] = bench_calibration(split, args.repeats)
+        elif section == "floor":
+            ours = report.get("calibration", {}).get("ours", {}).get("median_s")
+            report[section] = bench_floor(ours if ours else float("nan"))
+            report.setdefault("calibration", {}).update(
+                {k: report[section][k] for k in ("floor_ratio", "floor_ratio_vs_square")}
+            )
+        elif section == "uncertainty":
+            report[section] = bench_uncertainty(args.repeats, args.ensemble_steps)
+        elif section == "spread":
+            spread = bench_spread(args.spread_keys, args.repeats)
+            report.setdefault("uncertainty", {})["spread"] = spread
+            report["uncertainty"]["spread_speedup"] = spread["spread_speedup"]
+        elif section in ("audit", "suite"):
+            marks = ["-m", "claim or health"] if section == "audit" else []
+            report[section] = cold_and_warm(
+                ["claims", "-n", args.workers, *marks], not args.no_warm
+            )
+        elif section == "sweep":
+            report[section] = bench_sweep(split, args.seeds, args.keys, args.repeats)
+            if args.profile_keys:
+                report[section]["profile"] = profile_run_many(args.profile_keys)
+        write_json(report, args.out)  # what is measured so far survives a later failure
     report["targets"] = verdicts(report)
-    print_table(report)
+    print(f"\n{'target':34s} {'measured':>10s} {'target':>9s}  verdict")
+    for name, v in report["targets"].items():
+        if v["value"] is not None:
+            verdict = "met" if v["met"] else "NOT met"
+            print(f"{name:34s} {v['value']:10.2f} {v['target']:>9s}  {verdict}")
     write_json(report, args.out)
     print(f"\nwrote {args.out}")
 

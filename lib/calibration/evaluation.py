@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import functools
+import json
 from dataclasses import dataclass
 
 import numpy as np
 
 from lib import metrics
+from lib.cache import cached, lib_sources, source_digest
 from lib.calibration.experiment import (
     FAITHFUL,
     ORDERS,
     PUBLISHED_SEEDS,
     NetRun,
     Split,
+    cache_key,
     load_split,
     run_nets,
 )
+from lib.calibration.training import TrainConfig
 from lib.orders import Orders
 
 SUBSAMPLE_SEED = 11
@@ -101,15 +105,54 @@ class CalibrationResults:
     order: str = FAITHFUL
 
 
+# Hashed once, at import, over this module's import closure (the metrics included): a
+# process keys its evaluated figures by the code it runs.
+_CODE_DIGEST = source_digest(lib_sources(__name__))
+_FIGURES_FIELD = "per_seed_json"
+
+
+def _evaluated(
+    runs: dict[str, NetRun], split: Split, seeds: tuple[int, ...], order: str
+) -> dict[str, list[dict]]:
+    """`evaluate` of every net's run, cached on disk beside the runs and keyed like them
+    (plus this code): a warm process reads the figures instead of recomputing them.
+
+    Stored as JSON text, which gives back every float bit for bit (shortest round-trip
+    repr), the figures' order and their types.
+    """
+    key = {
+        "runs": {net: cache_key(net, seeds, TrainConfig(), order) for net in runs},
+        "code": _CODE_DIGEST,
+    }
+
+    def compute() -> dict[str, np.ndarray]:
+        per_seed = {net: evaluate(run, split) for net, run in runs.items()}
+        return {_FIGURES_FIELD: np.array(json.dumps(per_seed))}
+
+    def validate(arrays: dict[str, np.ndarray]) -> None:
+        text = arrays.get(_FIGURES_FIELD)
+        if set(arrays) != {_FIGURES_FIELD} or text is None or text.shape != ():
+            raise ValueError(f"expected one text field {_FIGURES_FIELD!r}; got {sorted(arrays)}")
+        per_seed = json.loads(str(text.item()))
+        if {net: [f.get("seed") for f in figures] for net, figures in per_seed.items()} != {
+            net: list(seeds) for net in runs
+        }:
+            raise ValueError(f"the stored figures are not those of {sorted(runs)} on {seeds}")
+
+    suffix = "" if order == FAITHFUL else f"-{order}"
+    entry = cached(f"calibration-figures{suffix}", key, compute, validate=validate)
+    return json.loads(str(entry.arrays[_FIGURES_FIELD].item()))
+
+
 @functools.cache
 def calibration_results(
     seeds: tuple[int, ...] = PUBLISHED_SEEDS, order: str = FAITHFUL
 ) -> CalibrationResults:
-    """Train (or load) both nets for `seeds` in `order` and evaluate them; memoised per process."""
+    """Train (or load) both nets for `seeds` in `order` and evaluate them (figures cached on
+    disk beside the runs); memoised per process."""
     split = load_split()
     runs = run_nets(seeds, order=order)
-    per_seed = {net: evaluate(run, split) for net, run in runs.items()}
-    return CalibrationResults(split, runs, per_seed, order)
+    return CalibrationResults(split, runs, _evaluated(runs, split, seeds, order), order)
 
 
 def calibration_orders(first: int = 0) -> Orders[CalibrationResults]:

@@ -237,50 +237,25 @@ def run_many(
 ) -> list[UncertaintyResult]:
     """``run(root_seeds[i], nudge=nudges[i])`` for every i, as one jitted program over the runs.
 
-    Every run draws the random streams of :func:`run` (data, batches, dropout masks,
-    bootstrap resamples). The MC-Dropout nets train one after another, unbatched as in
-    :func:`run`, so their outputs equal ``run``'s bit for bit; the ensembles of all runs
-    train stacked under one ``jax.vmap``, a valid computation order that XLA compiles
-    differently from ``run``'s once the batch is large (on this CPU from about 8 runs):
-    their outputs then move by float rounding, which training can amplify a lot.
-    So this is for spreads over reruns, where any valid order gives a valid sample; the
-    faithful key-0 result always comes from :func:`run`. With a ``mesh``
-    (``lib.sharding.run_mesh()``), the runs are split over its devices.
+    Every run draws the random streams of :func:`run` (data, initial weights, batches,
+    dropout masks, bootstrap resamples); the initial weights of all runs are drawn in one
+    batched program, which gives the same bits as drawing them one run at a time. The
+    MC-Dropout nets train one after another, unbatched as in :func:`run`, so their outputs
+    equal ``run``'s bit for bit (batched, XLA computes their small matrix products in
+    another order). The ensembles of all runs train stacked under one ``jax.vmap``, a valid
+    computation order that XLA compiles differently from ``run``'s once the batch is large
+    (on this CPU from about 8 runs): their outputs then move by float rounding, which
+    training can amplify a lot. So this is for spreads over reruns, where any valid order
+    gives a valid sample; the faithful key-0 result always comes from :func:`run`. With a
+    ``mesh`` (``lib.sharding.run_mesh()``), the runs are split over its devices.
     """
     nudges = [None] * len(root_seeds) if nudges is None else list(nudges)
     if len(nudges) != len(root_seeds):
         raise ValueError(f"got {len(root_seeds)} root seeds but {len(nudges)} nudges")
-    c = config
-    data, mc_states, ens_states, bkeys = [], [], [], []
-    for seed, nudge in zip(root_seeds, nudges, strict=True):
-        dkey, tkey, bkey = root_keys(seed)
-        data.append(make_data(dkey))
-        mc = new_mc_model(seed, lr=c.lr, dropout_rate=c.dropout_rate, nudge=nudge)
-        models, optimizers = make_ensemble(
-            tkey, members=c.members, lr=c.lr, dropout_rate=c.dropout_rate
-        )
-        if nudge is not None:
-            nudge_params(models, nudge)
-        mc_def, mc_state = nnx.split(mc)
-        ens_def, ens_state = nnx.split((models, optimizers))
-        mc_states.append(mc_state)
-        ens_states.append(ens_state)
-        bkeys.append(bkey)
-
-    def stack(*runs):
-        return jnp.stack(runs)
-
-    inputs = (
-        jax.tree.map(stack, *mc_states),
-        jax.tree.map(stack, *ens_states),
-        stack(*bkeys),
-        stack(*[d.x for d in data]),
-        stack(*[d.y for d in data]),
-        data[0].grid,
-    )
+    data, (mc_def, ens_def, *inputs) = _inputs(root_seeds, nudges, config)
     if mesh is not None:
         inputs = replicate(inputs, mesh)
-    out = jax.device_get(_runs(mc_def, ens_def, *inputs, c=c, mesh=mesh))
+    out = jax.device_get(_runs(mc_def, ens_def, *inputs, c=config, mesh=mesh))
     return [
         UncertaintyResult(
             root_seed=seed,
@@ -290,6 +265,64 @@ def run_many(
         )
         for i, (seed, d) in enumerate(zip(root_seeds, data, strict=True))
     ]
+
+
+def _inputs(root_seeds: Sequence[int], nudges: Sequence[int | None], c: UncertaintyConfig):
+    """Each run's data, and the arguments of `_runs` (graphdefs, then arrays stacked over runs)."""
+    keys = [root_keys(seed) for seed in root_seeds]
+    data = [make_data(dkey) for dkey, _, _ in keys]  # eagerly, op by op, as run() draws it
+    mc_def, ens_def = _graphdefs(c)
+    mc_state, ens_state = _initial_states(
+        jnp.asarray(root_seeds, dtype=jnp.int32), jnp.stack([k[1] for k in keys]), c=c
+    )
+    return data, (
+        mc_def,
+        ens_def,
+        _nudged(mc_def, mc_state, nudges),
+        _nudged(ens_def, ens_state, nudges),
+        jnp.stack([k[2] for k in keys]),
+        jnp.stack([d.x for d in data]),
+        jnp.stack([d.y for d in data]),
+        data[0].grid,
+    )
+
+
+def _models(seed: jax.Array, tkey: jax.Array, c: UncertaintyConfig):
+    """One run's MC-Dropout net and optimizer, and its ensemble, as :func:`run` builds them."""
+    mc = new_mc_model(jax.random.key(seed), lr=c.lr, dropout_rate=c.dropout_rate)
+    ensemble = make_ensemble(tkey, members=c.members, lr=c.lr, dropout_rate=c.dropout_rate)
+    return mc, ensemble
+
+
+@functools.cache
+def _graphdefs(c: UncertaintyConfig):
+    mc, ensemble = nnx.eval_shape(lambda: _models(0, jax.random.key(0), c))
+    return nnx.graphdef(mc), nnx.graphdef(ensemble)
+
+
+@functools.partial(jax.jit, static_argnames=("c",))
+def _initial_states(seeds: jax.Array, tkeys: jax.Array, *, c: UncertaintyConfig):
+    # Threefry draws the same bits for a batch of keys as for each key alone, and the
+    # initializers' float arithmetic is elementwise: these are run()'s initial weights
+    # (claims/test_sharding.py compares the trained results).
+    def one(seed, tkey):
+        mc, ensemble = _models(seed, tkey, c)
+        return nnx.state(mc), nnx.state(ensemble)
+
+    return jax.vmap(one)(seeds, tkeys)
+
+
+def _nudged(graphdef, states, nudges: Sequence[int | None]):
+    """`states` (stacked over runs) with `nudge_params` applied to each run that has a nudge,
+    to its nets' weights as :func:`run` does before training."""
+    for i, nudge in enumerate(nudges):
+        if nudge is None:
+            continue
+        models, optimizers = nnx.merge(graphdef, jax.tree.map(lambda a, i=i: a[i], states))
+        nudge_params(models, nudge)
+        one = nnx.state((models, optimizers))
+        states = jax.tree.map(lambda a, b, i=i: a.at[i].set(b), states, one)
+    return states
 
 
 @functools.partial(jax.jit, static_argnames=("mc_def", "ens_def", "c", "mesh"))

@@ -77,9 +77,16 @@ def nudge_params(module: nnx.Module, seed: int, *, fraction: float = 0.05) -> No
 
 
 def new_mc_model(
-    model_seed: int = 0, *, lr: float = 1e-2, dropout_rate: float = 0.1, nudge: int | None = None
+    model_seed: int | jax.Array = 0,
+    *,
+    lr: float = 1e-2,
+    dropout_rate: float = 0.1,
+    nudge: int | None = None,
 ) -> tuple[GaussianMLP, nnx.Optimizer]:
-    """The MC-Dropout net ``GaussianMLP(rngs=nnx.Rngs(model_seed))`` and its Adam optimizer."""
+    """The MC-Dropout net ``GaussianMLP(rngs=nnx.Rngs(model_seed))`` and its Adam optimizer.
+
+    ``model_seed``: an int, or ``jax.random.key(seed)``, which draws the same weights
+    (and can be traced, e.g. under ``vmap`` over runs)."""
     model = GaussianMLP(dropout_rate=dropout_rate, rngs=nnx.Rngs(model_seed))
     if nudge is not None:
         nudge_params(model, nudge)
