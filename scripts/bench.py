@@ -502,7 +502,7 @@ def cold_and_warm(args: list[str], warm: bool = True) -> dict:
             print(f"  warm  {runs['warm']['wall_s']:.1f} s  {runs['warm']['summary']}", flush=True)
     return {
         "command": f"pytest {' '.join(args)} -p no:cacheprovider -p no:benchmark -q, "
-        "CLAIMS_CACHE_DIR and JAX_COMPILATION_CACHE_DIR in a new temporary folder (cold), "
+        "CLAIMS_CACHE_DIR (results and compiled programs) in a new temporary folder (cold), "
         "then again on what it stored (warm)",
         **runs,
         **{f"{kind}_s": r["wall_s"] for kind, r in runs.items()},
