@@ -1,4 +1,5 @@
-"""Fixtures shared by the claim tests: the experiments, trained once per configuration.
+"""This suite's JAX settings and the fixtures shared by the claim tests: the experiments,
+trained once per configuration.
 
 The experiments are imported inside the fixtures: pytest loads this file before it parses
 the command line, and a usage error should not wait for jax and scipy to import.
@@ -14,6 +15,19 @@ if TYPE_CHECKING:
     from lib.calibration.evaluation import CalibrationResults
     from lib.orders import Orders
     from lib.uncertainty.experiment import UncertaintyResult
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The settings this suite's experiments run under, in the controller and in each xdist
+    worker, before any test module imports jax: deterministic GPU ops (XLA_FLAGS must be set
+    before JAX's backend starts) and the compiled-program cache. Both reach the processes
+    the tests start as environment variables (XLA_FLAGS, CLAIMS_COMPILATION_CACHE_DIR). The
+    claims-audit plugin itself leaves JAX alone."""
+    from lib.compile_cache import enable_compilation_cache
+    from lib.numerics import request_deterministic_gpu_ops
+
+    request_deterministic_gpu_ops()
+    enable_compilation_cache()
 
 
 def _start_order(item: pytest.Item) -> int:

@@ -17,10 +17,10 @@ from lib import metrics
 from lib.calibration.evaluation import aggregate, subsample_aurocs
 from lib.calibration.experiment import NETS
 from lib.calibration.models import HIDDEN, N_CLASSES, N_PIXELS, build_model, yat_prototype_indices
-from lib.report.claim import Judgement, all_close, close_to, satisfied
 from lib.robustness.bootstrap import claim_intervals
 from lib.robustness.calibration import A_TOUCH, BARELY, BY_ID, FAR_BELOW, FAR_MORE
-from lib.tolerance import reproduction_tolerance, sigma_order
+from lib.tolerance import K_SIGMA, reproduction_tolerance, sigma_order
+from lib.verdict import Judgement, all_close, close_to, satisfied
 
 DOC = "calibration"
 S_HEAD = "Two nets, one head"
@@ -66,25 +66,31 @@ def seed0_close(net: str, name: str, printed: str):
     return lambda c: close_to(c.per_seed[net][0][name], printed, tolerance)
 
 
-def ratio_interval(calibration, name: str) -> tuple[float, float, float]:
-    """Yat/ReLU ratio of 3-seed means, with the ratio's +-K_SIGMA order-noise half-width."""
-    yat, _ = mean_of(calibration, "yat", name)
-    relu, _ = mean_of(calibration, "relu", name)
-    rel_sigma = sigma_order(name) / np.sqrt(3) * np.hypot(1 / yat, 1 / relu)
-    ratio = yat / relu
-    return ratio, 3 * ratio * rel_sigma, rel_sigma
+def compared(claim_id: str, published: str):
+    """A judge: the comparative claim's definition (lib/robustness/calibration.py: effects,
+    regions, the reading of its words) on the per-seed figures."""
+    return lambda calibration: BY_ID[claim_id].judge(calibration.per_seed, published=published)
 
 
-def three_to_four(name: str, published: str):
-    """A judge: the Yat/ReLU ratio of mean `name` lies in [3, 4], up to its order noise."""
+def three_to_four(claim_id: str, published: str):
+    """A judge: the Yat/ReLU ratio of mean ECEs (the comparison's effect) lies in its region
+    [3, 4], widened by the ratio's K_SIGMA float-order noise (relative sd of each mean
+    sigma_order / sqrt(3), propagated)."""
+    comparison = BY_ID[claim_id]
+    (effect,) = comparison.effects
+    (name,) = effect.inputs
 
     def judge(calibration) -> Judgement:
-        ratio, half_width, _ = ratio_interval(calibration, name)
+        ratio = effect.statistic(calibration.per_seed)
+        yat, relu = mean_of(calibration, "yat", name)[0], mean_of(calibration, "relu", name)[0]
+        rel_sigma = sigma_order(name) / np.sqrt(3) * np.hypot(1 / yat, 1 / relu)
+        half_width = K_SIGMA * ratio * rel_sigma
         return satisfied(
-            ratio + half_width >= 3 and ratio - half_width <= 4,
+            effect.region.low - half_width <= ratio <= effect.region.high + half_width,
             published=published,
             measured=ratio,
-            tolerance=f"± {half_width:.2f}",
+            tolerance=f"{effect.region} ± {half_width:.2f}",
+            reading=comparison.reading,
         )
 
     return judge
@@ -153,7 +159,7 @@ def test_yat_ece(claim, calibration):
     "cal-02c", S_FORECAST, "The Yat net's mean ECE is between three and four times the ReLU net's."
 )
 def test_ece_ratio(claim, calibration):
-    judge = three_to_four("ece", "3 to 4 (6.20/1.76 = 3.52)")
+    judge = three_to_four("cal-02c", "3 to 4 (6.20/1.76 = 3.52)")
     claim.check(calibration, judge, ci=confidence("cal-02c"))
 
 
@@ -183,17 +189,7 @@ def test_yat_brier(claim, calibration):
     "The proper scoring rules agree with ECE: the Yat net is worse on both NLL and Brier.",
 )
 def test_scoring_rules_agree(claim, calibration):
-    def judge(c) -> Judgement:
-        gaps = {
-            name: mean_of(c, "yat", name)[0] - mean_of(c, "relu", name)[0]
-            for name in ("ece", "nll", "brier")
-        }
-        return satisfied(
-            all(g > 0 for g in gaps.values()),
-            published="Yat worse on ECE, NLL, Brier",
-            measured={k: round(v, 4) for k, v in gaps.items()},
-        )
-
+    judge = compared("cal-03e", "Yat worse on ECE, NLL, Brier")
     claim.check(calibration, judge, ci=confidence("cal-03e"))
 
 
@@ -386,24 +382,11 @@ def test_yat_temperature_range(claim, calibration):
     claim.check(calibration, judge)
 
 
-# Our reading of "far more": the Yat temperature's seed spread is at least 5x the ReLU one's
-# (FAR_MORE, lib/robustness/calibration.py).
-
-
 @claim_marker(
     "cal-09d", S_KNOB, "The Yat temperature varies far more across seeds than the ReLU temperature."
 )
 def test_yat_temperature_spread(claim, calibration):
-    def judge(c) -> Judgement:
-        yat_std = mean_of(c, "yat", "T")[1]
-        relu_std = mean_of(c, "relu", "T")[1]
-        return satisfied(
-            yat_std >= FAR_MORE * relu_std,
-            published=f"0.29 vs 0.02 (ratio >= {FAR_MORE:g})",
-            measured=f"{yat_std:.3f} vs {relu_std:.3f}",
-        )
-
-    claim.check(calibration, judge)
+    claim.check(calibration, compared("cal-09d", f"0.29 vs 0.02 (ratio >= {FAR_MORE:g})"))
 
 
 @claim_marker("cal-10a", S_KNOB, "After temperature scaling the ReLU net's mean ECE is 0.82%.")
@@ -422,7 +405,7 @@ def test_yat_ece_after_scaling(claim, calibration):
     "After scaling the Yat net is still three to four times worse calibrated than the ReLU net.",
 )
 def test_ece_ratio_after_scaling(claim, calibration):
-    judge = three_to_four("ece_T", "3 to 4 (3.11/0.82 = 3.79)")
+    judge = three_to_four("cal-10c", "3 to 4 (3.11/0.82 = 3.79)")
     claim.check(calibration, judge, ci=confidence("cal-10c"))
 
 
@@ -457,24 +440,13 @@ def test_relu_maxlogit_auroc(claim, calibration):
     claim.check(calibration, auroc_mean_close("relu", "maxlogit", "0.935"))
 
 
-# Our reading of "a touch better": ahead, by less than 0.05 AUROC (A_TOUCH).
-
-
 @claim_marker(
     "cal-11c",
     S_OOD,
     "The ReLU max logit is a touch better than the Yat field magnitude as an OOD score.",
 )
 def test_maxlogit_a_touch_better(claim, calibration):
-    def judge(c) -> Judgement:
-        gap = (
-            aggregate([f["auroc"]["maxlogit"] for f in c.per_seed["relu"]])[0]
-            - aggregate([f["auroc"]["kmax"] for f in c.per_seed["yat"]])[0]
-        )
-        return satisfied(
-            0 < gap < A_TOUCH, published=f"0 < gap < {A_TOUCH} (0.935 - 0.916)", measured=gap
-        )
-
+    judge = compared("cal-11c", f"0 < gap < {A_TOUCH} (0.935 - 0.916)")
     claim.check(calibration, judge, ci=confidence("cal-11c"))
 
 
@@ -483,24 +455,13 @@ def test_median_kmax_ood_seed0(claim, calibration):
     claim.check(calibration, seed0_close("yat", "median_kmax_ood", "27"))
 
 
-# Our reading of "far below": the MNIST median under a quarter of the test median (FAR_BELOW).
-
-
 @claim_marker(
     "cal-12b",
     S_OOD,
     "Off-distribution the field is shallow: the median MNIST field magnitude is far below the median test one, on every seed.",
 )
 def test_field_shallow_off_distribution(claim, calibration):
-    def judge(c) -> Judgement:
-        ratios = [f["median_kmax_ood"] / f["median_kmax"] for f in c.per_seed["yat"]]
-        return satisfied(
-            max(ratios) < FAR_BELOW,
-            published=f"ratio < {FAR_BELOW} (27 / 207)",
-            measured=[round(r, 3) for r in ratios],
-        )
-
-    claim.check(calibration, judge)
+    claim.check(calibration, compared("cal-12b", f"ratio < {FAR_BELOW} (27 / 207)"))
 
 
 # --- The channel that does not wobble -------------------------------------------------------
@@ -540,20 +501,8 @@ def test_softmax_auroc_per_seed(claim, calibration):
     "cal-13c", S_WOBBLE, "The field channel varies less across seeds than the softmax channel."
 )
 def test_field_steadier_than_softmax(claim, calibration):
-    def judge(c) -> Judgement:
-        field = aggregate(subsample(c, "yat", "kmax"))[1]
-        softmax = aggregate(subsample(c, "yat", "msp"))[1]
-        return satisfied(
-            field < softmax,
-            published="std field < std softmax",
-            measured=f"{field:.4f} vs {softmax:.4f}",
-        )
-
+    judge = compared("cal-13c", "std field < std softmax")
     claim.check(calibration, judge, ci=confidence("cal-13c"))
-
-
-# Our reading of "baseline": the ReLU net's own softmax channel (max softmax probability) on the
-# same seed and subsample; "barely better": ahead by less than 0.03 AUROC (BARELY).
 
 
 @claim_marker(
@@ -562,20 +511,7 @@ def test_field_steadier_than_softmax(claim, calibration):
     "On the bad retraining (the seed where the Yat softmax channel is lowest) that channel is barely better than the ReLU baseline.",
 )
 def test_bad_retraining_barely_better(claim, calibration):
-    def judge(c) -> Judgement:
-        yat = subsample(c, "yat", "msp")
-        relu = subsample(c, "relu", "msp")
-        bad = int(np.argmin(yat))
-        gap = yat[bad] - relu[bad]
-        return satisfied(
-            0 < gap < BARELY,
-            published=f"0 < Yat - ReLU softmax AUROC < {BARELY}",
-            measured=gap,
-            seed=bad,
-            yat=yat[bad],
-            relu=relu[bad],
-        )
-
+    judge = compared("cal-14", f"0 < Yat - ReLU softmax AUROC < {BARELY}")
     claim.check(calibration, judge)
 
 

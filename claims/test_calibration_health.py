@@ -5,10 +5,16 @@ from __future__ import annotations
 import pytest
 
 from lib.calibration.health import calibration_health
-from lib.report.claim import Judgement, satisfied
 from lib.report.plugin import health_case
+from lib.verdict import Judgement, satisfied
 
-CHECKS = ("converged", "beats chance", "max probability not pinned")
+# Each check and the short name its claim id carries (whole words: ids are never cut).
+CHECKS = {
+    "converged": "converged",
+    "beats chance": "beats-chance",
+    "max probability not pinned": "not-pinned",
+    "temperature at the NLL minimum": "temperature",
+}
 # Findings: checks refuted in every float order, with the measured value.
 FINDINGS = {
     ("relu", "converged"): "the ReLU net is still improving at epoch 12: on seed 1 the last "
@@ -20,7 +26,7 @@ CASES = [
         net,
         check,
         document="calibration",
-        claim_id=f"H-cal-{net}-{check.split()[0][:5]}",
+        claim_id=f"H-cal-{net}-{CHECKS[check]}",
         statement=f"Every seed of the {net} net passes the health check '{check}'.",
         finding=FINDINGS.get((net, check)),
     )

@@ -29,8 +29,8 @@ def programs(folder: Path) -> list[Path]:
 @pytest.mark.fault
 def test_damaged_entries_are_compiled_afresh_with_the_same_result(tmp_path):
     """Every stored program truncated or with a flipped byte: the next process says it could
-    not read them, compiles again and computes the same bytes."""
-    env = child_env(JAX_COMPILATION_CACHE_DIR=str(tmp_path / "xla"))
+    not read them (they fail their seal), compiles again and computes the same bytes."""
+    env = child_env(**{compile_cache.FOLDER_VARIABLE: str(tmp_path / "xla")})
     first = run_python(CHILD, env=env)
     assert first.returncode == 0, first.stderr
     folder, result = first.stdout.split()
@@ -64,7 +64,7 @@ def test_switched_off_or_unwritable_means_no_cache(tmp_path, monkeypatch):
 
 
 def test_children_share_the_test_runs_folder():
-    """The pytest plugin turned the cache on and exported it, so the processes tests start
+    """This suite's conftest turned the cache on and exported it, so the processes tests start
     reuse the programs compiled by earlier ones (unless switched off)."""
     if os.environ.get(compile_cache.SWITCH_VARIABLE) == "0":
         pytest.skip("compilation cache switched off for this run")

@@ -22,7 +22,9 @@ from lib.report import audit
 from lib.report.claim import ClaimRecord
 
 UNCERTAINTY_CHILD = """
+    from lib.compile_cache import enable_compilation_cache
     from lib.uncertainty.results import uncertainty_result
+    enable_compilation_cache()
     uncertainty_result()
 """
 
@@ -33,6 +35,9 @@ CALIBRATION_CHILD = """
     from lib import cache
     from lib.calibration.experiment import run_net
     from lib.calibration.training import TrainConfig
+    from lib.compile_cache import enable_compilation_cache
+
+    enable_compilation_cache()
 
     def progress(line):
         print(line, file=sys.stderr, flush=True)

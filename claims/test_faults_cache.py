@@ -7,6 +7,7 @@ shapes, a folder under a regular file, racing scripts, a kill during the computa
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,6 +15,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from fault_tools import (
+    child_env,
     permission_honouring_prefix,
     pytest_command,
     run_python,
@@ -246,6 +248,42 @@ def test_result_key_names_every_version_and_source_it_depends_on(document):
     assert {Path(f).resolve() for f in loaded.stdout.split()} <= files
 
 
+# A child prints the key of the uncertainty recipe's entry (root key 0) under its settings.
+KEY_CHILD = """
+    import json
+    from lib.uncertainty import UncertaintyConfig
+    from lib.uncertainty.results import _key
+    print(json.dumps(_key(UncertaintyConfig(), root_seed=0), sort_keys=True))
+"""
+
+
+def test_a_child_with_the_same_jax_settings_gets_the_same_key():
+    """This process (the plugin turned the compiled-program cache on, which is not keyed) and
+    a plain child agree on the key: they share entries."""
+    child = run_python(KEY_CHILD)
+    assert child.returncode == 0, child.stderr
+    assert json.loads(child.stdout) == uncertainty_results._key(UncertaintyConfig(), root_seed=0)
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"JAX_ENABLE_X64": "1"},
+        {"JAX_THREEFRY_PARTITIONABLE": "0"},
+        {"JAX_DEFAULT_MATMUL_PRECISION": "bfloat16"},
+    ],
+    ids=["x64", "threefry-not-partitionable", "bfloat16-matmuls"],
+)
+def test_jax_setting_that_changes_numbers_is_another_entry(setting):
+    """Under a JAX setting that changes the numbers (float64 arrays under x64, other random
+    streams without threefry partitioning), the entry has another key: a default run never
+    reads it, and it never serves a default run (it was the same entry, and unc-04a was
+    REFUTED on float64 numbers)."""
+    changed = run_python(KEY_CHILD, env=child_env(**setting))
+    assert changed.returncode == 0, changed.stderr
+    assert json.loads(changed.stdout) != uncertainty_results._key(UncertaintyConfig(), root_seed=0)
+
+
 @pytest.mark.parametrize("document", KEYS)
 def test_entry_of_another_version_is_not_served(tmp_path, monkeypatch, said, document):
     """The entry of the same recipe under an older flax, copied into place: recomputed."""
@@ -310,15 +348,15 @@ def test_spread_entry_with_wrong_shapes_is_recomputed(tmp_path, monkeypatch):
     monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
     names = uncertainty_results.PUBLISHED
     runs = uncertainty_results.SPREAD_ROOT_SEEDS
-    key = uncertainty_results._key(UncertaintyConfig(), kind="root_seeds", runs=list(runs))
+    key = uncertainty_results.root_seed_spread_key(UncertaintyConfig())
     cache.cached("uncertainty-spread-root_seeds", key, lambda: dict.fromkeys(names, np.zeros(5)))
     calls = []
 
-    def compute(kind, config):
-        calls.append(kind)
+    def compute(config):
+        calls.append("root_seeds")
         return dict.fromkeys(names, np.zeros(len(runs)))
 
-    monkeypatch.setattr(uncertainty_results, "_compute_spread", compute)
+    monkeypatch.setattr(uncertainty_results, "_compute_root_seed_spread", compute)
     spread = uncertainty_results.spread.__wrapped__("root_seeds")
     assert calls == ["root_seeds"]
     assert all(values.shape == (20,) for values in spread.values())

@@ -10,7 +10,8 @@ import inspect
 import numpy as np
 import pytest
 
-from lib import metrics
+from lib import metrics, stats
+from lib.calibration.health import temperature_at_nll_minimum
 
 pytestmark = pytest.mark.fault
 
@@ -134,3 +135,60 @@ def test_a_single_class_has_no_auroc(name, empty):
     """Scores of only one class (the other side empty): ValueError, not 0, 0.5 or NaN."""
     with pytest.raises(ValueError, match=rf"^{empty} must be non-empty"):
         call(name, **{empty: np.array([])})
+
+
+# The bootstrap statistics of lib/stats.py (unreachable with bad input today: the metrics
+# reject it first), each with valid arguments; a counts matrix of two resamples.
+COUNTS = np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 2.0]])
+STATS_CALLS = {
+    "p_value": {"samples": S, "null": 0.5},
+    "mean": {"values": S, "counts": COUNTS},
+    "binned_gap": {
+        "confidence": S,
+        "correct": np.array([1.0, 0.0, 1.0]),
+        "bin_index": Y,
+        "counts": COUNTS,
+    },
+    "auroc": {"pos_scores": S, "neg_scores": S[::-1], "pos_counts": COUNTS, "neg_counts": COUNTS},
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "arg"),
+    [
+        pytest.param(name, arg, id=f"{name}-{arg}")
+        for name, args in STATS_CALLS.items()
+        for arg in args
+        if arg not in ("counts", "pos_counts", "neg_counts", "bin_index")
+    ],
+)
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
+def test_non_finite_input_to_a_bootstrap_statistic_is_rejected(name, arg, bad):
+    """A NaN or infinite value: ValueError naming the argument, as the metrics do. Before, a
+    p-value of ten NaN samples was 0.18, and a NaN score counted as a win (AUROC 1.0)."""
+    value = np.array(STATS_CALLS[name][arg], dtype=np.float64)
+    value.flat[-1] = bad
+    with pytest.raises(ValueError, match=rf"^{arg} must be finite; got {bad!r}"):
+        getattr(stats, name)(**{**STATS_CALLS[name], arg: value})
+
+
+@pytest.mark.parametrize("name", ["mean", "binned_gap", "auroc"])
+def test_bootstrap_values_must_match_the_counted_examples(name):
+    """Per-example values one short of the counts' columns: ValueError, not a broadcast."""
+    args = {k: v[:-1] if k in ("values", "confidence", "pos_scores") else v for k, v in STATS_CALLS[name].items()}  # fmt: skip
+    with pytest.raises(ValueError, match=r"must have one value per counted example"):
+        getattr(stats, name)(**args)
+
+
+def test_temperature_stopped_in_a_flat_stretch_fails_its_health_check():
+    """With the 1e-12 probability floor the held-out NLL has flat stretches where the bounded
+    Brent search can stop: here T = 0.206 (NLL 13.8) where T = 20 gives 2.07. The check
+    against a grid of the same NLL catches it (the calibration nets' health claims run it on
+    every seed); a well-placed T passes."""
+    logits, labels = np.array([[0.0, 80.0], [40.0, 0.0]]), np.array([0, 0])
+    fitted = metrics.fit_temperature(logits, labels)
+    check = temperature_at_nll_minimum(logits, labels, fitted)
+    assert not check.passed
+    assert check.measured == pytest.approx(13.8155 - 2.0725, abs=1e-3)
+    assert temperature_at_nll_minimum(logits, labels, 20.0).passed
+    assert temperature_at_nll_minimum(Z, Y, metrics.fit_temperature(Z, Y)).passed

@@ -5,11 +5,28 @@ folder that cannot be written. None may pass quietly or cost the user the previo
 from __future__ import annotations
 
 import errno
+import json
 import math
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
 from pathlib import Path
 
 import pytest
-from fault_tools import run_audit_pytest, write_test_folder
+from fault_tools import (
+    REPO_ROOT,
+    TIMEOUT_S,
+    pytest_command,
+    run_audit_pytest,
+    run_pytest,
+    tiny_pytest_env,
+    write_test_folder,
+)
 
 from lib.data import DataError
 from lib.report import audit
@@ -176,3 +193,380 @@ def test_report_dir_under_a_regular_file_fails_the_run_clearly(tmp_path):
     assert "pass --report-dir to a writable place or --no-report" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
     assert snapshot(folder) == before
+
+
+def claim_rows(stdout: str) -> dict[str, str]:
+    """Claim id -> verdict, read from the claims table of a child run."""
+    table = stdout.split("CLAIMS AUDIT")[1].split("-" * 78)[0]
+    return {
+        line.split()[0]: line.split()[-1]
+        for line in table.splitlines()[3:]
+        if line[:1] not in ("", " ")
+    }
+
+
+SETUP_MODULE = """
+    import pytest
+
+    def claim_marker(id, finding=None):
+        return pytest.mark.claim(
+            id=id, document="demo", section="Demo", statement=f"claim {id}", finding=finding
+        )
+
+    @pytest.fixture
+    def experiment():
+        raise FileNotFoundError("CLAIMS_DATA_DIR=/empty has no fashion-mnist/ subdirectory")
+
+    @claim_marker("f-setup", finding="refuted on the reproduction")
+    def test_finding_whose_experiment_cannot_start(claim, experiment):
+        claim.close_to(2.5, "2.0", 0.1)
+
+    @claim_marker("c-ok")
+    def test_claim_holds(claim):
+        claim.close_to(1.0, "1.0", 0.1)
+"""
+
+
+def test_known_finding_whose_fixture_fails_at_setup_is_an_error(tmp_path):
+    """A recorded finding whose experiment (a fixture) raises during setup. When findings
+    were strict xfails, pytest counted this as "XFAIL at setup" and the plugin recorded
+    nothing: the run exited 0 with the claim missing from the table (43 claims selected, 40
+    listed). It is an ERROR row naming the exception, and the run fails."""
+    result = run_audit_pytest(write_test_folder(tmp_path, SETUP_MODULE), "--no-report")
+    assert result.returncode == 1, result.stdout
+    assert claim_rows(result.stdout) == {"c-ok": "holds", "f-setup": "ERROR"}
+    assert "2 claims: 1 hold, 0 refuted (0 known findings), 0 sensitive, 1 errors" in result.stdout
+    assert (
+        "ERROR in f-setup: FileNotFoundError: CLAIMS_DATA_DIR=/empty has no fashion-mnist/"
+        in result.stdout
+    )
+
+
+GONE_MODULE = """
+    import pytest
+
+    @pytest.mark.claim(
+        id="f-gone", document="demo", section="Demo", statement="claim f-gone",
+        finding="measured 2.5",
+    )
+    def test_finding_that_no_longer_reproduces(claim):
+        claim.close_to(2.0, "2.0", 0.1)
+"""
+
+
+def test_finding_that_no_longer_reproduces_says_so(tmp_path):
+    """A recorded finding whose claim now holds: the run fails. The table once said plain
+    "holds" (now FINDING GONE, with its footnote); audit.md said plain "holds" and now says
+    that the finding no longer reproduces."""
+    folder = write_test_folder(tmp_path, GONE_MODULE)
+    result = run_audit_pytest(folder, "--report-dir", "out")
+    assert result.returncode == 1, result.stdout
+    assert claim_rows(result.stdout) == {"f-gone": "GONE"}
+    assert "FINDING GONE a recorded finding now holds in every order: the run fails" in (
+        result.stdout
+    )
+    markdown = (folder / "out" / "audit.md").read_text()
+    assert "**finding gone: the recorded finding no longer reproduces (the run fails)**" in markdown
+
+
+CRASH_MODULE = """
+    import os, signal
+    import pytest
+
+    def claim_marker(id):
+        return pytest.mark.claim(id=id, document="demo", section="Demo", statement=f"claim {id}")
+
+    @pytest.fixture
+    def experiment_that_kills_its_worker():
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    @claim_marker("c-1")
+    def test_one(claim):
+        claim.close_to(1.0, "1.0", 0.1)
+
+    @claim_marker("c-killed")
+    def test_worker_killed_in_the_test(claim):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    @claim_marker("c-killed-setup")
+    def test_worker_killed_in_setup(claim, experiment_that_kills_its_worker):
+        claim.close_to(1.0, "1.0", 0.1)
+
+    @claim_marker("c-4")
+    def test_four(claim):
+        claim.close_to(1.0, "1.0", 0.1)
+"""
+
+
+def test_killed_xdist_worker_is_an_error_of_its_claim_and_the_run_goes_on(tmp_path):
+    """A worker killed (SIGKILL) in a claim's test or in its fixture: the plugin read the dead
+    worker's `workeroutput` and crashed the session (exit 3, no table, no report, the other
+    tests never ran). Now that claim is an ERROR naming the crash, the others run, the
+    table and the complete report are written, and the run exits 1."""
+    folder = write_test_folder(tmp_path, CRASH_MODULE)
+    result = run_audit_pytest(folder, "-n", "2", "--report-dir", "out")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "INTERNALERROR" not in result.stdout + result.stderr
+    assert claim_rows(result.stdout) == {
+        "c-1": "holds",
+        "c-4": "holds",
+        "c-killed": "ERROR",
+        "c-killed-setup": "ERROR",
+    }
+    assert re.search(r"ERROR in c-killed: worker 'gw\d+' crashed while running", result.stdout)
+    written = json.loads((folder / "out" / "audit.json").read_text())
+    assert "partial" not in written
+    assert len(written["claims"]) == 4
+
+
+PARTIAL_MODULE = """
+    import os, time
+    from pathlib import Path
+    import pytest
+
+    def claim_marker(id):
+        return pytest.mark.claim(id=id, document="demo", section="Demo", statement=f"claim {id}")
+
+    @claim_marker("c-1")
+    def test_one(claim):
+        claim.close_to(1.0, "1.0", 0.1)
+
+    @claim_marker("c-2")
+    def test_two(claim):
+        if os.environ.get("STOP_HERE"):  # an experiment that is running when Ctrl-C comes
+            Path("running").touch()
+            time.sleep(60)
+        claim.close_to(1.0, "1.0", 0.1)
+
+    @claim_marker("c-3")
+    def test_three(claim):
+        claim.close_to(float(os.environ.get("C3_MEASURES", "1.0")), "1.0", 0.1)
+"""
+# The robustness section is computed after the claims; this records that it was asked for.
+SPY_CONFTEST = """
+    from pathlib import Path
+    from lib.report import audit
+
+    def spy(*args, **kwargs):
+        Path("robustness-asked").touch()
+
+    audit.robustness = spy
+"""
+
+
+def partial_run_folder(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
+    """A folder whose complete audit is in out/; and that audit's files."""
+    folder = write_test_folder(tmp_path, PARTIAL_MODULE)
+    (folder / "conftest.py").write_text(textwrap.dedent(SPY_CONFTEST))
+    complete = run_audit_pytest(folder, "--report-dir", "out")
+    assert complete.returncode == 0, complete.stdout
+    (folder / "robustness-asked").unlink()
+    return folder, snapshot(folder / "out")
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "reason"),
+    [
+        (["-k", "one or two"], {}, "1 claims deselected (-k, -m, --deselect)"),
+        (
+            ["test_module.py::test_one"],
+            {},
+            "only part of the suite named: test_module.py::test_one",
+        ),
+        (["-x"], {"C3_MEASURES": "5.0"}, "stopped early: "),
+        (["-x", "-n", "2"], {"C3_MEASURES": "5.0"}, "interrupted"),
+    ],
+    ids=[
+        "deselected",
+        "one-test-named",
+        "stopped-at-first-failure",
+        "stopped-at-first-failure-xdist",
+    ],
+)
+def test_partial_run_keeps_the_complete_report(tmp_path, args, env, reason):
+    """A run of part of the suite (-k, a test named, -x stopping it): it replaced the complete
+    audit with an audit of the claims that ran, unmarked. Now the complete audit is left
+    byte for byte; the partial one goes to out/partial/, marked partial with the reason,
+    and nothing more is computed for it (no robustness section)."""
+    folder, complete = partial_run_folder(tmp_path)
+    result = run_pytest(
+        folder,
+        *("-p", "xdist.plugin", "-p", "lib.report.plugin", "--report-dir", "out", *args),
+        env=tiny_pytest_env(**env),
+    )
+    assert f"partial run ({reason}" in result.stdout, result.stdout
+    assert snapshot(folder / "out") == complete | snapshot_of(folder / "out", "partial")
+    written = json.loads((folder / "out" / "partial" / "audit.json").read_text())
+    assert any(r.startswith(reason) for r in written["partial"])
+    assert (folder / "out" / "partial" / "audit.md").read_text().count("Partial run") == 1
+    assert not (folder / "robustness-asked").exists()
+
+
+def snapshot_of(folder: Path, sub: str) -> dict[str, bytes]:
+    """`snapshot(folder / sub)`, keyed as part of `snapshot(folder)`."""
+    return {f"{sub}/{name}": data for name, data in snapshot(folder / sub).items()}
+
+
+def test_ctrl_c_stops_promptly_and_keeps_the_complete_report(tmp_path):
+    """Ctrl-C (SIGINT to the process group) during an xdist run: the run went on computing
+    the robustness section, then wrote an unmarked audit.json of the claims that had run
+    over the complete one. Now it computes nothing more, keeps the complete audit byte for
+    byte and writes out/partial/, marked interrupted; exit status 2."""
+    folder, complete = partial_run_folder(tmp_path)
+    child = subprocess.Popen(
+        pytest_command(
+            *("-p", "xdist.plugin", "-p", "lib.report.plugin", "-n", "2", "--report-dir", "out")
+        ),
+        cwd=folder,
+        env=tiny_pytest_env(STOP_HERE="1"),
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + TIMEOUT_S
+        while not (folder / "running").exists() and child.poll() is None:
+            assert time.monotonic() < deadline, "the test never started"
+            time.sleep(0.05)
+        os.killpg(child.pid, signal.SIGINT)
+        output, _ = child.communicate(timeout=TIMEOUT_S)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.communicate()
+    assert child.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert snapshot(folder / "out") == complete | snapshot_of(folder / "out", "partial")
+    written = json.loads((folder / "out" / "partial" / "audit.json").read_text())
+    assert written["partial"][0] == "interrupted"
+    assert not (folder / "robustness-asked").exists()
+
+
+@pytest.mark.parametrize("blocker", ["file", "symlink-to-folder"])
+def test_figures_that_are_not_a_folder_leave_the_whole_report_as_it_was(tmp_path, blocker):
+    """report/figures is a file, or a symbolic link to a folder: the write stopped with a
+    ReportError, but only after the new audit.json and audit.md had replaced the old ones
+    (a half-swapped report). Now every target is checked before anything moves."""
+    report_dir = tmp_path / "report"
+    write(report_dir)
+    shutil.rmtree(report_dir / "figures")
+    if blocker == "file":
+        (report_dir / "figures").write_text("the user's file")
+    else:
+        (tmp_path / "elsewhere").mkdir()
+        (report_dir / "figures").symlink_to(tmp_path / "elsewhere")
+    before = snapshot(tmp_path)
+    with pytest.raises(audit.ReportError, match=r"figures is a (file|symbolic link), where the"):
+        write(report_dir)
+    assert snapshot(tmp_path) == before
+    assert (report_dir / "figures").is_symlink() == (blocker != "file")
+
+
+def test_files_the_user_put_in_the_figures_folder_are_kept(tmp_path):
+    """The figures folder was replaced as a whole, so a file (or folder) the user had put
+    there was deleted. Now what the suite does not write there is carried over."""
+    report_dir = tmp_path / "report"
+    write(report_dir)
+    (report_dir / "figures" / "my_notes.txt").write_text("the user's notes")
+    (report_dir / "figures" / "drafts").mkdir()
+    (report_dir / "figures" / "drafts" / "sketch.svg").write_text("<svg/>")
+    write(report_dir)
+    assert snapshot(report_dir / "figures") == {
+        "my_notes.txt": b"the user's notes",
+        "drafts/sketch.svg": b"<svg/>",
+    }
+
+
+WRITER = """
+    import os, sys, time
+    from pathlib import Path
+    from lib.report import audit
+    from lib.report.claim import ClaimRecord
+
+    # Test-only hook: a slow file system (each rename takes 5 ms), so the writes overlap.
+    rename = os.replace
+    os.replace = lambda *args: (time.sleep(0.005), rename(*args))
+    record = ClaimRecord("d-1", "demo", "Demo", "a claim", "1.0", "1.0", "± 0.1", "holds", {})
+    Path(sys.argv[2]).touch()
+    while len(list(Path(sys.argv[2]).parent.glob("ready-*"))) < 2:  # start together
+        time.sleep(0.01)
+    failures = 0
+    for _ in range(30):
+        try:
+            audit.write_report(sys.argv[1], records=[record], expected={}, cache_events=[], wall_s=0.0)
+        except audit.ReportError as error:
+            failures += 1
+            print(error, file=sys.stderr)
+    print(failures)
+"""
+
+
+def test_concurrent_writers_of_one_report_folder_take_turns(tmp_path):
+    """Two processes writing one --report-dir at once: about 200 of 300 writes failed with
+    "Directory not empty" and a `.figures.old-<pid>` folder was left. Now a lock on the
+    folder makes them take turns: every write succeeds and nothing is left behind."""
+    report_dir = tmp_path / "report"
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(WRITER), report_dir, tmp_path / f"ready-{n}"],
+            cwd=REPO_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(2)
+    ]
+    try:
+        outputs = [w.communicate(timeout=TIMEOUT_S) for w in writers]
+    finally:
+        for w in writers:
+            if w.poll() is None:
+                w.kill()
+                w.communicate()
+    assert [out.strip() for out, _ in outputs] == ["0", "0"], [err for _, err in outputs]
+    assert sorted(p.name for p in report_dir.iterdir()) == [
+        "audit.html",
+        "audit.json",
+        "audit.md",
+        "figures",
+    ]
+    assert json.loads((report_dir / "audit.json").read_text())["claims"][0]["id"] == "d-1"
+
+
+KILLED_WRITER = """
+    import os, signal, sys
+    from lib.report import audit
+    from lib.report.claim import ClaimRecord
+
+    # Test-only hook: the writer dies just before it would swap the new report in.
+    audit._swap_in = lambda *args: os.kill(os.getpid(), signal.SIGKILL)
+    record = ClaimRecord("d-1", "demo", "Demo", "a claim", "1.0", "1.0", "± 0.1", "holds", {})
+    audit.write_report(sys.argv[1], records=[record], expected={}, cache_events=[], wall_s=0.0)
+"""
+
+
+def test_writer_killed_while_building_leaves_its_staging_in_the_report_folder_only(tmp_path):
+    """A run killed while it builds the report: its staging folder (`.report-*`) was left in
+    the report folder's parent, the repository root, for good. Now it is staged inside the
+    report folder, the previous report is untouched, and the next write removes it."""
+    report_dir = tmp_path / "report"
+    write(report_dir)
+    before = snapshot(report_dir)
+    killed = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(KILLED_WRITER), report_dir],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        timeout=TIMEOUT_S,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["report"]
+    [stale] = [p for p in report_dir.iterdir() if p.name.startswith(".")]
+    assert {k: v for k, v in snapshot(report_dir).items() if not k.startswith(".")} == before
+    write(report_dir)
+    assert not stale.exists()
+    assert sorted(p.name for p in report_dir.iterdir()) == [
+        "audit.html",
+        "audit.json",
+        "audit.md",
+        "figures",
+    ]

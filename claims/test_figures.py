@@ -23,6 +23,17 @@ from lib.report.figures import (
 REPO = Path(__file__).resolve().parents[1]
 
 
+# The figures show the faithful order's results.
+@pytest.fixture
+def calibration(calibration):
+    return calibration.faithful
+
+
+@pytest.fixture
+def uncertainty(uncertainty):
+    return uncertainty.faithful
+
+
 def test_no_documents_draws_nothing(tmp_path: Path) -> None:
     assert draw_all(tmp_path, set()) == []
     assert list(tmp_path.iterdir()) == []

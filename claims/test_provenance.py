@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import subprocess
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -59,7 +60,33 @@ def test_lock_digest_is_the_sha256_of_the_file_or_null(tmp_path):
 
 def test_provenance_names_the_device_and_command():
     found = provenance.provenance()
-    assert set(found) == {"git", "command", "device", "requirements_lock_sha256"}
+    assert set(found) == {
+        "git",
+        "command",
+        "device",
+        "requirements_lock_sha256",
+        "installed",
+        "differs_from_lock",
+    }
     assert found["device"]["backend"] in {"cpu", "gpu", "tpu"}
     assert found["device"]["count"] >= 1 and found["device"]["kinds"]
     assert isinstance(found["command"], list) and found["command"]
+
+
+def test_installed_versions_against_the_lock(tmp_path):
+    """Every pinned distribution's installed version is recorded; the ones that differ from
+    the pin (another version, not installed) are named."""
+    numpy_version = metadata.version("numpy")
+    (tmp_path / "requirements.lock").write_text(
+        f"numpy=={numpy_version} \\\n    --hash=sha256:00\n"
+        "pytest==0.0.1 \\\n    --hash=sha256:00\n"
+        "not-a-real-distribution==1.0\n"
+    )
+    found = provenance.installed_versions(tmp_path)
+    assert found["installed"]["numpy"] == numpy_version
+    assert found["installed"]["not-a-real-distribution"] is None
+    assert found["differs_from_lock"] == ["not-a-real-distribution", "pytest"]
+    assert provenance.installed_versions(tmp_path / "nowhere") == {
+        "installed": None,
+        "differs_from_lock": None,
+    }

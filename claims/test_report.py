@@ -17,7 +17,7 @@ DEMO_TESTS = textwrap.dedent(
     """
     import pytest
     from lib.orders import Orders
-    from lib.report.claim import close_to
+    from lib.verdict import close_to
 
     def marker(id, finding=None):
         return pytest.mark.claim(
@@ -151,8 +151,91 @@ def test_audit_keeps_other_files_in_the_report_folder(tmp_path):
     report_dir = tmp_path / "out"
     report_dir.mkdir()
     (report_dir / "bench.json").write_text("{}")
-    run_pytest(tmp_path, "-k", "holds", "--report-dir", "out")
-    run_pytest(tmp_path, "-k", "holds", "--report-dir", "out")
+    run_pytest(tmp_path, "--report-dir", "out")
+    run_pytest(tmp_path, "--report-dir", "out")
     assert (report_dir / "bench.json").read_text() == "{}"
     assert (report_dir / "audit.json").exists()
     assert not [p for p in report_dir.iterdir() if p.name.startswith(".")]
+
+
+def table_records() -> tuple[list[ClaimRecord], dict[str, bool]]:
+    long_figure = ", ".join(f"0.{i}234567" for i in range(8))
+    records = [
+        ClaimRecord(
+            "H-cal-relu-converged", "demo", "S", "a", "< 0.05", long_figure, "-", "holds", {}
+        ),
+        ClaimRecord("d-2", "demo", "S", "b", "2.0", "2.5", "± 0.1", "refuted", {}),
+    ]
+    return records, {"H-cal-relu-converged": True, "d-2": False}
+
+
+def test_table_follows_the_terminal_width_and_never_cuts_an_id():
+    records, expected = table_records()
+    for width in (80, 120):
+        lines = render(records, expected, width=width)
+        assert max(len(line) for line in lines) <= width
+        assert any(line.startswith("H-cal-relu-converged ") for line in lines)
+        assert "…" in "\n".join(lines)  # the long figure is cut to fit
+    assert "refuted*" in lines[-1]  # the finding's footnote, as there is a finding
+
+
+def test_verbose_table_cuts_no_cell():
+    records, expected = table_records()
+    text = "\n".join(render(records, expected, width=80, verbosity=1))
+    assert records[0].measured in text and "…" not in text
+
+
+def test_quiet_tables():
+    """-q lists only the claims that do not hold; -qq prints the summary line alone; a run
+    without findings has no findings footnote."""
+    records, expected = table_records()
+    quiet = "\n".join(render(records, expected, verbosity=-1))
+    assert "d-2" in quiet and "H-cal-relu-converged" not in quiet
+    assert render(records, expected, verbosity=-2) == [
+        "2 claims: 1 hold, 1 refuted (1 known findings), 0 sensitive, 0 errors"
+    ]
+    holding = render(records[:1], {"H-cal-relu-converged": True})
+    assert not any(line.startswith("refuted*") for line in holding)
+
+
+def test_markdown_names_the_documents_and_places_each_figure_by_its_claims():
+    from lib.report import markdown
+
+    claim = {
+        "id": "cal-02a",
+        "document": "calibration",
+        "section": "The forecaster's test, in code",
+        "statement": "s",
+        "published": "1.76",
+        "measured": "1.8",
+        "tolerance": "± 0.2",
+        "verdict": "holds",
+        "details": {},
+        "expected_to_hold": True,
+    }
+    audit = {
+        "claims": [claim],
+        "summary": "1 claims: 1 hold",
+        "metadata": {
+            "versions": dict.fromkeys(("jax", "flax", "optax", "numpy", "python"), "1"),
+            "platform": {"system": "x", "jax_backend": "cpu"},
+            "cache": {"hits": 0, "computed": 0},
+            "wall_s": 1.0,
+            "created_unix": 0.0,
+            "git": {"commit": "0123456789abcdef", "dirty": True},
+        },
+        "figures": [
+            {"file": "reliability_seed0.png", "caption": "Reliability.", "claims": ["cal-02a"]}
+        ],
+    }
+    text = markdown.render(audit, ["reliability_seed0.png"])
+    assert "https://tahabouhsine.com/blog/calibration-of-a-bounded-net-jax-flax-nnx/" in text
+    assert "Commit 0123456789ab (uncommitted changes), 1970-01-01 00:00 UTC." in text
+    row = next(line for line in text.splitlines() if line.startswith("| cal-02a"))
+    assert "[reliability_seed0.png](#figure-reliability-seed0-png)" in row
+    assert "#the-forecasters-test-in-code" in text
+    # The figure sits right after its section's table, with its caption, not at the end.
+    after_table = text.split(row, 1)[1]
+    assert after_table.index('<a id="figure-reliability-seed0-png">') < 40
+    assert "*Reliability.* Claims: cal-02a." in after_table
+    assert "More figures" not in text

@@ -47,8 +47,11 @@ _SCRIPT = textwrap.dedent(
     import json, sys, jax, numpy as np
     from flax import nnx
     from lib.calibration.training import TrainConfig, train_nets
+    from lib.compile_cache import enable_compilation_cache
     from lib.sharding import run_mesh
     from lib.uncertainty.experiment import UncertaintyConfig, run, run_many
+
+    enable_compilation_cache()
 
     def max_diff(a, b):
         return float(np.max(np.abs(np.float64(a) - np.float64(b)), initial=0))

@@ -20,18 +20,12 @@ import pytest
 from flax import nnx
 
 from lib import metrics
-from lib.report.claim import Judgement, all_close, satisfied
-from lib.robustness.uncertainty import (
-    FACTOR,
-    MARKEDLY,
-    aleatoric_fit,
-    band_sd,
-    epistemic_ratios,
-)
+from lib.robustness.uncertainty import BY_ID, FACTOR, MARKEDLY
 from lib.tolerance import K_SIGMA, half_unit
 from lib.uncertainty import GaussianMLP, headline_figures
 from lib.uncertainty.data import true_function
 from lib.uncertainty.results import spread
+from lib.verdict import Judgement, all_close, satisfied
 
 DOC = "uncertainty"
 S_DECOMP = "The Predictive Variance Decomposition"
@@ -98,6 +92,12 @@ def check_typical(claim, published: dict[str, str]) -> None:
             ranges={name: [float(keys[name].min()), float(keys[name].max())] for name in published},
         )
     )
+
+
+def compared(claim_id: str, published: str):
+    """A judge: the claim's definition (lib/robustness/uncertainty.py: effects, regions, the
+    reading of its words) on one run."""
+    return lambda result: BY_ID[claim_id].judge(result, published=published)
 
 
 # --- Data ------------------------------------------------------------------------------------
@@ -235,11 +235,7 @@ def test_ensemble_epistemic_reproduced(claim, uncertainty):
 
 @claim_marker("unc-05c", S_RESULTS, "The ensemble's final mean training NLL is negative.")
 def test_ensemble_final_nll_negative(claim, uncertainty):
-    def judge(result) -> Judgement:
-        final = headline_figures(result)["ens_nll_1000"]
-        return satisfied(final < 0, published="< 0 (-0.3380)", measured=final)
-
-    claim.check(uncertainty, judge)
+    claim.check(uncertainty, compared("unc-05c", "< 0 (-0.3380)"))
 
 
 @claim_marker(
@@ -253,9 +249,6 @@ def test_ensemble_figures_typical(claim):
 
 # --- Headline --------------------------------------------------------------------------------
 
-# Our reading of "markedly larger": at least twice the in-cluster mean epistemic variance
-# (MARKEDLY). The measurements of this and the claims below are lib/robustness/uncertainty.py,
-# which the robustness sweep applies to other root keys.
 GROWTH_FINDINGS = {
     ("mc", "gap"): "MC-Dropout's mean epistemic variance in the central gap is 0.11 times "
     "its in-cluster value; only the tails make 'away' larger",
@@ -281,15 +274,10 @@ GROWTH_FINDINGS = {
     ],
 )
 def test_epistemic_grows_away(claim, uncertainty, method, region):
-    def judge(result) -> Judgement:
-        ratio = epistemic_ratios(result, method)[region]
-        return satisfied(ratio >= MARKEDLY, published=f"ratio >= {MARKEDLY:g}", measured=ratio)
-
-    claim.check(uncertainty, judge)
+    claim_id = f"unc-06-{method[:3]}-{region}"
+    claim.check(uncertainty, compared(claim_id, f"ratio >= {MARKEDLY:g}"))
 
 
-# Our reading of "near-zero width": the epistemic sd inside the clusters is below the true noise
-# sd there (0.05 + 0.05|x|), i.e. the band is narrower than the data's own scatter.
 @pytest.mark.parametrize(
     "method",
     [
@@ -315,22 +303,11 @@ def test_epistemic_grows_away(claim, uncertainty, method, region):
     ],
 )
 def test_band_collapses_in_clusters(claim, uncertainty, method):
-    def judge(result) -> Judgement:
-        epistemic_sd, noise_sd = band_sd(result, method)
-        return satisfied(
-            epistemic_sd < noise_sd,
-            published="epistemic sd < noise sd in clusters",
-            measured=f"{epistemic_sd:.3f} vs {noise_sd:.3f}",
-        )
-
+    judge = compared(f"unc-06-{method[:3]}-band", "epistemic sd < noise sd in clusters")
     claim.check(uncertainty, judge)
 
 
 # --- Aleatoric -------------------------------------------------------------------------------
-
-# Our reading of "follows the true noise": inside the clusters the predicted aleatoric sd is
-# within a factor 2 (FACTOR) of 0.05 + 0.05|x| on average, and rises with |x| (positive
-# correlation).
 
 
 @pytest.mark.parametrize(
@@ -359,15 +336,8 @@ def test_band_collapses_in_clusters(claim, uncertainty, method):
     ],
 )
 def test_aleatoric_follows_noise(claim, uncertainty, method):
-    def judge(result) -> Judgement:
-        ratio, correlation = aleatoric_fit(result, method)
-        return satisfied(
-            1 / FACTOR <= ratio <= FACTOR and correlation > 0,
-            published=f"sd ratio in [{1 / FACTOR:g}, {FACTOR:g}], rising with |x|",
-            measured=f"ratio {ratio:.2f}, corr {correlation:.2f}",
-        )
-
-    claim.check(uncertainty, judge)
+    published = f"sd ratio in [{1 / FACTOR:g}, {FACTOR:g}], rising with |x|"
+    claim.check(uncertainty, compared(f"unc-07-{method}", published))
 
 
 # --- Pitfalls --------------------------------------------------------------------------------

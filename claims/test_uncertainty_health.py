@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from lib.report.claim import satisfied
 from lib.report.plugin import health_case
 from lib.uncertainty.health import uncertainty_health
+from lib.verdict import satisfied
 
-CHECKS = ("converged", "beats constant", "log-variance not pinned")
+# Each check and the short name its claim id carries (whole words: ids are never cut).
+CHECKS = {
+    "converged": "converged",
+    "beats constant": "beats-constant",
+    "log-variance not pinned": "not-pinned",
+}
 # Findings on the faithful recipe that hold in every float order, with the measured value.
 FINDINGS = {
     (
@@ -28,7 +33,7 @@ CASES = [
         method,
         check,
         document="uncertainty",
-        claim_id=f"H-unc-{method.split('_')[0][:3]}-{check.split()[0][:5]}",
+        claim_id=f"H-unc-{'mc' if method == 'mc_dropout' else 'ens'}-{CHECKS[check]}",
         statement=f"The {method.replace('_', '-')} model passes the health check '{check}'"
         + (" (its worst member)" if method == "ensemble" else "")
         + ".",

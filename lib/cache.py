@@ -95,14 +95,43 @@ def library_versions() -> dict[str, str]:
     return {"lib": __version__, **{name: importlib.metadata.version(name) for name in packages}}
 
 
+# jax.config options that cannot change a computed number: where compiled programs are kept
+# and what is logged or dumped. The suite sets the first per process (lib/compile_cache.py).
+_NEUTRAL_JAX_OPTIONS = (
+    "compilation_cache",
+    "persistent_cache",
+    "explain_cache",
+    "_log_",
+    "_logging_",
+    "_dump",
+)
+
+
+def jax_settings() -> dict[str, bool | int | float | str | None]:
+    """Every jax.config option (x64, threefry partitioning, default matmul precision, default
+    dtype bits, PRNG implementation, ...) but the neutral ones, as JSON values.
+
+    Taken whole rather than from a list of the options known to matter, so an option that a
+    JAX release adds is keyed too: at worst a needless recomputation, never a wrong hit.
+    """
+    import jax
+
+    return {
+        name: value if value is None or isinstance(value, bool | int | float | str) else str(value)
+        for name, value in sorted(jax.config.values.items())
+        if not any(part in name for part in _NEUTRAL_JAX_OPTIONS)
+    }
+
+
 def runtime_key() -> dict:
     """What of the running environment can change a trained result, for keys: the library
-    versions, JAX's backend and XLA_FLAGS (flags can change the arithmetic)."""
+    versions, JAX's backend and settings, and XLA_FLAGS (flags can change the arithmetic)."""
     import jax
 
     return {
         "versions": library_versions(),
         "backend": jax.default_backend(),
+        "jax_settings": jax_settings(),
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
     }
 

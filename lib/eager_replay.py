@@ -43,6 +43,13 @@ class EagerTape:
         self._out_slots = out_slots
         self._out_tree = out_tree
 
+    @staticmethod
+    def supported() -> bool:
+        """Whether this JAX exposes the eager evaluation hook the recorder uses (a private
+        API, checked on jax 0.10.2); callers fall back to plain eager calls otherwise."""
+        process = getattr(getattr(core, "EvalTrace", None), "process_primitive", None)
+        return callable(process) and hasattr(dispatch, "apply_primitive")
+
     @classmethod
     def record(cls, fn: Callable[..., Any], *args: Any) -> tuple[EagerTape, Any]:
         """Call `fn(*args)` eagerly once; returns the tape and that call's output."""
@@ -105,6 +112,6 @@ def _callable(primitive: core.Primitive, params: dict) -> Callable[..., Any]:
     """What eager evaluation runs for `primitive`: its compiled single-op program where the
     implementation is JAX's generic one (looked up once here, not per call), else the
     primitive's own implementation (e.g. a nested jit)."""
-    if primitive.impl is dispatch.apply_primitive:
+    if primitive.impl is dispatch.apply_primitive and hasattr(dispatch, "xla_primitive_callable"):
         return dispatch.xla_primitive_callable(primitive, **params)
     return lambda *args: primitive.impl(*args, **params)

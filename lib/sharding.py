@@ -54,8 +54,25 @@ def padded_length(n_runs: int, n_devices: int) -> int:
 
 
 def replicate(tree: Any, mesh: Mesh) -> Any:
-    """Every leaf (host or single-device values, the same in every process) copied to all of `mesh`."""
-    return jax.device_put(tree, NamedSharding(mesh, PartitionSpec()))
+    """Every leaf (host or single-device values, the same in every process) copied to all of `mesh`.
+
+    Over several processes each one copies its own value to its own devices. JAX's
+    `device_put` would instead gather every leaf from every process to check that they
+    agree (the whole training set, per call) and refuses PRNG key arrays; callers check
+    their settings once (`lib.distributed.check_same_everywhere`).
+    """
+    sharding = NamedSharding(mesh, PartitionSpec())
+    if sharding.is_fully_addressable:
+        return jax.device_put(tree, sharding)
+    return jax.tree.map(lambda leaf: _replicate_across_processes(leaf, sharding), tree)
+
+
+def _replicate_across_processes(leaf: Any, sharding: NamedSharding) -> jax.Array:
+    if isinstance(leaf, jax.Array) and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+        data = _replicate_across_processes(jax.random.key_data(leaf), sharding)
+        return jax.random.wrap_key_data(data, impl=jax.random.key_impl(leaf))
+    host = np.asarray(leaf)
+    return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
 
 
 def over_runs(fn: Callable[..., Any], mesh: Mesh | None, stacked: tuple, shared: tuple = ()) -> Any:

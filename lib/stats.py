@@ -18,6 +18,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import ndtr, ndtri
 
+from lib.metrics._checks import as_real_array, as_scalar
+
 B = 1000
 SEED = 20240607
 LEVEL = 0.95
@@ -98,7 +100,8 @@ def p_value(samples: ArrayLike, null: float = 0.0) -> float:
     Twice the smaller tail share of the samples on either side of `null`, with the +1
     correction of Davison & Hinkley (1997, eq. 4.11) so that it is never 0; capped at 1.
     """
-    values = np.asarray(samples, dtype=np.float64)
+    values = as_real_array(samples, name="samples", ndim=1)
+    null = as_scalar(null, name="null", low=-np.inf, high=np.inf, low_open=True, high_open=True)
     tail = min(np.sum(values <= null), np.sum(values >= null))
     return float(min(1.0, 2 * (tail + 1) / (values.size + 1)))
 
@@ -121,7 +124,17 @@ def resample_counts(
 
 def mean(values: ArrayLike, counts: np.ndarray) -> np.ndarray:
     """[B] weighted means of per-example `values` [n] under each resample's counts [B, n]."""
-    return counts @ np.asarray(values, dtype=np.float64) / counts.sum(axis=1)
+    return counts @ _per_example(values, "values", counts) / counts.sum(axis=1)
+
+
+def _per_example(values: ArrayLike, name: str, counts: np.ndarray) -> np.ndarray:
+    """`values` as a finite float64 [n] array, n being the examples counted by `counts` [B, n]."""
+    array = as_real_array(values, name=name, ndim=1)
+    if counts.ndim != 2 or counts.shape[1] != array.size:
+        raise ValueError(
+            f"{name} must have one value per counted example; got {array.size} values for counts of shape {counts.shape}"
+        )
+    return array
 
 
 def binned_gap(
@@ -132,8 +145,10 @@ def binned_gap(
     ECE = sum_b (n_b / N) |acc_b - conf_b| = sum_b |sum_{i in b} (correct_i - conf_i)| / N,
     so each resample needs one weighted sum per bin; empty bins contribute 0.
     """
-    gap = np.asarray(correct, dtype=np.float64) - np.asarray(confidence, dtype=np.float64)
+    gap = _per_example(correct, "correct", counts) - _per_example(confidence, "confidence", counts)
     bins = np.asarray(bin_index)
+    if bins.shape != gap.shape:
+        raise ValueError(f"bin_index must have shape {gap.shape}; got {bins.shape}")
     one_hot = (bins[:, None] == np.unique(bins)[None, :]) * gap[:, None]
     return np.abs(counts @ one_hot).sum(axis=1) / counts.sum(axis=1)
 
@@ -148,8 +163,8 @@ def auroc(
     O(n1 + n2) instead of a fresh ranking. Work is done on [n, B] arrays, where gathering
     an example's row reads contiguous memory.
     """
-    pos = np.asarray(pos_scores, dtype=np.float64)
-    neg = np.asarray(neg_scores, dtype=np.float64)
+    pos = _per_example(pos_scores, "pos_scores", pos_counts)
+    neg = _per_example(neg_scores, "neg_scores", neg_counts)
     order = np.argsort(neg, kind="stable")
     below = np.searchsorted(neg[order], pos, side="left")
     not_above = np.searchsorted(neg[order], pos, side="right")

@@ -462,11 +462,10 @@ def pytest_run(args: list[str], cache: Path, report: Path) -> dict:
         "no:benchmark",
     ]
     command += ["-q", "--report-dir", str(report)]
-    env = {
-        **os.environ,
-        "CLAIMS_CACHE_DIR": str(cache),
-        "JAX_COMPILATION_CACHE_DIR": str(cache / "xla"),
-    }
+    # Results and compiled programs both under `cache` (lib/compile_cache.py keeps programs in
+    # CLAIMS_CACHE_DIR/xla unless a parent's CLAIMS_COMPILATION_CACHE_DIR says otherwise).
+    inherited = {k: v for k, v in os.environ.items() if k != "CLAIMS_COMPILATION_CACHE_DIR"}
+    env = {**inherited, "CLAIMS_CACHE_DIR": str(cache)}
     load, children = _load(), resource.getrusage(resource.RUSAGE_CHILDREN)
     peaks: dict[int, int] = {}
     start = time.perf_counter()
@@ -512,7 +511,7 @@ def cold_and_warm(args: list[str], warm: bool = True) -> dict:
             print(f"  warm  {runs['warm']['wall_s']:.1f} s  {runs['warm']['summary']}", flush=True)
     return {
         "command": f"pytest {' '.join(args)} -p no:cacheprovider -p no:benchmark -q, "
-        "CLAIMS_CACHE_DIR and JAX_COMPILATION_CACHE_DIR in a new temporary folder (cold), "
+        "CLAIMS_CACHE_DIR (results and compiled programs) in a new temporary folder (cold), "
         "then again on what it stored (warm)",
         **runs,
         **{f"{kind}_s": r["wall_s"] for kind, r in runs.items()},

@@ -53,7 +53,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    request_deterministic_gpu_ops()  # as the pytest plugin does: same arithmetic, same cache keys
+    request_deterministic_gpu_ops()  # as claims/conftest.py does: same arithmetic, same cache keys
     values: dict[str, dict[str, dict[str, list[float]]]] = {}
     for order in ORDERS:
         start = time.perf_counter()
@@ -65,13 +65,17 @@ def main() -> None:
                     values.setdefault(net, {}).setdefault(name, {}).setdefault(
                         str(figures["seed"]), []
                     ).append(value)
-    # Per figure: the within-seed standard deviation over orders (ddof 1), pooled over seeds and nets.
+    # Per figure: the within-seed standard deviation over orders (ddof 1), pooled over seeds and
+    # nets. Orders that computed the very same value (on a CPU the scan of one seed gives the
+    # faithful loop's bits) are one sample, not two: counting a value twice would understate
+    # the spread. A seed whose orders all agree adds nothing (no degree of freedom).
     spread = {}
     names = sorted({name for per_net in values.values() for name in per_net})
     for name in names:
         groups = [
-            np.asarray(v) for per_net in values.values() for v in per_net.get(name, {}).values()
+            np.unique(v) for per_net in values.values() for v in per_net.get(name, {}).values()
         ]
+        groups = [g for g in groups if len(g) > 1]
         pooled_var = sum(((g - g.mean()) ** 2).sum() for g in groups) / sum(
             len(g) - 1 for g in groups
         )

@@ -1,6 +1,6 @@
 """A seed sweep on whatever devices JAX sees, split over them (lib/sharding.py), timed.
 
-Trains both calibration nets on `--seeds` and the uncertainty recipe from `--keys` root
+Trains the calibration nets on `--seeds` and the uncertainty recipe from `--keys` root
 keys, each as one program whose run axis is split over `jax.devices()`, and prints (and
 with `--out` writes as JSON) per-seed test accuracy, per-key figures and wall times
 (first call, compile included, and a second, steady call). With `--reference` (a JSON
@@ -9,27 +9,42 @@ accuracies moved: another device is another valid computation order, so they may
 by float rounding amplified by training (the performance issue allows 1 point).
 
     python scripts/device_sweep.py --seeds 0-9 --keys 1-20 --out sweep.json
+
+Several processes (hosts) run one sweep when each is started with the same arguments plus
+its launch options (lib/distributed.py, docs/MULTIHOST.md); every process then holds all
+results, prints their digest, and only process 0 writes `--out` and `--arrays`:
+
+    python scripts/device_sweep.py --coordinator 10.0.0.1:4711 --num-processes 2 \\
+        --process-id 0 --out sweep.json      # on 10.0.0.1; --process-id 1 on the other host
+
+`--nets`, `--epochs`, `--train-rows` and the uncertainty step counts make a small sweep
+(tests, smoke runs); their defaults are the recipes'.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import hashlib
 import json
+import sys
 import time
+from collections.abc import Callable, Mapping
+from typing import Any
 
-import jax
 import numpy as np
 
-from lib.calibration.experiment import NETS, forward_outputs, load_split
-from lib.calibration.training import train_nets
+# Light imports only up here: a process that cannot join the others should fail before
+# spending seconds importing the experiments (they are imported in main).
+from lib import distributed
 from lib.numerics import request_deterministic_gpu_ops
 from lib.robustness.seeds import parse_seeds
-from lib.sharding import run_mesh
-from lib.uncertainty.experiment import headline_figures, run_many
 
 
-def timed(fn, repeats: int) -> tuple[object, list[float]]:
+def timed(fn: Callable[[], Any], repeats: int) -> tuple[Any, list[float]]:
     """`fn()` `repeats` times; its last result and each call's wall time."""
+    import jax
+
     times, result = [], None
     for _ in range(repeats):
         start = time.perf_counter()
@@ -38,34 +53,123 @@ def timed(fn, repeats: int) -> tuple[object, list[float]]:
     return result, times
 
 
-def main() -> None:
+def digest(arrays: Mapping[str, np.ndarray]) -> str:
+    """sha256 over every array's name, dtype, shape and bytes, in name order."""
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name} {a.dtype.str} {a.shape}\n".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _nets(text: str) -> tuple[str, ...]:
+    """Comma-separated net names, each once (which names exist is checked in main)."""
+    nets = tuple(part.strip() for part in text.split(","))
+    if "" in nets or len(set(nets)) != len(nets):
+        raise argparse.ArgumentTypeError(
+            f"expected distinct net names, comma-separated; got {text!r}"
+        )
+    return nets
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer; got {text}")
+    return value
+
+
+def _overrides(cls: type, **given: int | None) -> Any:
+    """`cls()` with the given (not None) fields replaced: the defaults stay the recipe's."""
+    return dataclasses.replace(cls(), **{k: v for k, v in given.items() if v is not None})
+
+
+SETTINGS = ("seeds", "keys", "nets", "repeats", "epochs", "train_rows")
+SETTINGS += ("mc_steps", "ensemble_steps", "mc_samples")
+"""The options every process must agree on: each call of the sweep is one program across all."""
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=parse_seeds, default=parse_seeds("0-9"))
     parser.add_argument("--keys", type=parse_seeds, default=parse_seeds("1-20"))
-    parser.add_argument("--repeats", type=int, default=2, help="calls per program (first compiles)")
+    parser.add_argument(
+        "--repeats", type=_positive, default=2, help="calls per program (first compiles)"
+    )
     parser.add_argument("--reference", help="a JSON from another device to compare accuracies with")
-    parser.add_argument("--out", help="write the figures as JSON here")
-    args = parser.parse_args()
+    parser.add_argument("--out", help="write the figures as JSON here (process 0)")
+    parser.add_argument("--arrays", help="write every trained array as .npz here (process 0)")
+    small = parser.add_argument_group("a smaller sweep (defaults: the recipes')")
+    small.add_argument("--nets", type=_nets, help="comma-separated, e.g. yat (default: both)")
+    small.add_argument("--epochs", type=_positive, help="calibration epochs")
+    small.add_argument("--train-rows", type=_positive, help="train on the first N training rows")
+    small.add_argument("--mc-steps", type=_positive, help="uncertainty: MC-Dropout steps")
+    small.add_argument("--ensemble-steps", type=_positive, help="uncertainty: ensemble steps")
+    small.add_argument("--mc-samples", type=_positive, help="uncertainty: MC passes")
+    distributed.add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        args.launch = distributed.from_arguments(args)
+    except distributed.LaunchError as error:
+        parser.error(str(error))
+    return args
 
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     request_deterministic_gpu_ops()
+    try:
+        distributed.initialize(args.launch)
+        distributed.check_same_everywhere(
+            {name: getattr(args, name) for name in SETTINGS}, timeout_s=args.init_timeout
+        )
+    except distributed.LaunchError as error:
+        sys.exit(f"device_sweep: {error}")
+
+    import jax
+
+    from lib.calibration import experiment as calibration
+    from lib.calibration.training import TrainConfig, train_nets
+    from lib.sharding import run_mesh
+    from lib.uncertainty.experiment import UncertaintyConfig, headline_figures, run_many
+
+    nets = args.nets or calibration.NETS
+    if set(nets) - set(calibration.NETS):
+        sys.exit(f"device_sweep: --nets must name nets among {calibration.NETS}; got {nets}")
+    train_config = _overrides(TrainConfig, epochs=args.epochs)
+    uncertainty_config = _overrides(
+        UncertaintyConfig,
+        mc_steps=args.mc_steps,
+        ensemble_steps=args.ensemble_steps,
+        mc_samples=args.mc_samples,
+    )
     mesh = run_mesh()
     out: dict = {
         "jax": jax.__version__,
+        "processes": jax.process_count(),
         "devices": [str(d) for d in jax.devices()],
         "device_kind": jax.devices()[0].device_kind,
         "seeds": list(args.seeds),
         "keys": list(args.keys),
+        "train_config": dataclasses.asdict(train_config),
+        "train_rows": args.train_rows,
+        "uncertainty_config": dataclasses.asdict(uncertainty_config),
         "calibration": {},
     }
+    arrays: dict[str, np.ndarray] = {}
     print(f"jax {jax.__version__} on {out['devices']}", flush=True)
-    split = load_split()
-    for net in NETS:
+    split = calibration.load_split()
+    rows = slice(args.train_rows)
+    train_x, train_y = split.train_x[rows], split.train_y[rows]
+    for net in nets:
         (models, losses), times = timed(
-            lambda net=net: train_nets(net, args.seeds, split.train_x, split.train_y, mesh=mesh),
+            lambda net=net: train_nets(net, args.seeds, train_x, train_y, train_config, mesh=mesh),
             args.repeats,
         )
-        logits = forward_outputs(net, models, losses, split)["logits_test"]
-        accuracy = (logits.argmax(-1) == split.test_y).mean(-1)
+        outputs = calibration.forward_outputs(net, models, losses, split)
+        arrays |= {f"calibration/{net}/{name}": a for name, a in outputs.items()}
+        accuracy = (outputs["logits_test"].argmax(-1) == split.test_y).mean(-1)
         out["calibration"][net] = {
             "seconds": times,
             "accuracy": dict(zip(map(str, args.seeds), accuracy.tolist(), strict=True)),
@@ -73,7 +177,11 @@ def main() -> None:
         }
         print(f"{net}: {len(args.seeds)} seeds, calls {times} s, accuracy {accuracy}", flush=True)
 
-    results, times = timed(lambda: run_many(args.keys, mesh=mesh), args.repeats)
+    results, times = timed(
+        lambda: run_many(args.keys, config=uncertainty_config, mesh=mesh), args.repeats
+    )
+    for result in results:
+        arrays |= {f"uncertainty/{result.root_seed}/{k}": a for k, a in result.as_arrays().items()}
     figures = [headline_figures(r) for r in results]
     out["uncertainty"] = {
         "seconds": times,
@@ -90,13 +198,20 @@ def main() -> None:
                 for seed, value in reference["calibration"][net]["accuracy"].items()
                 if seed in out["calibration"][net]["accuracy"]
             }
-            for net in NETS
+            for net in nets
         }
         out["accuracy_moved_points"] = moved
         print(f"accuracy moved vs reference (points): {moved}", flush=True)
-    if args.out:
-        with open(args.out, "w") as handle:
-            json.dump(out, handle, indent=1)
+    out["arrays_sha256"] = digest(arrays)
+    # Every process holds every result: the digest shows they agree.
+    print(f"process {jax.process_index()}: arrays sha256 {out['arrays_sha256']}", flush=True)
+    if distributed.is_writer():
+        if args.out:
+            with open(args.out, "w") as handle:
+                json.dump(out, handle, indent=1)
+        if args.arrays:
+            with open(args.arrays, "wb") as handle:
+                np.savez(handle, **arrays)
 
 
 if __name__ == "__main__":

@@ -230,8 +230,12 @@ def scale_logits(logits: ArrayLike, temperature: float) -> np.ndarray:
     return z / t
 
 
+# The range `fit_temperature` searches by default.
+TEMPERATURE_BOUNDS = (0.05, 20.0)
+
+
 def fit_temperature(
-    logits: ArrayLike, labels: ArrayLike, *, bounds: tuple[float, float] = (0.05, 20.0)
+    logits: ArrayLike, labels: ArrayLike, *, bounds: tuple[float, float] = TEMPERATURE_BOUNDS
 ) -> float:
     """Fit the temperature minimising held-out NLL, searching log T with bounded Brent.
 

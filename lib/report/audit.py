@@ -6,12 +6,15 @@ claim tests use; nothing is recomputed differently for the report.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import platform
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -97,10 +100,18 @@ def build(
     cache_events: list[dict],
     wall_s: float,
     robustness: dict | None = None,
+    partial: list[str] | None = None,
 ) -> dict:
-    """The audit as a JSON-able dict (the contract of issues 3 to 5, 7)."""
-    documents = _documents(records)
+    """The audit as a JSON-able dict (the contract of issues 3 to 5, 7).
+
+    `partial`: why the run was not a complete audit (interrupted, a subset); such an audit
+    holds the claims that ran and says why, without the documents' sections (which could
+    start experiments the run never finished).
+    """
+    documents = set() if partial else _documents(records)
     audit: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+    if partial:
+        audit["partial"] = partial
     if "calibration" in documents:
         from lib.report.sections import calibration_section
 
@@ -127,10 +138,14 @@ def write_report(
     cache_events: list[dict],
     wall_s: float,
     robustness: dict | None = None,
+    partial: list[str] | None = None,
 ) -> list[Path]:
     """Write the report into `report_dir`, replacing the previous one only when complete.
 
-    `robustness`: the section made by `robustness()`, if any, with its figure.
+    `robustness`: the section made by `robustness()`, if any, with its figure. `partial`:
+    see `build`; a partial audit is audit.json and audit.md alone. One writer at a time (a
+    lock on the folder); the report is staged inside the folder and swapped in once it is
+    complete.
     """
     report_dir = Path(report_dir).resolve()
     if report_dir.exists() and not report_dir.is_dir():
@@ -138,30 +153,35 @@ def write_report(
             f"the report folder {report_dir} exists and is not a folder (left as it is); pass --report-dir to a folder or --no-report"
         )
     try:
-        report_dir.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".report-", dir=report_dir.parent))
-        staging.chmod(0o777 & ~_umask())  # mkdtemp makes it private; a report is for sharing
+        report_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise ReportError(
             f"cannot create the report folder {report_dir} ({error}); pass --report-dir to a writable place or --no-report"
         ) from error
-    try:
-        audit = build(records, expected, cache_events, wall_s, robustness)
-        figures, audit["figures"] = _figures(staging / "figures", _documents(records), robustness)
-        (staging / "audit.json").write_text(json.dumps(audit, indent=2, allow_nan=False) + "\n")
-        (staging / "audit.md").write_text(markdown.render(audit, [f.name for f in figures]))
-        (staging / "audit.html").write_text(
-            html.render(audit, {f.name: f.read_bytes() for f in figures}), encoding="utf-8"
-        )
-        _swap_in(staging, report_dir)
-    except OSError as error:
-        raise ReportError(f"cannot write the report to {report_dir} ({error})") from error
-    except Exception as error:  # e.g. an experiment behind the report failed; its claims say so
-        raise ReportError(
-            f"cannot build the report ({type(error).__name__}: {error}); {report_dir} is left as it was"
-        ) from error
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    with _locked(report_dir):
+        try:
+            _remove_stale_staging(report_dir)
+            staging = Path(tempfile.mkdtemp(prefix=_STAGING, dir=report_dir))
+            staging.chmod(0o777 & ~_umask())  # mkdtemp makes it private; a report is for sharing
+        except OSError as error:
+            raise ReportError(f"cannot write the report to {report_dir} ({error})") from error
+        try:
+            figures = _write(
+                staging, report_dir, records, expected, cache_events, wall_s, robustness, partial
+            )
+            _swap_in(staging, report_dir)
+        except ReportError:
+            raise
+        except OSError as error:
+            raise ReportError(f"cannot write the report to {report_dir} ({error})") from error
+        except Exception as error:  # e.g. an experiment behind the report failed; its claims say so
+            raise ReportError(
+                f"cannot build the report ({type(error).__name__}: {error}); {report_dir} is left as it was"
+            ) from error
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    if partial:
+        return [report_dir / "audit.json", report_dir / "audit.md"]
     return [
         report_dir / "audit.json",
         report_dir / "audit.md",
@@ -170,10 +190,63 @@ def write_report(
     ]
 
 
+def _write(
+    staging: Path,
+    report_dir: Path,
+    records: list[ClaimRecord],
+    expected: dict[str, bool],
+    cache_events: list[dict],
+    wall_s: float,
+    robustness: dict | None,
+    partial: list[str] | None,
+) -> list[Path]:
+    """Build the report's files in `staging`; the figures' PNG paths."""
+    audit = build(records, expected, cache_events, wall_s, robustness, partial)
+    figures: list[Path] = []
+    if not partial:
+        figures, audit["figures"] = _figures(staging / "figures", _documents(records), robustness)
+        _keep_user_files(report_dir / "figures", staging / "figures")
+    (staging / "audit.json").write_text(json.dumps(audit, indent=2, allow_nan=False) + "\n")
+    (staging / "audit.md").write_text(markdown.render(audit, [f.name for f in figures]))
+    if not partial:
+        (staging / "audit.html").write_text(
+            html.render(audit, {f.name: f.read_bytes() for f in figures}), encoding="utf-8"
+        )
+    return figures
+
+
+# The report's own entries, in the order they are swapped in: audit.json last, so a new
+# audit.json means the figures and the other files beside it are new too.
+_ENTRIES = ("figures", "audit.md", "audit.html", "audit.json")
+_STAGING = ".staging-"
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `folder` itself (flock on the folder: no lock file is left,
+    and the lock dies with its process)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError as error:
+        raise ReportError(f"cannot lock the report folder {folder} ({error})") from error
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _remove_stale_staging(report_dir: Path) -> None:
+    """Staging folders of writers killed before they finished (we hold the folder's lock,
+    so no live writer owns one), and the `.figures.old-<pid>` of earlier versions."""
+    for stale in [*report_dir.glob(f"{_STAGING}*"), *report_dir.glob(".figures.old-*")]:
+        shutil.rmtree(stale, ignore_errors=True)
 
 
 def _figures(
@@ -187,21 +260,62 @@ def _figures(
     return paths, figures.index([p.name for p in paths], robustness)
 
 
+def _keep_user_files(old: Path, new: Path) -> None:
+    """Copy what the user put into the figures folder (anything not named as one of the
+    suite's figures) into the new one, so swapping the folder loses none of it."""
+    from lib.report.figures import figure_names
+
+    if not old.is_dir() or old.is_symlink():
+        return  # refused by _swap_in
+    ours = figure_names()
+    for entry in old.iterdir():
+        if entry.name in ours:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.copytree(entry, new / entry.name, symlinks=True)
+        else:
+            shutil.copy2(entry, new / entry.name, follow_symlinks=False)
+
+
 def _swap_in(staging: Path, report_dir: Path) -> None:
     """Move the finished report's entries into report_dir, replacing only those entries.
 
-    Other files there (e.g. report/bench.json) are left alone; each entry is renamed
-    into place, so the old audit survives until the new one is complete.
+    Other files there (e.g. report/bench.json) are left alone. Every target is checked
+    before anything moves; then each old entry is moved aside and the new one renamed in,
+    and a failure puts the old ones back: the previous report stays whole.
     """
-    if not report_dir.exists():
-        os.replace(staging, report_dir)
-        return
-    for entry in sorted(staging.iterdir()):
-        target = report_dir / entry.name
-        if target.is_dir() and not target.is_symlink():
-            old = report_dir / f".{entry.name}.old-{os.getpid()}"
-            os.replace(target, old)
+    new = [staging / name for name in _ENTRIES if (staging / name).exists()]
+    for entry in new:
+        wrong = _conflict(report_dir / entry.name, entry)
+        if wrong:
+            raise ReportError(
+                f"{report_dir / entry.name} is {wrong}, where the report puts its {entry.name}; "
+                f"move it away (the report in {report_dir} is left as it was)"
+            )
+    aside = staging / ".previous"
+    aside.mkdir()
+    moved: list[str] = []
+    try:
+        for entry in new:
+            target = report_dir / entry.name
+            moved.append(entry.name)
+            if target.exists():
+                os.replace(target, aside / entry.name)
             os.replace(entry, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(entry, target)
+    except OSError:
+        for name in reversed(moved):
+            with contextlib.suppress(OSError):
+                if not (staging / name).exists():  # the new entry went in: take it out
+                    os.replace(report_dir / name, staging / name)
+                if (aside / name).exists():
+                    os.replace(aside / name, report_dir / name)
+        raise
+
+
+def _conflict(target: Path, entry: Path) -> str | None:
+    """What is wrong with `target` as the place of the report's `entry`, if anything."""
+    if target.is_symlink():
+        return "a symbolic link"
+    if target.exists() and target.is_dir() != entry.is_dir():
+        return "a folder" if target.is_dir() else "a file"
+    return None

@@ -19,12 +19,13 @@ import json
 import math
 import numbers
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
 import pytest
 
 from lib.orders import FAITHFUL, Orders
+from lib.verdict import Judgement, all_close, close_to, fmt, satisfied, verdict_over
 
 PROPERTY = "claim_record"
 META_PROPERTY = "claim_meta"
@@ -68,16 +69,6 @@ class ClaimRecord:
         return asdict(self)
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        return f"{value:.4g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.3e}"
-    if isinstance(value, list | tuple):
-        return ", ".join(_fmt(v) for v in value)
-    return str(value)
-
-
 def _nonfinite_at(value: Any, where: str = "") -> str | None:
     """Where the first NaN or infinity sits in `value` (through lists and dicts), else None."""
     if isinstance(value, numbers.Real) and not math.isfinite(value):
@@ -91,67 +82,7 @@ def _nonfinite_at(value: Any, where: str = "") -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Judgement:
-    """A claim judged on one order's results: its figures and whether it holds there."""
-
-    holds: bool
-    published: Any
-    measured: Any
-    tolerance: Any = "-"
-    details: dict[str, Any] = field(default_factory=dict)
-
-
-def close_to(measured: float, published: str, tolerance: float, **details: Any) -> Judgement:
-    """Holds when |measured - published| <= tolerance; `published` as printed ("6.20")."""
-    if not (math.isfinite(measured) and math.isfinite(tolerance) and tolerance >= 0):
-        raise ValueError(
-            f"measured and tolerance must be finite, tolerance >= 0; got {measured}, {tolerance}"
-        )
-    holds = abs(measured - float(published)) <= tolerance
-    return Judgement(
-        holds, published, measured, f"± {_fmt(tolerance)}", {"measured_value": measured, **details}
-    )
-
-
-def all_close(
-    measured: list[float], published: list[str], tolerance: list[float] | float, **details: Any
-) -> Judgement:
-    """Holds when every measured figure is within its tolerance of the published one (as printed)."""
-    tolerances = tolerance if isinstance(tolerance, list) else [tolerance] * len(published)
-    if not (len(measured) == len(published) == len(tolerances)):
-        raise ValueError("measured, published and tolerance must have the same length")
-    if not all(math.isfinite(t) and t >= 0 for t in tolerances):
-        raise ValueError(f"tolerances must be finite and >= 0; got {tolerances}")
-    holds = all(
-        abs(m - float(p)) <= t for m, p, t in zip(measured, published, tolerances, strict=True)
-    )
-    return Judgement(
-        holds,
-        published,
-        measured,
-        f"± {_fmt(tolerances)}",
-        {"measured_values": measured, **details},
-    )
-
-
-def satisfied(
-    condition: bool, *, published: Any, measured: Any, tolerance: Any = "-", **details: Any
-) -> Judgement:
-    """Holds when `condition` is true; for qualitative or comparative claims."""
-    return Judgement(bool(condition), published, measured, tolerance, dict(details))
-
-
 R = TypeVar("R")
-
-
-def verdict_over(holds: Mapping[str, bool]) -> str:
-    """holds / refuted when every order agrees, else sensitive."""
-    if all(holds.values()):
-        return "holds"
-    if not any(holds.values()):
-        return "refuted"
-    return "sensitive"
 
 
 def _figure_range(judgements: Mapping[str, Judgement]) -> list[float] | None:
@@ -206,11 +137,12 @@ class Claim:
         details = {**faithful.details, **extra}
         if self.meta.finding:
             details["finding"] = self.meta.finding
+        # Every claim lists its figure per order; one judged once (about the code or the
+        # recipe, which no float order changes) lists the faithful order alone.
+        details["orders"] = {
+            name: {"measured": fmt(j.measured), "holds": j.holds} for name, j in judgements.items()
+        }
         if len(judgements) > 1:
-            details["orders"] = {
-                name: {"measured": _fmt(j.measured), "holds": j.holds}
-                for name, j in judgements.items()
-            }
             spread = _figure_range(judgements)
             if spread is not None:
                 details["range_over_orders"] = spread
@@ -226,9 +158,9 @@ class Claim:
                     )
         record = ClaimRecord(
             **{k: v for k, v in asdict(self.meta).items() if k != "finding"},
-            published=_fmt(faithful.published),
-            measured=_fmt(faithful.measured),
-            tolerance=_fmt(faithful.tolerance),
+            published=fmt(faithful.published),
+            measured=fmt(faithful.measured),
+            tolerance=fmt(faithful.tolerance),
             verdict=verdict,
             details=details,
         )

@@ -672,6 +672,13 @@ def index(files: Iterable[str], robustness: dict | None = None) -> list[dict[str
     return out
 
 
+def figure_names() -> set[str]:
+    """The names of every file the suite can write into the figures folder (PNG and SVG)."""
+    return {
+        name for spec in FIGURES for name in (spec.file, str(Path(spec.file).with_suffix(".svg")))
+    }
+
+
 def _check_documents(documents: Iterable[str]) -> set[str]:
     if isinstance(documents, str):
         raise TypeError(f"documents must be a set of names, not the string {documents!r}")

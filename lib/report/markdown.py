@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import time
 from itertools import groupby
 from typing import Any
 
+from lib.report.documents import SOURCES
 from lib.report.table import ci_text, interval_text
 
+# A recorded finding whose claim now holds in every order (the claim's test fails).
+FINDING_GONE = "finding gone: the recorded finding no longer reproduces (the run fails)"
 _VERDICT = {
     "holds": "holds",
     "refuted": "**refuted**",
@@ -33,9 +38,16 @@ def _orders_text(details: dict) -> str:
 def render(audit: dict, figure_names: list[str]) -> str:
     """Markdown for the audit dict built by lib/report/audit.py, figures linked from figures/."""
     meta = audit["metadata"]
-    lines = [
-        "# Claims audit",
-        "",
+    lines = ["# Claims audit", ""]
+    if audit.get("partial"):
+        lines += [
+            f"**Partial run, not the complete audit** ({'; '.join(audit['partial'])}): only the "
+            "claims that ran, without the documents' sections and figures. The last complete "
+            "audit is left as it was, one folder up.",
+            "",
+        ]
+    lines += [*_header(audit), ""]
+    lines += [
         f"{audit['summary']}.",
         "",
         f"jax {meta['versions']['jax']}, flax {meta['versions']['flax']}, optax {meta['versions']['optax']}, "
@@ -50,14 +62,26 @@ def render(audit: dict, figure_names: list[str]) -> str:
         "order. *refuted* rows marked 'known finding' are recorded findings and do not fail the "
         "run; any other refutation does. A sensitive claim never fails the run.",
     ]
+    figures = audit.get("figures", [])
+    figure_of = {claim: f for f in figures for claim in f["claims"]}
+    placed: set[str] = set()
     for document, claims in groupby(audit["claims"], key=lambda c: c["document"]):
-        lines += ["", f"## {document}", ""]
+        source = SOURCES.get(document)
+        if source is None:
+            heading = document
+        elif source.url:
+            heading = f"{document}: [{source.title}]({source.url})"
+        else:
+            heading = f"{document}: {source.title}"
+        lines += ["", f"## {heading}", ""]
         for section, rows in groupby(claims, key=lambda c: c["section"]):
+            rows = list(rows)
             lines += [
                 f"### {section}",
                 "",
-                "| id | claim | published | measured | tolerance | verdict |",
-                "|---|---|---|---|---|---|",
+                *_section_link(source, section),
+                "| id | claim | published | measured | tolerance | verdict | figure |",
+                "|---|---|---|---|---|---|---|",
             ]
             for c in rows:
                 verdict = _VERDICT[c["verdict"]] + (
@@ -65,13 +89,23 @@ def render(audit: dict, figure_names: list[str]) -> str:
                 )
                 if c["verdict"] == "sensitive":
                     verdict += f" ({_orders_text(c['details'])})"
+                if c["verdict"] == "holds" and not c["expected_to_hold"]:
+                    verdict = f"**{FINDING_GONE}**"
                 if c["details"].get("ci"):
                     verdict += f" ({'; '.join(ci_text(ci) for ci in c['details']['ci'])})"
+                statement = c["statement"]
+                if c["details"].get("reading"):
+                    statement += f" *Reading: {c['details']['reading']}.*"
                 lines.append(
-                    f"| {c['id']} | {_escape(c['statement'])} | {_escape(c['published'])} | {_escape(c['measured'])} "
-                    f"| {_escape(c['tolerance'])} | {verdict} |"
+                    f"| {c['id']} | {_escape(statement)} | {_escape(c['published'])} | {_escape(c['measured'])} "
+                    f"| {_escape(c['tolerance'])} | {verdict} | {_figure_link(figure_of.get(c['id']))} |"
                 )
             lines.append("")
+            # The figures that illustrate this section's claims, right below them.
+            for figure in figures:
+                if figure["file"] not in placed and any(c["id"] in figure["claims"] for c in rows):
+                    placed.add(figure["file"])
+                    lines += _figure_block(figure)
     findings = [c for c in audit["claims"] if c["details"].get("finding")]
     if findings:
         lines += [
@@ -87,10 +121,61 @@ def render(audit: dict, figure_names: list[str]) -> str:
         lines.append("")
     if "robustness" in audit:
         lines += render_robustness(audit["robustness"])
-    if figure_names:
-        lines += ["## Figures", ""]
-        lines += [f"![{name}](figures/{name})\n" for name in figure_names]
+    rest = [f for f in figures if f["file"] not in placed]
+    unindexed = [name for name in figure_names if name not in {f["file"] for f in figures}]
+    if rest or unindexed:
+        lines += ["## More figures", ""]
+        for figure in rest:
+            lines += _figure_block(figure)
+        lines += [f"![{name}](figures/{name})\n" for name in unindexed]
     return "\n".join(lines) + "\n"
+
+
+def _header(audit: dict) -> list[str]:
+    """Which documents were audited (linked where they are published), the commit, the date."""
+    meta = audit["metadata"]
+    documents = sorted({c["document"] for c in audit["claims"]})
+    named = []
+    for document in documents:
+        source = SOURCES.get(document)
+        if source is None:
+            named.append(document)
+        elif source.url:
+            named.append(f"[{source.title}]({source.url}) ({source.kind})")
+        else:
+            named.append(f"{source.title} ({source.kind})")
+    git = meta.get("git") or {}
+    commit = (git.get("commit") or "unknown")[:12] + (
+        " (uncommitted changes)" if git.get("dirty") else ""
+    )
+    created = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(meta["created_unix"]))
+    return [f"Audit of {'; '.join(named)}.", "", f"Commit {commit}, {created}."]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower().replace("'", "").replace("’", "")).strip("-")
+
+
+def _section_link(source, section: str) -> list[str]:
+    """A link to the section in the published document, where the document has an address."""
+    if source is None or not source.url:
+        return []
+    return [f"In the document: [{section}]({source.url}#{_slug(section)})", ""]
+
+
+def _figure_link(figure: dict | None) -> str:
+    return f"[{figure['file']}](#{_slug('figure ' + figure['file'])})" if figure else "-"
+
+
+def _figure_block(figure: dict) -> list[str]:
+    anchor = _slug("figure " + figure["file"])
+    return [
+        f'<a id="{anchor}"></a>',
+        f"![{_escape(figure['caption'])}](figures/{figure['file']})",
+        "",
+        f"*{_escape(figure['caption'])}* Claims: {', '.join(figure['claims'])}.",
+        "",
+    ]
 
 
 # --------------------------------------------------------------------------- robustness
@@ -197,7 +282,7 @@ def _sensitivity_rows(rows: list[dict], swept: bool) -> list[tuple[Any, ...]]:
     return out
 
 
-def _figure_rows(figures: dict[str, list[dict]]) -> list[tuple[Any, ...]]:
+def _figure_rows(figures: dict[str, list[dict]], columns) -> list[tuple[Any, ...]]:
     rows = []
     for net, seeds in figures.items():
         for entry in seeds:
@@ -205,7 +290,7 @@ def _figure_rows(figures: dict[str, list[dict]]) -> list[tuple[Any, ...]]:
                 f"{entry[name]['estimate']:.4g} ({interval_text(entry[name])})"
                 if name in entry
                 else "-"
-                for name, _ in _FIGURES
+                for name, _ in columns
             ]
             rows.append((net, entry["seed"], *cells))
     return rows
@@ -260,8 +345,10 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
         lines += _table(header, _sensitivity_rows(section["sensitivity"], sweep is not None))
     if section["figure_intervals"]:
         lines += [f"### Per-seed figures with {methods['level']:.0%} intervals (test images)", ""]
-        lines += _table(
-            ("net", "seed", *(label for _, label in _FIGURES)),
-            _figure_rows(section["figure_intervals"]),
-        )
+        # Two tables of at most eight columns, so that each reads on a laptop screen.
+        for part in (_FIGURES[:6], _FIGURES[6:]):
+            lines += _table(
+                ("net", "seed", *(label for _, label in part)),
+                _figure_rows(section["figure_intervals"], part),
+            )
     return lines

@@ -18,13 +18,16 @@ from typing import Any
 import pytest
 
 from lib import cache
-from lib.compile_cache import enable_compilation_cache
-from lib.numerics import request_deterministic_gpu_ops
 from lib.report import table
 from lib.report.claim import META_PROPERTY, PROPERTY, Claim, ClaimMeta, ClaimRecord
 from lib.robustness.seeds import parse_seeds
 
 _REQUIRED = ("id", "document", "section", "statement")
+# The markers this plugin reads, registered by it: a project that loads it declares nothing.
+MARKERS = (
+    "claim(id, document, section, statement, finding=None): a test of one assertion made by "
+    "a document; finding= records a known refutation",
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -59,8 +62,8 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    request_deterministic_gpu_ops()  # before any worker or test starts JAX's backend
-    enable_compilation_cache()
+    for marker in MARKERS:
+        config.addinivalue_line("markers", marker)
     capture = config.pluginmanager.getplugin("capturemanager")
     if capture is not None:
         # Training progress must reach the terminal live, also from xdist workers, whose
@@ -75,7 +78,23 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(AuditCollector(config), "claims-audit-collector")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+# Every claim collected, node id -> meta (before -k / -m deselection), and the node ids of the
+# claims left to run: a report is complete only when every collected claim ran.
+_COLLECTED = pytest.StashKey[dict[str, dict]]()
+_SELECTED = pytest.StashKey[list[str]]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]):
+    config.stash[_COLLECTED] = _claim_metas(items)
+    result = yield  # deselection (-k, -m, --deselect) and the other plugins' ordering
+    config.stash[_SELECTED] = [i.nodeid for i in items if i.nodeid in config.stash[_COLLECTED]]
+    return result
+
+
+def _claim_metas(items: list[pytest.Item]) -> dict[str, dict]:
+    """Check every claim marker, attach each claim's meta to its test; node id -> meta."""
+    metas: dict[str, dict] = {}
     seen: dict[str, str] = {}
     for item in items:
         marker = item.get_closest_marker("claim")
@@ -104,6 +123,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         meta = {name: marker.kwargs[name] for name in _REQUIRED}
         meta["expected"] = not marker.kwargs.get("finding")
         item.user_properties.append((META_PROPERTY, json.dumps(meta)))
+        metas[item.nodeid] = meta
+    return metas
 
 
 def health_case(
@@ -141,7 +162,11 @@ def sweep_seeds(request: pytest.FixtureRequest) -> tuple[int, ...]:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if _is_worker(session.config):
-        session.config.workeroutput["cache_events"] = json.dumps(cache.EVENTS)
+        output = session.config.workeroutput
+        output["cache_events"] = json.dumps(cache.EVENTS)
+        if _COLLECTED in session.config.stash:
+            output["claims_collected"] = json.dumps(session.config.stash[_COLLECTED])
+            output["claims_selected"] = json.dumps(session.config.stash.get(_SELECTED, []))
 
 
 class AuditCollector:
@@ -153,37 +178,77 @@ class AuditCollector:
         self.records: dict[str, ClaimRecord] = {}
         self.expected: dict[str, bool] = {}
         self.cache_events: list[dict] = []
+        # node id -> meta: from the claims' own reports, and from what workers collected
+        self.claims: dict[str, dict] = {}
+        self.selected: set[str] | None = None  # None: no process said what it collected
+        self.failed_unclaimed: dict[str, str] = {}  # failures reported without a claim's meta
+        self.partial: list[str] = []
         self.written: list[Path] = []
         self.write_error: str | None = None
         self.robustness: dict | None = None
         self.robustness_error: str | None = None
 
+    @pytest.hookimpl(optionalhook=True)  # xdist's hook: the plugin also runs without xdist
     def pytest_testnodedown(self, node, error) -> None:
-        self.cache_events.extend(json.loads(node.workeroutput.get("cache_events", "[]")))
+        output = getattr(node, "workeroutput", None)  # absent when the worker crashed
+        if output is None:
+            return
+        self.cache_events.extend(json.loads(output.get("cache_events", "[]")))
+        if "claims_collected" in output:
+            self.claims.update(json.loads(output["claims_collected"]))
+            self.selected = (self.selected or set()) | set(json.loads(output["claims_selected"]))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         properties = dict(report.user_properties)
         if META_PROPERTY not in properties:
+            # e.g. xdist's report of a test whose worker crashed: matched to its claim at the end
+            if report.failed:
+                self.failed_unclaimed.setdefault(report.nodeid, _short(report))
             return
         meta = json.loads(properties[META_PROPERTY])
+        self.claims[report.nodeid] = dict(meta)
         self.expected[meta["id"]] = meta.pop("expected")
         if PROPERTY in properties and report.when == "call":
             self.records[meta["id"]] = ClaimRecord(**json.loads(properties[PROPERTY]))
         elif PROPERTY not in properties and (report.failed or report.when == "call"):
             reason = "the test recorded nothing" if report.passed else _short(report)
-            self.records.setdefault(
-                meta["id"],
-                ClaimRecord(
-                    **meta,
-                    published="-",
-                    measured="-",
-                    tolerance="-",
-                    verdict="error",
-                    details={"error": reason},
-                ),
-            )
+            self.records.setdefault(meta["id"], _error_record(meta, reason))
+
+    def _record_crashes(self) -> None:
+        """A claim whose test failed without reporting its meta (its worker crashed): ERROR."""
+        for nodeid, reason in self.failed_unclaimed.items():
+            meta = self.claims.get(nodeid)
+            if meta is not None and meta["id"] not in self.records:
+                meta = dict(meta)
+                self.expected[meta["id"]] = meta.pop("expected")
+                self.records[meta["id"]] = _error_record(meta, reason)
+
+    def _partial_reasons(self, session: pytest.Session) -> list[str]:
+        """Why this run is not a complete audit; empty when it is."""
+        reasons = []
+        if session.exitstatus == pytest.ExitCode.INTERRUPTED:
+            reasons.append("interrupted")
+        elif session.shouldstop or session.shouldfail:
+            reasons.append(f"stopped early: {session.shouldstop or session.shouldfail}")
+        named = _named_subset(self.config)
+        if named:
+            reasons.append(f"only part of the suite named: {', '.join(named)}")
+        if self.selected is None:
+            reasons.append("no test process said which claims it collected (crashed?)")
+            return reasons
+        collected = {meta["id"] for meta in self.claims.values()}
+        selected = {self.claims[nodeid]["id"] for nodeid in self.selected}
+        if collected - selected:
+            reasons.append(f"{len(collected - selected)} claims deselected (-k, -m, --deselect)")
+        if selected - set(self.records):
+            reasons.append(f"{len(selected - set(self.records))} selected claims did not run")
+        return reasons
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if _COLLECTED in self.config.stash:  # without xdist, this process collected the tests
+            self.claims = {**self.config.stash[_COLLECTED], **self.claims}
+            self.selected = set(self.config.stash.get(_SELECTED, []))
+        self._record_crashes()
         if not self.records:
             return
         self.cache_events.extend(cache.EVENTS)  # this process's own (all of them without xdist)
@@ -191,28 +256,37 @@ class AuditCollector:
         # finding whose experiment crashed would pass: a claim in error fails the run.
         if session.exitstatus == 0 and any(r.verdict == "error" for r in self.records.values()):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self.partial = self._partial_reasons(session)
         seeds = self.config.getoption("--seeds")
         no_report = self.config.getoption("--no-report")
         if no_report and seeds is None:
             return
         from lib.report import audit  # imported late: it pulls in the experiments
 
-        try:
-            self.robustness = audit.robustness({r.document for r in self.records.values()}, seeds)
-        except audit.ReportError as error:
-            self.robustness_error = str(error)
-            if session.exitstatus == 0:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.partial:  # not the audit's claims, or cut short: nothing more is computed
+            if seeds is not None:
+                self.robustness_error = "this run is partial"
+        else:
+            try:
+                self.robustness = audit.robustness(
+                    {r.document for r in self.records.values()}, seeds
+                )
+            except audit.ReportError as error:
+                self.robustness_error = str(error)
+                if session.exitstatus == 0:
+                    session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if no_report:
             return
+        report_dir = Path(self.config.getoption("--report-dir"))
         try:
             self.written = audit.write_report(
-                Path(self.config.getoption("--report-dir")),
+                report_dir / PARTIAL_FOLDER if self.partial else report_dir,
                 records=list(self.records.values()),
                 expected=self.expected,
                 cache_events=self.cache_events,
                 wall_s=time.time() - self.started,
                 robustness=self.robustness,
+                partial=self.partial or None,
             )
         except audit.ReportError as error:
             self.write_error = str(error)
@@ -222,7 +296,13 @@ class AuditCollector:
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if not self.records:
             return
-        for line in table.render(list(self.records.values()), self.expected):
+        lines = table.render(
+            list(self.records.values()),
+            self.expected,
+            width=getattr(getattr(terminalreporter, "_tw", None), "fullwidth", 80),
+            verbosity=self.config.option.verbose,
+        )
+        for line in lines:
             terminalreporter.write_line(line)
         errors: dict[str, list[str]] = {}  # why a claim could not be checked -> its ids
         for record in self.records.values():
@@ -238,10 +318,49 @@ class AuditCollector:
             terminalreporter.write_line(
                 f"robustness not computed: {self.robustness_error}", red=True
             )
+        if self.partial:
+            terminalreporter.write_line(
+                f"partial run ({'; '.join(self.partial)}): not the complete audit", yellow=True
+            )
         for path in self.written:
             terminalreporter.write_line(f"wrote {path}")
+        if self.partial and self.written:
+            report_dir = self.config.getoption("--report-dir")
+            terminalreporter.write_line(f"the complete audit in {report_dir} is left as it was")
         if self.write_error:
             terminalreporter.write_line(f"report not written: {self.write_error}", red=True)
+
+
+# Where a partial run's report goes, inside --report-dir: the complete audit stays in place.
+PARTIAL_FOLDER = "partial"
+
+
+def _error_record(meta: dict, reason: str) -> ClaimRecord:
+    return ClaimRecord(
+        **{name: meta[name] for name in _REQUIRED},
+        published="-",
+        measured="-",
+        tolerance="-",
+        verdict="error",
+        details={"error": reason},
+    )
+
+
+def _named_subset(config: pytest.Config) -> list[str]:
+    """The command-line paths that name only part of the suite: a test, a file, or a folder
+    that does not hold every testpath. Empty when the suite's folders were run whole."""
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        return []  # no paths given: the testpaths, or the current folder
+    testpaths = [config.rootpath / p for p in config.getini("testpaths")]
+    named = []
+    for arg in config.args:
+        path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
+        whole = "::" not in arg and path.is_dir()
+        if not (
+            whole and all(t.resolve() == path or path in t.resolve().parents for t in testpaths)
+        ):
+            named.append(arg)
+    return named
 
 
 def _short(report: pytest.TestReport) -> str:

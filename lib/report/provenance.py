@@ -8,8 +8,10 @@ a report is still written, it just says less.
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +57,23 @@ def lock_digest(root: Path = REPO_ROOT) -> str | None:
         return None
 
 
+def installed_versions(root: Path = REPO_ROOT) -> dict[str, Any]:
+    """The installed version of every distribution `requirements.lock` pins, and the names
+    whose installed version is not the pinned one (None where there is no lock file)."""
+    path = root / LOCK_FILE
+    if not path.is_file():
+        return {"installed": None, "differs_from_lock": None}
+    pinned = dict(re.findall(r"^([A-Za-z0-9_.\-]+)==([^\s;\\]+)", path.read_text(), re.MULTILINE))
+    installed = {}
+    for name in sorted(pinned):
+        try:
+            installed[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            installed[name] = None
+    differs = sorted(name for name, version in installed.items() if version != pinned[name])
+    return {"installed": installed, "differs_from_lock": differs}
+
+
 def device() -> dict[str, Any]:
     """The JAX backend and its devices: `{"backend", "count", "kinds"}` (kinds sorted, unique)."""
     import jax
@@ -74,4 +93,5 @@ def provenance(root: Path = REPO_ROOT) -> dict[str, Any]:
         "command": list(sys.argv),
         "device": device(),
         "requirements_lock_sha256": lock_digest(root),
+        **installed_versions(root),
     }

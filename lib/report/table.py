@@ -1,4 +1,4 @@
-"""The claims table for an 80-column terminal, grouped by document and section, and the
+"""The claims table at the terminal's width, grouped by document and section, and the
 robustness tables printed after it."""
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from typing import Any
 
 from lib.report.claim import ClaimRecord
 
-_COLUMNS = (("id", 16), ("published", 15), ("measured", 15), ("tolerance", 13), ("verdict", 12))
+_FIELDS = ("id", "published", "measured", "tolerance", "verdict")
+_SHARES = {"published": 5, "measured": 5, "tolerance": 4}  # of the width left after id, verdict
+_VERDICT_WIDTH = 12
 
 
 def _cell(text: str, width: int) -> str:
@@ -40,9 +42,9 @@ def summary_line(records: list[ClaimRecord], expected: dict[str, bool]) -> str:
 
 
 FOOTNOTES = {
-    "refuted*": "refuted* refuted in every float order, recorded as a finding: does not fail the run",
-    "sensitive": "sensitive holds in some valid float orders, not in others: does not fail the run",
-    "FINDING GONE": "FINDING GONE a recorded finding now holds in every order: the run fails",
+    "refuted*": "refuted*: refuted in every float order, a recorded finding; never fails",
+    "sensitive": "sensitive: holds in some valid float orders only; never fails the run",
+    "FINDING GONE": "FINDING GONE: a recorded finding now holds in every order; the run fails",
 }
 
 
@@ -65,33 +67,60 @@ def ordered(records: list[ClaimRecord]) -> list[ClaimRecord]:
     )
 
 
-def render(records: list[ClaimRecord], expected: dict[str, bool]) -> list[str]:
-    """Lines of the table; each fits in 80 columns."""
-    header = " ".join(f"{name:<{width}}" for name, width in _COLUMNS)
-    lines = ["", "CLAIMS AUDIT".center(78, "="), header.rstrip()]
-    for (document, section), group in groupby(
-        ordered(records), key=lambda r: (r.document, r.section)
-    ):
-        lines.append(_cell(f"[{document}] {section}", 78))
+def _widths(rows: list[tuple[str, ...]], width: int, verbosity: int) -> tuple[int, ...]:
+    """Column widths: every cell whole with -v; otherwise ids and verdicts whole and the
+    terminal's width shared by the figures (never under 8 columns each)."""
+    longest = [max([len(name), *(len(row[i]) for row in rows)]) for i, name in enumerate(_FIELDS)]
+    if verbosity > 0:
+        return tuple(longest)
+    id_width, verdict_width = longest[0], max(longest[4], _VERDICT_WIDTH)
+    rest = max(width - id_width - verdict_width - len(_FIELDS) + 1, 3 * 8)
+    total = sum(_SHARES.values())
+    shares = [max(8, rest * _SHARES[name] // total) for name in _FIELDS[1:4]]
+    return (id_width, *shares, verdict_width)
+
+
+def render(
+    records: list[ClaimRecord], expected: dict[str, bool], *, width: int = 80, verbosity: int = 0
+) -> list[str]:
+    """Lines of the table, `width` columns wide (pytest's terminal width).
+
+    verbosity (pytest's -v / -q count): 1 or more prints every cell whole (lines may run
+    past `width`); -1 lists only the claims that do not hold; -2 the summary line alone.
+    """
+    summary = summary_line(records, expected)
+    if verbosity <= -2:
+        return [summary]
+    labels = {r.id: verdict_label(r, expected.get(r.id, True)) for r in records}
+    shown = [r for r in ordered(records) if verbosity > -1 or labels[r.id] != "holds"]
+    rows = [(r.id, r.published, r.measured, r.tolerance, labels[r.id]) for r in shown]
+    widths = _widths(rows or [_FIELDS], width, verbosity)
+    rule = min(width, sum(widths) + len(widths) - 1)
+    fit = (lambda text, w: text) if verbosity > 0 else _cell
+
+    def line(cells: tuple[str, ...]) -> str:
+        return " ".join(f"{fit(c, w):<{w}}" for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    lines = ["", " CLAIMS AUDIT ".center(rule, "="), line(_FIELDS)]
+    for (document, section), group in groupby(shown, key=lambda r: (r.document, r.section)):
+        lines.append(fit(f"[{document}] {section}", rule))
         for record in group:
-            cells = (
-                record.id,
-                record.published,
-                record.measured,
-                record.tolerance,
-                verdict_label(record, expected.get(record.id, True)),
-            )
             lines.append(
-                " ".join(
-                    f"{_cell(c, w):<{w}}" for c, (_, w) in zip(cells, _COLUMNS, strict=True)
-                ).rstrip()
+                line(
+                    (
+                        record.id,
+                        record.published,
+                        record.measured,
+                        record.tolerance,
+                        labels[record.id],
+                    )
+                )
             )
             for ci in record.details.get("ci", []):
-                lines.append(_cell(f"{'':17}{ci_text(ci)}", 80))
-    lines.append("-" * 78)
-    lines.append(summary_line(records, expected))
-    labels = {verdict_label(r, expected.get(r.id, True)) for r in records}
-    lines.extend(text for label, text in FOOTNOTES.items() if label in labels)
+                lines.append(fit(f"{'':{widths[0] + 1}}{ci_text(ci)}", max(rule, widths[0] + 1)))
+    lines.append("-" * rule)
+    lines.append(summary)
+    lines.extend(text for label, text in FOOTNOTES.items() if label in set(labels.values()))
     return lines
 
 

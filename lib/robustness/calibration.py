@@ -3,8 +3,8 @@
 A statistic takes `PerSeed` (net -> list of `evaluate_seed` figure dicts, one per seed,
 as in `CalibrationResults.per_seed`) over any set of seeds, so the same definition
 serves the faithful claim on seeds 0-2, each test-image resample of them, and any
-other set of seeds. The readings of the post's qualitative words live here and are
-imported by claims/test_calibration.py, where each is explained next to its test.
+other set of seeds. Each comparison carries the reading of the post's qualitative words, and
+claims/test_calibration.py judges the claim with it (`Comparison.judge`).
 """
 
 from __future__ import annotations
@@ -80,7 +80,9 @@ def ece_ratio(claim_id: str, name: str, label: str) -> Comparison:
     """A "Yat ECE is three to four times the ReLU ECE" claim on the figure `name`."""
     return Comparison(
         claim_id,
-        (
+        reading="'three to four times': the ratio of the three-seed mean ECEs lies in [3, 4] "
+        "(the claim test widens the interval by the ratio's 3-sd float-order noise)",
+        effects=(
             Effect(
                 f"{label}, Yat / ReLU",
                 mean_ratio(("yat", name), ("relu", name)),
@@ -96,7 +98,8 @@ def ood_gap(score: str, label: str) -> Comparison:
     """cal-11c on a ReLU score channel: it beats the Yat field by less than A_TOUCH AUROC."""
     return Comparison(
         "cal-11c",
-        (
+        reading=f"'a touch better': ahead by more than 0 and less than {A_TOUCH} AUROC",
+        effects=(
             Effect(
                 f"AUROC {label} - kmax",
                 mean_gap(("relu", f"auroc.{score}"), ("yat", "auroc.kmax")),
@@ -124,7 +127,9 @@ COMPARISONS: tuple[Comparison, ...] = (
     ece_ratio("cal-02c", "ece", "ECE"),
     Comparison(
         "cal-03e",
-        (
+        reading="'worse on both': the Yat net's three-seed mean is above the ReLU net's for "
+        "ECE, NLL and Brier",
+        effects=(
             _worse("ece", "ECE", "ECE difference (fraction)"),
             _worse("nll", "NLL", "NLL difference (nats)"),
             _worse("brier", "Brier", "Brier score difference"),
@@ -132,7 +137,8 @@ COMPARISONS: tuple[Comparison, ...] = (
     ),
     Comparison(
         "cal-09d",
-        (
+        reading=f"'far more': the Yat temperature's seed sd is at least {FAR_MORE:g}x the ReLU one's",
+        effects=(
             Effect(
                 "T sd, Yat / ReLU",
                 std_ratio(("yat", "T"), ("relu", "T")),
@@ -146,7 +152,9 @@ COMPARISONS: tuple[Comparison, ...] = (
     ood_gap("maxlogit", "maxlogit"),
     Comparison(
         "cal-12b",
-        (
+        reading=f"'far below': on every seed the MNIST median field magnitude is under "
+        f"{FAR_BELOW:g} of the test median",
+        effects=(
             Effect(
                 "kmax median OOD/test",
                 largest_shallow_ratio,
@@ -158,7 +166,9 @@ COMPARISONS: tuple[Comparison, ...] = (
     ),
     Comparison(
         "cal-13c",
-        (
+        reading="'varies less': the seed sd of the field's subsample AUROC is below that of "
+        "the Yat softmax channel",
+        effects=(
             Effect(
                 "AUROC sd, kmax / MSP",
                 std_ratio(("yat", "auroc_subsample.kmax"), ("yat", "auroc_subsample.msp")),
@@ -172,7 +182,10 @@ COMPARISONS: tuple[Comparison, ...] = (
     ),
     Comparison(
         "cal-14",
-        (
+        reading="'the bad retraining': the seed where the Yat softmax AUROC is lowest; 'baseline': "
+        "the ReLU net's own softmax channel on that seed and subsample; 'barely better': ahead "
+        f"by more than 0 and less than {BARELY} AUROC",
+        effects=(
             Effect(
                 "MSP AUROC Yat - ReLU",
                 bad_retraining_gap,

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from lib.verdict import Judgement, satisfied
+
 
 @dataclass(frozen=True)
 class Region:
@@ -54,15 +56,36 @@ class Effect:
 class Comparison:
     """A comparative claim: it holds when every one of its effects lies in its region.
 
-    `per_seed`: whether the claim can be evaluated on a single seed (a ratio of seed
-    means can; a spread across seeds cannot). `extreme`: the statistic reads the most
-    extreme seed (a maximum, an argmin), for which a bootstrap over seeds is not valid.
+    `reading`: how the document's words become the regions, in our words (shown beside
+    the verdict). `per_seed`: whether the claim can be evaluated on a single seed (a ratio
+    of seed means can; a spread across seeds cannot). `extreme`: the statistic reads the
+    most extreme seed (a maximum, an argmin), for which a bootstrap over seeds is not valid.
     """
 
     claim_id: str
     effects: tuple[Effect, ...]
+    reading: str = ""
     per_seed: bool = True
     extreme: bool = False
+
+    def judge(self, subject: Any, *, published: str) -> Judgement:
+        """The claim on `subject` as the audit records it: every effect's value against its
+        region (one definition for the test, the sweeps and the report)."""
+        values = self.values(subject)
+        measured = (
+            values[0]
+            if len(values) == 1
+            else {e.name: v for e, v in zip(self.effects, values, strict=True)}
+        )
+        regions = "; ".join(str(e.region) for e in self.effects)
+        details = {"reading": self.reading} if self.reading else {}
+        return satisfied(
+            self.holds_for(values),
+            published=published,
+            measured=measured,
+            tolerance=regions,
+            **details,
+        )
 
     def values(self, subject: Any) -> list[float]:
         """Each effect's value on `subject`."""

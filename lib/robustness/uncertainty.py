@@ -1,8 +1,8 @@
 """The uncertainty guide's comparative claims, as statistics of one run of the recipe.
 
-claims/test_uncertainty.py measures each claim with these functions on the faithful
-run (root key 0); the robustness sweep applies the same functions to other root keys.
-The readings of the guide's qualitative words are explained next to their tests.
+claims/test_uncertainty.py judges each claim with these comparisons on every float order
+of root key 0 (`Comparison.judge`); the robustness sweep applies them to other root keys.
+Each carries the reading of the guide's qualitative words.
 """
 
 from __future__ import annotations
@@ -63,7 +63,9 @@ def _short(method: str) -> str:
 def _growth(method: str, region: str) -> Comparison:
     return Comparison(
         f"unc-06-{_short(method)}-{region}",
-        (
+        reading=f"'markedly larger': the mean epistemic variance there is at least {MARKEDLY:g}x "
+        "the in-cluster mean",
+        effects=(
             Effect(
                 f"epistemic {region} / in",
                 lambda r: epistemic_ratios(r, method)[region],
@@ -78,7 +80,9 @@ def _growth(method: str, region: str) -> Comparison:
 def _band(method: str) -> Comparison:
     return Comparison(
         f"unc-06-{_short(method)}-band",
-        (
+        reading="'near-zero width': inside the clusters the mean epistemic sd is below the true "
+        "noise sd there (0.05 + 0.05|x|), i.e. narrower than the data's own scatter",
+        effects=(
             Effect(
                 "epistemic sd / noise",
                 lambda r: safe_ratio(*band_sd(r, method)),
@@ -93,7 +97,10 @@ def _band(method: str) -> Comparison:
 def _aleatoric(method: str) -> Comparison:
     return Comparison(
         f"unc-07-{method}",
-        (
+        reading=f"'follows the true noise': inside the clusters the predicted aleatoric sd is "
+        f"within a factor {FACTOR:g} of 0.05 + 0.05|x| on average and rises with it (positive "
+        "correlation)",
+        effects=(
             Effect(
                 "aleatoric sd / true",
                 lambda r: aleatoric_fit(r, method)[0],
@@ -115,7 +122,8 @@ def _aleatoric(method: str) -> Comparison:
 COMPARISONS: tuple[Comparison, ...] = (
     Comparison(
         "unc-05c",
-        (
+        reading="'negative': below 0",
+        effects=(
             Effect(
                 "final ensemble NLL",
                 lambda r: headline_figures(r)["ens_nll_1000"],

@@ -173,11 +173,20 @@ def spread(
         raise ValueError(f"kind must be 'root_seeds' or 'float_noise'; got {kind!r}")
     entry = cached(
         f"uncertainty-spread-{kind}",
-        # One program over the 20 reruns: their ensembles train batched, another valid float
-        # order than run()'s, as good a sample for a spread (see run_many); split over several
-        # devices, they may round otherwise.
-        _key(config, kind=kind, runs=list(SPREAD_ROOT_SEEDS), devices=len(jax.devices())),
-        lambda: _figure_arrays(run_many(SPREAD_ROOT_SEEDS, config=config, mesh=default_mesh())),
+        root_seed_spread_key(config),
+        lambda: _compute_root_seed_spread(config),
         validate=lambda arrays: _check_spread(arrays, len(SPREAD_ROOT_SEEDS)),
     )
     return entry.arrays
+
+
+def root_seed_spread_key(config: UncertaintyConfig) -> dict:
+    """The cache key of the root-key spread: split over several devices, the batched
+    ensembles may round otherwise, so the device count joins it."""
+    return _key(config, kind="root_seeds", runs=list(SPREAD_ROOT_SEEDS), devices=len(jax.devices()))
+
+
+def _compute_root_seed_spread(config: UncertaintyConfig) -> dict[str, np.ndarray]:
+    # One program over the 20 reruns: their ensembles train batched, another valid float
+    # order than run()'s, as good a sample for a spread (see run_many).
+    return _figure_arrays(run_many(SPREAD_ROOT_SEEDS, config=config, mesh=default_mesh()))

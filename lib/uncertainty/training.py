@@ -238,8 +238,9 @@ def train_ensemble_loop(
         nudge_params(models, nudge)
     idx = bootstrap_indices(bkey, members=members, n=data.x.shape[0])
     batch = {"x": data.x[idx], "y": data.y[idx]}
-    if step == "replay":
+    if step == "replay" and EagerTape.supported():
         return models, _replay_steps(models, optimizers, batch, steps, progress)
+    # "replay" without the recorder's hook: the eager calls themselves (same bits, slower).
     call = _jit_ensemble_train_step if step == "jit" else ensemble_train_step
     losses = []
     for i in range(1, steps + 1):

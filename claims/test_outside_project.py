@@ -1,0 +1,103 @@
+"""The plugin in another project: the worked example of docs/ADDING_A_DOCUMENT.md, built
+from the page's own code blocks in a folder outside this repository and run through the
+plugin with --strict-markers."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fault_tools import REPO_ROOT, TIMEOUT_S, child_env
+
+pytestmark = pytest.mark.slow  # three pytest processes
+
+GUIDE = REPO_ROOT / "docs" / "ADDING_A_DOCUMENT.md"
+# A file of the example: a `<!-- file: NAME -->` line, then its fenced code block.
+# No cache folder left behind; markers checked: the plugin must register its own.
+STRICT = ("-p", "no:cacheprovider", "--strict-markers")
+_FILE_BLOCK = re.compile(r"<!-- file: (?P<name>\S+) -->\n```\w*\n(?P<text>.*?)\n```", re.DOTALL)
+
+
+def example_files() -> dict[str, str]:
+    """File name -> text, as the guide shows them."""
+    files = {m["name"]: m["text"] + "\n" for m in _FILE_BLOCK.finditer(GUIDE.read_text())}
+    if not files:
+        raise AssertionError(f"{GUIDE} shows no example files")
+    return files
+
+
+def run_outside(folder: Path, *plugin: str, autoload: bool) -> subprocess.CompletedProcess:
+    for name, text in example_files().items():
+        (folder / name).write_text(text)
+    env = child_env(**({} if autoload else {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}))
+    env.pop("PYTHONPATH", None)  # the package as installed, not this checkout's folder
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", *plugin, *STRICT, "--report-dir", "report"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+
+
+@pytest.fixture(scope="module")
+def outside(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("outside")
+    assert REPO_ROOT not in folder.parents
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("plugin", "autoload"),
+    [(("-p", "lib.report.plugin"), False), ((), True)],
+    ids=["p-flag", "entry-point"],
+)
+def test_guide_example_runs_through_the_plugin(outside, plugin, autoload):
+    """The three claims pass, appear in the table and in audit.json with their verdicts."""
+    folder = outside / ("flag" if plugin else "entry-point")
+    folder.mkdir()
+    result = run_outside(folder, *plugin, autoload=autoload)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "3 passed" in result.stdout
+    rows = {line.split()[0]: line for line in result.stdout.splitlines() if line.startswith("toy-")}
+    assert sorted(rows) == ["toy-1", "toy-2", "toy-3"]
+    assert all("holds" in row for row in rows.values()), rows
+    audit = json.loads((folder / "report" / "audit.json").read_text())
+    claims = {c["id"]: c for c in audit["claims"]}
+    assert {k: (c["document"], c["verdict"]) for k, c in claims.items()} == {
+        k: ("toy", "holds") for k in ("toy-1", "toy-2", "toy-3")
+    }
+    assert list(claims["toy-1"]["details"]["orders"]) == ["faithful", "float32"]
+    assert "partial" not in audit
+
+
+def test_loading_the_plugin_leaves_jax_alone(outside):
+    """A project that loads the plugin and never uses JAX does not get it imported (nor its
+    compilation cache or XLA flags set) before or while its tests run."""
+    folder = outside / "no-jax"
+    folder.mkdir()
+    (folder / "test_no_jax.py").write_text(
+        "import os, sys\n\n\n"
+        "def test_jax_untouched():\n"
+        "    assert 'jax' not in sys.modules\n"
+        "    assert 'CLAIMS_COMPILATION_CACHE_DIR' not in os.environ\n"
+        "    assert 'xla_gpu_deterministic_ops' not in os.environ.get('XLA_FLAGS', '')\n"
+    )
+    env = child_env(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    for name in ("CLAIMS_COMPILATION_CACHE_DIR", "XLA_FLAGS", "PYTHONPATH"):
+        env.pop(name, None)  # this suite's settings, inherited from this process
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "lib.report.plugin", *STRICT, "--no-report"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "1 passed" in result.stdout
