@@ -18,10 +18,15 @@ import subprocess
 import sys
 import textwrap
 
+import jax
+import numpy as np
 import pytest
+from flax import nnx
 
 from lib.sharding import padded_length
-from lib.uncertainty.experiment import UncertaintyConfig
+from lib.uncertainty.data import root_keys
+from lib.uncertainty.experiment import UncertaintyConfig, _inputs
+from lib.uncertainty.training import make_ensemble, new_mc_model, nudge_params
 
 # A short uncertainty recipe: the check is about the order of computation, not convergence.
 SMALL = UncertaintyConfig(mc_steps=40, mc_samples=6, ensemble_steps=40)
@@ -118,3 +123,37 @@ def test_batched_and_sharded_runs_reproduce_single_runs():
         moved = {name: d for name, d in out[kind].items() if d}
         assert set(moved) <= ENSEMBLE_OUTPUTS, (kind, moved)
         assert max(moved.values(), default=0.0) < 1e-3, (kind, moved)
+
+
+def _values(state) -> list:
+    """The leaves of an nnx state as plain arrays (PRNG keys as their key data)."""
+    return [
+        jax.random.key_data(leaf)
+        if jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key)
+        else leaf
+        for leaf in jax.tree.leaves(state)
+    ]
+
+
+def test_batched_initial_weights_are_those_of_single_runs():
+    """`run_many` draws every run's initial weights (and RNG states) in one batched program:
+    they are the values `run` starts from, bit for bit, the nudged twins' included."""
+    seeds, nudges = (0, 7, 0), (None, None, 3)
+    _, (_, _, mc_state, ens_state, *_) = _inputs(seeds, nudges, SMALL)
+    for i, (seed, nudge) in enumerate(zip(seeds, nudges, strict=True)):
+        _, tkey, _ = root_keys(seed)
+        mc = new_mc_model(seed, lr=SMALL.lr, dropout_rate=SMALL.dropout_rate, nudge=nudge)
+        models, optimizers = make_ensemble(
+            tkey, members=SMALL.members, lr=SMALL.lr, dropout_rate=SMALL.dropout_rate
+        )
+        if nudge is not None:
+            nudge_params(models, nudge)
+        for batched, single in (
+            (mc_state, nnx.state(mc)),
+            (ens_state, nnx.state((models, optimizers))),
+        ):
+            ours = _values(jax.tree.map(lambda a, i=i: a[i], batched))
+            theirs = _values(single)
+            assert len(ours) == len(theirs)
+            for a, b in zip(ours, theirs, strict=True):
+                np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
