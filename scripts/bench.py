@@ -389,7 +389,8 @@ def bench_sweep(split, seeds: int, keys: int, repeats: int) -> dict:
 def profile_run_many(keys: int) -> dict:
     """Where `run_many(keys)`'s time goes: drawing the inputs on the host, compiling the
     program, running it; and the program with the ensemble cut to one step (its cost is then
-    the MC-Dropout nets') and with MC-Dropout cut to one step and one pass (the ensembles')."""
+    the MC-Dropout nets') and with MC-Dropout cut to one step and one pass (the ensembles');
+    and `run` of one key, the unit of a --seeds sweep's uncertainty runs."""
     config = UncertaintyConfig()
     seeds = tuple(range(1, keys + 1))
     host = []
@@ -409,12 +410,15 @@ def profile_run_many(keys: int) -> dict:
     out["run"] = run_t
     for part, c in parts.items():
         out[part] = timed(lambda c=c: run_many(seeds, config=c), 1)
+    # One key alone, as `uncertainty_result(key, "scan")` runs each key of a --seeds sweep.
+    out["run_one_key"] = timed(lambda: run(1), 1)
     out["load_after"] = _load()
     print(
         f"  run_many({keys}) profile: host inputs {host[0]:.2f} s (again {host[1]:.2f} s), "
         f"compile {compile_s:.2f} s, "
         f"run {run_t['median_s']:.2f} s; MC-Dropout alone {out['mc_dropout']['median_s']:.2f} s, "
-        f"ensembles alone {out['ensemble']['median_s']:.2f} s",
+        f"ensembles alone {out['ensemble']['median_s']:.2f} s; run(1) alone "
+        f"{out['run_one_key']['median_s']:.2f} s",
         flush=True,
     )
     return out
@@ -481,12 +485,17 @@ def pytest_run(args: list[str], cache: Path, report: Path) -> dict:
     summary = next(
         (line.strip() for line in reversed(output) if re.search(r" in [\d.]+s", line)), ""
     )
+    try:  # what the run computed and how long each took (the report's cache events)
+        events = json.loads((report / "audit.json").read_text())["metadata"]["cache"]["events"]
+    except (OSError, KeyError, ValueError):
+        events = []
     return {
         "wall_s": wall,
         "cpu_s": after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime,
         "exit_code": proc.returncode,
         "summary": summary,
         "peak_rss_mb": max(peaks.values(), default=0) / 1024,
+        "computed": [e for e in events if e["status"] != "hit"],
         "load_before": load,
         "load_after": _load(),
     }
@@ -565,7 +574,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", type=_sections, default=[s for s in SECTIONS if s != "sweep"])
     parser.add_argument("--repeats", type=int, default=1, help="steady calls after the first")
-    parser.add_argument("--ensemble-steps", type=int, default=100, help="ensemble steps timed")
+    parser.add_argument("--ensemble-steps", type=int, default=50, help="ensemble steps timed")
     parser.add_argument("--spread-keys", type=_counts, default=[], help="more run_many counts")
     parser.add_argument("--seeds", type=int, default=1000, help="sweep: seeds per net (0: skip)")
     parser.add_argument("--keys", type=int, default=1000, help="sweep: root keys (0: skip)")

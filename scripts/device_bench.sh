@@ -2,7 +2,8 @@
 # The GPU figures of the performance issue, in one run of a few minutes (scripts/bench.py):
 #   1. calibration: train_nets on SEEDS seeds per net, one call each, compilation included
 #      (target: <= 30 s per net at 1,000 seeds), and where run_many's time goes on
-#      PROFILE_KEYS root keys (host inputs, compile, run; MC-Dropout and ensembles apart);
+#      PROFILE_KEYS root keys (host inputs, compile, run; MC-Dropout and ensembles apart;
+#      one key's `run`, the unit of a --seeds sweep);
 #   2. uncertainty: run_many on KEYS root keys, one call, compilation included (target:
 #      <= 60 s at 1,000 keys);
 #   3. the cold audit, `pytest claims -n WORKERS -m "claim or health"` on empty caches
@@ -45,8 +46,8 @@ part() {  # part NAME LIMIT_S BENCH_ARGS...: one bench.py run, its JSON in $part
 }
 
 start=$SECONDS
-part calibration 150 --only sweep --seeds "$seeds" --keys 0 --repeats 0 --profile-keys "$profile_keys"
-part uncertainty 150 --only sweep --seeds 0 --keys "$keys" --repeats 0
+part calibration 180 --only sweep --seeds "$seeds" --keys 0 --repeats 0 --profile-keys "$profile_keys"
+part uncertainty 120 --only sweep --seeds 0 --keys "$keys" --repeats 0
 ((audit)) && part audit 120 --only audit --workers "$workers" --no-warm
 echo "== done in $((SECONDS - start)) s =="
 
@@ -70,7 +71,8 @@ for name, report in found.items():
               f"{[round(s, 2) for s in profile['host_inputs_s']]} s, compile {profile['compile_s']:.1f} s, run "
               f"{profile['run']['median_s']:.2f} s; MC-Dropout alone "
               f"{profile['mc_dropout']['median_s']:.2f} s, ensembles alone "
-              f"{profile['ensemble']['median_s']:.2f} s")
+              f"{profile['ensemble']['median_s']:.2f} s; run(1) alone "
+              f"{profile['run_one_key']['median_s']:.2f} s")
 if out:
     Path(out).mkdir(parents=True, exist_ok=True)
     (Path(out) / "bench-gpu.json").write_text(json.dumps(merged, indent=1))
