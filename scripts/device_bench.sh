@@ -31,6 +31,8 @@ done
 cd "$(dirname "$0")/.."
 python=${PYTHON:-.venv/bin/python}
 [[ -x "$python" ]] || python=python3
+# The project need not be installed (a copied checkout): its modules are found from here.
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 # Several processes share one accelerator: none may take most of its memory up front.
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
 parts=$(mktemp -d)
