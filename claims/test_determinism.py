@@ -69,9 +69,16 @@ def start(script: str, cache_dir: Path) -> subprocess.Popen:
     )
 
 
-def finish(child: subprocess.Popen) -> str:
+# A cold faithful uncertainty run (MC-Dropout loop, 1,000 replayed eager ensemble steps, all
+# compiled afresh) takes about 60 s alone on 2 cores; two run side by side with the other
+# xdist worker busy, so up to three times that, with room to spare: a harness limit, not a
+# figure of the test.
+COLD_RUN_TIMEOUT_S = 360
+
+
+def finish(child: subprocess.Popen, timeout: float = TIMEOUT_S) -> str:
     """Wait for a child to succeed; return its stdout."""
-    out, err = child.communicate(timeout=TIMEOUT_S)
+    out, err = child.communicate(timeout=timeout)
     assert child.returncode == 0, err
     return out
 
@@ -95,7 +102,7 @@ def test_uncertainty_cold_runs_are_bit_identical(tmp_path):
     runs = [start(UNCERTAINTY_CHILD, tmp_path / name) for name in ("a", "b")]
     with reaped(*runs):
         for child in runs:
-            finish(child)
+            finish(child, timeout=COLD_RUN_TIMEOUT_S)
     first, second = stored(tmp_path / "a"), stored(tmp_path / "b")
     assert len(first) == 1 and first.keys() == second.keys()
     assert first == second

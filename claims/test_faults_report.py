@@ -31,6 +31,7 @@ from fault_tools import (
 from lib.data import DataError
 from lib.report import audit
 from lib.report.claim import PROPERTY, Claim, ClaimMeta, ClaimRecord
+from lib.report.table import FOOTNOTES
 
 pytestmark = pytest.mark.fault
 
@@ -262,9 +263,7 @@ def test_finding_that_no_longer_reproduces_says_so(tmp_path):
     result = run_audit_pytest(folder, "--report-dir", "out")
     assert result.returncode == 1, result.stdout
     assert claim_rows(result.stdout) == {"f-gone": "GONE"}
-    assert "FINDING GONE a recorded finding now holds in every order: the run fails" in (
-        result.stdout
-    )
+    assert FOOTNOTES["FINDING GONE"] in result.stdout
     markdown = (folder / "out" / "audit.md").read_text()
     assert "**finding gone: the recorded finding no longer reproduces (the run fails)**" in markdown
 
