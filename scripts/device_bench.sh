@@ -14,8 +14,11 @@
 #   CLAIMS_DATA_DIR=.data scripts/device_bench.sh [--seeds 1000] [--keys 1000]
 #       [--profile-keys 50] [--workers 8] [--no-audit]
 #
-# PYTHON picks the interpreter (default .venv/bin/python, else python3). On a CPU, try it
-# small: scripts/device_bench.sh --seeds 3 --keys 2 --profile-keys 2 --no-audit
+# PYTHON picks the interpreter (default .venv/bin/python, else python3). CLAIMS_DATA_DIR,
+# when set, must hold both data sets (docs/DATA.md), e.g. from this machine's copies:
+#   mkdir -p .data/fashion-mnist .data/mnist
+#   cp /usr/share/datasets/fashion-mnist/*.gz .data/fashion-mnist/; cp fixtures/mnist/*.gz .data/mnist/
+# On a CPU, try it small: scripts/device_bench.sh --seeds 3 --keys 2 --profile-keys 2 --no-audit
 set -uo pipefail
 seeds=1000 keys=1000 profile_keys=50 workers=8 audit=1
 while (($#)); do
