@@ -100,6 +100,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--reference", help="a JSON from another device to compare accuracies with")
     parser.add_argument("--out", help="write the figures as JSON here (process 0)")
     parser.add_argument("--arrays", help="write every trained array as .npz here (process 0)")
+    parser.add_argument(
+        "--compile-cache",
+        action="store_true",
+        help="keep compiled programs between runs (lib/compile_cache.py: "
+        "$CLAIMS_COMPILATION_CACHE_DIR, else .cache/xla); a first call then compiles only "
+        "what no earlier run cached",
+    )
     small = parser.add_argument_group("a smaller sweep (defaults: the recipes')")
     small.add_argument("--nets", type=_nets, help="comma-separated, e.g. yat (default: both)")
     small.add_argument("--epochs", type=_positive, help="calibration epochs")
@@ -126,6 +133,10 @@ def main(argv: list[str] | None = None) -> None:
         )
     except distributed.LaunchError as error:
         sys.exit(f"device_sweep: {error}")
+    if args.compile_cache:
+        from lib.compile_cache import enable_compilation_cache
+
+        enable_compilation_cache()
 
     import jax
 
