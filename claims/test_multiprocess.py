@@ -2,12 +2,15 @@
 
 `scripts/device_sweep.py` started twice with a coordinator on 127.0.0.1 (lib/distributed.py,
 JAX's gloo CPU collectives, two CPU devices per process) spreads a small sweep over the four
-devices of both processes: 3 seeds of the Yat net for 1 epoch on 5,000 training rows and the
-uncertainty recipe from 3 root keys for 20 steps (the check is about where the runs are
-computed, not about learning). The same command in one process with four CPU devices is the
-reference. Both pad the 3 runs to 8, 2 per device (`lib.sharding.padded_length`), so every
-device computes the same program on the same inputs in both set-ups: the results must be
-equal bit for bit, in every process; only process 0 writes files.
+devices of both processes: 3 seeds of the Yat net for 1 epoch on 1,000 training rows and the
+uncertainty recipe from 3 root keys for 5 steps with 2 MC passes (the check is about where
+the runs are computed, not about learning). The same command in one process with four CPU
+devices is the reference. Both pad the 3 runs to 8, 2 per device
+(`lib.sharding.padded_length`), so every device computes the same program on the same inputs
+in both set-ups: the results must be equal bit for bit, in every process; only process 0
+writes files. Compiling is most of the time (docs/MULTIHOST.md, "Time"): the processes keep
+their programs in the suite's compiled-program cache, which spares the reference and
+process 0 on a warm run (JAX writes it from process 0 only).
 
 A launch that cannot work must end every process with a clear error, never a hang: a
 process that never joins, processes told different numbers of processes, a coordinator port
