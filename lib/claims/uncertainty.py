@@ -30,8 +30,9 @@ from lib.robustness.effects import Compared, Comparison, Effect, Region, safe_ra
 from lib.robustness.uncertainty import METHODS, REGIONS, aleatoric_fit, band_sd, epistemic_ratios
 from lib.tolerance import K_SIGMA, half_unit
 from lib.uncertainty import GaussianMLP, headline_figures
+from lib.uncertainty.config import ENSEMBLE_PRINT_EVERY, MC_PRINT_EVERY
 from lib.uncertainty.data import true_function
-from lib.uncertainty.experiment import ENSEMBLE_PRINT_STEPS, MC_PRINT_STEPS, UncertaintyResult
+from lib.uncertainty.experiment import UncertaintyResult
 from lib.uncertainty.health import uncertainty_health
 from lib.uncertainty.results import spread
 from lib.verdict import Judgement, all_close, satisfied
@@ -47,9 +48,9 @@ MC_TRACE = ("2.0752", "2.0067", "2.0034", "2.0042", "2.0025")
 MC_EPISTEMIC = ("0.27764", "0.72647")
 ENS_TRACE = ("0.2462", "-0.1143", "-0.1560", "-0.2839", "-0.3380")
 ENS_EPISTEMIC = ("0.02592", "0.12889")
-MC_TRACE_NAMES = tuple(f"mc_nll_{step}" for step in MC_PRINT_STEPS)
+MC_TRACE_NAMES = tuple(f"mc_nll_{MC_PRINT_EVERY * (i + 1)}" for i in range(len(MC_TRACE)))
 MC_EPISTEMIC_NAMES = ("mc_epistemic_in", "mc_epistemic_away")
-ENS_TRACE_NAMES = tuple(f"ens_nll_{step}" for step in ENSEMBLE_PRINT_STEPS)
+ENS_TRACE_NAMES = tuple(f"ens_nll_{ENSEMBLE_PRINT_EVERY * (i + 1)}" for i in range(len(ENS_TRACE)))
 ENS_EPISTEMIC_NAMES = ("ens_epistemic_in", "ens_epistemic_away")
 
 # The rules behind the guide's qualitative words; each claim's reading says how.
