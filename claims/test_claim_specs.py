@@ -83,14 +83,6 @@ NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
 # still match (a stale entry fails), so the list only shrinks.
 ALLOWED: dict[tuple[str, str], str] = {
     **{
-        ("lib/uncertainty/experiment.py", figure): "PUBLISHED restates the guide's figures "
-        "as floats; it belongs to the recipe config's owner (issue 13, item 2), who drops "
-        "the values (the names suffice), and then these entries"
-        for spec in uncertainty.SPECS.values()
-        if spec.id in ("unc-04a", "unc-04b", "unc-05a", "unc-05b")
-        for figure in spec.published
-    },
-    **{
         (path, calibration.SPECS["cal-08b"].published): "a worked fault's NLL (at T = 20), "
         "not the post's temperature"
         for path in ("lib/calibration/health.py", "claims/test_faults_metrics.py")

@@ -52,6 +52,14 @@ MC_TRACE_NAMES = tuple(f"mc_nll_{MC_PRINT_EVERY * (i + 1)}" for i in range(len(M
 MC_EPISTEMIC_NAMES = ("mc_epistemic_in", "mc_epistemic_away")
 ENS_TRACE_NAMES = tuple(f"ens_nll_{ENSEMBLE_PRINT_EVERY * (i + 1)}" for i in range(len(ENS_TRACE)))
 ENS_EPISTEMIC_NAMES = ("ens_epistemic_in", "ens_epistemic_away")
+PRINTED = dict(
+    zip(
+        MC_TRACE_NAMES + MC_EPISTEMIC_NAMES + ENS_TRACE_NAMES + ENS_EPISTEMIC_NAMES,
+        MC_TRACE + MC_EPISTEMIC + ENS_TRACE + ENS_EPISTEMIC,
+        strict=True,
+    )
+)
+"""The guide's printed figures by name (the keys of `headline_figures`), as printed."""
 
 # The rules behind the guide's qualitative words; each claim's reading says how.
 MARKEDLY = 2.0  # "markedly larger"

@@ -42,24 +42,6 @@ from .training import (
 REGIONS = ("in", "away", "gap", "tails")
 REGION_MASKS = ("in_cluster", "away", "gap", "tails")
 
-PUBLISHED: dict[str, float] = {
-    "mc_nll_100": 2.0752,
-    "mc_nll_200": 2.0067,
-    "mc_nll_300": 2.0034,
-    "mc_nll_400": 2.0042,
-    "mc_nll_500": 2.0025,
-    "mc_epistemic_in": 0.27764,
-    "mc_epistemic_away": 0.72647,
-    "ens_nll_200": 0.2462,
-    "ens_nll_400": -0.1143,
-    "ens_nll_600": -0.1560,
-    "ens_nll_800": -0.2839,
-    "ens_nll_1000": -0.3380,
-    "ens_epistemic_in": 0.02592,
-    "ens_epistemic_away": 0.12889,
-}
-"""The figures in the guide's "Results" block (root seed 0), keyed as in :func:`headline_figures`."""
-
 
 @dataclasses.dataclass(frozen=True)
 class UncertaintyResult:
@@ -384,8 +366,23 @@ def printed_trace(result: UncertaintyResult) -> dict[str, dict[int, float]]:
     }
 
 
+def printed_figure_names(config: UncertaintyConfig) -> tuple[str, ...]:
+    """The names of the figures the guide prints for a run of `config`, in print order: the
+    keys of :func:`headline_figures` (the printed values themselves: lib/claims/uncertainty.py)."""
+    mc = _printed_steps(MC_PRINT_EVERY, config.mc_steps)
+    ensemble = _printed_steps(ENSEMBLE_PRINT_EVERY, config.ensemble_steps)
+    return (
+        *(f"mc_nll_{s}" for s in mc),
+        "mc_epistemic_in",
+        "mc_epistemic_away",
+        *(f"ens_nll_{s}" for s in ensemble),
+        "ens_epistemic_in",
+        "ens_epistemic_away",
+    )
+
+
 def headline_figures(result: UncertaintyResult) -> dict[str, float]:
-    """The guide's printed figures for this result, keyed as :data:`PUBLISHED`."""
+    """The guide's printed figures for this result, keyed as :func:`printed_figure_names`."""
     trace = printed_trace(result)
     summary = region_summary(result)
     figures = {f"mc_nll_{s}": v for s, v in trace["mc"].items()}
