@@ -63,3 +63,66 @@ def test_the_check_sees_imports_inside_functions(tmp_path: Path) -> None:
         "m.py:4 imports jax.numpy",
         "m.py:5 imports lib.robustness",
     ]
+
+
+WRITER = """
+import json, sys
+from pathlib import Path
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from lib.report import audit
+from lib.report.claim import ClaimRecord
+from lib.report.documents import Document, FigureSpec, Source
+
+
+def line(data):
+    fig = Figure(figsize=(2, 2), dpi=40)
+    FigureCanvasAgg(fig)
+    fig.add_subplot().plot(data["y"])
+    return fig
+
+
+toy = Document(
+    "toy",
+    Source("A toy", "note"),
+    lambda: {"slope": 2.0},
+    (FigureSpec("line.png", "The line.", ("toy-1",), line),),
+    lambda robustness: {"line.png": {"y": np.arange(3.0)}},
+)
+record = ClaimRecord("toy-1", "toy", "Fit", "a claim", "2.0", "2.0", "± 0.1", "holds", {})
+audit.write_report(
+    Path(sys.argv[1]), records=[record], expected={}, cache_events=[], wall_s=0.0,
+    documents=[[toy]], figure_cache=Path(sys.argv[2]),
+)
+print(json.dumps({"jax": "jax" in sys.modules, "flax": "flax" in sys.modules}))
+"""
+
+
+def test_a_report_of_a_project_without_jax_imports_no_jax(tmp_path: Path) -> None:
+    """A document registered by another project: its section, figure and source reach the
+    report, and writing it imports neither JAX nor Flax (no device is recorded)."""
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "report"), str(tmp_path / "figures")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == {"jax": False, "flax": False}
+    written = json.loads((tmp_path / "report" / "audit.json").read_text())
+    assert written["toy"] == {"slope": 2.0}
+    assert [f["file"] for f in written["figures"]] == ["line.png"]
+    assert written["metadata"]["device"] is None
+    assert written["metadata"]["documents"] == {"toy": {"title": "A toy", "kind": "note", "url": None}}  # fmt: skip
+    assert (tmp_path / "report" / "figures" / "line.svg").is_file()
+    assert "A toy" in (tmp_path / "report" / "audit.md").read_text()

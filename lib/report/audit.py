@@ -228,13 +228,11 @@ def _write(
     figures: list[Path] = []
     if not partial:
         (staging / "figures").mkdir()
-        audit["figures"] = drawing.draw_all(
-            staging / "figures",
-            documents,
-            robustness=audit.get("robustness"),
-            cache_dir=figure_cache,
+        robustness = audit.get("robustness")
+        figures = drawing.draw_all(
+            staging / "figures", documents, robustness=robustness, cache_dir=figure_cache
         )
-        figures = [staging / "figures" / entry["file"] for entry in audit["figures"]]
+        audit["figures"] = drawing.index(documents, robustness)
         _keep_user_files(report_dir / "figures", staging / "figures", ours)
     (staging / "audit.json").write_text(json.dumps(audit, indent=2, allow_nan=False) + "\n")
     (staging / "audit.md").write_text(markdown.render(audit, [f.name for f in figures]))

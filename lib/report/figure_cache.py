@@ -1,8 +1,10 @@
 """Drawn figures kept on disk, keyed by what they are drawn from: the data and the code.
 
 A figure's key is a sha256 of its file name, a digest of its data and a digest of the code
-that draws it (the source files of its `draw` function's module and of every `lib` module
-that imports, read statically as lib/cache.py does, plus matplotlib's version). An entry is
+that draws it: the source files of its `draw` function's module and of every `lib` module
+that imports, read statically as lib/cache.py does (for a module outside `lib`, a project's
+own drawing code: that module's file and the `lib` modules it imports), the report's saving
+code and matplotlib's version. An entry is
 a folder holding the PNG, its SVG twin and their sha256s; it is built in a temporary folder
 and renamed into place whole, and checked on every read: a damaged entry is drawn again,
 never served.
@@ -17,7 +19,6 @@ import inspect
 import json
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -74,15 +75,15 @@ def _feed(digest: Any, value: Any, where: str) -> None:
 
 
 @functools.cache
-def _module_digest(module: str) -> str:
-    """Digest of `module`'s code: its lib import closure, or, for a module outside lib (a
-    project's own drawing code), its own source file and the lib modules it imports."""
+def _module_digest(module: str, source: str | None) -> str:
+    """Digest of the code of `module` (whose file is `source`): its lib import closure, or,
+    for a module outside lib (a project's own drawing code), its own source file and the
+    lib modules it imports. The report's saving code and matplotlib's version join both."""
     paths = set(lib_sources(_SAVER))
     digest = hashlib.sha256()
     if module.split(".")[0] == "lib":
         paths |= set(lib_sources(module))
     else:
-        source = inspect.getsourcefile(sys.modules[module])
         if source is None:
             raise TypeError(f"cannot read the source of {module}, which draws a figure")
         text = Path(source).read_bytes()
@@ -106,7 +107,12 @@ def _lib_imports(text: str) -> set[str]:
 
 def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
     """The cache key of figure `file` drawn by `draw` from `data`."""
-    parts = {"file": file, "code": _module_digest(draw.__module__), "data": data_digest(data)}
+    try:
+        source = inspect.getsourcefile(draw)
+    except TypeError:  # a builtin or C function: no source
+        source = None
+    code = _module_digest(draw.__module__, source)
+    parts = {"file": file, "code": code, "data": data_digest(data)}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
 
 

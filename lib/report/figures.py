@@ -587,19 +587,47 @@ def figure_names(documents: Iterable[Document]) -> set[str]:
     return {name for spec in specs for name in (spec.file, str(Path(spec.file).with_suffix(".svg")))}  # fmt: skip
 
 
+def _specs(
+    documents: Iterable[Document], robustness: dict | None
+) -> list[tuple[str, FigureSpec, list[str]]]:
+    """(document, spec, claims) of every figure drawn, in order: each document's, then the
+    robustness figure when the section has claims to draw."""
+    if not all(isinstance(d, Document) for d in documents):
+        raise TypeError(f"documents must be Document objects; got {documents!r}")
+    specs = [(d.name, spec, list(spec.claims)) for d in documents for spec in d.figures]
+    if robustness is not None and robustness_claims(robustness):
+        specs.append(("robustness", ROBUSTNESS, robustness_claims(robustness)))
+    return specs
+
+
+def index(documents: Iterable[Document], robustness: dict | None = None) -> list[dict[str, Any]]:
+    """audit.json's `figures` index of what `draw_all` writes: per figure its file, SVG twin,
+    document ("robustness" for the robustness figure), caption and claim ids."""
+    return [
+        {
+            "file": spec.file,
+            "svg": str(Path(spec.file).with_suffix(".svg")),
+            "document": document,
+            "caption": spec.caption,
+            "claims": claims,
+        }
+        for document, spec, claims in _specs(documents, robustness)
+    ]
+
+
 def draw_all(
     folder: Path,
     documents: Iterable[Document],
     *,
     robustness: dict | None = None,
     cache_dir: Path | None = None,
-) -> list[dict[str, Any]]:
+) -> list[Path]:
     """Write the figures of `documents` into `folder`, each a PNG and an SVG beside it.
 
     Args:
       folder: an existing directory.
       documents: the documents whose figures are drawn, in this order (each one's data is
-        gathered by its own `figure_data`).
+        gathered by its own `figure_data`, checked to cover its figures before any drawing).
       robustness: the report's robustness section, drawn as robustness.png (last) when it
         has claims to draw.
       cache_dir: where drawn figures are kept by the digest of their data and code
@@ -607,31 +635,23 @@ def draw_all(
         figure is drawn.
 
     Returns:
-      audit.json's `figures` index of what was written: per figure its file, SVG twin,
-      document ("robustness" for the robustness figure), caption and claim ids.
+      The PNGs' paths, in the order of `index(documents, robustness)`.
     """
-    if isinstance(documents, str | Document):
-        raise TypeError(f"documents must be a list of Document objects; got {documents!r}")
+    documents = list(documents)
+    specs = _specs(documents, robustness)  # checks `documents` before any data is gathered
+    data = {spec.file: value for d in documents for spec, value in _data(d, robustness)}
+    if robustness is not None:
+        data[ROBUSTNESS.file] = robustness
     folder = Path(folder)
-    jobs: list[tuple[str, FigureSpec, Any, list[str]]] = []
-    for document in documents:
-        data = document.data_of_figures(robustness)
-        jobs += [(document.name, spec, data[spec.file], list(spec.claims)) for spec in document.figures]  # fmt: skip
-    if robustness is not None and robustness_claims(robustness):
-        jobs.append(("robustness", ROBUSTNESS, robustness, robustness_claims(robustness)))
-    index = []
-    for document, spec, data, claims in jobs:
+    paths = []
+    for _, spec, _ in specs:
         if cache_dir is None:
-            _save(spec.draw(data), folder / spec.file)
+            paths.append(_save(spec.draw(data[spec.file]), folder / spec.file))
         else:
-            cached_figure(cache_dir, spec.file, spec.draw, data, _save, folder)
-        index.append(
-            {
-                "file": spec.file,
-                "svg": str(Path(spec.file).with_suffix(".svg")),
-                "document": document,
-                "caption": spec.caption,
-                "claims": claims,
-            }
-        )
-    return index
+            paths.append(cached_figure(cache_dir, spec.file, spec.draw, data[spec.file], _save, folder)[0])  # fmt: skip
+    return paths
+
+
+def _data(document: Document, robustness: dict | None) -> list[tuple[FigureSpec, Any]]:
+    data = document.data_of_figures(robustness)
+    return [(spec, data[spec.file]) for spec in document.figures]
