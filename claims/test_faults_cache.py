@@ -346,7 +346,7 @@ def test_uncertainty_entry_with_wrong_shapes_is_recomputed(tmp_path, monkeypatch
 def test_spread_entry_with_wrong_shapes_is_recomputed(tmp_path, monkeypatch):
     """A stored spread holding 5 reruns instead of 20 (its tolerances would be off): recomputed."""
     monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
-    names = uncertainty_results.PUBLISHED
+    names = uncertainty_results.printed_figure_names(UncertaintyConfig())
     runs = uncertainty_results.SPREAD_ROOT_SEEDS
     key = uncertainty_results.root_seed_spread_key(UncertaintyConfig())
     cache.cached("uncertainty-spread-root_seeds", key, lambda: dict.fromkeys(names, np.zeros(5)))

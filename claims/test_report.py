@@ -206,7 +206,7 @@ def test_markdown_names_the_documents_and_places_each_figure_by_its_claims():
         "document": "calibration",
         "section": "The forecaster's test, in code",
         "statement": "s",
-        "published": "1.76",
+        "published": "1.5",
         "measured": "1.8",
         "tolerance": "± 0.2",
         "verdict": "holds",

@@ -178,7 +178,7 @@ def test_written_report_has_every_figure_inline_and_an_svg_beside_each(
     """The report as the plugin writes it: audit.html holds every PNG of figures/, byte for
     byte and decodable; each PNG has an SVG twin; audit.json indexes the figures."""
     records = [
-        ClaimRecord("cal-02a", "calibration", "S", "a claim", "1.76", "1.7", "± 0.4", "holds", {}),
+        ClaimRecord("cal-02a", "calibration", "S", "a claim", "1.5", "1.7", "± 0.4", "holds", {}),
         ClaimRecord("unc-04b", "uncertainty", "S", "a claim", "0.27", "0.27", "± 0.1", "holds", {}),
     ]
     robustness = robustness_section({"calibration", "uncertainty"}, None)

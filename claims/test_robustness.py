@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from lib.calibration.experiment import PUBLISHED_SEEDS
+from lib.claims import calibration as calibration_claims
+from lib.claims import uncertainty as uncertainty_claims
 from lib.report import figures, markdown, table
 from lib.robustness import bootstrap, sensitivity
-from lib.robustness import calibration as calibration_claims
-from lib.robustness import uncertainty as uncertainty_claims
 from lib.robustness.calibration import figure
 from lib.robustness.summary import robustness_section
 from lib.robustness.sweep import MAX_SUBSETS, across_runs, across_seeds, label

@@ -25,7 +25,7 @@ SPREAD_FILE = Path(__file__).resolve().parent.parent / "fixtures" / "computation
 
 
 def half_unit(printed: str) -> float:
-    """Half a unit in the last digit of a figure as printed: "2.07" -> 0.005, "207" -> 0.5."""
+    """Half a unit in the last digit of a figure as printed: "0.25" -> 0.005, "125" -> 0.5."""
     exponent = Decimal(printed.strip().lstrip("+-")).as_tuple().exponent
     if not isinstance(exponent, int):
         raise ValueError(f"not a finite printed number: {printed!r}")

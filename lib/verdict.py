@@ -40,7 +40,7 @@ class Judgement:
 
 
 def close_to(measured: float, published: str, tolerance: float, **details: Any) -> Judgement:
-    """Holds when |measured - published| <= tolerance; `published` as printed ("6.20")."""
+    """Holds when |measured - published| <= tolerance; `published` as printed ("0.50")."""
     if not (math.isfinite(measured) and math.isfinite(tolerance) and tolerance >= 0):
         raise ValueError(
             f"measured and tolerance must be finite, tolerance >= 0; got {measured}, {tolerance}"

@@ -15,8 +15,9 @@ import json
 
 import numpy as np
 
+from lib.claims.uncertainty import PRINTED
 from lib.numerics import request_deterministic_gpu_ops
-from lib.uncertainty import PUBLISHED, headline_figures
+from lib.uncertainty import headline_figures
 from lib.uncertainty.health import health_figures
 from lib.uncertainty.results import spread, uncertainty_result
 
@@ -34,7 +35,7 @@ def main() -> None:
     )
     for name, value in seed0.items():
         keys, noise = spreads["root_seeds"][name], spreads["float_noise"][name]
-        published = f"{PUBLISHED[name]:9.5f}" if name in PUBLISHED else " " * 9
+        published = f"{PRINTED.get(name, ''):>9s}"
         print(
             f"{name:42s} {published} {value:9.5f} | {keys.mean():15.5f} {keys.min():9.5f} {keys.max():9.5f} | {noise.std(ddof=1):15.5f}"
         )

@@ -1,16 +1,21 @@
-"""What a claim test records: the published figure, the measured one, and the verdict.
+"""A claim as one object (`ClaimSpec`), and what its test records: the published figure,
+the measured one, and the verdict.
 
-A claim test takes the `claim` fixture and hands it the experiment's results in every
-valid float order (lib/orders.py) with a judge: a function from one order's results to
-a `Judgement` (built with `close_to`, `all_close` or `satisfied`). The verdict is
+A claim is defined once, as a `ClaimSpec`: its id, document, section, statement, the
+figure as published, the reading of its qualitative words, a recorded finding, and its
+judge, a function from one order's results (and the published figure) to a `Judgement`
+(built with `close_to`, `all_close` or `satisfied`). A document's specs form one
+`ClaimSpecs` registry; its tests are marked from it (`SPECS.mark(id)`) and ask the `claim`
+fixture to `check` the results in every valid float order (lib/orders.py). The verdict is
 - holds: the claim holds in every order;
 - refuted: it is refuted in every order;
 - sensitive: it depends on the order (reported with each order's figure; never fails).
 The record is written *before* the test passes or fails, so a refuted claim still reports
 its number; it travels to the controller through pytest's `user_properties`, which
 pytest-xdist forwards. A claim whose refutation is a recorded finding (`finding=` on its
-marker) is an expected failure when refuted in every order, and fails the run when it
-holds in every order (the record must be updated).
+spec or marker) is an expected failure when refuted in every order, and fails the run when
+it holds in every order (the record must be updated). A test without a spec passes its own
+judge (`check(orders, judge)`, `close_to`, `holds`).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
@@ -49,6 +54,111 @@ class ClaimMeta:
     section: str
     statement: str
     finding: str | None = None
+
+
+Published = str | tuple[str, ...] | None
+Rule = Callable[[Any, Published], Judgement]
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    """One claim, defined once: what the test, the table, audit.json and the sweeps read.
+
+    `published`: the figure (or figures) as the document prints it, or for a qualitative
+    claim the short form the audit shows; None where the judge states it (a health check's
+    threshold). `judge(results, published)`: the claim on one order's results (or on None,
+    for a claim that reads no results), measure and rule together. `reading`: how the
+    document's qualitative words become the rule, in our words. `finding`: a recorded
+    refutation, with the measured value. `once`: judged on the faithful order alone (a
+    claim about the code, the recipe or other root keys, which no float order changes).
+    `beside`: statistics recorded next to the verdict, never judged (e.g. bootstrap
+    intervals).
+    """
+
+    id: str
+    document: str
+    section: str
+    statement: str
+    published: Published
+    judge: Rule
+    reading: str | None = None
+    finding: str | None = None
+    once: bool = False
+    beside: Callable[[], dict[str, Any]] | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("id", "document", "section", "statement"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise ValueError(f"claim spec {self.id!r}: {name} must be a non-empty string")
+        published = self.published
+        parts = published if isinstance(published, tuple) else (published,)
+        if published is not None and not all(isinstance(p, str) and p for p in parts):
+            raise ValueError(
+                f"claim spec {self.id}: published must be the figure as printed (a string, "
+                f"or a tuple of them) or None; got {published!r}"
+            )
+        if not callable(self.judge):
+            raise ValueError(f"claim spec {self.id}: judge must be callable; got {self.judge!r}")
+
+    @property
+    def meta(self) -> ClaimMeta:
+        """The claim marker's fields."""
+        return ClaimMeta(self.id, self.document, self.section, self.statement, self.finding)
+
+    @property
+    def mark(self) -> pytest.MarkDecorator:
+        """The `claim` marker of this claim's test."""
+        return pytest.mark.claim(**asdict(self.meta))
+
+
+_SPECS: dict[str, ClaimSpec] = {}
+"""Every spec of the documents imported in this process, by id: what the `claim` fixture,
+which knows only its marker, judges with."""
+
+
+class ClaimSpecs(Mapping[str, ClaimSpec]):
+    """One document's claims by id, in definition order; creating it registers them."""
+
+    def __init__(self, specs: Iterable[ClaimSpec]):
+        self._specs: dict[str, ClaimSpec] = {}
+        for spec in specs:
+            if spec.id in self._specs:
+                raise ValueError(f"claim id {spec.id!r} is defined twice")
+            self._specs[spec.id] = spec
+        for spec in self._specs.values():
+            known = _SPECS.get(spec.id)
+            # The same module imported again (another import path) defines the same claim.
+            if known is not None and known.meta != spec.meta:
+                raise ValueError(
+                    f"claim id {spec.id!r} is defined twice: {known.meta} and {spec.meta}"
+                )
+            _SPECS[spec.id] = spec
+
+    def __getitem__(self, claim_id: str) -> ClaimSpec:
+        try:
+            return self._specs[claim_id]
+        except KeyError:
+            raise KeyError(f"no claim {claim_id!r}; defined: {sorted(self._specs)}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._specs)
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def mark(self, claim_id: str) -> pytest.MarkDecorator:
+        """The `claim` marker of the test of `claim_id`."""
+        return self[claim_id].mark
+
+    def param(self, claim_id: str, *values: Any, id: str) -> Any:
+        """A `pytest.param(*values)` of a parametrized claim test, marked as `claim_id`
+        (`values` default to the claim id)."""
+        return pytest.param(*(values or (claim_id,)), marks=self.mark(claim_id), id=id)
+
+
+def registered_spec(claim_id: str) -> ClaimSpec | None:
+    """The spec of `claim_id` among the documents imported in this process, if any."""
+    return _SPECS.get(claim_id)
 
 
 @dataclass
@@ -99,18 +209,56 @@ class Claim:
     def __init__(self, meta: ClaimMeta, user_properties: list[tuple[str, Any]]):
         self.meta = meta
         self._properties = user_properties
+        self.spec = registered_spec(meta.id)
+        if self.spec is not None and self.spec.meta != meta:
+            raise ValueError(
+                f"{meta.id}: the test's claim marker {meta} is not its spec's {self.spec.meta}; "
+                "mark the test with its spec (`SPECS.mark(id)`)"
+            )
 
     def check(
-        self, orders: Orders[R], judge: Callable[[R], Judgement], **extra: Any
+        self,
+        orders: Orders[R] | None = None,
+        judge: Callable[[R], Judgement] | None = None,
+        **extra: Any,
     ) -> ClaimRecord:
-        """Judge the claim on each order's results; `extra` details are recorded beside it
-        (statistics of the faithful run, e.g. bootstrap intervals)."""
-        judgements = {name: judge(results) for name, results in orders.items()}
-        return self._decide(judgements, extra)
+        """Judge the claim on each order's results: with its spec's judge, or with `judge`
+        for a claim without a spec. `extra` details are recorded beside it (statistics of the
+        faithful run, e.g. bootstrap intervals)."""
+        if judge is not None:
+            if self.spec is not None:
+                raise ValueError(f"{self.meta.id}: judged by its spec; pass no judge")
+            if orders is None:
+                raise ValueError(f"{self.meta.id}: a judge needs the results in every order")
+            return self._decide({name: judge(results) for name, results in orders.items()}, extra)
+        spec = self.spec
+        if spec is None:
+            raise ValueError(
+                f"{self.meta.id}: no ClaimSpec defines this claim and no judge was given"
+            )
+        if spec.once:
+            subject = None if orders is None else orders.faithful
+            judgements = {FAITHFUL: spec.judge(subject, spec.published)}
+        elif orders is None:
+            raise ValueError(f"{spec.id}: judged on every order; pass the results in each")
+        else:
+            judgements = {
+                name: spec.judge(results, spec.published) for name, results in orders.items()
+            }
+        for name, judgement in judgements.items():
+            if spec.published is not None and fmt(judgement.published) != fmt(spec.published):
+                raise ValueError(
+                    f"{spec.id}: its judge reports published {judgement.published!r} in order "
+                    f"{name!r}, its spec {spec.published!r}"
+                )
+        beside = spec.beside() if spec.beside is not None else {}
+        return self._decide(judgements, {**beside, **extra})
 
     def record(self, judgement: Judgement) -> ClaimRecord:
         """For a claim about the code or the recipe, not about trained numbers: one
         judgement that no float order can change."""
+        if self.spec is not None:
+            raise ValueError(f"{self.meta.id}: judged by its spec; use check()")
         return self._decide({FAITHFUL: judgement}, {})
 
     def close_to(self, measured: float, published: str, tolerance: float, **details: Any):
@@ -134,7 +282,8 @@ class Claim:
     def _decide(self, judgements: dict[str, Judgement], extra: dict[str, Any]) -> ClaimRecord:
         faithful = judgements[FAITHFUL]
         verdict = verdict_over({name: j.holds for name, j in judgements.items()})
-        details = {**faithful.details, **extra}
+        reading = self.spec.reading if self.spec is not None else None
+        details = {**({"reading": reading} if reading else {}), **faithful.details, **extra}
         if self.meta.finding:
             details["finding"] = self.meta.finding
         # Every claim lists its figure per order; one judged once (about the code or the

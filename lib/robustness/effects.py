@@ -1,4 +1,9 @@
-"""A comparative claim as data: the effect it measures and the region where it holds."""
+"""A comparative claim as data: the effects it measures and the regions where it holds.
+
+A `Comparison` is the rule of a comparative claim: its spec (lib/claims) judges the claim
+with it (`Compared`), and the robustness sweeps (other seeds, binnings, test-image
+resamples) re-evaluate the same object.
+"""
 
 from __future__ import annotations
 
@@ -56,35 +61,50 @@ class Effect:
 class Comparison:
     """A comparative claim: it holds when every one of its effects lies in its region.
 
-    `reading`: how the document's words become the regions, in our words (shown beside
-    the verdict). `per_seed`: whether the claim can be evaluated on a single seed (a ratio
-    of seed means can; a spread across seeds cannot). `extreme`: the statistic reads the
-    most extreme seed (a maximum, an argmin), for which a bootstrap over seeds is not valid.
+    `per_seed`: whether the claim can be evaluated on a single seed (a ratio of seed means
+    can; a spread across seeds cannot). `extreme`: the statistic reads the most extreme seed
+    (a maximum, an argmin), for which a bootstrap over seeds is not valid. `noise`, for a
+    one-effect claim: the half-width by which the claim's verdict widens the region on a
+    subject (the value's float-order noise); the sweeps, comparing seeds or binnings, read
+    the region as it is.
     """
 
     claim_id: str
     effects: tuple[Effect, ...]
-    reading: str = ""
     per_seed: bool = True
     extreme: bool = False
+    noise: Callable[[Any], float] | None = None
+
+    def __post_init__(self) -> None:
+        if self.noise is not None and len(self.effects) != 1:
+            raise ValueError(f"{self.claim_id}: noise widens the region of a one-effect claim")
 
     def judge(self, subject: Any, *, published: str) -> Judgement:
         """The claim on `subject` as the audit records it: every effect's value against its
         region (one definition for the test, the sweeps and the report)."""
         values = self.values(subject)
+        if self.noise is not None:
+            (effect,), (value,) = self.effects, values
+            half_width = self.noise(subject)
+            widened = Region(
+                effect.region.low - half_width,
+                effect.region.high + half_width,
+                effect.region.closed,
+            )
+            return satisfied(
+                widened.contains(value),
+                published=published,
+                measured=value,
+                tolerance=f"{effect.region} ± {half_width:.2f}",
+            )
         measured = (
             values[0]
             if len(values) == 1
             else {e.name: v for e, v in zip(self.effects, values, strict=True)}
         )
         regions = "; ".join(str(e.region) for e in self.effects)
-        details = {"reading": self.reading} if self.reading else {}
         return satisfied(
-            self.holds_for(values),
-            published=published,
-            measured=measured,
-            tolerance=regions,
-            **details,
+            self.holds_for(values), published=published, measured=measured, tolerance=regions
         )
 
     def values(self, subject: Any) -> list[float]:
@@ -98,6 +118,23 @@ class Comparison:
     def holds(self, subject: Any) -> bool:
         """Whether the claim holds on `subject`."""
         return self.holds_for(self.values(subject))
+
+
+def _itself(results: Any) -> Any:
+    return results
+
+
+@dataclass(frozen=True)
+class Compared:
+    """The judge of a comparative claim's spec: its comparison on what `reads` takes from
+    one order's results (the per-seed figures of a calibration run; an uncertainty run
+    itself)."""
+
+    comparison: Comparison
+    reads: Callable[[Any], Any] = _itself
+
+    def __call__(self, results: Any, published: Any) -> Judgement:
+        return self.comparison.judge(self.reads(results), published=published)
 
 
 def safe_ratio(numerator: float, denominator: float) -> float:

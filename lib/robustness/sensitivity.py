@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from lib import metrics
 from lib.calibration.evaluation import CalibrationResults
-from lib.robustness.calibration import PerSeed, ece_ratio, ood_gap
+from lib.claims.calibration import ece_ratio, ood_gap
+from lib.robustness.calibration import PerSeed
 from lib.robustness.effects import Comparison
 
 BINNINGS: tuple[tuple[str, int], ...] = tuple(

@@ -12,9 +12,9 @@ from typing import Any
 
 from lib import stats
 from lib.calibration.experiment import PUBLISHED_SEEDS
+from lib.claims import calibration as calibration_claims
+from lib.claims import uncertainty as uncertainty_claims
 from lib.robustness import bootstrap, sensitivity
-from lib.robustness import calibration as calibration_claims
-from lib.robustness import uncertainty as uncertainty_claims
 from lib.robustness.calibration import PerSeed
 from lib.robustness.effects import Comparison
 from lib.robustness.sweep import FAILS, ROBUST, Robustness, across_runs, across_seeds

@@ -1,18 +1,17 @@
 """Reproduction of the Flax NNX guide "Uncertainty Estimation" (RECIPE.md part B).
 
-Reads top-down as the data flows: ``data`` -> ``model`` -> ``training`` -> ``prediction``
+Reads top-down as the data flows: ``config`` (the recipe) -> ``data`` -> ``model`` -> ``training`` -> ``prediction``
 -> ``experiment``. The entry point is :func:`run`; the guide's printed figures come from
-:func:`headline_figures` and are compared with :data:`PUBLISHED`.
+:func:`headline_figures`; the claims that compare them with the printed values are in
+:mod:`lib.claims.uncertainty`.
 """
 
+from .config import UncertaintyConfig
 from .data import ToyData, make_data, region_masks, root_keys, true_function
 from .experiment import (
-    ENSEMBLE_PRINT_STEPS,
-    MC_PRINT_STEPS,
-    PUBLISHED,
-    UncertaintyConfig,
     UncertaintyResult,
     headline_figures,
+    printed_figure_names,
     printed_trace,
     region_summary,
     run,
@@ -39,9 +38,6 @@ from .training import (
 )
 
 __all__ = [
-    "ENSEMBLE_PRINT_STEPS",
-    "MC_PRINT_STEPS",
-    "PUBLISHED",
     "GaussianMLP",
     "Samples",
     "ToyData",
@@ -59,6 +55,7 @@ __all__ = [
     "mc_predict_loop",
     "new_mc_model",
     "nudge_params",
+    "printed_figure_names",
     "printed_trace",
     "region_masks",
     "region_summary",

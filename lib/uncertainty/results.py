@@ -21,12 +21,12 @@ import numpy as np
 from lib.cache import cached, lib_sources, runtime_key, source_digest
 from lib.orders import FAITHFUL, Orders
 from lib.sharding import default_mesh
+from lib.uncertainty.config import UncertaintyConfig
 from lib.uncertainty.data import GRID_POINTS, N_PER_CLUSTER
 from lib.uncertainty.experiment import (
-    PUBLISHED,
-    UncertaintyConfig,
     UncertaintyResult,
     headline_figures,
+    printed_figure_names,
     run,
     run_many,
 )
@@ -143,9 +143,9 @@ def uncertainty_orders(config: UncertaintyConfig = UncertaintyConfig(), first: i
     return Orders({FAITHFUL: results.pop(FAITHFUL), "scan": results.pop("scan"), **results})
 
 
-def _check_spread(arrays: dict[str, np.ndarray], n_runs: int) -> None:
+def _check_spread(arrays: dict[str, np.ndarray], n_runs: int, config: UncertaintyConfig) -> None:
     """Raise ValueError unless every printed figure is there and each holds one value per rerun."""
-    missing = sorted(set(PUBLISHED) - set(arrays))
+    missing = sorted(set(printed_figure_names(config)) - set(arrays))
     wrong = {name: array.shape for name, array in arrays.items() if array.shape != (n_runs,)}
     if missing or wrong:
         raise ValueError(f"figures missing: {missing}; not of shape ({n_runs},): {wrong}")
@@ -175,7 +175,7 @@ def spread(
         f"uncertainty-spread-{kind}",
         root_seed_spread_key(config),
         lambda: _compute_root_seed_spread(config),
-        validate=lambda arrays: _check_spread(arrays, len(SPREAD_ROOT_SEEDS)),
+        validate=lambda arrays: _check_spread(arrays, len(SPREAD_ROOT_SEEDS), config),
     )
     return entry.arrays
 

@@ -1,0 +1,264 @@
+"""Each claim is one object (lib/claims): one test per spec, and its facts nowhere else.
+
+Not claims: these tests check the claims' bookkeeping. A claim test exists for every spec
+and only for specs; the statement, reading and printed figures of each spec are written
+in its spec module only, never restated in another file of lib/ or claims/; and a spec
+becomes the record the audit reads (lib/report/claim.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from lib.claims import calibration, uncertainty
+from lib.orders import Orders
+from lib.report.claim import PROPERTY, Claim, ClaimMeta, ClaimRecord, ClaimSpec, ClaimSpecs
+from lib.verdict import Judgement, close_to
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENTS: dict[Path, ClaimSpecs] = {
+    ROOT / "lib" / "claims" / "calibration.py": calibration.SPECS,
+    ROOT / "lib" / "claims" / "uncertainty.py": uncertainty.SPECS,
+}
+SPECS: dict[str, ClaimSpec] = {i: s for specs in DOCUMENTS.values() for i, s in specs.items()}
+
+PLUGINS = ("--no-report", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "claim_markers")
+# claim_markers: prints the claim marker of every test pytest collects.
+COLLECT_PLUGIN = """
+import json
+
+
+def pytest_collection_finish(session):
+    for item in session.items:
+        marker = item.get_closest_marker("claim")
+        if marker is not None:
+            print("CLAIM " + json.dumps({"test": item.nodeid, **marker.kwargs}))
+"""
+
+
+def test_every_spec_has_exactly_one_test_and_every_claim_test_a_spec(tmp_path):
+    """Collected as pytest collects the suite: the claim markers of claims/ are the specs'."""
+    (tmp_path / "claim_markers.py").write_text(COLLECT_PLUGIN)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "claims", "--collect-only", "-q", *PLUGINS],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *_pythonpath()])},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    markers = [json.loads(line[6:]) for line in result.stdout.splitlines() if line[:6] == "CLAIM "]
+    tests = Counter(m["id"] for m in markers)
+    assert {
+        "several tests": sorted(i for i, n in tests.items() if n > 1),
+        "a test without a spec": sorted(set(tests) - set(SPECS)),
+        "a spec without a test": sorted(set(SPECS) - set(tests)),
+    } == {"several tests": [], "a test without a spec": [], "a spec without a test": []}
+    for marker in markers:
+        meta = asdict(SPECS[marker.pop("id")].meta)
+        meta.pop("id")
+        test = marker.pop("test")
+        assert marker == meta, f"{test} is not marked from its spec"
+
+
+def _pythonpath() -> list[str]:
+    return [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+
+
+# --- each fact once ------------------------------------------------------------------------
+
+NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
+# Files outside the spec modules that may hold a spec's figure, and why; each entry must
+# still match (a stale entry fails), so the list only shrinks.
+ALLOWED: dict[tuple[str, str], str] = {
+    **{
+        (path, calibration.SPECS["cal-08b"].published): "a worked fault's NLL (at T = 20), "
+        "not the post's temperature"
+        for path in ("lib/calibration/health.py", "claims/test_faults_metrics.py")
+    },
+    ("claims/test_data.py", calibration.SPECS["cal-12a"].published): "an image size in an "
+    "IDX header, not the post's field magnitude",
+}
+
+
+def _figures(spec: ClaimSpec) -> list[str]:
+    """The spec's printed figures: its published strings that are numbers. (A qualitative
+    claim's published short form, e.g. "crashes", is not a figure; its statement is the fact.)"""
+    published = spec.published if isinstance(spec.published, tuple) else (spec.published,)
+    return [p for p in published if p is not None and NUMBER.fullmatch(p)]
+
+
+def _pattern(text: str, figure: bool) -> re.Pattern:
+    """`text` itself; a figure as a whole number ("3.14" not in "13.14", "3.145", "3.14.1")."""
+    if not figure:
+        return re.compile(re.escape(text))
+    return re.compile(rf"(?<![\w.]){re.escape(text)}(?!\w|\.\d)")
+
+
+def _facts(spec: ClaimSpec) -> list[tuple[str, bool]]:
+    """(text, is a figure) of each fact the spec states."""
+    texts = [(spec.statement, False)] + ([(spec.reading, False)] if spec.reading else [])
+    return texts + [(figure, True) for figure in _figures(spec)]
+
+
+def restated(files: list[Path], specs: dict[Path, ClaimSpecs]) -> dict[tuple[Path, str], str]:
+    """(file, fact) -> claim id, for each fact of a spec found in a file other than the
+    spec's own module."""
+    found = {}
+    sources = {path: path.read_text() for path in files}
+    for module, document in specs.items():
+        for spec in document.values():
+            for text, figure in _facts(spec):
+                pattern = _pattern(text, figure)
+                for path, source in sources.items():
+                    if path != module and pattern.search(source):
+                        found[(path, text)] = spec.id
+    return found
+
+
+def _scanned() -> list[Path]:
+    return sorted(
+        path
+        for folder in ("lib", "claims")
+        for path in (ROOT / folder).rglob("*")
+        if path.suffix in (".py", ".md") and path.is_file()
+    )
+
+
+def test_each_statement_reading_and_figure_is_written_once():
+    """Outside its spec module, no file of lib/ or claims/ restates a claim's statement,
+    the reading of its words or a figure it publishes (test data uses other numbers)."""
+    files = _scanned()
+    assert len(files) > 50 and all(module in files for module in DOCUMENTS)
+    found = {
+        (str(p.relative_to(ROOT)), text): i for (p, text), i in restated(files, DOCUMENTS).items()
+    }
+    stale = sorted(set(ALLOWED) - set(found))
+    assert stale == [], "allowed restatements that are gone: delete their ALLOWED entries"
+    assert {k: v for k, v in found.items() if k not in ALLOWED} == {}
+
+
+def test_figures_are_found_where_they_are_written():
+    """The figure pattern matches each printed figure in its own spec module, so a scan
+    that finds nothing elsewhere has looked."""
+    for module, document in DOCUMENTS.items():
+        source = module.read_text()
+        figures = [figure for spec in document.values() for figure in _figures(spec)]
+        assert len(figures) >= 10
+        missing = [f for f in figures if not _pattern(f, figure=True).search(source)]
+        assert missing == [], module.name
+
+
+@pytest.mark.parametrize("fact", ["statement", "reading", "figure"])
+def test_a_restated_fact_is_found(tmp_path, fact):
+    """A file that restates a statement, a reading or a figure is named by the scan."""
+    spec = calibration.SPECS["cal-02a"] if fact == "figure" else calibration.SPECS["cal-14"]
+    text = {"statement": spec.statement, "reading": spec.reading, "figure": spec.published}[fact]
+    assert isinstance(text, str)
+    copy = tmp_path / "test_copy.py"
+    copy.write_text(f"EXAMPLE = {text!r}  # said again\n")
+    found = restated([copy], DOCUMENTS)
+    assert found == {(copy, text): spec.id}
+
+
+# --- a spec becomes a record ---------------------------------------------------------------
+
+
+def toy_spec(id: str, judge=None, **kw) -> ClaimSpec:
+    def close(value: float, published) -> Judgement:
+        return close_to(value, published, 0.1)
+
+    return ClaimSpec(id, "toy", "Toy", f"claim {id}", "1.0", judge or close, **kw)
+
+
+def checked(spec: ClaimSpec, orders: Orders | None) -> tuple[ClaimRecord, list]:
+    ClaimSpecs([spec])
+    properties: list = []
+    return Claim(spec.meta, properties).check(orders), properties
+
+
+def test_a_spec_is_judged_on_every_order_with_its_published_figure_and_reading():
+    spec = toy_spec("t-spec-orders", reading="'recovers': within 0.1")
+    record, properties = checked(spec, Orders({"faithful": 1.05, "other": 1.3}))
+    assert (record.published, record.measured, record.verdict) == ("1.0", "1.05", "sensitive")
+    assert record.details["reading"] == "'recovers': within 0.1"
+    assert list(record.details["orders"]) == ["faithful", "other"]
+    assert [name for name, _ in properties] == [PROPERTY]
+
+
+def test_a_spec_judged_once_reads_the_faithful_order_or_nothing():
+    seen = []
+
+    def judge(results, published) -> Judgement:
+        seen.append(results)
+        return close_to(1.0, published, 0.1)
+
+    record, _ = checked(toy_spec("t-spec-once", judge, once=True), Orders({"faithful": 7, "x": 8}))
+    assert (seen, list(record.details["orders"])) == ([7], ["faithful"])
+    checked(toy_spec("t-spec-nothing", judge, once=True), None)
+    assert seen == [7, None]
+
+
+def test_a_judge_that_reports_another_published_figure_is_an_error():
+    def judge(results, published) -> Judgement:
+        return close_to(results, "1.00", 0.1)  # not the spec's "1.0"
+
+    with pytest.raises(ValueError, match=r"t-spec-other: its judge reports published '1.00'"):
+        checked(toy_spec("t-spec-other", judge), Orders({"faithful": 1.0}))
+
+
+def test_a_test_marked_otherwise_than_its_spec_is_an_error():
+    spec = toy_spec("t-spec-marker")
+    ClaimSpecs([spec])
+    other = dataclasses.replace(spec.meta, statement="said otherwise")
+    with pytest.raises(ValueError, match="t-spec-marker: the test's claim marker"):
+        Claim(other, [])
+
+
+def test_a_claim_without_spec_or_judge_is_an_error():
+    claim = Claim(ClaimMeta("t-no-spec", "toy", "Toy", "a claim"), [])
+    with pytest.raises(ValueError, match="t-no-spec: no ClaimSpec defines this claim"):
+        claim.check(Orders({"faithful": 1.0}))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"published": 1.0}, r"t-bad: published must be the figure as printed .* got 1.0"),
+        ({"published": ("1.0", "")}, r"t-bad: published must be the figure as printed"),
+        ({"statement": ""}, r"'t-bad': statement must be a non-empty string"),
+        ({"judge": "close_to"}, r"t-bad: judge must be callable"),
+    ],
+)
+def test_a_malformed_spec_is_refused(change, message):
+    with pytest.raises(ValueError, match=message):
+        dataclasses.replace(toy_spec("t-bad"), **change)
+
+
+def test_one_id_defined_twice_is_refused():
+    with pytest.raises(ValueError, match="claim id 't-twice' is defined twice"):
+        ClaimSpecs([toy_spec("t-twice"), toy_spec("t-twice")])
+    ClaimSpecs([toy_spec("t-twice")])
+    with pytest.raises(ValueError, match="claim id 't-twice' is defined twice"):
+        ClaimSpecs([dataclasses.replace(toy_spec("t-twice"), statement="another claim")])
+
+
+def test_a_claim_with_a_spec_takes_no_judge_of_its_own():
+    spec = toy_spec("t-spec-own-judge")
+    ClaimSpecs([spec])
+    claim = Claim(spec.meta, [])
+    with pytest.raises(ValueError, match="t-spec-own-judge: judged by its spec"):
+        claim.check(Orders({"faithful": 1.0}), lambda r: close_to(r, "1.0", 0.1))
+    with pytest.raises(ValueError, match="t-spec-own-judge: judged by its spec"):
+        claim.close_to(1.0, "1.0", 0.1)
