@@ -67,3 +67,20 @@ def uncertainty(request: pytest.FixtureRequest) -> Orders[UncertaintyResult]:
     from lib.uncertainty.results import uncertainty_orders
 
     return uncertainty_orders(first=_worker_number(request))
+
+
+def pytest_claims_audit_documents() -> list:
+    """This suite's documents in the report: their sections and figures (lib/report/hooks.py)."""
+    from lib.calibration.report import DOCUMENT as calibration
+    from lib.uncertainty.report import DOCUMENT as uncertainty
+
+    return [calibration, uncertainty]
+
+
+def pytest_claims_audit_robustness(
+    documents: list[str], sweep: tuple[int, ...] | None
+) -> dict | None:
+    """The robustness section: intervals, other binnings and, with --seeds, other seeds."""
+    from lib.robustness.summary import robustness_section
+
+    return robustness_section(documents, sweep)

@@ -18,8 +18,10 @@ import numpy as np
 import pytest
 from fault_tools import REPO_ROOT, TIMEOUT_S, child_env, run_python
 
+from lib.calibration.report import DOCUMENT as calibration_doc
 from lib.report import audit
 from lib.report.claim import ClaimRecord
+from lib.uncertainty.report import DOCUMENT as uncertainty_doc
 
 UNCERTAINTY_CHILD = """
     from lib.compile_cache import enable_compilation_cache
@@ -147,7 +149,7 @@ def test_audit_json_is_identical_when_built_twice(calibration, uncertainty):
     ]
 
     def build(wall_s: float) -> str:
-        built = audit.build(records, {}, [], wall_s)
+        built = audit.build(records, {}, [], wall_s, documents=[calibration_doc, uncertainty_doc])
         del built["metadata"]["created_unix"], built["metadata"]["wall_s"]
         return json.dumps(built, indent=2, allow_nan=False)
 

@@ -1,5 +1,5 @@
-"""lib.report.figures: the document selection of `draw_all`, what the figures show, and the
-claims they are said to illustrate."""
+"""lib.report.figures: what `draw_all` draws and reuses (the figure cache), what the
+figures show, and the claims they are said to illustrate."""
 
 import os
 import re
@@ -11,14 +11,18 @@ import numpy as np
 import pytest
 from matplotlib.collections import LineCollection
 
+from lib.calibration import report as calibration_report
 from lib.metrics import decompose_variance
+from lib.report import figure_cache
+from lib.report.documents import Document, FigureSpec
 from lib.report.figures import (
-    FIGURES,
     auroc_figure,
     confidence_figure,
     draw_all,
+    index,
     uncertainty_band_figure,
 )
+from lib.uncertainty import report as uncertainty_report
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -35,14 +39,101 @@ def uncertainty(uncertainty):
 
 
 def test_no_documents_draws_nothing(tmp_path: Path) -> None:
-    assert draw_all(tmp_path, set()) == []
+    assert draw_all(tmp_path, []) == []
     assert list(tmp_path.iterdir()) == []
 
 
-def test_unknown_document_is_rejected(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="unknown document"):
-        draw_all(tmp_path, {"calibration", "nonsense"})
+def test_a_document_that_misses_a_figure_data_is_rejected(tmp_path: Path) -> None:
+    document = Document(
+        "toy",
+        figures=(FigureSpec("line.png", "A line.", (), line_figure),),
+        figure_data=lambda _robustness: {"other.png": {}},
+    )
+    with pytest.raises(ValueError, match=r"figure_data gave \['other.png'\]"):
+        draw_all(tmp_path, [document])
     assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- the cache
+
+DRAWN: list[str] = []  # what line_figure drew, in order
+
+
+def line_figure(data: dict):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    DRAWN.append(data["label"])
+    fig = Figure(figsize=(2, 2), dpi=40)
+    FigureCanvasAgg(fig)
+    fig.add_subplot().plot(data["y"], label=data["label"])
+    return fig
+
+
+def toy(data: dict) -> Document:
+    return Document(
+        "toy",
+        figures=(FigureSpec("line.png", "A line.", ("toy-1",), line_figure),),
+        figure_data=lambda _robustness: {"line.png": data},
+    )
+
+
+def test_unchanged_data_reuses_the_files_and_changed_data_redraws(tmp_path: Path) -> None:
+    cache, data = tmp_path / "cache", {"y": np.arange(4.0), "label": "first"}
+    DRAWN.clear()
+    for run in ("a", "b"):  # two reports from the same data: drawn once
+        (tmp_path / run).mkdir()
+        paths = draw_all(tmp_path / run, [toy(data)], cache_dir=cache)
+    assert DRAWN == ["first"]
+    assert paths == [tmp_path / "b" / "line.png"]
+    entry = {"file": "line.png", "svg": "line.svg", "document": "toy", "caption": "A line."}
+    assert index([toy(data)]) == [{**entry, "claims": ["toy-1"]}]
+    for name in ("line.png", "line.svg"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    (tmp_path / "c").mkdir()
+    changed = {"y": np.arange(4.0) * 2, "label": "first"}  # same label, other numbers
+    draw_all(tmp_path / "c", [toy(changed)], cache_dir=cache)
+    assert DRAWN == ["first", "first"]
+    assert (tmp_path / "c" / "line.png").read_bytes() != (tmp_path / "a" / "line.png").read_bytes()
+
+
+def test_a_damaged_or_half_written_entry_is_drawn_again(tmp_path: Path) -> None:
+    """A cached file that no longer matches its checksum, or an entry left without its
+    checksums (a writer killed before the rename leaves only a .tmp- folder, never served),
+    is drawn again."""
+    cache, data = tmp_path / "cache", {"y": np.arange(3.0), "label": "x"}
+    DRAWN.clear()
+    draw_all(tmp_path, [toy(data)], cache_dir=cache)
+    [entry] = [p for p in cache.iterdir() if not p.name.startswith(".")]
+    good = (entry / "line.png").read_bytes()
+    (entry / "line.png").write_bytes(good[: len(good) // 2])
+    draw_all(tmp_path, [toy(data)], cache_dir=cache)
+    assert DRAWN == ["x", "x"] and (tmp_path / "line.png").read_bytes() == good
+    (entry / "sha256.json").unlink()
+    draw_all(tmp_path, [toy(data)], cache_dir=cache)
+    assert DRAWN == ["x", "x", "x"]
+    assert [p.name for p in cache.iterdir()] == [entry.name]  # no staging folder left
+
+
+def test_the_key_follows_the_drawing_code(tmp_path: Path, monkeypatch) -> None:
+    """The code part of a key is derived from the drawing function's module: a change to
+    that module's source gives another key."""
+    module = tmp_path / "toy_drawing.py"
+    module.write_text("def draw(data):\n    return data\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import toy_drawing
+
+    before = figure_cache.figure_key("f.png", toy_drawing.draw, {"a": 1})
+    assert before == figure_cache.figure_key("f.png", toy_drawing.draw, {"a": 1})
+    assert before != figure_cache.figure_key("f.png", toy_drawing.draw, {"a": 2})
+    module.write_text("def draw(data):\n    return data  # drawn otherwise\n")
+    figure_cache._module_digest.cache_clear()
+    assert before != figure_cache.figure_key("f.png", toy_drawing.draw, {"a": 1})
+
+
+def test_figure_data_of_an_unknown_type_is_a_clear_error() -> None:
+    with pytest.raises(TypeError, match=r"figure data data\['nets'\]\[0\] is a set"):
+        figure_cache.data_digest({"nets": [{1, 2}]})
 
 
 # --------------------------------------------------------------------------- what they show
@@ -64,20 +155,21 @@ def test_auroc_figure_draws_the_intervals_it_is_given(calibration):
         ]
         for net in ("yat", "relu")
     }
-    with_bars = auroc_figure(calibration, intervals)
+    data = calibration_report.figure_data({"figure_intervals": intervals})["auroc_per_seed.png"]
+    with_bars = auroc_figure(data)
     bars = [c for c in with_bars.axes[0].collections if isinstance(c, LineCollection)]
     assert len(bars) == 5  # one per series
     yat_kmax = [s["auroc"]["kmax"] for s in calibration.per_seed["yat"]]
     ends = {tuple(np.round(segment[:, 1], 9)) for bar in bars for segment in bar.get_segments()}
     assert {tuple(np.round((v - 0.01, v + 0.02), 9)) for v in yat_kmax} <= ends
-    without = auroc_figure(calibration)
+    without = auroc_figure({**data, "intervals": None})
     assert not [c for c in without.axes[0].collections if isinstance(c, LineCollection)]
 
 
 def test_confidence_histograms_do_not_mix_their_fills(calibration):
     """In-distribution: an opaque fill; OOD: hatching with no fill. No translucent fill that
     would blend the two into a third colour where they overlap."""
-    fig = confidence_figure(calibration)
+    fig = confidence_figure(calibration_report.figure_data(None)["confidence_hist.png"])
     for ax in fig.axes:
         fills = [p for p in ax.patches if p.get_fill()]
         faces = [p.get_facecolor() for p in fills]
@@ -88,7 +180,7 @@ def test_confidence_histograms_do_not_mix_their_fills(calibration):
 
 def test_uncertainty_band_shows_aleatoric_and_epistemic_variance(uncertainty):
     """The lower panels plot the decomposition itself: E[σ²] and Var[μ] over the grid."""
-    fig = uncertainty_band_figure(uncertainty)
+    fig = uncertainty_band_figure(uncertainty_report.figure_data(None)["uncertainty_band.png"])
     for ax, (means, variances) in zip(
         fig.axes[2:4],
         (
@@ -127,5 +219,6 @@ def test_every_claim_a_figure_illustrates_is_a_claim_of_the_suite(tmp_path):
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     collected = set(re.findall(r"^CLAIM-ID (\S+)$", result.stdout, flags=re.MULTILINE))
     assert len(collected) > 50
-    named = {claim_id for spec in FIGURES for claim_id in spec.claims}
+    documents = (calibration_report.DOCUMENT, uncertainty_report.DOCUMENT)
+    named = {claim_id for document in documents for spec in document.figures for claim_id in spec.claims}  # fmt: skip
     assert named and named <= collected, sorted(named - collected)

@@ -223,6 +223,13 @@ def test_markdown_names_the_documents_and_places_each_figure_by_its_claims():
             "wall_s": 1.0,
             "created_unix": 0.0,
             "git": {"commit": "0123456789abcdef", "dirty": True},
+            "documents": {
+                "calibration": {
+                    "title": "Calibrating a Bounded Net, in JAX/Flax NNX",
+                    "kind": "blog post",
+                    "url": "https://tahabouhsine.com/blog/calibration-of-a-bounded-net-jax-flax-nnx/",
+                }
+            },
         },
         "figures": [
             {"file": "reliability_seed0.png", "caption": "Reliability.", "claims": ["cal-02a"]}

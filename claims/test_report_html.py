@@ -16,8 +16,11 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from lib.calibration.report import DOCUMENT as calibration_document
 from lib.report import audit, html
 from lib.report.claim import ClaimRecord
+from lib.robustness.summary import robustness_section
+from lib.uncertainty.report import DOCUMENT as uncertainty_document
 
 VOID = {"meta", "img", "br", "hr", "link", "input", "col", "area", "base", "source", "wbr"}
 
@@ -124,6 +127,14 @@ AUDIT = {
         "command": ["pytest", "claims", "-m", "claim or health"],
         "device": {"backend": "gpu", "count": 1, "kinds": ["NVIDIA H200"]},
         "versions": {"jax": "0.10.2", "flax": "0.12.8"},
+        "documents": {
+            "calibration": {
+                "title": "Calibrating a Bounded Net, in JAX/Flax NNX",
+                "kind": "blog post",
+                "url": "https://tahabouhsine.com/blog/calibration-of-a-bounded-net-jax-flax-nnx/",
+            },
+            "uncertainty": {"title": "Uncertainty Estimation", "kind": "guide", "url": None},
+        },
     },
 }
 
@@ -170,7 +181,7 @@ def test_written_report_has_every_figure_inline_and_an_svg_beside_each(
         ClaimRecord("cal-02a", "calibration", "S", "a claim", "1.5", "1.7", "± 0.4", "holds", {}),
         ClaimRecord("unc-04b", "uncertainty", "S", "a claim", "0.27", "0.27", "± 0.1", "holds", {}),
     ]
-    robustness = audit.robustness({"calibration", "uncertainty"}, None)
+    robustness = robustness_section({"calibration", "uncertainty"}, None)
     written = audit.write_report(
         tmp_path / "report",
         records=records,
@@ -178,6 +189,7 @@ def test_written_report_has_every_figure_inline_and_an_svg_beside_each(
         cache_events=[],
         wall_s=1.0,
         robustness=robustness,
+        documents=[calibration_document, uncertainty_document],
     )
     report = tmp_path / "report"
     pngs = sorted((report / "figures").glob("*.png"))

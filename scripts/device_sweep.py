@@ -38,7 +38,7 @@ import numpy as np
 # spending seconds importing the experiments (they are imported in main).
 from lib import distributed
 from lib.numerics import request_deterministic_gpu_ops
-from lib.robustness.seeds import parse_seeds
+from lib.seeds import parse_seeds
 
 
 def timed(fn: Callable[[], Any], repeats: int) -> tuple[Any, list[float]]:

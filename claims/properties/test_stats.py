@@ -9,7 +9,7 @@ from hypothesis.extra import numpy as hnp
 from lib import metrics, stats
 from lib.robustness.bootstrap import bin_index
 from lib.robustness.effects import Region, safe_ratio
-from lib.robustness.seeds import parse_seeds
+from lib.seeds import parse_seeds
 
 pytestmark = pytest.mark.property
 

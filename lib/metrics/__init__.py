@@ -1,6 +1,7 @@
 """Uncertainty metrics computed in float64 numpy: calibration, OOD detection and regression."""
 
 from lib.metrics.classification import (
+    N_BINS,
     ReliabilityBins,
     accuracy,
     brier,
@@ -18,6 +19,7 @@ from lib.metrics.ood import auroc, energy_score, fpr_at_tpr, max_logit_score, ms
 from lib.metrics.regression import VarianceDecomposition, decompose_variance, gaussian_nll
 
 __all__ = [
+    "N_BINS",
     "ReliabilityBins",
     "VarianceDecomposition",
     "accuracy",

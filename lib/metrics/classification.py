@@ -8,6 +8,9 @@ from scipy.optimize import minimize_scalar
 
 from lib.metrics._checks import as_count, as_labels, as_probs, as_real_array, as_scalar, check_range
 
+# The calibration post's binning (15 equal-width bins), the default of every binned metric here.
+N_BINS = 15
+
 PROB_FLOOR = 1e-12
 
 
@@ -69,7 +72,9 @@ def softmax(logits: ArrayLike) -> np.ndarray:
     return _softmax(as_real_array(logits, name="logits", ndim=2))
 
 
-def reliability_bins(probs: ArrayLike, labels: ArrayLike, *, n_bins: int = 15) -> ReliabilityBins:
+def reliability_bins(
+    probs: ArrayLike, labels: ArrayLike, *, n_bins: int = N_BINS
+) -> ReliabilityBins:
     """Bin examples by confidence into `n_bins` equal-width bins on [0, 1].
 
     The bin of confidence c is `clip(digitize(c, edges[1:-1]), 0, n_bins - 1)`: a confidence
@@ -101,7 +106,7 @@ def reliability_bins(probs: ArrayLike, labels: ArrayLike, *, n_bins: int = 15) -
     )
 
 
-def ece(probs: ArrayLike, labels: ArrayLike, *, n_bins: int = 15) -> float:
+def ece(probs: ArrayLike, labels: ArrayLike, *, n_bins: int = N_BINS) -> float:
     """Expected calibration error with equal-width bins: sum_b (n_b / N) |acc_b - conf_b|.
 
     Args:
@@ -120,7 +125,7 @@ def ece(probs: ArrayLike, labels: ArrayLike, *, n_bins: int = 15) -> float:
     return float(np.sum(weights * np.abs(bins.accuracy - bins.mean_confidence)))
 
 
-def ece_equal_mass(probs: ArrayLike, labels: ArrayLike, *, n_bins: int = 15) -> float:
+def ece_equal_mass(probs: ArrayLike, labels: ArrayLike, *, n_bins: int = N_BINS) -> float:
     """Expected calibration error with equal-mass bins: sum_b (n_b / N) |acc_b - conf_b|.
 
     Examples are sorted by confidence (stable sort) and split into `n_bins` contiguous groups
@@ -145,7 +150,7 @@ def ece_equal_mass(probs: ArrayLike, labels: ArrayLike, *, n_bins: int = 15) -> 
     return float(sum(weighted_gaps) / conf.size)
 
 
-def mce(probs: ArrayLike, labels: ArrayLike, *, n_bins: int = 15) -> float:
+def mce(probs: ArrayLike, labels: ArrayLike, *, n_bins: int = N_BINS) -> float:
     """Maximum calibration error: the largest |acc_b - conf_b| over populated equal-width bins.
 
     Args:

@@ -1,7 +1,9 @@
 """Writes the audit: report/audit.{json,md,html} and report/figures/*.{png,svg}.
 
-Everything here reads the experiments through the same cached functions the
-claim tests use; nothing is recomputed differently for the report.
+`build` assembles the audit dict, the one step that asks the documents for data (their
+sections; lib/report/documents.py); the Markdown, HTML and figures are rendered from it
+and from the documents' figure data. Nothing here imports an experiment: the documents'
+side reads them through the same cached functions the claim tests use.
 """
 
 from __future__ import annotations
@@ -14,19 +16,17 @@ import platform
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from importlib import metadata as distributions
 from pathlib import Path
 from typing import Any
 
-import flax
-import jax
-import numpy as np
-import optax
-
 import lib
 from lib import data
+from lib.report import figures as drawing
 from lib.report import html, markdown
 from lib.report.claim import ClaimRecord
+from lib.report.documents import Document, by_name
 from lib.report.provenance import provenance
 from lib.report.table import ordered, summary_line
 
@@ -37,26 +37,34 @@ class ReportError(RuntimeError):
     """The report could not be written (the message says where and why)."""
 
 
-def metadata(cache_events: list[dict], wall_s: float) -> dict[str, Any]:
+def _version(distribution: str) -> str | None:
+    try:
+        return distributions.version(distribution)
+    except distributions.PackageNotFoundError:
+        return None
+
+
+def metadata(
+    cache_events: list[dict], wall_s: float, documents: Sequence[Document] = ()
+) -> dict[str, Any]:
     """Versions, platform, provenance (commit, command, device, lock digest), data digests,
-    cache activity and wall time of this run."""
+    the `documents` audited (their sources, for headings), cache activity and wall time."""
+    found = provenance()
     return {
         "created_unix": round(time.time(), 1),
         "wall_s": round(wall_s, 2),
         "versions": {
             "lib": lib.__version__,
             "python": platform.python_version(),
-            "jax": jax.__version__,
-            "flax": flax.__version__,
-            "optax": optax.__version__,
-            "numpy": np.__version__,
+            **{name: _version(name) for name in ("jax", "flax", "optax", "numpy")},
         },
         "platform": {
             "system": platform.platform(),
             "machine": platform.machine(),
-            "jax_backend": jax.default_backend(),
+            "jax_backend": (found["device"] or {}).get("backend"),
         },
-        **provenance(),
+        **found,
+        "documents": {d.name: d.source.to_json() for d in documents if d.source is not None},
         "data_digests": data.data_digests(),
         "cache": {
             "hits": sum(e["status"] == "hit" for e in cache_events),
@@ -67,28 +75,39 @@ def metadata(cache_events: list[dict], wall_s: float) -> dict[str, Any]:
     }
 
 
-# Documents with a JSON section and figures; claims of any other document are only listed.
-DOCUMENTS = ("calibration", "uncertainty")
+Registered = Sequence[Document | Sequence[Document]]  # documents, or the hook's lists of them
 
 
-def _documents(records: list[ClaimRecord]) -> set[str]:
-    return {r.document for r in records} & set(DOCUMENTS)
+def registered(documents: Registered) -> list[Document]:
+    """The documents registered, in order, checked.
 
-
-def robustness(documents: set[str], sweep: tuple[int, ...] | None) -> dict | None:
-    """The `robustness` section for the audited documents (lib/robustness/summary.py).
-
-    `sweep`: the seeds of --seeds, or None for the published seeds and choices only.
-    None when no document with experiments was audited.
+    Raises:
+      ReportError: something registered is not a Document, or a name or figure repeats.
     """
-    known = set(documents) & set(DOCUMENTS)
-    if not known:
-        return None
     try:
-        from lib.robustness.summary import robustness_section
+        flat = [d for entry in documents for d in ([entry] if isinstance(entry, Document) else entry)]  # fmt: skip
+        return list(by_name(flat).values())
+    except (TypeError, ValueError) as error:
+        raise ReportError(f"the documents registered for the report are wrong: {error}") from error
 
-        return robustness_section(known, sweep)
-    except Exception as error:  # an experiment behind it failed; the claims say which
+
+def audited(records: list[ClaimRecord], documents: Registered) -> list[Document]:
+    """The registered documents that have claims among `records`, in registration order;
+    claims of a document not registered are only listed."""
+    names = {r.document for r in records}
+    return [d for d in registered(documents) if d.name in names]
+
+
+def robustness(compute: Callable[[], dict | None]) -> dict | None:
+    """The `robustness` section, computed by the documents' side (the plugin's
+    `pytest_claims_audit_robustness` hook); None when it has none.
+
+    Raises:
+      ReportError: computing it failed (an experiment behind it; the claims say which).
+    """
+    try:
+        return compute()
+    except Exception as error:
         raise ReportError(
             f"cannot compute the robustness section ({type(error).__name__}: {error})"
         ) from error
@@ -101,32 +120,29 @@ def build(
     wall_s: float,
     robustness: dict | None = None,
     partial: list[str] | None = None,
+    documents: Registered = (),
 ) -> dict:
     """The audit as a JSON-able dict (the contract of issues 3 to 5, 7).
 
-    `partial`: why the run was not a complete audit (interrupted, a subset); such an audit
-    holds the claims that ran and says why, without the documents' sections (which could
-    start experiments the run never finished).
+    `documents`: those registered (lib/report/documents.py); each audited one with a section
+    has it under its name. `partial`: why the run was not a complete audit (interrupted, a
+    subset); such an audit holds the claims that ran and says why, without the documents'
+    sections (which could start experiments the run never finished).
     """
-    documents = set() if partial else _documents(records)
+    shown = audited(records, documents)
     audit: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     if partial:
         audit["partial"] = partial
-    if "calibration" in documents:
-        from lib.report.sections import calibration_section
-
-        audit["calibration"] = calibration_section()
-    if "uncertainty" in documents:
-        from lib.report.sections import uncertainty_section
-
-        audit["uncertainty"] = uncertainty_section()
+    for document in [] if partial else shown:
+        if document.section is not None:
+            audit[document.name] = document.section()
     audit["claims"] = [
         {**r.to_json(), "expected_to_hold": expected.get(r.id, True)} for r in ordered(records)
     ]
     if robustness is not None:
         audit["robustness"] = robustness
     audit["summary"] = summary_line(records, expected)
-    audit["metadata"] = metadata(cache_events, wall_s)
+    audit["metadata"] = metadata(cache_events, wall_s, shown)
     return audit
 
 
@@ -139,11 +155,15 @@ def write_report(
     wall_s: float,
     robustness: dict | None = None,
     partial: list[str] | None = None,
+    documents: Registered = (),
+    figure_cache: Path | None = None,
 ) -> list[Path]:
     """Write the report into `report_dir`, replacing the previous one only when complete.
 
-    `robustness`: the section made by `robustness()`, if any, with its figure. `partial`:
-    see `build`; a partial audit is audit.json and audit.md alone. One writer at a time (a
+    `robustness`: the section made by `robustness()`, if any, with its figure. `partial`,
+    `documents`: see `build`; a partial audit is audit.json and audit.md alone.
+    `figure_cache`: where drawn figures are kept and reused (lib/report/figure_cache.py);
+    None draws every figure. One writer at a time (a
     lock on the folder); the report is staged inside the folder and swapped in once it is
     complete.
     """
@@ -167,7 +187,12 @@ def write_report(
             raise ReportError(f"cannot write the report to {report_dir} ({error})") from error
         try:
             figures = _write(
-                staging, report_dir, records, expected, cache_events, wall_s, robustness, partial
+                staging,
+                report_dir,
+                build(records, expected, cache_events, wall_s, robustness, partial, documents),
+                audited(records, documents),
+                drawing.figure_names(registered(documents)),
+                figure_cache,
             )
             _swap_in(staging, report_dir)
         except ReportError:
@@ -193,19 +218,22 @@ def write_report(
 def _write(
     staging: Path,
     report_dir: Path,
-    records: list[ClaimRecord],
-    expected: dict[str, bool],
-    cache_events: list[dict],
-    wall_s: float,
-    robustness: dict | None,
-    partial: list[str] | None,
+    audit: dict,
+    documents: list[Document],
+    ours: set[str],
+    figure_cache: Path | None,
 ) -> list[Path]:
-    """Build the report's files in `staging`; the figures' PNG paths."""
-    audit = build(records, expected, cache_events, wall_s, robustness, partial)
+    """Write the report's files for `audit` into `staging`; the figures' PNG paths."""
+    partial = audit.get("partial")
     figures: list[Path] = []
     if not partial:
-        figures, audit["figures"] = _figures(staging / "figures", _documents(records), robustness)
-        _keep_user_files(report_dir / "figures", staging / "figures")
+        (staging / "figures").mkdir()
+        robustness = audit.get("robustness")
+        figures = drawing.draw_all(
+            staging / "figures", documents, robustness=robustness, cache_dir=figure_cache
+        )
+        audit["figures"] = drawing.index(documents, robustness)
+        _keep_user_files(report_dir / "figures", staging / "figures", ours)
     (staging / "audit.json").write_text(json.dumps(audit, indent=2, allow_nan=False) + "\n")
     (staging / "audit.md").write_text(markdown.render(audit, [f.name for f in figures]))
     if not partial:
@@ -249,25 +277,11 @@ def _remove_stale_staging(report_dir: Path) -> None:
         shutil.rmtree(stale, ignore_errors=True)
 
 
-def _figures(
-    folder: Path, documents: set[str], robustness: dict | None
-) -> tuple[list[Path], list[dict]]:
-    """Draw the figures; their PNG paths and audit.json's `figures` index of them."""
-    from lib.report import figures
-
-    folder.mkdir(parents=True)
-    paths = figures.draw_all(folder, documents, robustness=robustness)
-    return paths, figures.index([p.name for p in paths], robustness)
-
-
-def _keep_user_files(old: Path, new: Path) -> None:
-    """Copy what the user put into the figures folder (anything not named as one of the
-    suite's figures) into the new one, so swapping the folder loses none of it."""
-    from lib.report.figures import figure_names
-
+def _keep_user_files(old: Path, new: Path, ours: set[str]) -> None:
+    """Copy what the user put into the figures folder (anything not named in `ours`, the
+    report's own figure files) into the new one, so swapping the folder loses none of it."""
     if not old.is_dir() or old.is_symlink():
         return  # refused by _swap_in
-    ours = figure_names()
     for entry in old.iterdir():
         if entry.name in ours:
             continue

@@ -1,8 +1,25 @@
-"""The documents the suite audits: their titles, kind and where they are published."""
+"""What a document supplies to the report: its source, its audit.json section, its figures.
+
+The report renders; the documents' side gathers. A project registers its documents through
+the `pytest_claims_audit_documents` hook (lib/report/hooks.py); this suite's are in
+lib/calibration/report.py and lib/uncertainty/report.py, registered by claims/conftest.py.
+A document registered without a section or figures only has its claims listed.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+# Top-level keys of audit.json that are not a document's section.
+RESERVED = frozenset(
+    {"schema_version", "partial", "claims", "robustness", "summary", "metadata", "figures"}
+)
 
 
 @dataclass(frozen=True)
@@ -11,18 +28,93 @@ class Source:
 
     title: str
     kind: str
-    url: str | None  # None: no public address known to the suite
+    url: str | None = None  # None: no public address known
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"title": self.title, "kind": self.kind, "url": self.url}
 
 
-SOURCES: dict[str, Source] = {
-    "calibration": Source(
-        "Calibrating a Bounded Net, in JAX/Flax NNX",
-        "blog post by Taha Bouhsine (2026)",
-        "https://tahabouhsine.com/blog/calibration-of-a-bounded-net-jax-flax-nnx/",
-    ),
-    "uncertainty": Source(
-        "Uncertainty Estimation",
-        "Flax NNX guide: MC-Dropout and deep ensembles",
-        None,
-    ),
-}
+@dataclass(frozen=True)
+class FigureSpec:
+    """A figure of the report: its PNG file (an SVG twin is written beside it), what it shows,
+    the claims it illustrates, and `draw`, a function from the figure's data (arrays,
+    numbers, strings, lists and dicts of them) to a matplotlib Figure. A drawn figure is
+    cached by a digest of its data and of `draw`'s code (lib/report/figure_cache.py)."""
+
+    file: str
+    caption: str
+    claims: tuple[str, ...]
+    draw: Callable[[Any], Figure]
+
+    def __post_init__(self) -> None:
+        if Path(self.file).suffix != ".png" or Path(self.file).name != self.file:
+            raise ValueError(
+                f"a figure's file is a bare PNG name like 'fit.png'; got {self.file!r}"
+            )
+        if isinstance(self.claims, str):
+            raise TypeError(f"{self.file}: claims must be a tuple of ids, not the string {self.claims!r}")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Document:
+    """A document the report knows about.
+
+    name: the `document=` of its claims. source: title, kind and address, for headings.
+    section: computes its audit.json section (a JSON-able dict, stored under `name`).
+    figures: its figures; `figure_data(robustness)` computes the data of each, by file name,
+    given the audit's robustness section (None when there is none).
+    """
+
+    name: str
+    source: Source | None = None
+    section: Callable[[], dict] | None = None
+    figures: tuple[FigureSpec, ...] = ()
+    figure_data: Callable[[dict | None], Mapping[str, Any]] | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if not self.name or self.name in RESERVED:
+            raise ValueError(f"a document cannot be named {self.name!r} (reserved: {sorted(RESERVED)})")  # fmt: skip
+        if bool(self.figures) != (self.figure_data is not None):
+            raise ValueError(f"document {self.name!r}: give figures and figure_data together, or neither")  # fmt: skip
+        files = [spec.file for spec in self.figures]
+        if len(set(files)) != len(files):
+            raise ValueError(f"document {self.name!r} names a figure file twice: {files}")
+
+    def data_of_figures(self, robustness: dict | None) -> dict[str, Any]:
+        """The data of each figure, checked to cover exactly the declared figures."""
+        if self.figure_data is None:
+            return {}
+        data = dict(self.figure_data(robustness))
+        declared = {spec.file for spec in self.figures}
+        if set(data) != declared:
+            raise ValueError(
+                f"document {self.name!r}: figure_data gave {sorted(data)}, "
+                f"its figures are {sorted(declared)}"
+            )
+        return data
+
+
+def by_name(documents: Iterable[Document]) -> dict[str, Document]:
+    """Name -> document, in the order given; an error names a non-Document or a repeated name."""
+    out: dict[str, Document] = {}
+    figures: dict[str, str] = {}
+    for document in documents:
+        if not isinstance(document, Document):
+            raise TypeError(
+                f"pytest_claims_audit_documents must return Document objects; got {document!r}"
+            )
+        if document.name in out:
+            raise ValueError(f"document {document.name!r} is registered twice")
+        for spec in document.figures:
+            if figures.setdefault(spec.file, document.name) != document.name:
+                raise ValueError(
+                    f"figure {spec.file} is declared by {figures[spec.file]!r} and {document.name!r}"
+                )
+        out[document.name] = document
+    return out
+
+
+def sources_of(audit: dict) -> dict[str, Source]:
+    """The audited documents' sources as recorded in an audit dict (`metadata.documents`)."""
+    recorded = audit.get("metadata", {}).get("documents") or {}
+    return {name: Source(**source) for name, source in recorded.items()}

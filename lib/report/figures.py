@@ -1,16 +1,18 @@
-"""The report's figures: the calibration post (seed 0), the uncertainty guide, robustness.
+"""The report's figures, drawn from data: the calibration post's (seed 0), the uncertainty
+guide's, and the robustness section's.
 
-`draw_all(folder, documents)` draws every figure of the named documents into `folder`, each
-as a PNG and, beside it, an SVG of the same name (for papers). `FIGURES` names each figure
-with its caption and the claims it illustrates (the report links them). Figures are built
-on `matplotlib.figure.Figure` and saved through the Agg canvas, so no global pyplot state
-(figure registry, interactive backend) is touched.
+Each `*_figure(data)` turns plain data (arrays, numbers, dicts; gathered by the documents'
+side, lib/calibration/report.py and lib/uncertainty/report.py) into a figure; nothing here
+runs or loads an experiment. `draw_all(folder, documents)` writes every figure of the given
+documents into `folder`, each as a PNG and, beside it, an SVG of the same name (for papers),
+reusing the files of a figure whose data and code are unchanged (lib/report/figure_cache.py).
+Figures are built on `matplotlib.figure.Figure` and saved through the Agg canvas, so no
+global pyplot state (figure registry, interactive backend) is touched.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +25,10 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
 from lib import metrics
+from lib.report.documents import Document, FigureSpec
+from lib.report.figure_cache import cached_figure
 
-DOCUMENTS = ("calibration", "uncertainty")
 DPI = 110
-SEED_INDEX = 0  # the post's figures are of seed 0
-N_BINS = 15
 T_RANGE = (0.05, 20.0)
 SPARSE_BIN = 30  # reliability bins with fewer images get their count printed
 
@@ -58,9 +59,9 @@ def _save(fig: Figure, path: Path) -> Path:
 # --------------------------------------------------------------------------- calibration
 
 
-def _reliability_panel(ax, probs: np.ndarray, labels: np.ndarray, title: str) -> None:
-    bins = metrics.reliability_bins(probs, labels, n_bins=N_BINS)
-    width = 1.0 / N_BINS
+def _reliability_panel(ax, probs: np.ndarray, labels: np.ndarray, title: str, n_bins: int) -> None:
+    bins = metrics.reliability_bins(probs, labels, n_bins=n_bins)
+    width = 1.0 / n_bins
     centres = (bins.edges[:-1] + bins.edges[1:]) / 2
     filled = bins.count > 0
     ax.bar(
@@ -109,20 +110,23 @@ def _reliability_panel(ax, probs: np.ndarray, labels: np.ndarray, title: str) ->
     ax.set_aspect("equal")
 
 
-def reliability_figure(results) -> Figure:
-    """2x2 reliability diagrams: Yat / ReLU (rows), before / after temperature scaling."""
+def reliability_figure(data: dict[str, Any]) -> Figure:
+    """2x2 reliability diagrams: Yat / ReLU (rows), before / after temperature scaling.
+
+    data: `seed`, `n_bins`, the test `labels`, and per net of `nets` ("yat", "relu") its
+    test `logits`, fitted temperature `T`, `ece` and `ece_T` (fractions)."""
     fig = _figure(8.4, 8.6)
     axes = fig.subplots(2, 2)
-    labels = results.split.test_y
-    for row, net in enumerate(("yat", "relu")):
-        logits = results.runs[net].logits_test[SEED_INDEX]
-        figures = results.per_seed[net][SEED_INDEX]
+    labels, n_bins = data["labels"], data["n_bins"]
+    for row, (net, figures) in enumerate(data["nets"].items()):
+        logits = figures["logits"]
         temperature = figures["T"]
         _reliability_panel(
             axes[row, 0],
             metrics.softmax(logits),
             labels,
             f"{NET_LABEL[net]}, before scaling (T = 1)\nECE = {100 * figures['ece']:.2f} %",
+            n_bins,
         )
         _reliability_panel(
             axes[row, 1],
@@ -130,25 +134,29 @@ def reliability_figure(results) -> Figure:
             labels,
             f"{NET_LABEL[net]}, after scaling (T = {temperature:.3f})\n"
             f"ECE = {100 * figures['ece_T']:.2f} %",
+            n_bins,
         )
     handles, names = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, names, loc="outside lower center", ncols=3, frameon=False)
     fig.suptitle(
-        f"Reliability on Fashion-MNIST test, seed {results.per_seed['yat'][SEED_INDEX]['seed']}"
-        f"\n({N_BINS} equal-width bins; n = images in a bin, shown where below {SPARSE_BIN})"
+        f"Reliability on Fashion-MNIST test, seed {data['seed']}"
+        f"\n({n_bins} equal-width bins; n = images in a bin, shown where below {SPARSE_BIN})"
     )
     return fig
 
 
-def heldout_nll_figure(results) -> Figure:
-    """Held-out NLL against temperature for both nets, the fitted T marked."""
+def heldout_nll_figure(data: dict[str, Any]) -> Figure:
+    """Held-out NLL against temperature for both nets, the fitted T marked.
+
+    data: `seed`, the held-out `labels`, and per net of `nets` its held-out `logits` and
+    fitted temperature `T`."""
     fig = _figure(6.4, 4.4)
     ax = fig.subplots()
     temperatures = np.geomspace(*T_RANGE, 121)
-    labels = results.split.heldout_y
-    for net in ("yat", "relu"):
-        logits = results.runs[net].logits_heldout[SEED_INDEX]
-        fitted = results.per_seed[net][SEED_INDEX]["T"]
+    labels = data["labels"]
+    for net, run in data["nets"].items():
+        logits = run["logits"]
+        fitted = run["T"]
         curve = metrics.heldout_nll_curve(logits, labels, temperatures)
         at_fit = metrics.heldout_nll_curve(logits, labels, np.array([fitted]))[0]
         colour = NET_COLOUR[net]
@@ -168,10 +176,7 @@ def heldout_nll_figure(results) -> Figure:
     ax.set_xlim(*T_RANGE)
     ax.set_xlabel("temperature T (logits divided by T, dimensionless; log scale)")
     ax.set_ylabel("held-out NLL (nats per image; log scale)")
-    ax.set_title(
-        f"Temperature fit on the 5,000 held-out images, seed "
-        f"{results.per_seed['yat'][SEED_INDEX]['seed']}"
-    )
+    ax.set_title(f"Temperature fit on the {len(labels):,} held-out images, seed {data['seed']}")
     plain = FuncFormatter(lambda value, _: f"{value:g}")
     for axis in (ax.xaxis, ax.yaxis):
         axis.set_major_formatter(plain)
@@ -205,37 +210,36 @@ def _fraction_hist(ax, values: np.ndarray, bins: np.ndarray, *, ood: bool) -> No
     )
 
 
-def confidence_figure(results) -> Figure:
-    """Max-softmax confidence on Fashion test vs MNIST, one panel per net."""
+def confidence_figure(data: dict[str, Any]) -> Figure:
+    """Max-softmax confidence on Fashion test vs MNIST, one panel per net.
+
+    data: `seed`, and per net of `nets` its `logits_test`, `logits_ood` and `auroc_msp`."""
     fig = _figure(9.6, 4.2)
     axes = fig.subplots(1, 2, sharey=True)
     bins = np.linspace(0.0, 1.0, 41)
-    for ax, net in zip(axes, ("yat", "relu"), strict=True):
-        run = results.runs[net]
-        figures = results.per_seed[net][SEED_INDEX]
-        test = metrics.msp_score(run.logits_test[SEED_INDEX])
-        ood = metrics.msp_score(run.logits_ood[SEED_INDEX])
+    for ax, (net, run) in zip(axes, data["nets"].items(), strict=True):
+        test = metrics.msp_score(run["logits_test"])
+        ood = metrics.msp_score(run["logits_ood"])
         _fraction_hist(ax, test, bins, ood=False)
         _fraction_hist(ax, ood, bins, ood=True)
         ax.set_yscale("log")
         ax.set_xlim(0, 1)
         ax.set_xlabel("max softmax probability (fraction)")
-        ax.set_title(f"{NET_LABEL[net]} (AUROC of MSP = {figures['auroc']['msp']:.3f})")
+        ax.set_title(f"{NET_LABEL[net]} (AUROC of MSP = {run['auroc_msp']:.3f})")
     axes[0].set_ylabel("fraction of images per bin (log scale)")
     axes[0].legend(loc="upper left", fontsize="small")
     fig.suptitle(
         f"Softmax confidence, in-distribution vs OOD, seed "
-        f"{results.per_seed['yat'][SEED_INDEX]['seed']} (before temperature scaling)"
+        f"{data['seed']} (before temperature scaling)"
     )
     return fig
 
 
-def kmax_figure(results) -> Figure:
-    """Distribution of the Yat layer's largest kernel score, Fashion test vs MNIST."""
-    run = results.runs["yat"]
-    figures = results.per_seed["yat"][SEED_INDEX]
-    test = run.kmax_test[SEED_INDEX]
-    ood = run.kmax_ood[SEED_INDEX]
+def kmax_figure(data: dict[str, Any]) -> Figure:
+    """Distribution of the Yat layer's largest kernel score, Fashion test vs MNIST.
+
+    data: `seed`, the scores `test` and `ood`, and `auroc_kmax`."""
+    test, ood = data["test"], data["ood"]
     both = np.concatenate([test, ood])
     fig = _figure(6.8, 4.4)
     ax = fig.subplots()
@@ -261,19 +265,22 @@ def kmax_figure(results) -> Figure:
     ax.set_xlabel(f"kmax, largest Yat kernel score of an image (dimensionless{scale})")
     ax.set_ylabel("fraction of images per bin")
     ax.set_title(
-        f"Yat field magnitude kmax, seed {figures['seed']} (AUROC = {figures['auroc']['kmax']:.3f})"
+        f"Yat field magnitude kmax, seed {data['seed']} (AUROC = {data['auroc_kmax']:.3f})"
     )
     ax.legend(fontsize="small")
     return fig
 
 
-def auroc_figure(results, intervals: dict[str, list[dict]] | None = None) -> Figure:
+def auroc_figure(data: dict[str, Any]) -> Figure:
     """Per-seed AUROC: Yat kmax vs Yat MSP (post's subsample and full set), ReLU max logit.
 
-    `intervals`: the robustness section's `figure_intervals` (per net and seed, the 95%
-    test-image bootstrap interval of each figure), drawn as bars where given.
+    data: `per_seed` (per net, each seed's figures as in the calibration section),
+    `subsample` (the numbers of test and MNIST images of the post's subsample) and
+    `intervals`: None, or the robustness section's `figure_intervals` (per net and seed, the
+    95% test-image bootstrap interval of each figure), drawn as bars.
     """
-    from lib.calibration.evaluation import SUBSAMPLE_OOD, SUBSAMPLE_TEST
+    per_seed, intervals = data["per_seed"], data["intervals"]
+    subsample_test, subsample_ood = data["subsample"]
 
     series = [
         ("Yat kmax (field), subsample", "yat", "auroc_subsample.kmax", "tab:blue", "o", True),
@@ -282,7 +289,7 @@ def auroc_figure(results, intervals: dict[str, list[dict]] | None = None) -> Fig
         ("Yat MSP (softmax), full set", "yat", "auroc.msp", "tab:green", "s", False),
         ("ReLU max logit, full set", "relu", "auroc.maxlogit", "tab:orange", "D", False),
     ]  # fmt: skip
-    seeds = [s["seed"] for s in results.per_seed["yat"]]
+    seeds = [s["seed"] for s in per_seed["yat"]]
     fig = _figure(7.6, 4.8)
     ax = fig.subplots()
     offsets = np.linspace(-0.28, 0.28, len(series))
@@ -291,7 +298,7 @@ def auroc_figure(results, intervals: dict[str, list[dict]] | None = None) -> Fig
     with_bars = False
     for offset, (label, net, name, colour, marker, filled) in zip(offsets, series, strict=True):
         group, key = name.split(".")
-        values = [s[group][key] for s in results.per_seed[net]]
+        values = [s[group][key] for s in per_seed[net]]
         x = positions + offset
         ax.plot(
             x,
@@ -321,7 +328,7 @@ def auroc_figure(results, intervals: dict[str, list[dict]] | None = None) -> Fig
     bars_note = "\nbars: 95% CI over the test images (bootstrap)" if with_bars else ""
     ax.set_title(
         "OOD detection per seed: field vs softmax channel\n"
-        f"(subsample: {SUBSAMPLE_TEST:,} test / {SUBSAMPLE_OOD:,} MNIST images, rounded scores)"
+        f"(subsample: {subsample_test:,} test / {subsample_ood:,} MNIST images, rounded scores)"
         f"{bars_note}",
         fontsize="medium",
     )
@@ -355,40 +362,36 @@ TOTAL_FILL = "#fdd9b5"  # a light tint of ALEATORIC_COLOUR, opaque: the outer ba
 EPISTEMIC_FILL = "#9ecae1"  # opaque: the inner band, drawn over the outer one
 
 
-def _clusters(ax) -> None:
-    from lib.uncertainty.data import LEFT_CLUSTER, RIGHT_CLUSTER
-
-    for i, (low, high) in enumerate((LEFT_CLUSTER, RIGHT_CLUSTER)):
+def _clusters(ax, clusters: list[tuple[float, float]]) -> None:
+    for i, (low, high) in enumerate(clusters):
         name = "training clusters" if i == 0 else None
         ax.axvspan(low, high, color="gold", alpha=0.15, linewidth=0, label=name, zorder=0)
 
 
-def _band_panels(top, bottom, result, means: np.ndarray, variances: np.ndarray, method: str):
+def _band_panels(top, bottom, data: dict, means: np.ndarray, variances: np.ndarray, method: str):
     """Top: the predictive mean with two nested ±2σ bands, the total predictive variance
     (outer) and its epistemic part (inner). Bottom: the two parts of the variance along x,
     with the true noise variance at the training points."""
-    from lib.metrics import decompose_variance
-    from lib.uncertainty import true_function
-
-    grid = np.asarray(result.grid, dtype=np.float64)[:, 0]
-    parts = decompose_variance(means, variances)
+    grid = np.asarray(data["grid"], dtype=np.float64)[:, 0]
+    truth, x, y = data["truth"], data["x"][:, 0], data["y"][:, 0]
+    parts = metrics.decompose_variance(means, variances)
     mean, aleatoric, epistemic = parts.mean[:, 0], parts.aleatoric[:, 0], parts.epistemic[:, 0]
     total_sd, epistemic_sd = np.sqrt(aleatoric + epistemic), np.sqrt(epistemic)
 
     top.fill_between(grid, mean - 2 * total_sd, mean + 2 * total_sd, color=TOTAL_FILL, linewidth=0, label="mean ± 2σ, total (aleatoric + epistemic)", zorder=1)  # fmt: skip
     top.fill_between(grid, mean - 2 * epistemic_sd, mean + 2 * epistemic_sd, color=EPISTEMIC_FILL, linewidth=0, label="mean ± 2σ, epistemic only", zorder=2)  # fmt: skip
-    top.scatter(result.x[:, 0], result.y[:, 0], s=10, color="dimgrey", label="training points", zorder=3)  # fmt: skip
-    top.plot(grid, true_function(grid), color="black", linestyle="--", linewidth=1.2, label="true function sin(1.5x) + 0.1x", zorder=4)  # fmt: skip
+    top.scatter(x, y, s=10, color="dimgrey", label="training points", zorder=3)  # fmt: skip
+    top.plot(grid, truth, color="black", linestyle="--", linewidth=1.2, label=data["truth_label"], zorder=4)  # fmt: skip
     top.plot(grid, mean, color="navy", linewidth=2, label="predictive mean", zorder=5)
-    in_cluster = float(epistemic[result.in_cluster].mean())
-    away = float(epistemic[result.away].mean())
+    in_cluster = float(epistemic[data["in_cluster"]].mean())
+    away = float(epistemic[data["away"]].mean())
     top.set_title(
         f"{method}\nmean epistemic variance: in clusters {in_cluster:.4f}, away {away:.4f}"
     )
     top.set_xlim(grid.min(), grid.max())
     # Frame the data and the epistemic band; the total band may run past the frame (its size
     # is read off the bottom panel), which the panel then says.
-    shown = np.concatenate([mean - 2 * epistemic_sd, mean + 2 * epistemic_sd, result.y[:, 0], true_function(grid)])  # fmt: skip
+    shown = np.concatenate([mean - 2 * epistemic_sd, mean + 2 * epistemic_sd, y, truth])  # fmt: skip
     low, high = float(shown.min()), float(shown.max())
     pad = 0.15 * (high - low)
     top.set_ylim(low - pad, high + pad)
@@ -396,28 +399,34 @@ def _band_panels(top, bottom, result, means: np.ndarray, variances: np.ndarray, 
         top.text(0.01, 0.98, "total band runs past the frame", transform=top.transAxes, ha="left", va="top", fontsize="small", color="saddlebrown", bbox={"facecolor": "white", "alpha": 0.8, "linewidth": 0})  # fmt: skip
     top.grid(True, alpha=0.3)
 
-    _clusters(bottom)  # not on the top panel: its opaque bands would hide it
+    _clusters(bottom, data["clusters"])  # not on the top panel: its opaque bands would hide it
     bottom.plot(grid, aleatoric, color=ALEATORIC_COLOUR, linewidth=2, label="aleatoric E[σ²] (predicted noise)")  # fmt: skip
     bottom.plot(grid, epistemic, color=EPISTEMIC_COLOUR, linewidth=2, label="epistemic Var[μ] (disagreement)")  # fmt: skip
-    order = np.argsort(result.x[:, 0])
-    bottom.plot(result.x[order, 0], result.noise_std[order, 0] ** 2, linestyle="none", marker=".", color="black", markersize=4, label="true noise variance at the training points")  # fmt: skip
+    order = np.argsort(x)
+    bottom.plot(x[order], data["noise_std"][order, 0] ** 2, linestyle="none", marker=".", color="black", markersize=4, label="true noise variance at the training points")  # fmt: skip
     bottom.set_yscale("log")
     bottom.set_xlim(grid.min(), grid.max())
     bottom.set_xlabel("input x (dimensionless)")
     bottom.grid(True, which="major", alpha=0.3)
 
 
-def uncertainty_band_figure(result) -> Figure:
+def uncertainty_band_figure(data: dict[str, Any]) -> Figure:
     """MC-Dropout and the ensemble on the grid: the predictive mean with its total and
-    epistemic ±2σ bands (top), aleatoric and epistemic variance along x (bottom)."""
+    epistemic ±2σ bands (top), aleatoric and epistemic variance along x (bottom).
+
+    data: `root_seed`; the training points `x`, `y`, `noise_std` ([n, 1]); the `grid` ([g, 1])
+    with the `truth` on it and its `truth_label`; boolean masks `in_cluster` and `away` of
+    the grid; the training `clusters` as (low, high) pairs; and the per-pass (per-member)
+    predictive means and variances on the grid, `mc_means`, `mc_vars`, `ens_means`, `ens_vars`.
+    """
     fig = _figure(11.0, 7.6)
     axes = fig.subplots(2, 2, sharex=True, height_ratios=(3, 2))
     methods = (
-        (f"MC-Dropout ({result.mc_grid_means.shape[0]} stochastic passes)", result.mc_grid_means, result.mc_grid_vars),
-        (f"Deep ensemble ({result.ens_grid_means.shape[0]} members)", result.ens_grid_means, result.ens_grid_vars),
+        (f"MC-Dropout ({data['mc_means'].shape[0]} stochastic passes)", data["mc_means"], data["mc_vars"]),
+        (f"Deep ensemble ({data['ens_means'].shape[0]} members)", data["ens_means"], data["ens_vars"]),
     )  # fmt: skip
     for column, (method, means, variances) in enumerate(methods):
-        _band_panels(axes[0, column], axes[1, column], result, means, variances, method)
+        _band_panels(axes[0, column], axes[1, column], data, means, variances, method)
     axes[0, 0].set_ylabel("target y (dimensionless)")
     axes[1, 0].set_ylabel("variance of y (log scale)")
     handles, names = [], []
@@ -427,7 +436,7 @@ def uncertainty_band_figure(result) -> Figure:
         names += more_names
     fig.legend(handles, names, loc="outside lower center", ncols=3, frameon=False)
     fig.suptitle(
-        f"Aleatoric and epistemic uncertainty on the toy regression, root seed {result.root_seed}\n"
+        f"Aleatoric and epistemic uncertainty on the toy regression, root seed {data['root_seed']}\n"
         "(over passes / members: aleatoric = mean predicted variance, epistemic = variance of the means)"
     )
     return fig
@@ -562,165 +571,87 @@ def robustness_figure(section: dict) -> Figure:
 
 # --------------------------------------------------------------------------- entry point
 
-
-@dataclass(frozen=True)
-class FigureSpec:
-    """A figure of the report: its file, what it shows and the claims it illustrates.
-
-    `draw(results, robustness)` builds it from its document's cached results (the
-    robustness figure: from the robustness section, passed as both).
-    """
-
-    file: str
-    document: str  # "calibration", "uncertainty" or "robustness"
-    caption: str
-    claims: tuple[str, ...]
-    draw: Callable[[Any, dict | None], Figure]
-
-
-def _results_only(draw: Callable[[Any], Figure]) -> Callable[[Any, dict | None], Figure]:
-    return lambda results, _robustness: draw(results)
-
-
-UNCERTAINTY_BAND_CLAIMS = (
-    "unc-01", "unc-02", "unc-04b", "unc-05b",
-    "unc-06-mc-away", "unc-06-mc-gap", "unc-06-mc-tails", "unc-06-mc-band",
-    "unc-06-ens-away", "unc-06-ens-gap", "unc-06-ens-tails", "unc-06-ens-band",
-    "unc-07-mc", "unc-07-ensemble",
-)  # fmt: skip
-
-FIGURES: tuple[FigureSpec, ...] = (
-    FigureSpec(
-        "reliability_seed0.png",
-        "calibration",
-        "Reliability diagrams of both nets on seed 0, before and after temperature scaling: "
-        "accuracy against confidence in 15 equal-width bins, the gap to the diagonal hatched.",
-        ("cal-02a", "cal-02b", "cal-02c", "cal-04a", "cal-04b", "cal-10a", "cal-10b", "cal-10c"),
-        _results_only(reliability_figure),
-    ),
-    FigureSpec(
-        "heldout_nll_vs_T.png",
-        "calibration",
-        "Held-out NLL against the temperature T on seed 0, the fitted T marked for each net.",
-        ("cal-08a", "cal-08b"),
-        _results_only(heldout_nll_figure),
-    ),
-    FigureSpec(
-        "confidence_hist.png",
-        "calibration",
-        "Max-softmax confidence on Fashion-MNIST test and on MNIST, seed 0, both nets.",
-        ("cal-13b",),
-        _results_only(confidence_figure),
-    ),
-    FigureSpec(
-        "kmax_hist.png",
-        "calibration",
-        "The Yat net's field magnitude kmax on Fashion-MNIST test and on MNIST, seed 0, "
-        "with both medians.",
-        ("cal-05a", "cal-11a", "cal-12a", "cal-12b"),
-        _results_only(kmax_figure),
-    ),
-    FigureSpec(
-        "auroc_per_seed.png",
-        "calibration",
-        "OOD AUROC per seed of the field (kmax) and softmax (MSP) channels, on the post's "
-        "subsample and the full sets, and of the ReLU max logit; bars: 95% test-image "
-        "bootstrap intervals where the robustness section has them.",
-        ("cal-11a", "cal-11b", "cal-11c", "cal-13a", "cal-13b", "cal-13c", "cal-14"),
-        lambda results, robustness: auroc_figure(
-            results, (robustness or {}).get("figure_intervals")
-        ),
-    ),
-    FigureSpec(
-        "uncertainty_band.png",
-        "uncertainty",
-        "MC-Dropout and the deep ensemble on the grid, root key 0: the predictive mean with "
-        "its total and epistemic ±2σ bands, and the aleatoric and epistemic variance along x.",
-        UNCERTAINTY_BAND_CLAIMS,
-        _results_only(uncertainty_band_figure),
-    ),
-    FigureSpec(
-        "robustness.png",
-        "robustness",
-        "Each comparative claim's effect on the published seeds with its 95% test-image "
-        "interval, the region where the claim holds shaded; after --seeds, also across seeds.",
-        (),  # the claims of the robustness section, see `index`
-        lambda section, _: robustness_figure(section),
-    ),
+ROBUSTNESS = FigureSpec(
+    "robustness.png",
+    "Each comparative claim's effect on the published seeds with its 95% test-image "
+    "interval, the region where the claim holds shaded; after --seeds, also across seeds.",
+    (),  # the claims of the robustness section: `robustness_claims`
+    robustness_figure,
 )
 
 
-def index(files: Iterable[str], robustness: dict | None = None) -> list[dict[str, Any]]:
-    """The report's figure index for the PNG `files` drawn: per figure its file, SVG twin,
-    document, caption and the ids of the claims it illustrates (JSON-able)."""
-    specs = {spec.file: spec for spec in FIGURES}
-    out = []
-    for file in files:
-        spec = specs[file]
-        claims = list(spec.claims)
-        if spec.document == "robustness" and robustness is not None:
-            claims = robustness_claims(robustness)
-        out.append(
-            {
-                "file": file,
-                "svg": str(Path(file).with_suffix(".svg")),
-                "document": spec.document,
-                "caption": spec.caption,
-                "claims": claims,
-            }
-        )
-    return out
+def figure_names(documents: Iterable[Document]) -> set[str]:
+    """The names of every file the report can write into the figures folder (PNG and SVG)
+    for these documents, the robustness figure included."""
+    specs = [ROBUSTNESS, *(spec for document in documents for spec in document.figures)]
+    return {name for spec in specs for name in (spec.file, str(Path(spec.file).with_suffix(".svg")))}  # fmt: skip
 
 
-def figure_names() -> set[str]:
-    """The names of every file the suite can write into the figures folder (PNG and SVG)."""
-    return {
-        name for spec in FIGURES for name in (spec.file, str(Path(spec.file).with_suffix(".svg")))
-    }
+def _specs(
+    documents: Iterable[Document], robustness: dict | None
+) -> list[tuple[str, FigureSpec, list[str]]]:
+    """(document, spec, claims) of every figure drawn, in order: each document's, then the
+    robustness figure when the section has claims to draw."""
+    if not all(isinstance(d, Document) for d in documents):
+        raise TypeError(f"documents must be Document objects; got {documents!r}")
+    specs = [(d.name, spec, list(spec.claims)) for d in documents for spec in d.figures]
+    if robustness is not None and robustness_claims(robustness):
+        specs.append(("robustness", ROBUSTNESS, robustness_claims(robustness)))
+    return specs
 
 
-def _check_documents(documents: Iterable[str]) -> set[str]:
-    if isinstance(documents, str):
-        raise TypeError(f"documents must be a set of names, not the string {documents!r}")
-    names = set(documents)
-    unknown = sorted(names - set(DOCUMENTS))
-    if unknown:
-        raise ValueError(f"unknown document(s) {unknown}; expected a subset of {list(DOCUMENTS)}")
-    return names
+def index(documents: Iterable[Document], robustness: dict | None = None) -> list[dict[str, Any]]:
+    """audit.json's `figures` index of what `draw_all` writes: per figure its file, SVG twin,
+    document ("robustness" for the robustness figure), caption and claim ids."""
+    return [
+        {
+            "file": spec.file,
+            "svg": str(Path(spec.file).with_suffix(".svg")),
+            "document": document,
+            "caption": spec.caption,
+            "claims": claims,
+        }
+        for document, spec, claims in _specs(documents, robustness)
+    ]
 
 
-def draw_all(folder: Path, documents: set[str], *, robustness: dict | None = None) -> list[Path]:
+def draw_all(
+    folder: Path,
+    documents: Iterable[Document],
+    *,
+    robustness: dict | None = None,
+    cache_dir: Path | None = None,
+) -> list[Path]:
     """Write the figures of `documents` into `folder`, each a PNG and an SVG beside it.
 
     Args:
       folder: an existing directory.
-      documents: a subset of {"calibration", "uncertainty"}; only these documents' figures
-        are drawn (and only their experiments are run or loaded).
-      robustness: the report's robustness section, drawn as robustness.png when given.
+      documents: the documents whose figures are drawn, in this order (each one's data is
+        gathered by its own `figure_data`, checked to cover its figures before any drawing).
+      robustness: the report's robustness section, drawn as robustness.png (last) when it
+        has claims to draw.
+      cache_dir: where drawn figures are kept by the digest of their data and code
+        (lib/report/figure_cache.py); a figure found there is copied, not drawn. None: every
+        figure is drawn.
 
     Returns:
-      The PNGs' paths, in the order of `FIGURES`: calibration, uncertainty, robustness.
-
-    Raises:
-      ValueError: a name in `documents` is not a known document (checked before any drawing).
-      TypeError: `documents` is a bare string rather than a set of names.
+      The PNGs' paths, in the order of `index(documents, robustness)`.
     """
-    names = _check_documents(documents)
+    documents = list(documents)
+    specs = _specs(documents, robustness)  # checks `documents` before any data is gathered
+    data = {spec.file: value for d in documents for spec, value in _data(d, robustness)}
+    if robustness is not None:
+        data[ROBUSTNESS.file] = robustness
     folder = Path(folder)
-    inputs: dict[str, Any] = {}
-    if "calibration" in names:
-        from lib.calibration.evaluation import calibration_results
-
-        inputs["calibration"] = calibration_results()
-    if "uncertainty" in names:
-        from lib.uncertainty.results import uncertainty_result
-
-        inputs["uncertainty"] = uncertainty_result()
-    if robustness is not None and robustness_claims(robustness):
-        inputs["robustness"] = robustness
-    paths: list[Path] = []
-    for spec in FIGURES:
-        if spec.document in inputs:
-            figure = spec.draw(inputs[spec.document], robustness)
-            paths.append(_save(figure, folder / spec.file))
+    paths = []
+    for _, spec, _ in specs:
+        if cache_dir is None:
+            paths.append(_save(spec.draw(data[spec.file]), folder / spec.file))
+        else:
+            paths.append(cached_figure(cache_dir, spec.file, spec.draw, data[spec.file], _save, folder)[0])  # fmt: skip
     return paths
+
+
+def _data(document: Document, robustness: dict | None) -> list[tuple[FigureSpec, Any]]:
+    data = document.data_of_figures(robustness)
+    return [(spec, data[spec.file]) for spec in document.figures]

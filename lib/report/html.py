@@ -16,7 +16,7 @@ from html import escape
 from itertools import groupby
 from typing import Any
 
-from lib.report.documents import SOURCES
+from lib.report.documents import sources_of
 from lib.report.table import ci_text
 
 _CSS = """
@@ -81,7 +81,7 @@ def _header(audit: dict) -> list[str]:
     documents = sorted({c["document"] for c in audit["claims"]})
     items = []
     for name in documents:
-        source = SOURCES.get(name)
+        source = sources_of(audit).get(name)
         if source is None:
             items.append(f"<li><b>{escape(name)}</b></li>")
             continue

@@ -7,8 +7,9 @@ import time
 from itertools import groupby
 from typing import Any
 
-from lib.report.documents import SOURCES
-from lib.report.table import ci_text, interval_text
+from lib.report import robustness
+from lib.report.documents import sources_of
+from lib.report.robustness import ci_text, interval_text
 
 # A recorded finding whose claim now holds in every order (the claim's test fails).
 FINDING_GONE = "finding gone: the recorded finding no longer reproduces (the run fails)"
@@ -66,7 +67,7 @@ def render(audit: dict, figure_names: list[str]) -> str:
     figure_of = {claim: f for f in figures for claim in f["claims"]}
     placed: set[str] = set()
     for document, claims in groupby(audit["claims"], key=lambda c: c["document"]):
-        source = SOURCES.get(document)
+        source = sources_of(audit).get(document)
         if source is None:
             heading = document
         elif source.url:
@@ -137,7 +138,7 @@ def _header(audit: dict) -> list[str]:
     documents = sorted({c["document"] for c in audit["claims"]})
     named = []
     for document in documents:
-        source = SOURCES.get(document)
+        source = sources_of(audit).get(document)
         if source is None:
             named.append(document)
         elif source.url:
@@ -197,7 +198,7 @@ _FIGURES = (
 
 
 def _seeds(seeds: list[int]) -> str:
-    return ", ".join(map(str, seeds))
+    return ", ".join(map(str, seeds))  # every seed named, unlike the table's ranges
 
 
 def _p(value: float | None, b: int) -> str:
@@ -231,53 +232,41 @@ def _published_rows(claims: dict[str, dict]) -> list[tuple[Any, ...]]:
     return rows
 
 
-def _per_seed(sweep: dict, k: int) -> str:
-    if sweep["per_seed_values"] is None:
+def _per_seed(values: list[tuple[float, bool]] | None) -> str:
+    if values is None:
         return "-"
-    return ", ".join(
-        f"{values[k]:.3g}" if holds else f"**{values[k]:.3g}**"
-        for values, holds in zip(sweep["per_seed_values"], sweep["per_seed_holds"], strict=True)
-    )
+    return ", ".join(f"{value:.3g}" if holds else f"**{value:.3g}**" for value, holds in values)
 
 
 def _sweep_rows(claims: dict[str, dict]) -> list[tuple[Any, ...]]:
-    rows = []
-    for claim_id, claim in claims.items():
-        sweep = claim.get("sweep")
-        if sweep is None:
-            continue
-        for k, effect in enumerate(sweep["effects"]):
-            interval = sweep["intervals"][k]
-            rows.append(
-                (
-                    claim_id,
-                    effect,
-                    sweep["regions"][k],
-                    f"{sweep['holding']}/{sweep['total']} {sweep['unit']}",
-                    f"{sweep['values'][k]:.4g}",
-                    "-" if interval is None else interval_text(interval),
-                    _per_seed(sweep, k),
-                    sweep["label"],
-                )
-            )
-    return rows
+    return [
+        (
+            row.claim_id,
+            row.effect,
+            row.region,
+            f"{row.holding} {row.unit}",
+            f"{row.value:.4g}",
+            "-" if row.interval is None else interval_text(row.interval),
+            _per_seed(row.per_seed),
+            row.label,
+        )
+        for row in robustness.sweep_rows(claims)
+    ]
 
 
 def _sensitivity_rows(rows: list[dict], swept: bool) -> list[tuple[Any, ...]]:
     out = []
-    for row in rows:
-        published = row["published"]
+    for row in robustness.sensitivity_rows(rows):
         cells = (
-            row["claim_id"],
-            row["variant"] + (" (the post's)" if row["post_choice"] else ""),
-            row["effect"],
-            row["region"],
-            f"{published['values'][0]:.4g}",
-            "yes" if published["holds"] else "**no**",
+            row.claim_id,
+            row.variant + (" (the post's)" if row.post_choice else ""),
+            row.effect,
+            row.region,
+            f"{row.value:.4g}",
+            "yes" if row.holds else "**no**",
         )
         if swept:
-            sweep = row["sweep"]
-            cells += (f"{sweep['holding']}/{sweep['total']}", f"{sweep['values'][0]:.4g}")
+            cells += (row.sweep_holding, f"{row.sweep_value:.4g}")
         out.append(cells)
     return out
 
@@ -297,7 +286,7 @@ def _figure_rows(figures: dict[str, list[dict]], columns) -> list[tuple[Any, ...
 
 
 def render_robustness(section: dict[str, Any]) -> list[str]:
-    """Markdown lines of the robustness section (lib/robustness/summary.py)."""
+    """Markdown lines of the robustness section (audit.json's `robustness`)."""
     methods = section["methods"]
     published = _seeds(section["published_seeds"])
     sweep = section["sweep_seeds"]
@@ -305,9 +294,8 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
         "## Robustness",
         "",
         "Statistics beside the faithful audit: no verdict above depends on them. "
-        f"Intervals are {methods['level']:.0%}: {methods['test_images']}; across seeds, "
-        f"{methods['seeds']}. The test-image intervals hold the nets fixed (training and "
-        "the temperature fit are not resampled).",
+        f"{robustness.methods_text(methods)} The test-image intervals hold the nets fixed "
+        "(training and the temperature fit are not resampled).",
         "",
     ]
     published_rows = _published_rows(section["claims"])

@@ -20,7 +20,7 @@ import pytest
 from lib import cache
 from lib.report import table
 from lib.report.claim import META_PROPERTY, PROPERTY, Claim, ClaimMeta, ClaimRecord
-from lib.robustness.seeds import parse_seeds
+from lib.seeds import parse_seeds
 
 _REQUIRED = ("id", "document", "section", "statement")
 # The markers this plugin reads, registered by it: a project that loads it declares nothing.
@@ -59,6 +59,12 @@ def _seeds(text: str) -> tuple[int, ...]:
 
 def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from lib.report import hooks
+
+    pluginmanager.add_hookspecs(hooks)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -261,15 +267,20 @@ class AuditCollector:
         no_report = self.config.getoption("--no-report")
         if no_report and seeds is None:
             return
-        from lib.report import audit  # imported late: it pulls in the experiments
+        from lib.report import audit  # imported late: it pulls in matplotlib
 
+        records = list(self.records.values())
+        documents = self.config.hook.pytest_claims_audit_documents(config=self.config)
         if self.partial:  # not the audit's claims, or cut short: nothing more is computed
             if seeds is not None:
                 self.robustness_error = "this run is partial"
         else:
             try:
+                names = [d.name for d in audit.audited(records, documents)]
                 self.robustness = audit.robustness(
-                    {r.document for r in self.records.values()}, seeds
+                    lambda: self.config.hook.pytest_claims_audit_robustness(
+                        config=self.config, documents=names, sweep=seeds
+                    )
                 )
             except audit.ReportError as error:
                 self.robustness_error = str(error)
@@ -281,12 +292,14 @@ class AuditCollector:
         try:
             self.written = audit.write_report(
                 report_dir / PARTIAL_FOLDER if self.partial else report_dir,
-                records=list(self.records.values()),
+                records=records,
                 expected=self.expected,
                 cache_events=self.cache_events,
                 wall_s=time.time() - self.started,
                 robustness=self.robustness,
                 partial=self.partial or None,
+                documents=documents,
+                figure_cache=cache.default_cache_dir() / "figures",
             )
         except audit.ReportError as error:
             self.write_error = str(error)

@@ -74,10 +74,13 @@ def installed_versions(root: Path = REPO_ROOT) -> dict[str, Any]:
     return {"installed": installed, "differs_from_lock": differs}
 
 
-def device() -> dict[str, Any]:
-    """The JAX backend and its devices: `{"backend", "count", "kinds"}` (kinds sorted, unique)."""
-    import jax
-
+def device() -> dict[str, Any] | None:
+    """The JAX backend and its devices: `{"backend", "count", "kinds"}` (kinds sorted, unique),
+    or None when the run never imported JAX (the report does not import it for a project
+    whose tests do not use it)."""
+    jax = sys.modules.get("jax")
+    if jax is None:
+        return None
     devices = jax.devices()
     return {
         "backend": jax.default_backend(),

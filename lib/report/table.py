@@ -8,7 +8,9 @@ from collections import Counter
 from itertools import groupby
 from typing import Any
 
+from lib.report import robustness
 from lib.report.claim import ClaimRecord
+from lib.report.robustness import ci_text, interval_text
 
 _FIELDS = ("id", "published", "measured", "tolerance", "verdict")
 _SHARES = {"published": 5, "measured": 5, "tolerance": 4}  # of the width left after id, verdict
@@ -127,25 +129,6 @@ def render(
 # --------------------------------------------------------------------------- robustness
 
 
-def interval_text(interval: dict[str, Any], digits: int = 3) -> str:
-    """ "3.67 to >4.99": an interval's ends, '<' / '>' where an end lies beyond the resamples."""
-    low = f"{'<' if interval['low_at_edge'] else ''}{interval['low']:.{digits}g}"
-    high = f"{'>' if interval['high_at_edge'] else ''}{interval['high']:.{digits}g}"
-    return f"{low} to {high}"
-
-
-def ci_text(ci: dict[str, Any]) -> str:
-    """One effect's interval as recorded beside a claim's verdict (lib/robustness/bootstrap.py)."""
-    text = f"95% CI {interval_text(ci)}: {ci['effect']}"
-    return text if ci["within_region"] else f"{text} (not all {ci['region']})"
-
-
-def _seeds_text(seeds: list[int]) -> str:
-    if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
-        return f"{seeds[0]}-{seeds[-1]}"
-    return ", ".join(map(str, seeds))
-
-
 def _row(cells: tuple[str, ...], widths: tuple[int, ...]) -> str:
     return " ".join(f"{_cell(c, w):<{w}}" for c, w in zip(cells, widths, strict=True)).rstrip()
 
@@ -157,27 +140,19 @@ _SENSITIVITY = (("claim", 8), ("variant", 28), ("value", 7), ("holds", 6), ("hol
 def _sweep_rows(claims: dict[str, dict]) -> list[str]:
     widths = tuple(w for _, w in _SWEEP)
     lines = [_row(tuple(name for name, _ in _SWEEP), widths)]
-    for claim_id, claim in claims.items():
-        sweep = claim["sweep"]
-        for k, effect in enumerate(sweep["effects"]):
-            interval = sweep["intervals"][k]
-            ci = "-" if interval is None else interval_text(interval)
-            if len(ci) > 16 and interval is not None:
-                ci = interval_text(interval, digits=2)
-            first = k == 0
-            lines.append(
-                _row(
-                    (
-                        claim_id if first else "",
-                        effect,
-                        f"{sweep['holding']}/{sweep['total']}" if first else "",
-                        f"{sweep['values'][k]:.4g}",
-                        ci,
-                        sweep["label"] if first else "",
-                    ),
-                    widths,
-                )
-            )
+    for row in robustness.sweep_rows(claims):
+        ci = "-" if row.interval is None else interval_text(row.interval)
+        if len(ci) > 16 and row.interval is not None:
+            ci = interval_text(row.interval, digits=2)
+        cells = (
+            row.claim_id if row.first else "",
+            row.effect,
+            row.holding if row.first else "",
+            f"{row.value:.4g}",
+            ci,
+            row.label if row.first else "",
+        )
+        lines.append(_row(cells, widths))
     return lines
 
 
@@ -185,29 +160,31 @@ def _sensitivity_rows(rows: list[dict], swept: bool) -> list[str]:
     columns = _SENSITIVITY if swept else _SENSITIVITY[:4]
     widths = tuple(w for _, w in columns)
     lines = [_row(tuple(name for name, _ in columns), widths)]
-    for row in rows:
-        published, sweep = row["published"], row.get("sweep")
+    for row in robustness.sensitivity_rows(rows):
         cells = (
-            row["claim_id"],
-            f"{row['variant']}{' *' if row['post_choice'] else ''}",
-            f"{published['values'][0]:.4g}",
-            "yes" if published["holds"] else "no",
+            row.claim_id,
+            f"{row.variant}{' *' if row.post_choice else ''}",
+            f"{row.value:.4g}",
+            "yes" if row.holds else "no",
         )
         if swept:
-            cells += (f"{sweep['holding']}/{sweep['total']}", f"{sweep['values'][0]:.4g}")
+            cells += (row.sweep_holding, f"{row.sweep_value:.4g}")
         lines.append(_row(cells, widths))
     return lines
 
 
 def render_robustness(section: dict[str, Any]) -> list[str]:
-    """Lines of the robustness tables (lib/robustness/summary.py); each fits in 80 columns."""
-    published = _seeds_text(section["published_seeds"])
+    """Lines of the robustness tables (audit.json's `robustness`); each fits in 80 columns."""
+    published = robustness.seed_range(section["published_seeds"])
     sweep = section["sweep_seeds"]
     lines = [
         "",
         "ROBUSTNESS".center(78, "="),
-        "Beside the audit; no verdict above depends on it. 95% CIs: bias-corrected",
-        "percentile bootstrap (test images B = 1000, paired; seeds B = 2000).",
+        *textwrap.wrap(
+            "Beside the audit; no verdict above depends on it. "
+            + robustness.methods_text(section["methods"]),
+            78,
+        ),
     ]
     if sweep is None:
         lines += [
@@ -216,16 +193,16 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
             "0-9: calibration seeds and uncertainty root keys).",
         ]
     else:
-        seeds = _seeds_text(sweep)
+        seeds = robustness.seed_range(sweep)
         lines += ["", f"Each comparative claim on seeds {seeds} (root keys {seeds}, uncertainty)"]
-        lines += _sweep_rows({k: c for k, c in section["claims"].items() if "sweep" in c})
+        lines += _sweep_rows(section["claims"])
         lines += [
             "holds on: of the 3-seed subsets (calibration) or of the root keys (uncertainty)",
             "value: the claim's statistic on all seeds (uncertainty: mean over keys)",
             *textwrap.wrap(section["methods"]["labels"], 78),
         ]
     if section["sensitivity"]:
-        where = f"seeds {published}" + ("" if sweep is None else f"; holds on, value: seeds {_seeds_text(sweep)}")  # fmt: skip
+        where = f"seeds {published}" + ("" if sweep is None else f"; holds on, value: seeds {robustness.seed_range(sweep)}")  # fmt: skip
         lines += ["", f"Choices the post fixed (value, holds: {where})"]
         lines += _sensitivity_rows(section["sensitivity"], sweep is not None)
         lines.append("* the post's choice")

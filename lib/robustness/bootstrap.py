@@ -23,7 +23,6 @@ from lib.metrics.classification import PROB_FLOOR
 from lib.robustness.calibration import PerSeed
 from lib.robustness.effects import Comparison
 
-N_BINS = 15  # the post's binning, as in `metrics.ece`
 CALIBRATION = ("acc", "ece", "nll", "brier", "ece_T", "nll_T")
 OOD = ("auroc.msp", "auroc.maxlogit", "auroc.energy", "auroc.kmax")
 SUBSAMPLE = ("auroc_subsample.msp", "auroc_subsample.kmax")
@@ -49,7 +48,7 @@ def calibration_on(seeds: tuple[int, ...]) -> CalibrationResults:
     return calibration_results(seeds, order="scan_vmap")
 
 
-def bin_index(confidence: np.ndarray, n_bins: int = N_BINS) -> np.ndarray:
+def bin_index(confidence: np.ndarray, n_bins: int = metrics.N_BINS) -> np.ndarray:
     """Equal-width bin of each confidence, by the rule of `metrics.reliability_bins`."""
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     return np.clip(np.digitize(confidence, edges[1:-1]), 0, n_bins - 1)

@@ -97,8 +97,14 @@ def _uncertainty(sweep: tuple[int, ...] | None) -> dict:
     return claims
 
 
-def robustness_section(documents: Collection[str], sweep: tuple[int, ...] | None) -> dict:
-    """The section for the documents audited; `sweep`: the seeds (root keys) of --seeds."""
+DOCUMENTS = ("calibration", "uncertainty")  # the documents with comparative claims
+
+
+def robustness_section(documents: Collection[str], sweep: tuple[int, ...] | None) -> dict | None:
+    """The section for the documents audited (None when none of them has comparative
+    claims); `sweep`: the seeds (root keys) of --seeds."""
+    if not set(documents) & set(DOCUMENTS):
+        return None
     section: dict[str, Any] = {
         "methods": {
             "test_images": f"{stats.METHOD} over test images, B = {stats.B}, generator seed "

@@ -21,7 +21,7 @@ import numpy as np
 from lib import stats
 from lib.robustness.calibration import PerSeed
 from lib.robustness.effects import Comparison, Region
-from lib.robustness.seeds import POST_SEEDS
+from lib.seeds import POST_SEEDS
 
 ROBUST = 0.9
 FAILS = 0.1  # not 1 - ROBUST: that is 0.0999..., which would call 1 of 10 fragile

@@ -1,4 +1,5 @@
-"""The `--seeds` option's syntax: "0-9", "0,3,5-7" (kept light: read at option parsing)."""
+"""The `--seeds` option's syntax: "0-9", "0,3,5-7" (kept light: read at option parsing by
+the claims-audit plugin, and by the sweeps)."""
 
 from __future__ import annotations
 

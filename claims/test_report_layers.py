@@ -1,0 +1,128 @@
+"""The report only renders: no module of lib/report imports an experiment or JAX.
+
+Read statically, so an import inside a function counts as much as one at the top: the
+documents' side (lib/calibration/report.py, lib/uncertainty/report.py, lib/robustness)
+supplies the data, and a project that loads the plugin never imports JAX through it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPORT = Path(__file__).resolve().parents[1] / "lib" / "report"
+FORBIDDEN = ("lib.calibration", "lib.uncertainty", "lib.robustness", "jax", "flax")
+
+
+def imported(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every import in `path`, relative imports resolved in lib.report."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # a module of lib/report: level 1 is lib.report, 2 is lib
+                parts = ["lib", "report"][: 3 - node.level]
+                base = ".".join(filter(None, [*parts, node.module]))
+            else:
+                base = node.module or ""
+            found += [(node.lineno, base)] + [(node.lineno, f"{base}.{a.name}") for a in node.names]
+    return found
+
+
+def forbidden(path: Path) -> list[str]:
+    return sorted(
+        {
+            f"{path.name}:{line} imports {name}"
+            for line, name in imported(path)
+            if any(name == f or name.startswith(f + ".") for f in FORBIDDEN)
+        }
+    )
+
+
+@pytest.mark.parametrize("path", sorted(REPORT.glob("*.py")), ids=lambda p: p.name)
+def test_report_module_imports_no_experiment_and_no_jax(path: Path) -> None:
+    assert forbidden(path) == []
+
+
+def test_the_check_sees_imports_inside_functions(tmp_path: Path) -> None:
+    """A function-local import, a `from` import and a relative one are all found."""
+    module = tmp_path / "m.py"
+    module.write_text(
+        "import numpy\n"
+        "def f():\n"
+        "    from lib.calibration.evaluation import calibration_results\n"
+        "    import jax.numpy as jnp\n"
+        "    from lib import robustness\n"
+    )
+    assert forbidden(module) == [
+        "m.py:3 imports lib.calibration.evaluation",
+        "m.py:3 imports lib.calibration.evaluation.calibration_results",
+        "m.py:4 imports jax.numpy",
+        "m.py:5 imports lib.robustness",
+    ]
+
+
+WRITER = """
+import json, sys
+from pathlib import Path
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from lib.report import audit
+from lib.report.claim import ClaimRecord
+from lib.report.documents import Document, FigureSpec, Source
+
+
+def line(data):
+    fig = Figure(figsize=(2, 2), dpi=40)
+    FigureCanvasAgg(fig)
+    fig.add_subplot().plot(data["y"])
+    return fig
+
+
+toy = Document(
+    "toy",
+    Source("A toy", "note"),
+    lambda: {"slope": 2.0},
+    (FigureSpec("line.png", "The line.", ("toy-1",), line),),
+    lambda robustness: {"line.png": {"y": np.arange(3.0)}},
+)
+record = ClaimRecord("toy-1", "toy", "Fit", "a claim", "2.0", "2.0", "± 0.1", "holds", {})
+audit.write_report(
+    Path(sys.argv[1]), records=[record], expected={}, cache_events=[], wall_s=0.0,
+    documents=[[toy]], figure_cache=Path(sys.argv[2]),
+)
+print(json.dumps({"jax": "jax" in sys.modules, "flax": "flax" in sys.modules}))
+"""
+
+
+def test_a_report_of_a_project_without_jax_imports_no_jax(tmp_path: Path) -> None:
+    """A document registered by another project: its section, figure and source reach the
+    report, and writing it imports neither JAX nor Flax (no device is recorded)."""
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "report"), str(tmp_path / "figures")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == {"jax": False, "flax": False}
+    written = json.loads((tmp_path / "report" / "audit.json").read_text())
+    assert written["toy"] == {"slope": 2.0}
+    assert [f["file"] for f in written["figures"]] == ["line.png"]
+    assert written["metadata"]["device"] is None
+    assert written["metadata"]["documents"] == {"toy": {"title": "A toy", "kind": "note", "url": None}}  # fmt: skip
+    assert (tmp_path / "report" / "figures" / "line.svg").is_file()
+    assert "A toy" in (tmp_path / "report" / "audit.md").read_text()

@@ -1,0 +1,165 @@
+"""Drawn figures kept on disk, keyed by what they are drawn from: the data and the code.
+
+A figure's key is a sha256 of its file name, a digest of its data and a digest of the code
+that draws it: the source files of its `draw` function's module and of every `lib` module
+that imports, read statically as lib/cache.py does (for a module outside `lib`, a project's
+own drawing code: that module's file and the `lib` modules it imports), the report's saving
+code and matplotlib's version. An entry is
+a folder holding the PNG, its SVG twin and their sha256s; it is built in a temporary folder
+and renamed into place whole, and checked on every read: a damaged entry is drawn again,
+never served.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import inspect
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+import numpy as np
+
+from lib.cache import lib_sources, source_digest
+
+_CHECKSUMS = "sha256.json"
+_SAVER = "lib.report.figures"  # writes every figure's files: its code is in every key
+
+
+def data_digest(data: Any) -> str:
+    """sha256 of `data`: numpy arrays (dtype, shape, bytes), numbers, strings, None, and lists,
+    tuples and str-keyed dicts of them (dict order counts: it can change the drawing).
+
+    Raises:
+      TypeError: a value of any other type (its path in `data` is named).
+    """
+    digest = hashlib.sha256()
+    _feed(digest, data, "data")
+    return digest.hexdigest()
+
+
+def _feed(digest: Any, value: Any, where: str) -> None:
+    if isinstance(value, np.ndarray | np.generic):
+        array = np.ascontiguousarray(value)
+        if array.dtype.hasobject:
+            raise TypeError(f"figure data {where} is an array of Python objects")
+        digest.update(f"A{array.dtype.str}{array.shape}".encode())
+        digest.update(array.tobytes())
+    elif value is None or isinstance(value, bool | int | float):
+        digest.update(f"{type(value).__name__}:{value!r};".encode())
+    elif isinstance(value, str):
+        digest.update(f"S{len(value.encode())}:".encode() + value.encode())
+    elif isinstance(value, list | tuple):
+        digest.update(f"L{len(value)}[".encode())
+        for i, item in enumerate(value):
+            _feed(digest, item, f"{where}[{i}]")
+    elif isinstance(value, dict):
+        digest.update(f"D{len(value)}{{".encode())
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"figure data {where} has the non-string key {key!r}")
+            _feed(digest, key, where)
+            _feed(digest, item, f"{where}[{key!r}]")
+    else:
+        raise TypeError(
+            f"figure data {where} is a {type(value).__name__}; expected arrays, numbers, "
+            "strings, None, or lists and dicts of them"
+        )
+
+
+@functools.cache
+def _module_digest(module: str, source: str | None) -> str:
+    """Digest of the code of `module` (whose file is `source`): its lib import closure, or,
+    for a module outside lib (a project's own drawing code), its own source file and the
+    lib modules it imports. The report's saving code and matplotlib's version join both."""
+    paths = set(lib_sources(_SAVER))
+    digest = hashlib.sha256()
+    if module.split(".")[0] == "lib":
+        paths |= set(lib_sources(module))
+    else:
+        if source is None:
+            raise TypeError(f"cannot read the source of {module}, which draws a figure")
+        text = Path(source).read_bytes()
+        digest.update(text)
+        for name in _lib_imports(text.decode()):
+            paths |= set(lib_sources(name))
+    digest.update(source_digest(paths).encode())
+    digest.update(matplotlib.__version__.encode())
+    return digest.hexdigest()
+
+
+def _lib_imports(text: str) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+    return {name for name in names if name.split(".")[0] == "lib"}
+
+
+def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
+    """The cache key of figure `file` drawn by `draw` from `data`."""
+    try:
+        source = inspect.getsourcefile(draw)
+    except TypeError:  # a builtin or C function: no source
+        source = None
+    code = _module_digest(draw.__module__, source)
+    parts = {"file": file, "code": code, "data": data_digest(data)}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _valid(entry: Path, names: list[str]) -> bool:
+    try:
+        sums = json.loads((entry / _CHECKSUMS).read_text())
+        return sorted(sums) == sorted(names) and all(
+            _sha256(entry / name) == sums[name] for name in names
+        )
+    except (OSError, ValueError):
+        return False
+
+
+def cached_figure(
+    cache_dir: Path,
+    file: str,
+    draw: Callable[[Any], Any],
+    data: Any,
+    save: Callable[[Any, Path], Path],
+    folder: Path,
+) -> tuple[Path, bool]:
+    """Put figure `file` (PNG and SVG) into `folder`: copied from the cache entry of its key,
+    or drawn with `save(draw(data), path)` and stored. Returns the PNG's path in `folder` and
+    whether it was drawn."""
+    names = [file, str(Path(file).with_suffix(".svg"))]
+    entry = Path(cache_dir) / figure_key(file, draw, data)
+    drawn = not _valid(entry, names)
+    if drawn:
+        shutil.rmtree(entry, ignore_errors=True)  # absent, or damaged: never served
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".tmp-", dir=entry.parent))
+        try:
+            save(draw(data), staging / file)
+            sums = {name: _sha256(staging / name) for name in names}
+            (staging / _CHECKSUMS).write_text(json.dumps(sums, indent=1))
+            staging.chmod(0o755)
+            try:
+                os.rename(staging, entry)  # whole or not at all
+            except OSError:
+                if not _valid(entry, names):  # not another process's finished entry
+                    raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    for name in names:
+        shutil.copyfile(entry / name, folder / name)
+    return folder / file, drawn

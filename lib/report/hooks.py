@@ -1,0 +1,33 @@
+"""The hooks through which a project tells the claims-audit plugin about its documents.
+
+Declared by lib/report/plugin.py (`pytest_addhooks`); implement them in a conftest.py or a
+plugin. This suite's implementations are in claims/conftest.py.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from lib.report.documents import Document
+
+
+def pytest_claims_audit_documents(config: pytest.Config) -> list[Document]:
+    """The documents whose sections and figures the report shows (lib/report/documents.py).
+
+    Every implementation's list is used, in the order pytest calls them. Called once, when
+    the report is written; a document with claims but not registered is only listed.
+    """
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_claims_audit_robustness(
+    config: pytest.Config, documents: list[str], sweep: tuple[int, ...] | None
+) -> dict | None:
+    """audit.json's `robustness` section for the `documents` audited (their names), or None.
+
+    `sweep`: the seeds of --seeds, or None. Called after the claims of a complete run; an
+    exception is reported as the section not computed, and fails the run.
+    """

@@ -1,0 +1,123 @@
+"""What the terminal tables and audit.md show of the robustness section, read once.
+
+The section (audit.json's `robustness`, assembled by the documents' side) is turned here
+into rows of plain cells; lib/report/table.py lays them out in fixed-width columns and
+lib/report/markdown.py as Markdown tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+def interval_text(interval: dict[str, Any], digits: int = 3) -> str:
+    """ "3.67 to >4.99": an interval's ends, '<' / '>' where an end lies beyond the resamples."""
+    low = f"{'<' if interval['low_at_edge'] else ''}{interval['low']:.{digits}g}"
+    high = f"{'>' if interval['high_at_edge'] else ''}{interval['high']:.{digits}g}"
+    return f"{low} to {high}"
+
+
+def ci_text(ci: dict[str, Any]) -> str:
+    """One effect's interval as recorded beside a claim's verdict."""
+    text = f"95% CI {interval_text(ci)}: {ci['effect']}"
+    return text if ci["within_region"] else f"{text} (not all {ci['region']})"
+
+
+def seed_range(seeds: list[int], separator: str = ", ") -> str:
+    """ "0-9" for three or more consecutive seeds, else the seeds joined by `separator`."""
+    if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
+        return f"{seeds[0]}-{seeds[-1]}"
+    return separator.join(map(str, seeds))
+
+
+def methods_text(methods: dict[str, Any]) -> str:
+    """The section's intervals in one sentence, from its `methods`."""
+    return (
+        f"Intervals are {methods['level']:.0%}: {methods['test_images']}; across seeds, "
+        f"{methods['seeds']}."
+    )
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """One effect of a comparative claim across the sweep's seeds."""
+
+    claim_id: str
+    first: bool  # the claim's first effect: the row that names the claim
+    effect: str
+    region: str
+    holding: str  # "9/10"
+    unit: str
+    value: float
+    interval: dict | None
+    per_seed: list[tuple[float, bool]] | None  # each seed's value and whether it holds
+    label: str
+
+
+def sweep_rows(claims: dict[str, dict]) -> list[SweepRow]:
+    """A row per effect of each claim that has a `sweep`."""
+    rows = []
+    for claim_id, claim in claims.items():
+        sweep = claim.get("sweep")
+        if sweep is None:
+            continue
+        for k, effect in enumerate(sweep["effects"]):
+            per_seed = None
+            if sweep["per_seed_values"] is not None:
+                per_seed = [
+                    (values[k], holds)
+                    for values, holds in zip(
+                        sweep["per_seed_values"], sweep["per_seed_holds"], strict=True
+                    )
+                ]
+            rows.append(
+                SweepRow(
+                    claim_id,
+                    k == 0,
+                    effect,
+                    sweep["regions"][k],
+                    f"{sweep['holding']}/{sweep['total']}",
+                    sweep["unit"],
+                    sweep["values"][k],
+                    sweep["intervals"][k],
+                    per_seed,
+                    sweep["label"],
+                )
+            )
+    return rows
+
+
+@dataclass(frozen=True)
+class SensitivityRow:
+    """A claim under one variant of a choice the post fixed (binning, OOD score)."""
+
+    claim_id: str
+    variant: str
+    post_choice: bool
+    effect: str
+    region: str
+    value: float  # on the published seeds
+    holds: bool
+    sweep_holding: str | None  # "9/10" on the sweep's seeds, None without a sweep
+    sweep_value: float | None
+
+
+def sensitivity_rows(rows: list[dict]) -> list[SensitivityRow]:
+    out = []
+    for row in rows:
+        published, sweep = row["published"], row.get("sweep")
+        out.append(
+            SensitivityRow(
+                row["claim_id"],
+                row["variant"],
+                row["post_choice"],
+                row["effect"],
+                row["region"],
+                published["values"][0],
+                published["holds"],
+                None if sweep is None else f"{sweep['holding']}/{sweep['total']}",
+                None if sweep is None else sweep["values"][0],
+            )
+        )
+    return out
