@@ -76,6 +76,18 @@ def test_guide_example_runs_through_the_plugin(outside, plugin, autoload):
     assert "partial" not in audit
 
 
+def test_a_claim_is_selected_by_its_id(outside):
+    """`pytest -k <claim id>` runs that claim's test alone: the id is a keyword of its test."""
+    folder = outside / "by-id"
+    folder.mkdir()
+    result = run_outside(folder, "-p", "lib.report.plugin", "-k", "toy-2", autoload=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "1 passed, 2 deselected" in result.stdout, result.stdout[-3000:]
+    audit = json.loads((folder / "report" / "partial" / "audit.json").read_text())
+    assert [c["id"] for c in audit["claims"]] == ["toy-2"]
+    assert audit["partial"], "a subset of the claims is a partial audit"
+
+
 def test_loading_the_plugin_leaves_jax_alone(outside):
     """A project that loads the plugin and never uses JAX does not get it imported (nor its
     compilation cache or XLA flags set) before or while its tests run."""

@@ -18,7 +18,7 @@ from lib.robustness.calibration import PerSeed
 from lib.robustness.effects import Comparison
 
 BINNINGS: tuple[tuple[str, int], ...] = tuple(
-    (kind, n) for kind in ("width", "mass") for n in (10, 15, 20, 30)
+    (kind, n) for kind in ("width", "mass") for n in (10, metrics.N_BINS, 20, 30)
 )
 OOD_SCORES = (("maxlogit", "maxlogit"), ("energy", "energy"), ("msp", "MSP"))
 _KIND = {"width": "equal-width", "mass": "equal-mass"}
@@ -65,7 +65,7 @@ def variants() -> list[Variant]:
         Variant(
             f"{n} {_KIND[kind]} bins",
             ece_ratio(claim_id, figure_name(base, kind, n), label),
-            published=(kind, n) == ("width", 15),
+            published=(kind, n) == ("width", metrics.N_BINS),
         )
         for claim_id, base, label in (
             ("cal-02c", "ece", "ECE"),
