@@ -5,7 +5,7 @@ the evaluated figures and memoises them per process, so the eight health claims,
 judged on every order, compute the held-out NLL curves once. Checked on synthetic outputs
 (no training): the checks come back bit for bit, are computed once, an entry stored for
 other seeds is never served, and results that are not the cached experiment's are never
-cached.
+cached. `load_split`, memoised too, hands out read-only arrays.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from test_evaluation_cache import synthetic
 from lib import cache
 from lib.calibration import health
 from lib.calibration.evaluation import CalibrationResults, evaluate
+from lib.calibration.experiment import load_split
 
 SEEDS = (4, 7)
 
@@ -83,3 +84,12 @@ def test_results_not_from_the_cached_experiment_are_not_cached(cache_dir):
     r = results(None)
     assert as_json(health.calibration_health(r)) == as_json(health.compute_calibration_health(r))
     assert not list(cache_dir.glob("calibration-health*")) and not health._MEMO
+
+
+def test_split_is_loaded_once_and_read_only():
+    split = load_split()
+    assert load_split() is split
+    for name, array in vars(split).items():
+        with pytest.raises(ValueError, match="read-only"):
+            array[0] = 0
+        assert not array.flags.writeable, name
