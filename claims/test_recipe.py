@@ -28,6 +28,9 @@ from lib.uncertainty.data import make_data
 from lib.uncertainty.experiment import run
 from lib.uncertainty.training import train_ensemble_loop, train_mc_dropout_loop
 
+RECIPE = UncertaintyConfig()
+THIRTY_STEPS = UncertaintyConfig(ensemble_steps=30)
+
 
 def same_values(a, b) -> bool:
     """Whether two pytrees of arrays are equal leaf by leaf, bit for bit."""
@@ -77,7 +80,7 @@ def test_readout_draws_first_key_in_yat_net():
 def test_vmapped_ensemble_matches_plain_members():
     """Recipe B: the vmapped constructor gives member m the values of GaussianMLP(rngs=Rngs(keys[m]))."""
     _, tkey, _ = root_keys(0)
-    models, _ = make_ensemble(tkey)
+    models, _ = make_ensemble(tkey, RECIPE)
     stacked = nnx.state(models, nnx.Param)
     for m, key in enumerate(jax.random.split(tkey, 5)):
         plain = nnx.state(GaussianMLP(rngs=nnx.Rngs(key)), nnx.Param)
@@ -180,9 +183,9 @@ def test_cached_faithful_uncertainty_run_is_the_guides_loop(uncertainty):
     faithful = uncertainty.faithful
     dkey, tkey, bkey = root_keys(0)
     data = make_data(dkey)
-    _, mc_loss, bkey = train_mc_dropout_loop(data, bkey)
+    _, mc_loss, bkey = train_mc_dropout_loop(data, bkey, RECIPE, model_seed=0)
     np.testing.assert_array_equal(faithful.mc_loss, np.asarray(mc_loss))
-    _, ens_loss = train_ensemble_loop(data, tkey, bkey, steps=30, step="eager")
+    _, ens_loss = train_ensemble_loop(data, tkey, bkey, THIRTY_STEPS, step="eager")
     np.testing.assert_array_equal(faithful.ens_loss[:30], np.asarray(ens_loss))
 
 
@@ -192,8 +195,8 @@ def test_replayed_eager_ensemble_equals_the_eager_loop():
     un-jitted loop, bit for bit."""
     dkey, tkey, bkey = root_keys(0)
     data = make_data(dkey)
-    eager = train_ensemble_loop(data, tkey, bkey, steps=30, step="eager")
-    replay = train_ensemble_loop(data, tkey, bkey, steps=30, step="replay")
+    eager = train_ensemble_loop(data, tkey, bkey, THIRTY_STEPS, step="eager")
+    replay = train_ensemble_loop(data, tkey, bkey, THIRTY_STEPS, step="replay")
     np.testing.assert_array_equal(np.asarray(eager[1]), np.asarray(replay[1]))
     assert same_values(nnx.state(eager[0]), nnx.state(replay[0]))
 

@@ -24,8 +24,9 @@ import pytest
 from flax import nnx
 
 from lib.sharding import padded_length
+from lib.uncertainty.config import UncertaintyConfig
 from lib.uncertainty.data import root_keys
-from lib.uncertainty.experiment import UncertaintyConfig, _inputs
+from lib.uncertainty.experiment import _inputs
 from lib.uncertainty.training import make_ensemble, new_mc_model, nudge_params
 
 # A short uncertainty recipe: the check is about the order of computation, not convergence.
@@ -54,7 +55,8 @@ _SCRIPT = textwrap.dedent(
     from lib.calibration.training import TrainConfig, train_nets
     from lib.compile_cache import enable_compilation_cache
     from lib.sharding import run_mesh
-    from lib.uncertainty.experiment import UncertaintyConfig, run, run_many
+    from lib.uncertainty.config import UncertaintyConfig
+    from lib.uncertainty.experiment import run, run_many
 
     enable_compilation_cache()
 
@@ -142,10 +144,8 @@ def test_batched_initial_weights_are_those_of_single_runs():
     _, (_, _, mc_state, ens_state, *_) = _inputs(seeds, nudges, SMALL)
     for i, (seed, nudge) in enumerate(zip(seeds, nudges, strict=True)):
         _, tkey, _ = root_keys(seed)
-        mc = new_mc_model(seed, lr=SMALL.lr, dropout_rate=SMALL.dropout_rate, nudge=nudge)
-        models, optimizers = make_ensemble(
-            tkey, members=SMALL.members, lr=SMALL.lr, dropout_rate=SMALL.dropout_rate
-        )
+        mc = new_mc_model(seed, SMALL, nudge=nudge)
+        models, optimizers = make_ensemble(tkey, SMALL)
         if nudge is not None:
             nudge_params(models, nudge)
         for batched, single in (

@@ -58,8 +58,9 @@ from lib.calibration.experiment import FAITHFUL, NETS, PUBLISHED_SEEDS, load_spl
 from lib.calibration.training import TrainConfig, train_net_per_step, train_nets
 from lib.numerics import full_precision, request_deterministic_gpu_ops
 from lib.uncertainty import experiment
+from lib.uncertainty.config import UncertaintyConfig
 from lib.uncertainty.data import make_data, root_keys
-from lib.uncertainty.experiment import UncertaintyConfig, run, run_many
+from lib.uncertainty.experiment import run, run_many
 from lib.uncertainty.training import train_ensemble_loop
 
 REPO = Path(__file__).resolve().parent.parent
@@ -296,7 +297,8 @@ def bench_floor(ours_s: float) -> dict:
 @full_precision
 def _ensemble_steps(step: str, steps: int):
     dkey, tkey, bkey = root_keys(0)
-    return train_ensemble_loop(make_data(dkey), tkey, bkey, steps=steps, step=step)[1]
+    config = UncertaintyConfig(ensemble_steps=steps)
+    return train_ensemble_loop(make_data(dkey), tkey, bkey, config, step=step)[1]
 
 
 def bench_uncertainty(repeats: int, ensemble_steps: int) -> dict:

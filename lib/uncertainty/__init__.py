@@ -1,16 +1,14 @@
 """Reproduction of the Flax NNX guide "Uncertainty Estimation" (RECIPE.md part B).
 
-Reads top-down as the data flows: ``data`` -> ``model`` -> ``training`` -> ``prediction``
+Reads top-down as the data flows: ``config`` (the recipe) -> ``data`` -> ``model`` -> ``training`` -> ``prediction``
 -> ``experiment``. The entry point is :func:`run`; the guide's printed figures come from
 :func:`headline_figures` and are compared with :data:`PUBLISHED`.
 """
 
+from .config import UncertaintyConfig
 from .data import ToyData, make_data, region_masks, root_keys, true_function
 from .experiment import (
-    ENSEMBLE_PRINT_STEPS,
-    MC_PRINT_STEPS,
     PUBLISHED,
-    UncertaintyConfig,
     UncertaintyResult,
     headline_figures,
     printed_trace,
@@ -39,8 +37,6 @@ from .training import (
 )
 
 __all__ = [
-    "ENSEMBLE_PRINT_STEPS",
-    "MC_PRINT_STEPS",
     "PUBLISHED",
     "GaussianMLP",
     "Samples",

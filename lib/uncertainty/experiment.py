@@ -23,6 +23,7 @@ from lib.metrics import decompose_variance
 from lib.numerics import full_precision
 from lib.sharding import over_runs, replicate
 
+from .config import ENSEMBLE_PRINT_EVERY, MC_PRINT_EVERY, UncertaintyConfig
 from .data import make_data, root_keys
 from .prediction import _mc_passes, ensemble_predict, mc_predict, mc_predict_loop
 from .training import (
@@ -38,8 +39,6 @@ from .training import (
     train_mc_dropout_loop,
 )
 
-MC_PRINT_STEPS = (100, 200, 300, 400, 500)
-ENSEMBLE_PRINT_STEPS = (200, 400, 600, 800, 1000)
 REGIONS = ("in", "away", "gap", "tails")
 REGION_MASKS = ("in_cluster", "away", "gap", "tails")
 
@@ -60,19 +59,6 @@ PUBLISHED: dict[str, float] = {
     "ens_epistemic_away": 0.12889,
 }
 """The figures in the guide's "Results" block (root seed 0), keyed as in :func:`headline_figures`."""
-
-
-@dataclasses.dataclass(frozen=True)
-class UncertaintyConfig:
-    """Hyperparameters of the recipe; the defaults are the guide's."""
-
-    mc_steps: int = 500
-    mc_batch: int = 64
-    mc_samples: int = 30
-    members: int = 5
-    ensemble_steps: int = 1000
-    lr: float = 1e-2
-    dropout_rate: float = 0.1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,49 +129,38 @@ def run(
     """
     if implementation not in ("faithful", "scan"):
         raise ValueError(f"implementation must be 'faithful' or 'scan'; got {implementation!r}")
-    loop = implementation == "faithful"
+    faithful = implementation == "faithful"
     say = progress or (lambda _msg: None)
-    c = config
     dkey, tkey, bkey = root_keys(root_seed)
     data = make_data(dkey)
     say(f"Training points: {data.x.shape[0]} (two clusters, heteroscedastic noise)")
 
     say("[1/2] Training a single MC-Dropout network...")
-    train_mc = train_mc_dropout_loop if loop else train_mc_dropout
-    mc_model, mc_loss, bkey = train_mc(
-        data,
-        bkey,
-        steps=c.mc_steps,
-        batch=c.mc_batch,
-        lr=c.lr,
-        model_seed=root_seed,
-        dropout_rate=c.dropout_rate,
-        nudge=nudge,
-        progress=progress,
-    )
-    predict_mc = mc_predict_loop if loop else mc_predict
-    mc_grid = predict_mc(mc_model, data.grid, n_samples=c.mc_samples)
-    mc_train = predict_mc(mc_model, data.x, n_samples=c.mc_samples)
+    if faithful:
+        mc_model, mc_loss, bkey = train_mc_dropout_loop(
+            data, bkey, config, model_seed=root_seed, nudge=nudge, progress=progress
+        )
+    else:
+        mc_model, mc_loss, bkey = train_mc_dropout(
+            data, bkey, config, model_seed=root_seed, nudge=nudge, progress=progress
+        )
+    predict_mc = mc_predict_loop if faithful else mc_predict
+    mc_grid = predict_mc(mc_model, data.grid, n_samples=config.mc_samples)
+    mc_train = predict_mc(mc_model, data.x, n_samples=config.mc_samples)
     # The guide's first pitfall: the same passes with dropout off (drawn last, changes nothing above).
-    mc_off = predict_mc(mc_model, data.grid, n_samples=c.mc_samples, train=False)
+    mc_off = predict_mc(mc_model, data.grid, n_samples=config.mc_samples, train=False)
 
-    say(f"[2/2] Training a deep ensemble of {c.members} networks (nnx.vmap)...")
-    train_ens = functools.partial(train_ensemble_loop, step="replay") if loop else train_ensemble
-    models, ens_loss = train_ens(
-        data,
-        tkey,
-        bkey,
-        members=c.members,
-        steps=c.ensemble_steps,
-        lr=c.lr,
-        dropout_rate=c.dropout_rate,
-        nudge=nudge,
-        progress=progress,
-    )
+    say(f"[2/2] Training a deep ensemble of {config.members} networks (nnx.vmap)...")
+    if faithful:
+        models, ens_loss = train_ensemble_loop(
+            data, tkey, bkey, config, step="replay", nudge=nudge, progress=progress
+        )
+    else:
+        models, ens_loss = train_ensemble(data, tkey, bkey, config, nudge=nudge, progress=progress)
     ens_grid = ensemble_predict(models, data.grid)
     ens_train = ensemble_predict(models, data.x)
 
-    boot = bootstrap_indices(bkey, members=c.members, n=data.x.shape[0])
+    boot = bootstrap_indices(bkey, members=config.members, n=data.x.shape[0])
     out = jax.device_get(
         {
             "x": data.x,
@@ -289,8 +264,8 @@ def _inputs(root_seeds: Sequence[int], nudges: Sequence[int | None], c: Uncertai
 
 def _models(seed: jax.Array, tkey: jax.Array, c: UncertaintyConfig):
     """One run's MC-Dropout net and optimizer, and its ensemble, as :func:`run` builds them."""
-    mc = new_mc_model(jax.random.key(seed), lr=c.lr, dropout_rate=c.dropout_rate)
-    ensemble = make_ensemble(tkey, members=c.members, lr=c.lr, dropout_rate=c.dropout_rate)
+    mc = new_mc_model(jax.random.key(seed), c)
+    ensemble = make_ensemble(tkey, c)
     return mc, ensemble
 
 
@@ -390,13 +365,22 @@ def region_summary(result: UncertaintyResult) -> dict[str, dict[str, float]]:
     return summary
 
 
+def _printed_steps(every: int, steps: int) -> range:
+    return range(every, steps + 1, every)
+
+
 def printed_trace(result: UncertaintyResult) -> dict[str, dict[int, float]]:
     """The training losses the guide prints: MC loss at steps 100..500 (the loss of that
     step's batch), ensemble mean-over-members loss at steps 200..1000."""
     ens_mean = result.ens_loss.astype(np.float64).mean(axis=1)
     return {
-        "mc": {s: float(result.mc_loss[s - 1]) for s in MC_PRINT_STEPS if s <= len(result.mc_loss)},
-        "ensemble": {s: float(ens_mean[s - 1]) for s in ENSEMBLE_PRINT_STEPS if s <= len(ens_mean)},
+        "mc": {
+            s: float(result.mc_loss[s - 1])
+            for s in _printed_steps(MC_PRINT_EVERY, len(result.mc_loss))
+        },
+        "ensemble": {
+            s: float(ens_mean[s - 1]) for s in _printed_steps(ENSEMBLE_PRINT_EVERY, len(ens_mean))
+        },
     }
 
 

@@ -29,7 +29,7 @@ def _mc_forward(model: GaussianMLP, x: jax.Array, train: bool = True):
 
 
 def mc_predict_loop(
-    model: GaussianMLP, x: jax.Array, *, n_samples: int = 30, train: bool = True
+    model: GaussianMLP, x: jax.Array, *, n_samples: int, train: bool = True
 ) -> Samples:
     """The guide's ``mc_predict``: a Python loop of ``n_samples`` jitted stochastic passes.
 
@@ -65,9 +65,7 @@ def _mc_passes(graphdef, counts, rest, x, *, n_samples: int, train: bool):
     return means, variances, final
 
 
-def mc_predict(
-    model: GaussianMLP, x: jax.Array, *, n_samples: int = 30, train: bool = True
-) -> Samples:
+def mc_predict(model: GaussianMLP, x: jax.Array, *, n_samples: int, train: bool = True) -> Samples:
     """Same samples as :func:`mc_predict_loop`, computed as one jitted vmap over the passes.
 
     Leaves the model's RNG counters where the loop would leave them.

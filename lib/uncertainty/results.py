@@ -21,10 +21,10 @@ import numpy as np
 from lib.cache import cached, lib_sources, runtime_key, source_digest
 from lib.orders import FAITHFUL, Orders
 from lib.sharding import default_mesh
+from lib.uncertainty.config import UncertaintyConfig
 from lib.uncertainty.data import GRID_POINTS, N_PER_CLUSTER
 from lib.uncertainty.experiment import (
     PUBLISHED,
-    UncertaintyConfig,
     UncertaintyResult,
     headline_figures,
     run,

@@ -20,13 +20,11 @@ from flax import nnx
 
 from lib.eager_replay import EagerTape
 
+from .config import ENSEMBLE_PRINT_EVERY, MC_PRINT_EVERY, UncertaintyConfig
 from .data import ToyData
 from .model import GaussianMLP, gaussian_nll
 
 Progress = Callable[[str], None] | None
-
-MC_PRINT_EVERY = 100
-ENSEMBLE_PRINT_EVERY = 200
 
 
 @functools.cache
@@ -77,20 +75,16 @@ def nudge_params(module: nnx.Module, seed: int, *, fraction: float = 0.05) -> No
 
 
 def new_mc_model(
-    model_seed: int | jax.Array = 0,
-    *,
-    lr: float = 1e-2,
-    dropout_rate: float = 0.1,
-    nudge: int | None = None,
+    model_seed: int | jax.Array, config: UncertaintyConfig, *, nudge: int | None = None
 ) -> tuple[GaussianMLP, nnx.Optimizer]:
     """The MC-Dropout net ``GaussianMLP(rngs=nnx.Rngs(model_seed))`` and its Adam optimizer.
 
     ``model_seed``: an int, or ``jax.random.key(seed)``, which draws the same weights
     (and can be traced, e.g. under ``vmap`` over runs)."""
-    model = GaussianMLP(dropout_rate=dropout_rate, rngs=nnx.Rngs(model_seed))
+    model = GaussianMLP(dropout_rate=config.dropout_rate, rngs=nnx.Rngs(model_seed))
     if nudge is not None:
         nudge_params(model, nudge)
-    return model, nnx.Optimizer(model, adam(lr), wrt=nnx.Param)
+    return model, nnx.Optimizer(model, adam(config.lr), wrt=nnx.Param)
 
 
 def _report(progress: Progress, losses, every: int, label: str) -> None:
@@ -104,29 +98,28 @@ def _report(progress: Progress, losses, every: int, label: str) -> None:
 def train_mc_dropout_loop(
     data: ToyData,
     bkey: jax.Array,
+    config: UncertaintyConfig,
     *,
-    steps: int = 500,
-    batch: int = 64,
-    lr: float = 1e-2,
-    model_seed: int = 0,
-    dropout_rate: float = 0.1,
+    model_seed: int,
     nudge: int | None = None,
     progress: Progress = None,
 ) -> tuple[GaussianMLP, jax.Array, jax.Array]:
     """Train the MC-Dropout net the way the guide writes it: a Python loop over ``train_step``.
 
-    Each step: ``bkey, sub = split(bkey)``; batch = ``randint(sub, (batch,), 0, N)``.
+    Each of ``config.mc_steps`` steps: ``bkey, sub = split(bkey)``; batch =
+    ``randint(sub, (config.mc_batch,), 0, N)``.
     ``nudge`` (not in the recipe; default off): see :func:`nudge_params`.
 
     Returns:
-      (model, per-step losses [steps] float32, the bkey left after the ``steps`` splits).
+      (model, per-step losses [steps] float32, the bkey left after the steps' splits).
     """
-    model, optimizer = new_mc_model(model_seed, lr=lr, dropout_rate=dropout_rate, nudge=nudge)
+    model, optimizer = new_mc_model(model_seed, config, nudge=nudge)
     n = data.x.shape[0]
+    steps = config.mc_steps
     losses = []
     for i in range(1, steps + 1):
         bkey, sub = jax.random.split(bkey)
-        idx = jax.random.randint(sub, (batch,), 0, n)
+        idx = jax.random.randint(sub, (config.mc_batch,), 0, n)
         loss = train_step(model, optimizer, {"x": data.x[idx], "y": data.y[idx]})
         losses.append(loss)
         if progress is not None and i % MC_PRINT_EVERY == 0:
@@ -153,19 +146,18 @@ def _mc_scan(graphdef, state, bkey, x, y, *, steps: int, batch: int):
 def train_mc_dropout(
     data: ToyData,
     bkey: jax.Array,
+    config: UncertaintyConfig,
     *,
-    steps: int = 500,
-    batch: int = 64,
-    lr: float = 1e-2,
-    model_seed: int = 0,
-    dropout_rate: float = 0.1,
+    model_seed: int,
     nudge: int | None = None,
     progress: Progress = None,
 ) -> tuple[GaussianMLP, jax.Array, jax.Array]:
     """Same as :func:`train_mc_dropout_loop`, but all steps run in one jitted ``lax.scan``."""
-    model, optimizer = new_mc_model(model_seed, lr=lr, dropout_rate=dropout_rate, nudge=nudge)
+    model, optimizer = new_mc_model(model_seed, config, nudge=nudge)
     graphdef, state = nnx.split((model, optimizer))
-    state, bkey, losses = _mc_scan(graphdef, state, bkey, data.x, data.y, steps=steps, batch=batch)
+    state, bkey, losses = _mc_scan(
+        graphdef, state, bkey, data.x, data.y, steps=config.mc_steps, batch=config.mc_batch
+    )
     nnx.update((model, optimizer), state)
     _report(progress, losses, MC_PRINT_EVERY, "NLL")
     return model, losses, bkey
@@ -175,26 +167,25 @@ def train_mc_dropout(
 
 
 @functools.cache
-def _ensemble_constructor(lr: float, dropout_rate: float):
+def _ensemble_constructor(config: UncertaintyConfig):
     # The guide's pitfall: the vmapped constructor takes only the mapped key;
     # constants are baked in (here via this closure), not passed as defaulted args.
     @nnx.vmap(in_axes=0, out_axes=0)
     def make_ensemble(key):
-        model = GaussianMLP(dropout_rate=dropout_rate, rngs=nnx.Rngs(key))
-        optimizer = nnx.Optimizer(model, adam(lr), wrt=nnx.Param)
+        model = GaussianMLP(dropout_rate=config.dropout_rate, rngs=nnx.Rngs(key))
+        optimizer = nnx.Optimizer(model, adam(config.lr), wrt=nnx.Param)
         return model, optimizer
 
     return make_ensemble
 
 
-def make_ensemble(
-    tkey: jax.Array, *, members: int = 5, lr: float = 1e-2, dropout_rate: float = 0.1
-) -> tuple[GaussianMLP, nnx.Optimizer]:
-    """The guide's vmapped constructor over ``split(tkey, members)``: stacked models, optimizers."""
-    return _ensemble_constructor(lr, dropout_rate)(jax.random.split(tkey, members))
+def make_ensemble(tkey: jax.Array, config: UncertaintyConfig) -> tuple[GaussianMLP, nnx.Optimizer]:
+    """The guide's vmapped constructor over ``split(tkey, config.members)``: stacked models,
+    optimizers."""
+    return _ensemble_constructor(config)(jax.random.split(tkey, config.members))
 
 
-def bootstrap_indices(bkey: jax.Array, *, members: int = 5, n: int = 120) -> jax.Array:
+def bootstrap_indices(bkey: jax.Array, *, members: int, n: int) -> jax.Array:
     """Per-member bootstrap resamples [members, n]: ``randint(split(bkey, members)[m], (n,), 0, n)``."""
     keys = jax.random.split(bkey, members)
     return jnp.stack([jax.random.randint(keys[m], (n,), 0, n) for m in range(members)])
@@ -207,11 +198,8 @@ def train_ensemble_loop(
     data: ToyData,
     tkey: jax.Array,
     bkey: jax.Array,
+    config: UncertaintyConfig,
     *,
-    members: int = 5,
-    steps: int = 1000,
-    lr: float = 1e-2,
-    dropout_rate: float = 0.1,
     step: EnsembleStep = "jit",
     nudge: int | None = None,
     progress: Progress = None,
@@ -233,11 +221,12 @@ def train_ensemble_loop(
     """
     if step not in ("jit", "eager", "replay"):
         raise ValueError(f"step must be 'jit', 'eager' or 'replay'; got {step!r}")
-    models, optimizers = make_ensemble(tkey, members=members, lr=lr, dropout_rate=dropout_rate)
+    models, optimizers = make_ensemble(tkey, config)
     if nudge is not None:
         nudge_params(models, nudge)
-    idx = bootstrap_indices(bkey, members=members, n=data.x.shape[0])
+    idx = bootstrap_indices(bkey, members=config.members, n=data.x.shape[0])
     batch = {"x": data.x[idx], "y": data.y[idx]}
+    steps = config.ensemble_steps
     if step == "replay" and EagerTape.supported():
         return models, _replay_steps(models, optimizers, batch, steps, progress)
     # "replay" without the recorder's hook: the eager calls themselves (same bits, slower).
@@ -285,21 +274,20 @@ def train_ensemble(
     data: ToyData,
     tkey: jax.Array,
     bkey: jax.Array,
+    config: UncertaintyConfig,
     *,
-    members: int = 5,
-    steps: int = 1000,
-    lr: float = 1e-2,
-    dropout_rate: float = 0.1,
     nudge: int | None = None,
     progress: Progress = None,
 ) -> tuple[GaussianMLP, jax.Array]:
     """Same as :func:`train_ensemble_loop`, but all steps run in one jitted ``lax.scan``."""
-    models, optimizers = make_ensemble(tkey, members=members, lr=lr, dropout_rate=dropout_rate)
+    models, optimizers = make_ensemble(tkey, config)
     if nudge is not None:
         nudge_params(models, nudge)
-    idx = bootstrap_indices(bkey, members=members, n=data.x.shape[0])
+    idx = bootstrap_indices(bkey, members=config.members, n=data.x.shape[0])
     graphdef, state = nnx.split((models, optimizers))
-    state, losses = _ensemble_scan(graphdef, state, data.x[idx], data.y[idx], steps=steps)
+    state, losses = _ensemble_scan(
+        graphdef, state, data.x[idx], data.y[idx], steps=config.ensemble_steps
+    )
     nnx.update((models, optimizers), state)
     if progress is not None:
         _report(progress, losses.mean(axis=1), ENSEMBLE_PRINT_EVERY, "mean NLL")
