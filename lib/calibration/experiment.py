@@ -71,11 +71,11 @@ def load_split() -> Split:
 
 def _split(train: data.ImageSet, test: data.ImageSet, ood: data.ImageSet) -> Split:
     train_idx, heldout_idx = data.fashion_split(len(train.labels))
-    images = data.to_float(train.images)
+    # Rows picked before the (elementwise) conversion: the same floats, a quarter of the copying.
     split = Split(
-        train_x=images[train_idx],
+        train_x=data.to_float(train.images[train_idx]),
         train_y=train.labels[train_idx],
-        heldout_x=images[heldout_idx],
+        heldout_x=data.to_float(train.images[heldout_idx]),
         heldout_y=train.labels[heldout_idx],
         test_x=data.to_float(test.images),
         test_y=test.labels,
