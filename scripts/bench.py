@@ -391,8 +391,10 @@ def bench_sweep(split, seeds: int, keys: int, repeats: int) -> dict:
 def profile_run_many(keys: int) -> dict:
     """Where `run_many(keys)`'s time goes: drawing the inputs on the host, compiling the
     program, running it; and the program with the ensemble cut to one step (its cost is then
-    the MC-Dropout nets') and with MC-Dropout cut to one step and one pass (the ensembles');
-    and `run` of one key, the unit of a --seeds sweep's uncertainty runs."""
+    the MC-Dropout nets'), with MC-Dropout cut to one step and one pass (the ensembles'), and
+    the latter with dropout off (the ensembles' arithmetic without their dropout draws: the
+    difference is what drawing the masks costs); and `run` of one key, the unit of a --seeds
+    sweep's uncertainty runs."""
     config = UncertaintyConfig()
     seeds = tuple(range(1, keys + 1))
     host = []
@@ -404,9 +406,11 @@ def profile_run_many(keys: int) -> dict:
     compiled = experiment._runs.lower(*inputs, c=config, mesh=None).compile()
     compile_s = time.perf_counter() - start
     run_t = timed(lambda: compiled(*inputs[2:]), 1)
+    ensemble = dataclasses.replace(config, mc_steps=1, mc_samples=1)
     parts = {
         "mc_dropout": dataclasses.replace(config, ensemble_steps=1),
-        "ensemble": dataclasses.replace(config, mc_steps=1, mc_samples=1),
+        "ensemble": ensemble,
+        "ensemble_no_dropout": dataclasses.replace(ensemble, dropout_rate=0.0),
     }
     out = {"keys": keys, "load_before": _load(), "host_inputs_s": host, "compile_s": compile_s}
     out["run"] = run_t
@@ -419,7 +423,9 @@ def profile_run_many(keys: int) -> dict:
         f"  run_many({keys}) profile: host inputs {host[0]:.2f} s (again {host[1]:.2f} s), "
         f"compile {compile_s:.2f} s, "
         f"run {run_t['median_s']:.2f} s; MC-Dropout alone {out['mc_dropout']['median_s']:.2f} s, "
-        f"ensembles alone {out['ensemble']['median_s']:.2f} s; run(1) alone "
+        f"ensembles alone {out['ensemble']['median_s']:.2f} s (cpu "
+        f"{out['ensemble']['median_cpu_s']:.2f} s; dropout off: cpu "
+        f"{out['ensemble_no_dropout']['median_cpu_s']:.2f} s); run(1) alone "
         f"{out['run_one_key']['median_s']:.2f} s",
         flush=True,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,12 +104,21 @@ class CalibrationResults:
     runs: dict[str, NetRun]
     per_seed: dict[str, list[dict]]
     order: str = FAITHFUL
+    # The cache keys of the runs, per net, when they were trained or read by `run_nets`
+    # (`calibration_results`); what the entries derived from them are keyed by. None for
+    # results assembled otherwise, which nothing derived from them is cached for.
+    runs_key: dict[str, dict] | None = None
 
 
 # Hashed once, at import, over this module's import closure (the metrics included): a
 # process keys its evaluated figures by the code it runs.
 _CODE_DIGEST = source_digest(lib_sources(__name__))
 _FIGURES_FIELD = "per_seed_json"
+
+
+def runs_key(nets: Iterable[str], seeds: tuple[int, ...], order: str) -> dict[str, dict]:
+    """The cache keys of `run_nets(seeds, order=order)`'s runs, per net."""
+    return {net: cache_key(net, seeds, TrainConfig(), order) for net in nets}
 
 
 def _evaluated(
@@ -120,10 +130,7 @@ def _evaluated(
     Stored as JSON text, which gives back every float bit for bit (shortest round-trip
     repr), the figures' order and their types.
     """
-    key = {
-        "runs": {net: cache_key(net, seeds, TrainConfig(), order) for net in runs},
-        "code": _CODE_DIGEST,
-    }
+    key = {"runs": runs_key(runs, seeds, order), "code": _CODE_DIGEST}
 
     def compute() -> dict[str, np.ndarray]:
         per_seed = {net: evaluate(run, split) for net, run in runs.items()}
@@ -152,7 +159,8 @@ def calibration_results(
     disk beside the runs); memoised per process."""
     split = load_split()
     runs = run_nets(seeds, order=order)
-    return CalibrationResults(split, runs, _evaluated(runs, split, seeds, order), order)
+    per_seed = _evaluated(runs, split, seeds, order)
+    return CalibrationResults(split, runs, per_seed, order, runs_key(runs, seeds, order))
 
 
 def calibration_orders(first: int = 0) -> Orders[CalibrationResults]:
