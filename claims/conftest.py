@@ -84,3 +84,52 @@ def pytest_claims_audit_robustness(
     from lib.robustness.summary import robustness_section
 
     return robustness_section(documents, sweep)
+
+
+# --- A warm audit in one process (lib/warm_audit.py) ----------------------------------------
+
+_RAN_WARM = pytest.StashKey[bool]()
+
+
+def _selection(config: pytest.Config) -> dict[str, object]:
+    """What a run selects and asks for: the same selection over a warm cache computes nothing."""
+    return {
+        "args": sorted(config.args),
+        "markexpr": config.option.markexpr,
+        "keyword": config.option.keyword,
+        "deselect": sorted(config.option.deselect or ()),
+        "seeds": config.getoption("--seeds", None),
+    }
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` over a cache that the last identical complete run filled: no workers (they
+    would only import JAX and the tests again); otherwise xdist decides."""
+    from lib.warm_audit import is_warm
+
+    if is_warm(_selection(config)):
+        config.stash[_RAN_WARM] = True
+        return 0
+    return None
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if config.stash.get(_RAN_WARM, False):
+        return "claims: the cache holds this run's results (lib/warm_audit.py): one process"
+    return None
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The controller stamps the cache after a complete, successful run, and withdraws the
+    stamp after any other (a failure or an interruption must not vouch for the cache)."""
+    config = session.config
+    if hasattr(config, "workerinput") or config.option.collectonly:
+        return
+    from lib.warm_audit import forget_warm, record_warm
+
+    complete = exitstatus == pytest.ExitCode.OK and session.testscollected > 0
+    if complete and not (session.shouldstop or session.shouldfail):
+        record_warm(_selection(config))
+    else:
+        forget_warm(_selection(config))

@@ -1,0 +1,84 @@
+"""A warm audit runs in one process (lib/warm_audit.py, claims/conftest.py): the stamp a
+complete run leaves, what cools it, and `-n auto` choosing no workers over a warm cache."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from fault_tools import REPO_ROOT, TIMEOUT_S, child_env, pytest_command
+
+from lib import warm_audit
+
+AUDIT = {"args": ["claims"], "markexpr": "claim or health", "keyword": "", "seeds": None}
+SUITE = {**AUDIT, "markexpr": ""}
+
+
+def test_a_complete_run_warms_the_same_selection_only(tmp_path):
+    assert not warm_audit.is_warm(AUDIT, tmp_path)
+    warm_audit.record_warm(AUDIT, tmp_path)
+    assert warm_audit.is_warm(AUDIT, tmp_path)
+    assert not warm_audit.is_warm(SUITE, tmp_path)
+    assert not warm_audit.is_warm({**AUDIT, "seeds": (0, 1, 2, 3)}, tmp_path)
+
+
+def test_a_failed_run_withdraws_its_own_stamp_only(tmp_path):
+    warm_audit.record_warm(AUDIT, tmp_path)
+    warm_audit.record_warm(SUITE, tmp_path)
+    warm_audit.forget_warm(SUITE, tmp_path)
+    assert warm_audit.is_warm(AUDIT, tmp_path)
+    assert not warm_audit.is_warm(SUITE, tmp_path)
+
+
+def test_the_environment_that_reaches_jax_cools_the_cache(tmp_path, monkeypatch):
+    warm_audit.record_warm(AUDIT, tmp_path)
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=true")
+    assert not warm_audit.is_warm(AUDIT, tmp_path)
+
+
+def test_an_edited_source_changes_the_fingerprint(tmp_path):
+    """Code, fixtures and the stack pins are read whole: any edit is a new fingerprint."""
+    for name in ("lib/a.py", "claims/test_b.py", "fixtures/t.json", "requirements.lock"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n")
+    before = warm_audit.fingerprint(AUDIT, tmp_path)
+    assert warm_audit.fingerprint(AUDIT, tmp_path) == before
+    for name in ("lib/a.py", "claims/test_b.py", "fixtures/t.json", "requirements.lock"):
+        (tmp_path / name).write_text("x = 2\n")
+        assert warm_audit.fingerprint(AUDIT, tmp_path) != before, name
+        (tmp_path / name).write_text("x = 1\n")
+    (tmp_path / "lib" / "new.py").write_text("")
+    assert warm_audit.fingerprint(AUDIT, tmp_path) != before
+
+
+@pytest.mark.parametrize("text", ["", "{half", '["a list"]', '{"f": 3}'])
+def test_a_damaged_stamp_is_cold_and_is_replaced(tmp_path, text):
+    (tmp_path / warm_audit.STAMP_NAME).write_text(text)
+    assert not warm_audit.is_warm(AUDIT, tmp_path)
+    warm_audit.record_warm(AUDIT, tmp_path)
+    assert warm_audit.is_warm(AUDIT, tmp_path)
+
+
+def _run(cache: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        pytest_command("claims/test_warm_audit.py", "-n", "auto", *args),
+        cwd=REPO_ROOT,
+        env=child_env(CLAIMS_CACHE_DIR=cache),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+
+
+@pytest.mark.slow  # three pytest processes
+def test_auto_workers_become_none_once_the_run_completed(tmp_path):
+    """The same `-n auto` run twice over a fresh cache folder: the first starts xdist's
+    workers and stamps the folder, the second runs in one process."""
+    select = ("-k", "same_selection_only")
+    first = _run(str(tmp_path), *select)
+    assert first.returncode == 0, first.stdout[-3000:]
+    assert "workers" in first.stdout and "one process" not in first.stdout, first.stdout[-3000:]
+    second = _run(str(tmp_path), *select)
+    assert second.returncode == 0, second.stdout[-3000:]
+    assert "the cache holds this run's results" in second.stdout, second.stdout[-3000:]
+    assert "workers" not in second.stdout, second.stdout[-3000:]
