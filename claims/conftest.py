@@ -25,7 +25,10 @@ def pytest_configure(config: pytest.Config) -> None:
     claims-audit plugin itself leaves JAX alone."""
     from lib.compile_cache import enable_compilation_cache
     from lib.numerics import request_deterministic_gpu_ops
+    from lib.warm_audit import fingerprint
 
+    # Taken before the settings below reach the environment: as `-n auto` saw it.
+    config.stash[_STARTED_AS] = fingerprint(_selection(config))
     request_deterministic_gpu_ops()
     enable_compilation_cache()
 
@@ -89,6 +92,7 @@ def pytest_claims_audit_robustness(
 # --- A warm audit in one process (lib/warm_audit.py) ----------------------------------------
 
 _RAN_WARM = pytest.StashKey[bool]()
+_STARTED_AS = pytest.StashKey[str]()
 
 
 def _selection(config: pytest.Config) -> dict[str, object]:
@@ -130,6 +134,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
     complete = exitstatus == pytest.ExitCode.OK and session.testscollected > 0
     if complete and not (session.shouldstop or session.shouldfail):
-        record_warm(_selection(config))
+        record_warm(_selection(config), config.stash[_STARTED_AS])
     else:
         forget_warm(_selection(config))

@@ -12,26 +12,28 @@ from lib import warm_audit
 
 AUDIT = {"args": ["claims"], "markexpr": "claim or health", "keyword": "", "seeds": None}
 SUITE = {**AUDIT, "markexpr": ""}
+# What claims/conftest.py puts in the environment when a run starts (compile cache, GPU flags).
+_SET_BY_THE_SUITE = ("CLAIMS_COMPILATION_CACHE_DIR", "XLA_FLAGS")
 
 
 def test_a_complete_run_warms_the_same_selection_only(tmp_path):
     assert not warm_audit.is_warm(AUDIT, tmp_path)
-    warm_audit.record_warm(AUDIT, tmp_path)
+    warm_audit.record_warm(AUDIT, warm_audit.fingerprint(AUDIT), tmp_path)
     assert warm_audit.is_warm(AUDIT, tmp_path)
     assert not warm_audit.is_warm(SUITE, tmp_path)
     assert not warm_audit.is_warm({**AUDIT, "seeds": (0, 1, 2, 3)}, tmp_path)
 
 
 def test_a_failed_run_withdraws_its_own_stamp_only(tmp_path):
-    warm_audit.record_warm(AUDIT, tmp_path)
-    warm_audit.record_warm(SUITE, tmp_path)
+    warm_audit.record_warm(AUDIT, warm_audit.fingerprint(AUDIT), tmp_path)
+    warm_audit.record_warm(SUITE, warm_audit.fingerprint(SUITE), tmp_path)
     warm_audit.forget_warm(SUITE, tmp_path)
     assert warm_audit.is_warm(AUDIT, tmp_path)
     assert not warm_audit.is_warm(SUITE, tmp_path)
 
 
 def test_the_environment_that_reaches_jax_cools_the_cache(tmp_path, monkeypatch):
-    warm_audit.record_warm(AUDIT, tmp_path)
+    warm_audit.record_warm(AUDIT, warm_audit.fingerprint(AUDIT), tmp_path)
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=true")
     assert not warm_audit.is_warm(AUDIT, tmp_path)
 
@@ -55,15 +57,18 @@ def test_an_edited_source_changes_the_fingerprint(tmp_path):
 def test_a_damaged_stamp_is_cold_and_is_replaced(tmp_path, text):
     (tmp_path / warm_audit.STAMP_NAME).write_text(text)
     assert not warm_audit.is_warm(AUDIT, tmp_path)
-    warm_audit.record_warm(AUDIT, tmp_path)
+    warm_audit.record_warm(AUDIT, warm_audit.fingerprint(AUDIT), tmp_path)
     assert warm_audit.is_warm(AUDIT, tmp_path)
 
 
 def _run(cache: str, *args: str) -> subprocess.CompletedProcess:
+    env = child_env(CLAIMS_CACHE_DIR=cache)
+    for name in _SET_BY_THE_SUITE:  # a shell's environment, before the suite's settings
+        env.pop(name, None)
     return subprocess.run(
         pytest_command("claims/test_warm_audit.py", "-n", "auto", *args),
         cwd=REPO_ROOT,
-        env=child_env(CLAIMS_CACHE_DIR=cache),
+        env=env,
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,

@@ -57,10 +57,11 @@ def is_warm(selection: Mapping[str, object], cache_dir: Path | None = None) -> b
     return fingerprint(selection) in _read(cache_dir)
 
 
-def record_warm(selection: Mapping[str, object], cache_dir: Path | None = None) -> None:
-    """Stamp the cache folder after a complete, successful run. The stamp keeps the latest
-    fingerprint of each selection (the audit's and the whole suite's are two)."""
-    _write({**_read(cache_dir), fingerprint(selection): _selection_id(selection)}, cache_dir)
+def record_warm(selection: Mapping[str, object], taken: str, cache_dir: Path | None = None) -> None:
+    """Stamp the cache folder after a complete, successful run with the fingerprint `taken`
+    when it started (the suite's own settings change the environment during the run). The
+    stamp keeps the latest fingerprint of each selection (the audit's and the suite's)."""
+    _write({**_read(cache_dir), taken: _selection_id(selection)}, cache_dir)
 
 
 def forget_warm(selection: Mapping[str, object], cache_dir: Path | None = None) -> None:
