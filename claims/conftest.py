@@ -106,13 +106,21 @@ def _selection(config: pytest.Config) -> dict[str, object]:
     }
 
 
+def _is_audit(config: pytest.Config) -> bool:
+    """A run selected by the claim and health marks alone (`make audit`): every test reads
+    cached experiments. The other tests (faults, child processes, properties) do their work
+    each run, so workers still pay for them."""
+    words = set(config.option.markexpr.replace("(", " ").replace(")", " ").split())
+    return bool(words) and words <= {"claim", "health", "or"}
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """`-n auto` over a cache that the last identical complete run filled: no workers (they
-    would only import JAX and the tests again); otherwise xdist decides."""
+    """`-n auto` for an audit over a cache that the last identical complete audit filled:
+    no workers (they would only import JAX and the tests again); otherwise xdist decides."""
     from lib.warm_audit import is_warm
 
-    if is_warm(_selection(config)):
+    if _is_audit(config) and is_warm(_selection(config)):
         config.stash[_RAN_WARM] = True
         return 0
     return None
@@ -125,10 +133,10 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """The controller stamps the cache after a complete, successful run, and withdraws the
+    """The controller stamps the cache after a complete, successful audit, and withdraws the
     stamp after any other (a failure or an interruption must not vouch for the cache)."""
     config = session.config
-    if hasattr(config, "workerinput") or config.option.collectonly:
+    if hasattr(config, "workerinput") or config.option.collectonly or not _is_audit(config):
         return
     from lib.warm_audit import forget_warm, record_warm
 

@@ -3,7 +3,9 @@ complete run leaves, what cools it, and `-n auto` choosing no workers over a war
 
 from __future__ import annotations
 
+import re
 import subprocess
+from pathlib import Path
 
 import pytest
 from fault_tools import REPO_ROOT, TIMEOUT_S, child_env, pytest_command
@@ -14,6 +16,7 @@ AUDIT = {"args": ["claims"], "markexpr": "claim or health", "keyword": "", "seed
 SUITE = {**AUDIT, "markexpr": ""}
 # What claims/conftest.py puts in the environment when a run starts (compile cache, GPU flags).
 _SET_BY_THE_SUITE = ("CLAIMS_COMPILATION_CACHE_DIR", "XLA_FLAGS")
+WORKERS = re.compile(r"^created: \d+/\d+ workers", re.MULTILINE)  # xdist's line
 
 
 def test_a_complete_run_warms_the_same_selection_only(tmp_path):
@@ -61,12 +64,12 @@ def test_a_damaged_stamp_is_cold_and_is_replaced(tmp_path, text):
     assert warm_audit.is_warm(AUDIT, tmp_path)
 
 
-def _run(cache: str, *args: str) -> subprocess.CompletedProcess:
-    env = child_env(CLAIMS_CACHE_DIR=cache)
+def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    env = child_env(CLAIMS_CACHE_DIR=str(tmp_path / "cache"))
     for name in _SET_BY_THE_SUITE:  # a shell's environment, before the suite's settings
         env.pop(name, None)
     return subprocess.run(
-        pytest_command("claims/test_warm_audit.py", "-n", "auto", *args),
+        pytest_command("-n", "auto", "--report-dir", str(tmp_path / "report"), *args),
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,
@@ -75,15 +78,20 @@ def _run(cache: str, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.mark.slow  # three pytest processes
-def test_auto_workers_become_none_once_the_run_completed(tmp_path):
-    """The same `-n auto` run twice over a fresh cache folder: the first starts xdist's
-    workers and stamps the folder, the second runs in one process."""
-    select = ("-k", "same_selection_only")
-    first = _run(str(tmp_path), *select)
+@pytest.mark.slow  # three pytest runs, each with two workers
+def test_auto_workers_become_none_once_the_audit_completed(tmp_path):
+    """The same `-n auto` audit twice over a fresh cache folder (one cheap claim, unc-08a):
+    the first starts xdist's workers and stamps the folder, the second runs in one process.
+    A run that is not an audit (not selected by the claim and health marks alone) neither
+    stamps nor skips the workers: its other tests do their work every run."""
+    suite = _run(tmp_path, "claims/test_warm_audit.py", "-k", "same_selection_only")
+    assert suite.returncode == 0, suite.stdout[-3000:]
+    assert not (tmp_path / "cache" / warm_audit.STAMP_NAME).exists()
+    audit = ("claims/test_uncertainty.py", "-m", "claim or health", "-k", "defaulted_scalar")
+    first = _run(tmp_path, *audit)
     assert first.returncode == 0, first.stdout[-3000:]
-    assert "workers" in first.stdout and "one process" not in first.stdout, first.stdout[-3000:]
-    second = _run(str(tmp_path), *select)
+    assert WORKERS.search(first.stdout) and "one process" not in first.stdout, first.stdout[-3000:]
+    second = _run(tmp_path, *audit)
     assert second.returncode == 0, second.stdout[-3000:]
     assert "the cache holds this run's results" in second.stdout, second.stdout[-3000:]
-    assert "workers" not in second.stdout, second.stdout[-3000:]
+    assert not WORKERS.search(second.stdout), second.stdout[-3000:]

@@ -2,7 +2,8 @@
 
 A warm audit only reads the cache and renders the report, and the two xdist workers that
 `-n auto` starts on this machine cost more (each imports JAX and every test module) than
-they save. After a complete, successful run, the controller stamps the cache folder with a
+they save. After a complete, successful audit (a run selected by the claim and health marks
+alone; other tests do their work every run), the controller stamps the cache folder with a
 fingerprint of what could make the next identical run compute anything: the selection
 (arguments, -m, -k, --seeds), the suite's code and fixtures, the pinned stack (installed
 distributions, Python), the environment variables that reach JAX, XLA or the suite, and the
