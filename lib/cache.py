@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -140,7 +140,8 @@ def _canonical(key: dict) -> str:
     return json.dumps(key, sort_keys=True, separators=(",", ":"))
 
 
-def _checksum(arrays: Arrays) -> str:
+def arrays_digest(arrays: Mapping[str, np.ndarray]) -> str:
+    """sha256 over every array's name, dtype, shape and bytes, in name order."""
     digest = hashlib.sha256()
     for name in sorted(arrays):
         array = np.ascontiguousarray(arrays[name])
@@ -189,7 +190,7 @@ def _read(path: Path, key_text: str) -> Arrays | None:
     if stored_key != key_text:
         _say(f"cache entry {path.name} belongs to another configuration; recomputing")
         return None
-    if stored_sum != _checksum(arrays):
+    if stored_sum != arrays_digest(arrays):
         _say(f"cache entry {path.name} fails its checksum; recomputing")
         return None
     return arrays
@@ -200,7 +201,7 @@ def _write(path: Path, key_text: str, arrays: Arrays) -> None:
     np.savez(
         buffer,
         **arrays,
-        **{_KEY_FIELD: np.array(key_text), _CHECKSUM_FIELD: np.array(_checksum(arrays))},
+        **{_KEY_FIELD: np.array(key_text), _CHECKSUM_FIELD: np.array(arrays_digest(arrays))},
     )
     # A writer killed before its rename leaves its temporary file behind. We hold this entry's
     # lock, so no other writer of it is running: any such file is stale.

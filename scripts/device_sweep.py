@@ -25,11 +25,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import json
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -37,6 +36,7 @@ import numpy as np
 # Light imports only up here: a process that cannot join the others should fail before
 # spending seconds importing the experiments (they are imported in main).
 from lib import distributed
+from lib.cache import arrays_digest
 from lib.numerics import request_deterministic_gpu_ops
 from lib.seeds import parse_seeds
 
@@ -51,16 +51,6 @@ def timed(fn: Callable[[], Any], repeats: int) -> tuple[Any, list[float]]:
         result = jax.block_until_ready(fn())
         times.append(time.perf_counter() - start)
     return result, times
-
-
-def digest(arrays: Mapping[str, np.ndarray]) -> str:
-    """sha256 over every array's name, dtype, shape and bytes, in name order."""
-    h = hashlib.sha256()
-    for name in sorted(arrays):
-        a = np.ascontiguousarray(arrays[name])
-        h.update(f"{name} {a.dtype.str} {a.shape}\n".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
 
 
 def _nets(text: str) -> tuple[str, ...]:
@@ -213,7 +203,7 @@ def main(argv: list[str] | None = None) -> None:
         }
         out["accuracy_moved_points"] = moved
         print(f"accuracy moved vs reference (points): {moved}", flush=True)
-    out["arrays_sha256"] = digest(arrays)
+    out["arrays_sha256"] = arrays_digest(arrays)
     # Every process holds every result: the digest shows they agree.
     print(f"process {jax.process_index()}: arrays sha256 {out['arrays_sha256']}", flush=True)
     if distributed.is_writer():
