@@ -25,10 +25,12 @@ def pytest_configure(config: pytest.Config) -> None:
     claims-audit plugin itself leaves JAX alone."""
     from lib.compile_cache import enable_compilation_cache
     from lib.numerics import request_deterministic_gpu_ops
-    from lib.warm_audit import fingerprint
 
-    # Taken before the settings below reach the environment: as `-n auto` saw it.
-    config.stash[_STARTED_AS] = fingerprint(_selection(config))
+    if _is_audit(config) and not hasattr(config, "workerinput") and _STARTED_AS not in config.stash:
+        from lib.warm_audit import fingerprint
+
+        # Taken before the settings below reach the environment, as `-n auto` sees it.
+        config.stash[_STARTED_AS] = fingerprint(_selection(config))
     request_deterministic_gpu_ops()
     enable_compilation_cache()
 
@@ -118,9 +120,12 @@ def _is_audit(config: pytest.Config) -> bool:
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto` for an audit over a cache that the last identical complete audit filled:
     no workers (they would only import JAX and the tests again); otherwise xdist decides."""
-    from lib.warm_audit import is_warm
+    from lib.warm_audit import fingerprint, is_warm
 
-    if _is_audit(config) and is_warm(_selection(config)):
+    if not _is_audit(config):
+        return None
+    config.stash[_STARTED_AS] = fingerprint(_selection(config))  # pytest_configure reuses it
+    if is_warm(config.stash[_STARTED_AS]):
         config.stash[_RAN_WARM] = True
         return 0
     return None

@@ -20,25 +20,27 @@ WORKERS = re.compile(r"^created: \d+/\d+ workers", re.MULTILINE)  # xdist's line
 
 
 def test_a_complete_run_warms_the_same_selection_only(tmp_path):
-    assert not warm_audit.is_warm(AUDIT, tmp_path)
+    assert not warm_audit.is_warm(warm_audit.fingerprint(AUDIT), tmp_path)
     warm_audit.record_warm(AUDIT, warm_audit.fingerprint(AUDIT), tmp_path)
-    assert warm_audit.is_warm(AUDIT, tmp_path)
-    assert not warm_audit.is_warm(SUITE, tmp_path)
-    assert not warm_audit.is_warm({**AUDIT, "seeds": (0, 1, 2, 3)}, tmp_path)
+    assert warm_audit.is_warm(warm_audit.fingerprint(AUDIT), tmp_path)
+    assert not warm_audit.is_warm(warm_audit.fingerprint(SUITE), tmp_path)
+    assert not warm_audit.is_warm(
+        warm_audit.fingerprint({**AUDIT, "seeds": (0, 1, 2, 3)}), tmp_path
+    )
 
 
 def test_a_failed_run_withdraws_its_own_stamp_only(tmp_path):
     warm_audit.record_warm(AUDIT, warm_audit.fingerprint(AUDIT), tmp_path)
     warm_audit.record_warm(SUITE, warm_audit.fingerprint(SUITE), tmp_path)
     warm_audit.forget_warm(SUITE, tmp_path)
-    assert warm_audit.is_warm(AUDIT, tmp_path)
-    assert not warm_audit.is_warm(SUITE, tmp_path)
+    assert warm_audit.is_warm(warm_audit.fingerprint(AUDIT), tmp_path)
+    assert not warm_audit.is_warm(warm_audit.fingerprint(SUITE), tmp_path)
 
 
 def test_the_environment_that_reaches_jax_cools_the_cache(tmp_path, monkeypatch):
     warm_audit.record_warm(AUDIT, warm_audit.fingerprint(AUDIT), tmp_path)
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=true")
-    assert not warm_audit.is_warm(AUDIT, tmp_path)
+    assert not warm_audit.is_warm(warm_audit.fingerprint(AUDIT), tmp_path)
 
 
 def test_an_edited_source_changes_the_fingerprint(tmp_path):
@@ -59,9 +61,9 @@ def test_an_edited_source_changes_the_fingerprint(tmp_path):
 @pytest.mark.parametrize("text", ["", "{half", '["a list"]', '{"f": 3}'])
 def test_a_damaged_stamp_is_cold_and_is_replaced(tmp_path, text):
     (tmp_path / warm_audit.STAMP_NAME).write_text(text)
-    assert not warm_audit.is_warm(AUDIT, tmp_path)
+    assert not warm_audit.is_warm(warm_audit.fingerprint(AUDIT), tmp_path)
     warm_audit.record_warm(AUDIT, warm_audit.fingerprint(AUDIT), tmp_path)
-    assert warm_audit.is_warm(AUDIT, tmp_path)
+    assert warm_audit.is_warm(warm_audit.fingerprint(AUDIT), tmp_path)
 
 
 def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:

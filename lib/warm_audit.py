@@ -52,17 +52,19 @@ def fingerprint(selection: Mapping[str, object], root: Path = REPO_ROOT) -> str:
     return digest.hexdigest()
 
 
-def is_warm(selection: Mapping[str, object], cache_dir: Path | None = None) -> bool:
-    """True when a complete run of the same fingerprint stamped the cache folder. An absent,
-    unreadable or foreign stamp is simply not warm."""
-    return fingerprint(selection) in _read(cache_dir)
+def is_warm(taken: str, cache_dir: Path | None = None) -> bool:
+    """True when a complete run whose fingerprint was `taken` stamped the cache folder. An
+    absent, unreadable or foreign stamp is simply not warm."""
+    return taken in _read(cache_dir)
 
 
 def record_warm(selection: Mapping[str, object], taken: str, cache_dir: Path | None = None) -> None:
     """Stamp the cache folder after a complete, successful run with the fingerprint `taken`
     when it started (the suite's own settings change the environment during the run). The
-    stamp keeps the latest fingerprint of each selection (the audit's and the suite's)."""
-    _write({**_read(cache_dir), taken: _selection_id(selection)}, cache_dir)
+    stamp keeps the latest fingerprint of each selection (the whole audit, a subset of it)."""
+    ours = _selection_id(selection)
+    kept = {f: s for f, s in _read(cache_dir).items() if s != ours}
+    _write(kept | {taken: ours}, cache_dir)
 
 
 def forget_warm(selection: Mapping[str, object], cache_dir: Path | None = None) -> None:
@@ -91,11 +93,8 @@ def _write(stamps: dict[str, str], cache_dir: Path | None) -> None:
     """Written whole, then renamed: a reader sees the old stamp or the new, never half."""
     folder = cache_dir or default_cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    latest = {}
-    for fingerprint_, selection in stamps.items():  # the newest of each selection wins
-        latest = {f: s for f, s in latest.items() if s != selection} | {fingerprint_: selection}
     partial = folder / f".{STAMP_NAME}.{os.getpid()}.tmp"
-    partial.write_text(json.dumps(latest, indent=1))
+    partial.write_text(json.dumps(stamps, indent=1))
     partial.replace(folder / STAMP_NAME)
 
 
