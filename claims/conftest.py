@@ -50,6 +50,33 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=_start_order)  # stable: file order within each group
 
 
+DOCUMENTS = ("calibration", "uncertainty")
+
+
+def _document_of(nodeid: str) -> str | None:
+    """The document whose experiments a test file checks, by its name: test_<document>*.py."""
+    stem = nodeid.split("::", 1)[0].rpartition("/")[2].removesuffix(".py")
+    return next((d for d in DOCUMENTS if stem.startswith(f"test_{d}")), None)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Under `-n`, one document's test files on one worker. Their tests wait on the same
+    trained results: spread over workers, every worker would queue on one document's
+    trainings in turn; this way the two documents' experiments train side by side (a cold
+    audit on 2 cores: about a quarter faster). Other tests are load-balanced one by one.
+    An explicit `--dist` other than `load` is left to xdist."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByDocument(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _document_of(nodeid) or nodeid
+
+    return ByDocument(config, log)
+
+
 def _worker_number(request: pytest.FixtureRequest) -> int:
     """0 for xdist's gw0 (or without xdist), 1 for gw1, ...: where a worker starts filling."""
     worker = getattr(request.config, "workerinput", {}).get("workerid", "gw0")

@@ -16,13 +16,16 @@ cannot trace back to its inputs.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import jax
-from jax._src import core, dispatch
+from jax._src import core, dispatch, pjit, tree_util
+from jax._src.interpreters import pxla
+from jax._src.lib import _jax
 
 
 @dataclass(frozen=True)
@@ -45,10 +48,22 @@ class EagerTape:
 
     @staticmethod
     def supported() -> bool:
-        """Whether this JAX exposes the eager evaluation hook the recorder uses (a private
-        API, checked on jax 0.10.2); callers fall back to plain eager calls otherwise."""
+        """Whether this JAX exposes the eager evaluation hook the recorder uses and the
+        dispatch internals the replay calls (private APIs, checked on jax 0.10.2); callers
+        fall back to plain eager calls otherwise."""
         process = getattr(getattr(core, "EvalTrace", None), "process_primitive", None)
-        return callable(process) and hasattr(dispatch, "apply_primitive")
+        needed = {
+            dispatch: ("apply_primitive", "xla_primitive_callable"),
+            pjit: (
+                *("jit_p", "_pjit_call_impl", "_pjit_call_impl_python", "_get_fastpath_data"),
+                *("_need_to_rebuild_with_fdo", "_get_jaxpr_as_fun", "_get_cpp_global_cache"),
+            ),
+            pxla: ("JitGlobalCppCacheKeys", "cc_shard_arg"),
+            _jax: ("pjit",),
+        }
+        return callable(process) and all(
+            hasattr(module, name) for module, names in needed.items() for name in names
+        )
 
     @classmethod
     def record(cls, fn: Callable[..., Any], *args: Any) -> tuple[EagerTape, Any]:
@@ -109,9 +124,101 @@ class EagerTape:
 
 
 def _callable(primitive: core.Primitive, params: dict) -> Callable[..., Any]:
-    """What eager evaluation runs for `primitive`: its compiled single-op program where the
-    implementation is JAX's generic one (looked up once here, not per call), else the
-    primitive's own implementation (e.g. a nested jit)."""
-    if primitive.impl is dispatch.apply_primitive and hasattr(dispatch, "xla_primitive_callable"):
+    """What eager evaluation runs for `primitive`, resolved once here instead of per call:
+    - JAX's generic implementation (`apply_primitive`): the primitive's compiled single-op
+      program, the callable `apply_primitive` looks up and calls;
+    - a nested `jax.jit` (`jit_p`): the dispatcher `_pjit_call_impl` builds and calls, built
+      once (`_nested_jit`);
+    - anything else (e.g. `random_fold_in`): its own implementation, called as eager
+      evaluation calls it.
+    """
+    impl = primitive.impl
+    if _is_generic(primitive, impl):
         return dispatch.xla_primitive_callable(primitive, **params)
-    return lambda *args: primitive.impl(*args, **params)
+    if primitive is pjit.jit_p and impl is pjit._pjit_call_impl:
+        return _nested_jit(**params)
+    return lambda *args: impl(*args, **params)
+
+
+def _is_generic(primitive: core.Primitive, impl: Any) -> bool:
+    if impl is dispatch.apply_primitive:
+        return True
+    return (
+        isinstance(impl, functools.partial)
+        and impl.func is dispatch.apply_primitive
+        and impl.args == (primitive,)
+        and not impl.keywords
+    )
+
+
+def _nested_jit(
+    *,
+    jaxpr,
+    in_shardings,
+    out_shardings,
+    in_layouts,
+    out_layouts,
+    donated_invars,
+    ctx_mesh,
+    name,
+    keep_unused,
+    inline,
+    compiler_options_kvs,
+) -> Callable[..., Any]:
+    """The C++ dispatcher that `pjit._pjit_call_impl` (jax 0.10.2) builds on every call of a
+    nested jit, built once: the same compiled program (JAX's own compile path on a miss,
+    the C++ fast path after), without rebuilding the dispatcher per call."""
+    params = dict(
+        jaxpr=jaxpr,
+        in_shardings=in_shardings,
+        out_shardings=out_shardings,
+        in_layouts=in_layouts,
+        out_layouts=out_layouts,
+        donated_invars=donated_invars,
+        ctx_mesh=ctx_mesh,
+        name=name,
+        keep_unused=keep_unused,
+        inline=inline,
+        compiler_options_kvs=compiler_options_kvs,
+    )
+
+    def cache_miss(*args, **_):
+        out_flat, compiled, pgle_profiler, const_args = pjit._pjit_call_impl_python(*args, **params)
+        fastpath = pjit._get_fastpath_data(
+            compiled,
+            jax.tree.structure(out_flat),
+            args,
+            out_flat,
+            jaxpr.effects,
+            jaxpr.consts,
+            pgle_profiler,
+            const_args,
+        )
+        return out_flat, fastpath, pjit._need_to_rebuild_with_fdo(pgle_profiler)
+
+    fun = pjit._get_jaxpr_as_fun(*params.values())  # positional, as JAX calls it
+    key = pxla.JitGlobalCppCacheKeys(
+        donate_argnums=tuple(i for i, d in enumerate(donated_invars) if d),
+        donate_argnames=None,
+        device=None,
+        backend=None,
+        in_shardings_treedef=None,
+        in_shardings_leaves=in_shardings,
+        out_shardings_treedef=None,
+        out_shardings_leaves=out_shardings,
+        in_layouts_treedef=None,
+        in_layouts_leaves=in_layouts,
+        out_layouts_treedef=None,
+        out_layouts_leaves=out_layouts,
+    )
+    return _jax.pjit(
+        name,
+        fun,
+        cache_miss,
+        [],
+        [],
+        key,
+        tree_util.dispatch_registry,
+        pxla.cc_shard_arg,
+        pjit._get_cpp_global_cache(key.contains_explicit_attributes),
+    )

@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, ParamSpec, TypeVar
+
+import numpy as np
 
 MATMUL_PRECISION = "highest"
 DETERMINISTIC_GPU_FLAG = "--xla_gpu_deterministic_ops=true"
@@ -78,3 +80,12 @@ def request_deterministic_gpu_ops() -> None:
     flags = os.environ.get("XLA_FLAGS", "")
     if "xla_gpu_deterministic_ops" not in flags:
         os.environ["XLA_FLAGS"] = f"{flags} {DETERMINISTIC_GPU_FLAG}".strip()
+
+
+def stack_on_host(values: Sequence[Any]) -> np.ndarray:
+    """Per-step device values (losses) as one host array. `jnp.stack` would compile a
+    program with one input per step, seconds for thousands of steps; the values are the
+    same."""
+    import jax
+
+    return np.stack(jax.device_get(list(values)))

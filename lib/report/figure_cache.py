@@ -130,17 +130,15 @@ def _valid(entry: Path, names: list[str]) -> bool:
         return False
 
 
-def cached_figure(
+def stored_figure(
     cache_dir: Path,
     file: str,
     draw: Callable[[Any], Any],
     data: Any,
     save: Callable[[Any, Path], Path],
-    folder: Path,
 ) -> tuple[Path, bool]:
-    """Put figure `file` (PNG and SVG) into `folder`: copied from the cache entry of its key,
-    or drawn with `save(draw(data), path)` and stored. Returns the PNG's path in `folder` and
-    whether it was drawn."""
+    """The cache entry (a folder) of figure `file`, drawn with `save(draw(data), path)` and
+    stored first unless a valid one is there; and whether it was drawn."""
     names = [file, str(Path(file).with_suffix(".svg"))]
     entry = Path(cache_dir) / figure_key(file, draw, data)
     drawn = not _valid(entry, names)
@@ -160,6 +158,27 @@ def cached_figure(
                     raise
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    for name in names:
+    return entry, drawn
+
+
+def cached_figure(
+    cache_dir: Path,
+    file: str,
+    draw: Callable[[Any], Any],
+    data: Any,
+    save: Callable[[Any, Path], Path],
+    folder: Path,
+) -> tuple[Path, bool]:
+    """Put figure `file` (PNG and SVG) into `folder`: copied from the cache entry of its key,
+    or drawn with `save(draw(data), path)` and stored. Returns the PNG's path in `folder` and
+    whether it was drawn."""
+    entry, drawn = stored_figure(cache_dir, file, draw, data, save)
+    for name in (file, str(Path(file).with_suffix(".svg"))):
         shutil.copyfile(entry / name, folder / name)
     return folder / file, drawn
+
+
+def is_stored(cache_dir: Path, file: str, draw: Callable[[Any], Any], data: Any) -> bool:
+    """Whether figure `file` drawn by `draw` from `data` has a valid cache entry."""
+    names = [file, str(Path(file).with_suffix(".svg"))]
+    return _valid(Path(cache_dir) / figure_key(file, draw, data), names)

@@ -12,7 +12,11 @@ global pyplot state (figure registry, interactive backend) is touched.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import pickle
 from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +30,7 @@ from matplotlib.ticker import FuncFormatter
 
 from lib import metrics
 from lib.report.documents import Document, FigureSpec
-from lib.report.figure_cache import cached_figure
+from lib.report.figure_cache import cached_figure, is_stored, stored_figure
 
 DPI = 110
 T_RANGE = (0.05, 20.0)
@@ -643,6 +647,8 @@ def draw_all(
     if robustness is not None:
         data[ROBUSTNESS.file] = robustness
     folder = Path(folder)
+    if cache_dir is not None:
+        _store_side_by_side(cache_dir, [(spec, data[spec.file]) for _, spec, _ in specs])
     paths = []
     for _, spec, _ in specs:
         if cache_dir is None:
@@ -650,6 +656,37 @@ def draw_all(
         else:
             paths.append(cached_figure(cache_dir, spec.file, spec.draw, data[spec.file], _save, folder)[0])  # fmt: skip
     return paths
+
+
+def _store(cache_dir: Path, spec: FigureSpec, data: Any) -> None:
+    stored_figure(cache_dir, spec.file, spec.draw, data, _save)
+
+
+def _store_side_by_side(cache_dir: Path, figures: list[tuple[FigureSpec, Any]]) -> None:
+    """Draw the figures the cache lacks into it, in processes side by side: drawing is
+    matplotlib's single-threaded work, seconds per figure, and at the end of an audit the
+    cores are free. Spawned, not forked: the caller may hold JAX's threads. A figure whose
+    drawing function cannot be sent to another process (a lambda) is left to the caller."""
+    missing = [
+        (spec, data)
+        for spec, data in figures
+        if _sendable(spec.draw) and not is_stored(cache_dir, spec.file, spec.draw, data)
+    ]
+    processes = min(len(missing), os.cpu_count() or 1)
+    if processes < 2:
+        return
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(processes, mp_context=context) as pool:
+        for done in [pool.submit(_store, cache_dir, spec, data) for spec, data in missing]:
+            done.result()
+
+
+def _sendable(draw: Any) -> bool:
+    try:
+        pickle.dumps(draw)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return False
+    return True
 
 
 def _data(document: Document, robustness: dict | None) -> list[tuple[FigureSpec, Any]]:

@@ -15,22 +15,17 @@ from typing import Literal
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 from flax import nnx
 
 from lib.eager_replay import EagerTape
+from lib.numerics import stack_on_host
+from lib.optimizers import adam
 
 from .config import ENSEMBLE_PRINT_EVERY, MC_PRINT_EVERY, UncertaintyConfig
 from .data import ToyData
 from .model import GaussianMLP, gaussian_nll
 
 Progress = Callable[[str], None] | None
-
-
-@functools.cache
-def adam(lr: float) -> optax.GradientTransformation:
-    """``optax.adam(lr)``, one shared instance per rate (so graphdefs and jit caches match)."""
-    return optax.adam(lr)
 
 
 def _loss_fn(model: GaussianMLP, batch: dict[str, jax.Array]) -> jax.Array:
@@ -124,7 +119,7 @@ def train_mc_dropout_loop(
         losses.append(loss)
         if progress is not None and i % MC_PRINT_EVERY == 0:
             progress(f"  step {i:4d}/{steps} | NLL {float(loss):.4f}")
-    return model, jnp.stack(losses), bkey
+    return model, jnp.asarray(stack_on_host(losses)), bkey
 
 
 @functools.partial(jax.jit, static_argnames=("graphdef", "steps", "batch"))
@@ -237,7 +232,7 @@ def train_ensemble_loop(
         losses.append(loss)
         if progress is not None and i % ENSEMBLE_PRINT_EVERY == 0:
             progress(f"  step {i:4d}/{steps} | mean NLL {float(loss.mean()):.4f}")
-    return models, jnp.stack(losses)
+    return models, jnp.asarray(stack_on_host(losses))
 
 
 def _replay_steps(models, optimizers, batch, steps: int, progress: Progress) -> jax.Array:
@@ -257,7 +252,7 @@ def _replay_steps(models, optimizers, batch, steps: int, progress: Progress) -> 
         if progress is not None and i % ENSEMBLE_PRINT_EVERY == 0:
             progress(f"  step {i:4d}/{steps} | mean NLL {float(loss.mean()):.4f}")
     nnx.update((models, optimizers), state)
-    return jnp.stack(losses)
+    return jnp.asarray(stack_on_host(losses))
 
 
 @functools.partial(jax.jit, static_argnames=("graphdef", "steps"))
