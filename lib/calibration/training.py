@@ -17,7 +17,6 @@ All draw the same batches in the same order from the recipe's permutations.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from functools import partial
 
@@ -137,17 +136,6 @@ def _split_step(graphdef, state, xb, yb):
     return nnx.state((model, optimizer)), loss
 
 
-# Seeds train side by side in threads, and jax.jit does not hold a compile that is under
-# way: each thread's first step would compile the same program again (a third of a cold
-# calibration's compiling). The first step of each program is taken one thread at a time.
-_FIRST_STEP_LOCKS: dict[object, threading.Lock] = {}
-
-
-def _first_step(graphdef, state, xb, yb):
-    with _FIRST_STEP_LOCKS.setdefault(graphdef, threading.Lock()):
-        return _split_step(graphdef, state, xb, yb)
-
-
 @full_precision
 def train_net_faithful(
     net: str,
@@ -166,9 +154,8 @@ def train_net_faithful(
     graphdef, state = nnx.split((model, optimizer))
     labels = np.asarray(train_labels, dtype=np.int32)
     losses = []
-    for i, idx in enumerate(batch_indices(seed, len(train_images), config)):
-        step = _first_step if i == 0 else _split_step
-        state, loss = step(graphdef, state, train_images[idx], labels[idx])
+    for idx in batch_indices(seed, len(train_images), config):
+        state, loss = _split_step(graphdef, state, train_images[idx], labels[idx])
         losses.append(loss)
     model, _ = nnx.merge(graphdef, state)
     return model, stack_on_host(losses)

@@ -1,0 +1,79 @@
+"""What a cold run compiles: each program once, whatever runs it side by side.
+
+Compiling is most of a cold audit's time on a CPU (docs/GPU.md, "Cold audit"). These tests
+count compile requests (JAX lowers a program before every compile, cached on disk or not)
+and check that the eager replay dispatches every op without JAX's per-call Python.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from lib.calibration.experiment import load_split
+from lib.calibration.training import TrainConfig, train_net_faithful
+from lib.eager_replay import EagerTape
+
+LOWERING = "/jax/core/compile/jaxpr_to_mlir_module_duration"
+PjitFunction = type(jax.jit(lambda x: x))
+
+
+@contextlib.contextmanager
+def lowerings() -> Iterator[list[float]]:
+    """The programs JAX lowers (one per compile request) while the block runs."""
+    seen: list[float] = []
+    lock = threading.Lock()
+
+    def listen(event: str, duration: float, **_) -> None:
+        if event == LOWERING:
+            with lock:
+                seen.append(duration)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        yield seen
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+
+
+def test_seeds_trained_side_by_side_compile_their_step_once():
+    """Seeds of one net in threads, as the faithful order trains them: one compile of the
+    training step, not one per seed: the seeds' optimizers share one `adam` (lib/optimizers.py),
+    so their graph definitions are equal (JAX itself has the other threads wait for a compile
+    under way)."""
+    split = load_split()
+    images, labels = split.train_x[:600], split.train_y[:600]  # two batches of 256
+
+    def train(seeds: tuple[int, ...], config: TrainConfig) -> None:
+        with ThreadPoolExecutor(len(seeds)) as pool:
+            list(pool.map(lambda s: train_net_faithful("relu", s, images, labels, config), seeds))
+
+    train((0,), TrainConfig(epochs=1, learning_rate=1e-3))  # the eager set-up ops, compiled
+    with lowerings() as lowered:
+        train((1, 2, 3), TrainConfig(epochs=1, learning_rate=2e-3))  # a new step program
+    assert len(lowered) == 1
+
+
+def test_the_replay_dispatches_every_op_in_cpp():
+    """Each recorded op, a primitive or a nested jit (bound as ops under an eager `vmap`, as
+    in the guide's ensemble step), is replayed through a C++ dispatcher (JAX's jitted
+    single-op program, or the nested jit's dispatcher) instead of JAX's Python eager path
+    per call; the replay still gives the eager call's bits."""
+    nested = jax.jit(lambda x: x * 3.0)
+
+    def step(x):
+        return jax.vmap(lambda row: nested(jnp.sin(row)) + jnp.clip(row, 0.0, 1.0))(x)
+
+    x = jnp.linspace(-2.0, 2.0, 12).reshape(3, 4)
+    tape, out = EagerTape.record(step, x)
+    names = [type(op.call).__name__ for op in tape._ops]
+    assert len(names) >= 3 and set(names) == {PjitFunction.__name__}
+    y = x * 0.5 + 0.1
+    np.testing.assert_array_equal(np.asarray(tape(y)), np.asarray(step(y)))
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(step(x)))
