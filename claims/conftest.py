@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+from scheduling import ALONE
 
 if TYPE_CHECKING:
     from lib.calibration.evaluation import CalibrationResults
@@ -38,43 +39,30 @@ def pytest_configure(config: pytest.Config) -> None:
 def _start_order(item: pytest.Item) -> int:
     """The 2-device sharding run first (the longest test, it shares nothing), then the tests
     of the trained experiments: on an empty cache they train the recipes and fill the
-    compiled-program cache that the other slow tests' child processes then reuse (run
-    last, their fresh interpreters skip most of the compiling)."""
+    compiled-program cache that the other slow tests' child processes then reuse; then
+    those, then the quick tests (so the last test beside `ALONE` is a quick one); `ALONE`
+    at the very end."""
+    if item.nodeid in ALONE:
+        return 4
     if item.get_closest_marker("slow"):
-        return 0 if item.path.name == "test_sharding.py" else 3
+        return 0 if item.path.name == "test_sharding.py" else 2
     fixtures = getattr(item, "fixturenames", ())
-    return 1 if "calibration" in fixtures or "uncertainty" in fixtures else 2
+    return 1 if "calibration" in fixtures or "uncertainty" in fixtures else 3
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=_start_order)  # stable: file order within each group
 
 
-DOCUMENTS = ("calibration", "uncertainty")
-
-
-def _document_of(nodeid: str) -> str | None:
-    """The document whose experiments a test file checks, by its name: test_<document>*.py."""
-    stem = nodeid.split("::", 1)[0].rpartition("/")[2].removesuffix(".py")
-    return next((d for d in DOCUMENTS if stem.startswith(f"test_{d}")), None)
-
-
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """Under `-n`, one document's test files on one worker. Their tests wait on the same
-    trained results: spread over workers, every worker would queue on one document's
-    trainings in turn; this way the two documents' experiments train side by side (a cold
-    audit on 2 cores: about a quarter faster). Other tests are load-balanced one by one.
-    An explicit `--dist` other than `load` is left to xdist."""
+    """Under `-n` (xdist's default `--dist load`), each document's test files on one worker
+    and `ALONE` last (claims/scheduling.py); an explicit other `--dist` is left to xdist."""
     if config.getvalue("dist") != "load":
         return None
-    from xdist.scheduler import LoadScopeScheduling
+    from scheduling import DOCUMENTS, ByDocument
 
-    class ByDocument(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return _document_of(nodeid) or nodeid
-
-    return ByDocument(config, log)
+    return ByDocument(config, log, documents=DOCUMENTS, alone=ALONE)
 
 
 def _worker_number(request: pytest.FixtureRequest) -> int:
