@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from scheduling import ALONE
+from scheduling import ALONE, DOCUMENTS
 
 if TYPE_CHECKING:
     from lib.calibration.evaluation import CalibrationResults
@@ -47,7 +47,7 @@ def _start_order(item: pytest.Item) -> int:
     if item.get_closest_marker("slow"):
         return 0 if item.path.name == "test_sharding.py" else 2
     fixtures = getattr(item, "fixturenames", ())
-    return 1 if "calibration" in fixtures or "uncertainty" in fixtures else 3
+    return 1 if any(name in fixtures for name in DOCUMENTS) else 3
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -60,7 +60,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     and `ALONE` last (claims/scheduling.py); an explicit other `--dist` is left to xdist."""
     if config.getvalue("dist") != "load":
         return None
-    from scheduling import DOCUMENTS, ByDocument
+    from scheduling import ByDocument
 
     return ByDocument(config, log, documents=DOCUMENTS, alone=ALONE)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from xdist.scheduler import LoadScopeScheduling
 
-DOCUMENTS = ("calibration", "uncertainty")  # as the suite's fixtures are named
+DOCUMENTS = ("calibration", "uncertainty")  # the suite's fixtures of each document's results
 
 ALONE = (
     "claims/test_multiprocess.py::"
