@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from scheduling import ALONE, DOCUMENTS
+from scheduling import ALONE, DOCUMENTS, ByDocument
 
 if TYPE_CHECKING:
     from lib.calibration.evaluation import CalibrationResults
@@ -60,8 +60,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     and `ALONE` last (claims/scheduling.py); an explicit other `--dist` is left to xdist."""
     if config.getvalue("dist") != "load":
         return None
-    from scheduling import ByDocument
-
     return ByDocument(config, log, documents=DOCUMENTS, alone=ALONE)
 
 

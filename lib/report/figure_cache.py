@@ -120,6 +120,11 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def figure_files(file: str) -> list[str]:
+    """The files of figure `file` (a PNG): itself and its SVG twin."""
+    return [file, str(Path(file).with_suffix(".svg"))]
+
+
 def _valid(entry: Path, names: list[str]) -> bool:
     try:
         sums = json.loads((entry / _CHECKSUMS).read_text())
@@ -139,7 +144,7 @@ def stored_figure(
 ) -> tuple[Path, bool]:
     """The cache entry (a folder) of figure `file`, drawn with `save(draw(data), path)` and
     stored first unless a valid one is there; and whether it was drawn."""
-    names = [file, str(Path(file).with_suffix(".svg"))]
+    names = figure_files(file)
     entry = Path(cache_dir) / figure_key(file, draw, data)
     drawn = not _valid(entry, names)
     if drawn:
@@ -173,12 +178,11 @@ def cached_figure(
     or drawn with `save(draw(data), path)` and stored. Returns the PNG's path in `folder` and
     whether it was drawn."""
     entry, drawn = stored_figure(cache_dir, file, draw, data, save)
-    for name in (file, str(Path(file).with_suffix(".svg"))):
+    for name in figure_files(file):
         shutil.copyfile(entry / name, folder / name)
     return folder / file, drawn
 
 
 def is_stored(cache_dir: Path, file: str, draw: Callable[[Any], Any], data: Any) -> bool:
     """Whether figure `file` drawn by `draw` from `data` has a valid cache entry."""
-    names = [file, str(Path(file).with_suffix(".svg"))]
-    return _valid(Path(cache_dir) / figure_key(file, draw, data), names)
+    return _valid(Path(cache_dir) / figure_key(file, draw, data), figure_files(file))

@@ -30,7 +30,7 @@ from matplotlib.ticker import FuncFormatter
 
 from lib import metrics
 from lib.report.documents import Document, FigureSpec
-from lib.report.figure_cache import cached_figure, is_stored, stored_figure
+from lib.report.figure_cache import cached_figure, figure_files, is_stored, stored_figure
 
 DPI = 110
 T_RANGE = (0.05, 20.0)
@@ -588,7 +588,7 @@ def figure_names(documents: Iterable[Document]) -> set[str]:
     """The names of every file the report can write into the figures folder (PNG and SVG)
     for these documents, the robustness figure included."""
     specs = [ROBUSTNESS, *(spec for document in documents for spec in document.figures)]
-    return {name for spec in specs for name in (spec.file, str(Path(spec.file).with_suffix(".svg")))}  # fmt: skip
+    return {name for spec in specs for name in figure_files(spec.file)}
 
 
 def _specs(
