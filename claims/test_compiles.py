@@ -10,14 +10,13 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from lib.calibration.experiment import load_split
-from lib.calibration.training import TrainConfig, train_net_faithful
+from lib.calibration.training import TrainConfig, train_nets_faithful
 from lib.eager_replay import EagerTape
 
 LOWERING = "/jax/core/compile/jaxpr_to_mlir_module_duration"
@@ -43,21 +42,22 @@ def lowerings() -> Iterator[list[float]]:
 
 
 def test_seeds_trained_side_by_side_compile_their_step_once():
-    """Seeds of one net in threads, as the faithful order trains them: one compile of the
-    training step, not one per seed: the seeds' optimizers share one `adam` (lib/optimizers.py),
-    so their graph definitions are equal (JAX itself has the other threads wait for a compile
-    under way)."""
+    """Seeds of one net in threads, as the faithful order trains them: one compile each of
+    the training step and of its chunk scan, not one per seed: the seeds' optimizers share
+    one `adam` (lib/optimizers.py), so their graph definitions are equal (JAX itself has the
+    other threads wait for a compile under way)."""
     split = load_split()
     images, labels = split.train_x[:600], split.train_y[:600]  # two batches of 256
+    steps = 13  # epochs of two steps: one scanned chunk of 24 and two single steps
 
-    def train(seeds: tuple[int, ...], config: TrainConfig) -> None:
-        with ThreadPoolExecutor(len(seeds)) as pool:
-            list(pool.map(lambda s: train_net_faithful("relu", s, images, labels, config), seeds))
+    def train(seeds: tuple[int, ...], learning_rate: float) -> None:
+        config = TrainConfig(epochs=steps, learning_rate=learning_rate)
+        train_nets_faithful("relu", seeds, images, labels, config)
 
-    train((0,), TrainConfig(epochs=1, learning_rate=1e-3))  # the eager set-up ops, compiled
+    train((0,), 1e-3)  # the eager set-up ops, compiled
     with lowerings() as lowered:
-        train((1, 2, 3), TrainConfig(epochs=1, learning_rate=2e-3))  # a new step program
-    assert len(lowered) == 1
+        train((1, 2, 3), 2e-3)  # a new step program and a new scan
+    assert len(lowered) == 2
 
 
 def test_the_replay_dispatches_every_op_in_cpp():

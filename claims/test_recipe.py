@@ -14,14 +14,15 @@ import numpy as np
 import pytest
 from flax import nnx
 
+from lib.calibration import training
 from lib.calibration.experiment import load_split
 from lib.calibration.models import build_model
 from lib.calibration.training import (
     TrainConfig,
     batch_indices,
-    train_net_faithful,
     train_net_per_step,
     train_nets,
+    train_nets_faithful,
 )
 from lib.uncertainty import GaussianMLP, UncertaintyConfig, make_ensemble, root_keys
 from lib.uncertainty.data import make_data
@@ -142,26 +143,68 @@ ONE_EPOCH = TrainConfig(epochs=1)
 
 @pytest.mark.slow
 def test_faithful_training_equals_the_documents_loop():
-    """`train_net_faithful` (jax.jit over split state, host-gathered batches, two seeds side by
-    side in threads, as the suite runs it) gives the documents' `nnx.jit` loop bit for bit:
-    every parameter and loss after one epoch of the real data, both nets, chaotic seeds."""
+    """`train_nets_faithful` (the documents' step scanned in chunks once checked, two seeds
+    side by side in threads, as the suite runs it) gives the documents' `nnx.jit` loop bit
+    for bit: every parameter and loss after one epoch of the real data (eight scanned
+    chunks and a 22-step tail), both nets, chaotic seeds."""
     split = load_split()
     for net in ("yat", "relu"):
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            faithful = list(
-                pool.map(
-                    lambda s, n=net: train_net_faithful(
-                        n, s, split.train_x, split.train_y, ONE_EPOCH
-                    ),
-                    (1, 2),
-                )
-            )
-        for seed, (model, losses) in zip((1, 2), faithful, strict=True):
+        models, losses = train_nets_faithful(net, (1, 2), split.train_x, split.train_y, ONE_EPOCH)
+        for seed, model, seed_losses in zip((1, 2), models, losses, strict=True):
             ref_model, ref_losses = train_net_per_step(
                 net, seed, split.train_x, split.train_y, ONE_EPOCH
             )
-            np.testing.assert_array_equal(losses, ref_losses)
+            np.testing.assert_array_equal(seed_losses, ref_losses)
             assert same_values(nnx.state(model), nnx.state(ref_model)), (net, seed)
+
+
+EIGHT_TOY_EPOCHS = TrainConfig(epochs=8)  # 56 steps of the toy set: two chunks and 8 steps
+
+
+def count_scans(monkeypatch, scan) -> list[int]:
+    """Replace the faithful order's chunk scan by `scan`, counting its calls."""
+    calls = []
+
+    def counted(*args):
+        calls.append(1)
+        return scan(*args)
+
+    monkeypatch.setattr(training, "_scanned_steps", counted)
+    return calls
+
+
+def test_faithful_training_scans_its_chunks_on_this_stack(monkeypatch):
+    """On this stack the scan passes its check, so the faithful order scans every whole
+    chunk, and its bits are the documents' loop's."""
+    images, labels, _ = toy_training_set()
+    calls = count_scans(monkeypatch, training._scanned_steps)
+    models, losses = train_nets_faithful("yat", (0,), images, labels, EIGHT_TOY_EPOCHS)
+    ref_model, ref_losses = train_net_per_step("yat", 0, images, labels, EIGHT_TOY_EPOCHS)
+    assert len(calls) == 2  # the first chunk (checked against the loop), the second
+    np.testing.assert_array_equal(losses[0], ref_losses)
+    assert same_values(nnx.state(models[0]), nnx.state(ref_model))
+
+
+def test_faithful_training_loops_when_the_scan_gives_other_bits(monkeypatch):
+    """A scan whose arithmetic differed from the step's (here: one weight one float32 step
+    off) fails the check on the first chunk; every step then runs as one call, and the bits
+    are still the documents' loop's."""
+    images, labels, _ = toy_training_set()
+    scan = training._scanned_steps
+
+    def off_by_one_ulp(graphdef, state, *rest):
+        state, losses = scan(graphdef, state, *rest)
+        leaves, tree = jax.tree.flatten(state)
+        i = next(i for i, x in enumerate(leaves) if jnp.issubdtype(x.dtype, jnp.floating))
+        leaves[i] = jnp.nextafter(leaves[i], jnp.inf)
+        return jax.tree.unflatten(tree, leaves), losses
+
+    calls = count_scans(monkeypatch, off_by_one_ulp)
+    models, losses = train_nets_faithful("relu", (0,), images, labels, EIGHT_TOY_EPOCHS)
+    ref_model, ref_losses = train_net_per_step("relu", 0, images, labels, EIGHT_TOY_EPOCHS)
+    assert len(calls) == 1
+    np.testing.assert_array_equal(losses[0], ref_losses)
+    assert same_values(nnx.state(models[0]), nnx.state(ref_model))
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ import numpy as np
 
 from lib import data
 from lib.cache import CacheResult, cached, lib_sources, runtime_key, source_digest
-from lib.calibration.training import TrainConfig, train_net_faithful, train_nets
+from lib.calibration.training import TrainConfig, train_nets, train_nets_faithful
 from lib.numerics import full_precision
 from lib.orders import FAITHFUL
 from lib.sharding import default_mesh
@@ -160,16 +160,7 @@ def train(
 ) -> dict[str, np.ndarray]:
     """Train `net` on `seeds` in the float order `order` (`ORDERS`); its outputs, uncached."""
     if order == FAITHFUL:
-        # One seed at a time, as the documents do; seeds side by side in threads (each
-        # program is the one it would be alone, so no bit changes: claims/test_recipe.py).
-        with ThreadPoolExecutor(max_workers=len(seeds)) as pool:
-            trained = list(
-                pool.map(
-                    lambda s: train_net_faithful(net, s, split.train_x, split.train_y, config),
-                    seeds,
-                )
-            )
-        models, losses = [m for m, _ in trained], np.stack([loss for _, loss in trained])
+        models, losses = train_nets_faithful(net, seeds, split.train_x, split.train_y, config)
         return forward_outputs(net, models, losses, split, eager=True)
     if order == "scan_vmap":
         mesh = default_mesh()
