@@ -658,6 +658,16 @@ def draw_all(
     return paths
 
 
+def draw_ahead(cache_dir: Path, documents: Iterable[Document]) -> None:
+    """Draw the figures of `documents` that `cache_dir` lacks into it, one after another in
+    this process, as `draw_all` would draw them without a robustness section (a figure
+    that shows the section's intervals is drawn again by the report, with them)."""
+    for document in documents:
+        for spec, data in _data(document, None):
+            if not is_stored(cache_dir, spec.file, spec.draw, data):
+                _store(cache_dir, spec, data)
+
+
 def _store(cache_dir: Path, spec: FigureSpec, data: Any) -> None:
     stored_figure(cache_dir, spec.file, spec.draw, data, _save)
 

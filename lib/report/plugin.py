@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -83,6 +84,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(AuditCollector(config), "claims-audit-collector")
 
 
+# The documents whose claims this process ran.
+_DOCUMENTS_RUN = pytest.StashKey[set[str]]()
+
 # Every claim collected, node id -> meta (before -k / -m deselection), and the node ids of the
 # claims left to run: a report is complete only when every collected claim ran.
 _COLLECTED = pytest.StashKey[dict[str, dict]]()
@@ -144,6 +148,7 @@ def claim(request: pytest.FixtureRequest) -> Claim:
     meta = ClaimMeta(
         **{name: marker.kwargs[name] for name in _REQUIRED}, finding=marker.kwargs.get("finding")
     )
+    request.config.stash.setdefault(_DOCUMENTS_RUN, set()).add(meta.document)
     return Claim(meta, request.node.user_properties)
 
 
@@ -163,6 +168,41 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         if _COLLECTED in session.config.stash:
             output["claims_collected"] = json.dumps(session.config.stash[_COLLECTED])
             output["claims_selected"] = json.dumps(session.config.stash.get(_SELECTED, []))
+        _draw_ahead(session.config)
+
+
+def _draw_ahead(config: pytest.Config) -> None:
+    """On a worker done with its tests while others still run: draw the figures of the
+    documents whose claims it ran into the figure cache, for the controller's report to
+    copy. When each worker runs one document (as claims/scheduling.py has it), the first
+    to finish would otherwise idle until the last one does, and the report would draw
+    them after."""
+    ran = config.stash.get(_DOCUMENTS_RUN, set())
+    if not ran or config.getoption("--no-report") or config.workerinput["workercount"] < 2:
+        return
+    try:
+        from lib.report import audit, figures  # imported late: they pull in matplotlib
+
+        documents = audit.registered(config.hook.pytest_claims_audit_documents(config=config))
+        figures.draw_ahead(
+            cache.default_cache_dir() / "figures", [d for d in documents if d.name in ran]
+        )
+    except Exception as error:  # a speed-up only: the report draws what is missing
+        cache.progress_writer(
+            f"[claims] drawing the figures ahead failed ({type(error).__name__}: {error}); "
+            "the report draws them"
+        )
+
+
+def _preload(config: pytest.Config) -> None:
+    """Import what the report needs (JAX, the experiments, matplotlib: seconds) while the
+    workers run, not after them."""
+    try:
+        from lib.report import audit  # noqa: F401
+
+        config.hook.pytest_claims_audit_documents(config=config)
+    except Exception:  # the report imports them again, and says what failed
+        return
 
 
 class AuditCollector:
@@ -183,6 +223,12 @@ class AuditCollector:
         self.write_error: str | None = None
         self.robustness: dict | None = None
         self.robustness_error: str | None = None
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        distributed = self.config.pluginmanager.getplugin("dsession") is not None
+        reporting = not self.config.getoption("--no-report") or self.config.getoption("--seeds")
+        if distributed and reporting:
+            threading.Thread(target=_preload, args=(self.config,), daemon=True).start()
 
     @pytest.hookimpl(optionalhook=True)  # xdist's hook: the plugin also runs without xdist
     def pytest_testnodedown(self, node, error) -> None:
