@@ -192,3 +192,13 @@ def test_temperature_stopped_in_a_flat_stretch_fails_its_health_check():
     assert check.measured == pytest.approx(13.8155 - 2.0725, abs=1e-3)
     assert temperature_at_nll_minimum(logits, labels, 20.0).passed
     assert temperature_at_nll_minimum(Z, Y, metrics.fit_temperature(Z, Y)).passed
+
+
+@pytest.mark.parametrize("bad", [0.5, -1.0, 2.0**31], ids=["fraction", "negative", "too-large"])
+def test_auroc_counts_must_be_whole_numbers_of_draws(bad):
+    """The bootstrap AUROC sums its counts as integers (exact, so the same bits as float64
+    sums); a count that is not a whole number of draws is refused, not truncated."""
+    counts = COUNTS.copy()
+    counts[0, 0] = bad
+    with pytest.raises(ValueError, match=r"^neg_counts must be whole numbers"):
+        stats.auroc(S, S[::-1], COUNTS, counts)

@@ -161,20 +161,35 @@ def auroc(
     With the negatives sorted once, the resampled weight of negatives below (and tied
     with) each positive is read from one cumulative sum per resample, so a resample costs
     O(n1 + n2) instead of a fresh ranking. Work is done on [n, B] arrays, where gathering
-    an example's row reads contiguous memory.
+    an example's row reads contiguous memory. The counts are whole numbers, so every sum
+    is exact whatever its order: the cumulative sums run on integers (int32: half the
+    memory that float64 moves through the gathers), and the result has the same bits.
+
+    Raises:
+      ValueError: a score is not finite, the counts do not match the examples, or a count
+        is not a whole number from 0 to 2**31 - 1.
     """
     pos = _per_example(pos_scores, "pos_scores", pos_counts)
     neg = _per_example(neg_scores, "neg_scores", neg_counts)
     order = np.argsort(neg, kind="stable")
     below = np.searchsorted(neg[order], pos, side="left")
     not_above = np.searchsorted(neg[order], pos, side="right")
-    cumulative = np.zeros((neg.size + 1, neg_counts.shape[0]))
-    np.cumsum(neg_counts.T[order], axis=0, out=cumulative[1:])
-    wins = cumulative[below]
-    if np.any(not_above > below):  # ties count one half
-        wins += 0.5 * (cumulative[not_above] - wins)
+    negatives = _whole(neg_counts, "neg_counts")
+    # Twice the largest total must fit the sums' type: int32 up to about a billion draws.
+    wide = negatives.shape[0] and negatives.sum(axis=1, dtype=np.int64).max() >= 2**30
+    cumulative = np.zeros((neg.size + 1, negatives.shape[0]), np.int64 if wide else np.int32)
+    np.cumsum(np.ascontiguousarray(negatives.T)[order], axis=0, out=cumulative[1:])
+    twice_wins = cumulative[below] + cumulative[not_above]  # each tie counts one half
     pairs = pos_counts.sum(axis=1) * neg_counts.sum(axis=1)
-    return np.einsum("ib,bi->b", wins, pos_counts) / pairs
+    return np.einsum("ib,bi->b", twice_wins.astype(np.float64), pos_counts) / 2 / pairs
+
+
+def _whole(counts: np.ndarray, name: str) -> np.ndarray:
+    """`counts` as int32, which must hold them exactly."""
+    counts = np.asarray(counts)
+    if np.any(counts < 0) or np.any(counts >= 2**31) or np.any(counts != np.floor(counts)):
+        raise ValueError(f"{name} must be whole numbers from 0 to 2**31 - 1 (counts of draws)")
+    return counts.astype(np.int32)
 
 
 def resample_seeds(n_seeds: int, b: int, rng: np.random.Generator) -> np.ndarray:
