@@ -658,14 +658,19 @@ def draw_all(
     return paths
 
 
-def draw_ahead(cache_dir: Path, documents: Iterable[Document]) -> None:
+def draw_ahead(
+    cache_dir: Path, documents: Iterable[Document], robustness: dict | None = None
+) -> None:
     """Draw the figures of `documents` that `cache_dir` lacks into it, one after another in
-    this process, as `draw_all` would draw them without a robustness section (a figure
-    that shows the section's intervals is drawn again by the report, with them)."""
-    for document in documents:
-        for spec, data in _data(document, None):
-            if not is_stored(cache_dir, spec.file, spec.draw, data):
-                _store(cache_dir, spec, data)
+    this process, as `draw_all` would draw them with the `robustness` section: the
+    robustness figure too when given one that has claims to draw. A figure drawn without
+    the section's intervals is drawn again by a report that has them."""
+    documents = list(documents)
+    data = {spec.file: value for d in documents for spec, value in _data(d, robustness)}
+    data[ROBUSTNESS.file] = robustness
+    for _, spec, _ in _specs(documents, robustness):
+        if not is_stored(cache_dir, spec.file, spec.draw, data[spec.file]):
+            _store(cache_dir, spec, data[spec.file])
 
 
 def _store(cache_dir: Path, spec: FigureSpec, data: Any) -> None:
