@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
 import json
 import os
 import platform
@@ -59,8 +60,9 @@ from lib.calibration.training import TrainConfig, train_net_per_step, train_nets
 from lib.numerics import full_precision, request_deterministic_gpu_ops
 from lib.uncertainty import experiment
 from lib.uncertainty.config import UncertaintyConfig
-from lib.uncertainty.data import make_data, root_keys
+from lib.uncertainty.data import N_PER_CLUSTER, make_data, root_keys
 from lib.uncertainty.experiment import run, run_many
+from lib.uncertainty.model import GaussianMLP
 from lib.uncertainty.training import train_ensemble_loop
 
 REPO = Path(__file__).resolve().parent.parent
@@ -362,6 +364,37 @@ def bench_spread(counts: list[int], repeats: int) -> dict:
         "spread_speedup_cpu": sequential["first_cpu_s"] / batched["median_cpu_s"],
         "mc_identical_to_run": _mc_identical(out["many"], out["single"]),
         "scaling": scaling,
+        "floor": ensemble_matmul_floor(len(keys), sequential["first_s"]),
+    }
+
+
+def _hidden_width() -> int:
+    return inspect.signature(GaussianMLP.__init__).parameters["hidden"].default
+
+
+def ensemble_matmul_floor(keys: int, sequential_s: float) -> dict:
+    """A lower bound on `run_many(keys)`: the ensembles' hidden-layer matmuls alone, each
+    net's forward h @ W and backward h.T @ g (dW) and g @ W.T (dh) on the full batch, every
+    step, timed as one stack over all the nets (the other layers are 1 wide in or out, and
+    MC-Dropout, the draws and Adam are left out). `speedup_bound`: the `keys` `run` calls over it,
+    the most `run_many` could gain were everything else free."""
+    config = UncertaintyConfig()
+    n, h, nets = 2 * N_PER_CLUSTER, _hidden_width(), keys * config.members
+    shapes = [((n, h), (h, h), False), ((h, n), (n, h), False), ((n, h), (h, h), True)]
+    per_net_step = sum(matmul_seconds(lhs, rhs, t, batch=nets) for lhs, rhs, t in shapes)
+    floor = per_net_step * nets * config.ensemble_steps
+    flops = sum(_flops(lhs, rhs, t) for lhs, rhs, t in shapes) * nets * config.ensemble_steps
+    print(
+        f"  ensembles' hidden-layer matmuls alone: {floor:.2f} s ({flops / floor / 1e9:.0f} "
+        f"GFLOP/s); 20 x run / floor = {sequential_s / floor:.2f}",
+        flush=True,
+    )
+    return {
+        "method": "the ensembles' hidden-layer matmuls alone (forward, dW, dh; full batch; "
+        "all nets stacked), every step; the other layers, MC-Dropout, draws and Adam left out",
+        "matmul_floor_s": floor,
+        "matmul_gflops": flops / floor / 1e9,
+        "speedup_bound": sequential_s / floor,
     }
 
 
