@@ -373,32 +373,53 @@ def _hidden_width() -> int:
 
 
 def ensemble_matmul_floor(keys: int, sequential_s: float) -> dict:
-    """A lower bound on `run_many(keys)`: the ensembles' hidden-layer matmuls alone, each
-    net's forward h @ W and backward h.T @ g (dW) and g @ W.T (dh) on the full batch, every
-    step, timed as one stack over all the nets (the other layers are 1 wide in or out, and
-    MC-Dropout, the draws and Adam are left out). `speedup_bound`: the `keys` `run` calls over it,
-    the most `run_many` could gain were everything else free."""
+    """A lower bound on `run_many(keys)`: two of its costs that no reordering removes, each
+    timed alone. The ensembles' hidden-layer matmuls (each net's forward h @ W, backward
+    h.T @ g for dW and g @ W.T for dh, on the full batch, every step, stacked over all the
+    nets) and their dropout draws (two [batch, hidden] masks per net and step, the recipe's
+    bits, threefry lowered as the experiments lower it). The other layers (1 wide in or
+    out), MC-Dropout and Adam are left out. `speedup_bound`: the `keys` `run` calls over
+    the sum, the most `run_many` could gain were everything else free."""
     config = UncertaintyConfig()
     n, h, nets = 2 * N_PER_CLUSTER, _hidden_width(), keys * config.members
     shapes = [((n, h), (h, h), False), ((h, n), (n, h), False), ((n, h), (h, h), True)]
     per_net_step = sum(matmul_seconds(lhs, rhs, t, batch=nets) for lhs, rhs, t in shapes)
-    floor = per_net_step * nets * config.ensemble_steps
+    matmul_s = per_net_step * nets * config.ensemble_steps
     flops = sum(_flops(lhs, rhs, t) for lhs, rhs, t in shapes) * nets * config.ensemble_steps
+    draws_s = dropout_draw_seconds((nets, 2, n, h), config.dropout_rate, config.ensemble_steps)
+    floor = matmul_s + draws_s
     print(
-        f"  ensembles' hidden-layer matmuls alone: {floor:.2f} s ({flops / floor / 1e9:.0f} "
-        f"GFLOP/s); 20 x run / floor = {sequential_s / floor:.2f}",
+        f"  ensembles' hidden-layer matmuls alone: {matmul_s:.2f} s "
+        f"({flops / matmul_s / 1e9:.0f} GFLOP/s); their dropout draws alone: {draws_s:.2f} s; "
+        f"{keys} x run / (matmuls + draws) = {sequential_s / floor:.2f}",
         flush=True,
     )
     return {
-        "method": "the ensembles' hidden-layer matmuls alone (forward, dW, dh; full batch; "
-        "all nets stacked), every step; the other layers, MC-Dropout, draws and Adam left out",
-        "matmul_floor_s": floor,
-        "matmul_gflops": flops / floor / 1e9,
+        "method": "the ensembles' hidden-layer matmuls (forward, dW, dh; full batch; all nets "
+        "stacked) and their dropout draws, every step, each timed alone; the other layers, "
+        "MC-Dropout and Adam left out",
+        "matmul_s": matmul_s,
+        "matmul_gflops": flops / matmul_s / 1e9,
+        "draws_s": draws_s,
+        "floor_s": floor,
         "speedup_bound": sequential_s / floor,
     }
 
 
-# --------------------------------------------------------------------------- sweep
+@full_precision  # threefry lowered as the experiments lower it (lib/numerics.py)
+def dropout_draw_seconds(shape: tuple[int, ...], rate: float, steps: int) -> float:
+    """Median seconds of `steps` draws of a dropout mask of `shape`, one key per step
+    (each mask summed, so that XLA draws every element)."""
+
+    def loop(key):
+        def body(carry, i):
+            keep = jax.random.bernoulli(jax.random.fold_in(key, i), 1.0 - rate, shape)
+            return carry + jnp.sum(keep, dtype=jnp.int32), None  # uses every bit
+
+        return jax.lax.scan(body, jnp.int32(0), jnp.arange(steps))[0]
+
+    f = jax.jit(loop)
+    return timed(lambda: f(jax.random.key(0)), 3)["median_s"]
 
 
 def bench_sweep(split, seeds: int, keys: int, repeats: int) -> dict:
