@@ -23,11 +23,12 @@ import numpy as np
 import pytest
 from flax import nnx
 
+from lib.nudge import nudge_params
 from lib.sharding import padded_length
 from lib.uncertainty.config import UncertaintyConfig
 from lib.uncertainty.data import root_keys
 from lib.uncertainty.experiment import _inputs
-from lib.uncertainty.training import make_ensemble, new_mc_model, nudge_params
+from lib.uncertainty.training import make_ensemble, new_mc_model
 
 # A short uncertainty recipe: the check is about the order of computation, not convergence.
 SMALL = UncertaintyConfig(mc_steps=40, mc_samples=6, ensemble_steps=40)

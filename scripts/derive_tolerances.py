@@ -1,11 +1,11 @@
 """Measure how much the calibration figures move under valid changes of computation order.
 
-Training is chaotic, so each figure of each seed moves a little with the float order.
+Training is chaotic for some nets and seeds, so their figures move with the float order.
 This script takes every seed and net in the orders the suite judges claims on
 (`lib.calibration.experiment.ORDERS`: the documents' own per-batch loop, the scan with
-the seeds vmapped together, the scan one seed at a time; the suite's cached runs),
-computes every figure, and writes the per-figure spread that the claims' tolerances are
-built from (see fixtures/TOLERANCES.md).
+the seeds vmapped together, and the float-rounding twins; the suite's cached runs),
+computes every figure, and writes each net's, figure's and seed's spread over the orders,
+from which the claims' tolerances are built (see fixtures/TOLERANCES.md).
 
     .venv/bin/python scripts/derive_tolerances.py --out fixtures/computation_order_spread.json
 """
@@ -49,6 +49,11 @@ def _flatten(figures: dict) -> dict[str, float]:
     return flat
 
 
+def _sd(per_order: list[float]) -> float:
+    distinct = np.unique(per_order)
+    return float(distinct.std(ddof=1)) if len(distinct) > 1 else 0.0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
@@ -65,21 +70,16 @@ def main() -> None:
                     values.setdefault(net, {}).setdefault(name, {}).setdefault(
                         str(figures["seed"]), []
                     ).append(value)
-    # Per figure: the within-seed standard deviation over orders (ddof 1), pooled over seeds and
-    # nets. Orders that computed the very same value (on a CPU the scan of one seed gives the
-    # faithful loop's bits) are one sample, not two: counting a value twice would understate
-    # the spread. A seed whose orders all agree adds nothing (no degree of freedom).
-    spread = {}
-    names = sorted({name for per_net in values.values() for name in per_net})
-    for name in names:
-        groups = [
-            np.unique(v) for per_net in values.values() for v in per_net.get(name, {}).values()
-        ]
-        groups = [g for g in groups if len(g) > 1]
-        pooled_var = sum(((g - g.mean()) ** 2).sum() for g in groups) / sum(
-            len(g) - 1 for g in groups
-        )
-        spread[name] = float(np.sqrt(pooled_var))
+    # Per net, figure and seed: the standard deviation over orders (ddof 1). Orders that
+    # computed the very same value are one sample, not two: counting a value twice would
+    # understate the spread. A seed whose orders all agree has no order noise (0).
+    spread = {
+        net: {
+            name: {seed: _sd(per_order) for seed, per_order in per_seed.items()}
+            for name, per_seed in per_net.items()
+        }
+        for net, per_net in values.items()
+    }
     out = {
         "orders": list(ORDERS),
         "seeds": list(PUBLISHED_SEEDS),
@@ -88,8 +88,10 @@ def main() -> None:
     }
     with open(args.out, "w") as handle:
         json.dump(out, handle, indent=1, sort_keys=True)
-    for name in names:
-        print(f"{name:>24}: sigma_order = {spread[name]:.4g}")
+    for net, per_net in spread.items():
+        for name, per_seed in sorted(per_net.items()):
+            sds = ", ".join(f"{sd:.3g}" for sd in per_seed.values())
+            print(f"{net:>5} {name:>22}: sigma_order per seed = {sds}")
 
 
 if __name__ == "__main__":

@@ -26,11 +26,15 @@ from lib.sharding import default_mesh
 NETS = ("yat", "relu")
 PUBLISHED_SEEDS = (0, 1, 2)
 
-ORDERS = (FAITHFUL, "scan_vmap", "scan_single")
+TWINS = ("twin-1", "twin-2", "twin-3")
+ORDERS = (FAITHFUL, "scan_vmap", *TWINS)
 """Valid float orders of the recipe. `faithful` is the documents' own (RECIPE.md C): the
 per-batch loop and un-jitted evaluation in chunks of 5,000 rows; its figures are the
 headline. `scan_vmap`: one scan per net, seeds under vmap, jitted evaluation (the fast
-path that seed sweeps use). `scan_single`: the same scan, one seed at a time."""
+path that seed sweeps use). `twin-k`: the scan one seed at a time, each net's initial
+weights nudged with seed k (lib/nudge.py), jitted evaluation: float-rounding twins. Without
+the nudge that scan gives the faithful training's bits (on this CPU, measured), so it is
+no order of its own."""
 
 _SCRIPT_CHUNK = 5000  # rows per un-jitted logits call in the calibration script
 _JIT_CHUNK = 2000
@@ -165,8 +169,11 @@ def train(
     if order == "scan_vmap":
         mesh = default_mesh()
         models, losses = train_nets(net, seeds, split.train_x, split.train_y, config, mesh=mesh)
-    elif order == "scan_single":
-        trained = [train_nets(net, (s,), split.train_x, split.train_y, config) for s in seeds]
+    elif order in TWINS:
+        nudge = int(order.removeprefix("twin-"))
+        trained = [
+            train_nets(net, (s,), split.train_x, split.train_y, config, nudge=nudge) for s in seeds
+        ]
         models, losses = [m[0] for m, _ in trained], np.concatenate([loss for _, loss in trained])
     else:
         raise ValueError(f"order must be one of {ORDERS}; got {order!r}")

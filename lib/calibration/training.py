@@ -30,6 +30,7 @@ from flax import nnx
 from jax.sharding import Mesh
 
 from lib.calibration.models import ReluMLP, YatMLP, build_model
+from lib.nudge import nudge_params
 from lib.numerics import full_precision, stack_on_host
 from lib.optimizers import adam
 from lib.sharding import over_runs, replicate
@@ -93,14 +94,20 @@ def train_nets(
     config: TrainConfig = TrainConfig(),
     *,
     mesh: Mesh | None = None,
+    nudge: int | None = None,
 ) -> tuple[list[YatMLP | ReluMLP], np.ndarray]:
     """Train one net per seed with the recipe; returns the models and losses [seeds, steps].
 
     Each model starts from the recipe's plain construction (`build_model`), so
     stacking the seeds cannot change any layer's initial values. With a `mesh`
-    (`lib.sharding.run_mesh()`), the seeds are split over its devices.
+    (`lib.sharding.run_mesh()`), the seeds are split over its devices. `nudge` (not in the
+    recipe; default off): each model's initial weights nudged with this seed
+    (`lib.nudge.nudge_params`), a float-rounding twin.
     """
     models = [build_model(net, seed, train_images) for seed in seeds]
+    if nudge is not None:
+        for model in models:
+            nudge_params(model, nudge)
     graphdef, _ = nnx.split(models[0])
     stacked = jax.tree.map(lambda *leaves: jnp.stack(leaves), *[nnx.state(m) for m in models])
     steps_idx = np.stack([batch_indices(s, len(train_images), config) for s in seeds])

@@ -14,10 +14,10 @@ from typing import Literal
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from flax import nnx
 
 from lib.eager_replay import EagerTape
+from lib.nudge import nudge_params
 from lib.numerics import stack_on_host
 from lib.optimizers import adam
 
@@ -47,23 +47,6 @@ ensemble_train_step = nnx.vmap(_update, in_axes=(0, 0, 0), out_axes=0)
 """The guide's vmapped ensemble step: each member updates on its own batch; returns [M] losses."""
 
 _jit_ensemble_train_step = nnx.jit(ensemble_train_step)
-
-
-def nudge_params(module: nnx.Module, seed: int, *, fraction: float = 0.05) -> None:
-    """Move a random ``fraction`` of the module's Param entries up by one float32 ulp, in place.
-
-    Not part of the recipe: a float-rounding-sized perturbation, used to measure how much
-    of a trained result is decided by rounding rather than by the recipe.
-    """
-    rng = np.random.default_rng(seed)
-    params = nnx.state(module, nnx.Param)
-    leaves, treedef = jax.tree.flatten(params)
-    nudged = []
-    for leaf in leaves:
-        a = np.asarray(leaf)
-        up = np.nextafter(a, np.asarray(np.inf, dtype=a.dtype))
-        nudged.append(jnp.asarray(np.where(rng.random(a.shape) < fraction, up, a)))
-    nnx.update(module, jax.tree.unflatten(treedef, nudged))
 
 
 # --------------------------------------------------------------------------- MC-Dropout
