@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: audit test bench lint setup data lock clean-cache
+.PHONY: audit test bench order-check lint setup data lock clean-cache
 
 audit: setup  ## reproduce both documents, print the claims table, write report/
 	$(BIN)/pytest claims -n auto -m "claim or health" $(PYTEST_ARGS)
@@ -15,6 +15,12 @@ test: setup  ## the whole suite: claims, health, properties, faults
 
 bench: setup  ## time the fast paths, sweeps and audit against their targets: report/bench.json
 	$(BIN)/python scripts/bench.py $(BENCH_ARGS)
+
+# The audit again in another valid float order (128-bit vectors, lib/orders.py): it must pass
+# and give every claim report/audit.json's verdict (docs/VERDICTS.md).
+order-check: setup  ## the audit with 128-bit vectors: passes, with report/audit.json's verdicts
+	XLA_FLAGS="$$($(BIN)/python -c 'from lib.orders import NARROW_VECTORS_FLAG; print(NARROW_VECTORS_FLAG)')" \
+		PYTHON=$(BIN)/python WORKERS=auto scripts/gpu_check.sh report/audit.json report/narrow-vectors
 
 lint: setup
 	$(BIN)/ruff check .

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# The audit on whatever accelerator JAX sees, compared with an audit made on a CPU.
+# The audit on whatever accelerator JAX sees (or on the CPU with other XLA_FLAGS: another
+# valid float order, `make order-check`), compared with an audit made on a CPU.
 #
 #   scripts/gpu_check.sh CPU_AUDIT_JSON [REPORT_DIR]
 #
-# Runs `pytest claims -m "claim or health"` (the gate: its exit status is this script's),
-# writes the report to REPORT_DIR (default report/device), then prints the claims whose
-# verdict differs from CPU_AUDIT_JSON and the figures that moved beyond their tolerance
-# (python -m lib.report diff). PYTHON picks the interpreter (default .venv/bin/python, else
-# python3); WORKERS the xdist worker count (default 4). pytest-benchmark, where installed,
-# refuses xdist, so it is switched off.
+# Runs `pytest claims -m "claim or health"` (the gate), writes the report to REPORT_DIR
+# (default report/device), then prints the claims whose verdict differs from CPU_AUDIT_JSON
+# and the figures that moved beyond their tolerance (python -m lib.report diff). Exits with
+# the gate's status, else 1 when a verdict differs (a verdict is a property of the claim,
+# docs/VERDICTS.md). PYTHON picks the interpreter (default .venv/bin/python, else python3);
+# WORKERS the xdist worker count (default 4). pytest-benchmark, where installed, refuses
+# xdist, so it is switched off.
 set -euo pipefail
 cpu_audit=${1:?usage: scripts/gpu_check.sh CPU_AUDIT_JSON [REPORT_DIR]}
 report_dir=${2:-report/device}
@@ -26,5 +28,10 @@ status=0
     -p no:cacheprovider --report-dir "$report_dir" || status=$?
 echo
 echo "== against the CPU audit $cpu_audit =="
-"$python" -m lib.report diff "$cpu_audit" "$report_dir/audit.json" || true
+differ=0
+"$python" -m lib.report diff "$cpu_audit" "$report_dir/audit.json" || differ=$?
+if [[ "$status" -eq 0 && "$differ" -ne 0 ]]; then
+    echo "error: verdicts differ from $cpu_audit (or the diff failed)" >&2
+    status=$differ
+fi
 exit "$status"

@@ -10,11 +10,16 @@ fixture to `check` the results in every valid float order (lib/orders.py). The v
 - holds: the claim holds in every order;
 - refuted: it is refuted in every order;
 - sensitive: it depends on the order (reported with each order's figure; never fails).
+One machine computes only some of the valid orders, and their verdicts can agree there but
+not elsewhere (another CPU's vector width, a GPU). A claim seen to depend on the order
+anywhere carries the evidence as a recorded sensitivity (`sensitive=` on its spec): its
+verdict is then *sensitive* on every machine, whatever the orders computed here say, so the
+verdict stays a property of the claim.
 The record is written *before* the test passes or fails, so a refuted claim still reports
 its number; it travels to the controller through pytest's `user_properties`, which
 pytest-xdist forwards. A claim whose refutation is a recorded finding (`finding=` on its
 spec or marker) is an expected failure when refuted in every order, and fails the run when
-it holds in every order (the record must be updated). A test without a spec passes its own
+it holds in every order (the record must be updated). A claim is never both. A test without a spec passes its own
 judge (`check(orders, judge)`, `close_to`, `holds`).
 """
 
@@ -54,6 +59,14 @@ class ClaimMeta:
     section: str
     statement: str
     finding: str | None = None
+    sensitive: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.finding and self.sensitive:
+            raise ValueError(
+                f"claim {self.id}: a recorded finding is refuted in every valid order, a "
+                "recorded sensitivity is not; it cannot be both"
+            )
 
 
 Published = str | tuple[str, ...] | None
@@ -64,15 +77,17 @@ Rule = Callable[[Any, Published], Judgement]
 class ClaimSpec:
     """One claim, defined once: what the test, the table, audit.json and the sweeps read.
 
-    `published`: the figure (or figures) as the document prints it, or for a qualitative
-    claim the short form the audit shows; None where the judge states it (a health check's
-    threshold). `judge(results, published)`: the claim on one order's results (or on None,
-    for a claim that reads no results), measure and rule together. `reading`: how the
-    document's qualitative words become the rule, in our words. `finding`: a recorded
-    refutation, with the measured value. `once`: judged on the faithful order alone (a
-    claim about the code, the recipe or other root keys, which no float order changes).
-    `beside`: statistics recorded next to the verdict, never judged (e.g. bootstrap
-    intervals).
+        `published`: the figure (or figures) as the document prints it, or for a qualitative
+        claim the short form the audit shows; None where the judge states it (a health check's
+        threshold). `judge(results, published)`: the claim on one order's results (or on None,
+        for a claim that reads no results), measure and rule together. `reading`: how the
+        document's qualitative words become the rule, in our words. `finding`: a recorded
+        refutation, with the measured value. `sensitive`: a recorded order sensitivity, the
+    evidence (orders or machines where it held and where it did not, with the figures) that
+    its verdict depends on the float order. `once`: judged on the faithful order alone (a
+        claim about the code, the recipe or other root keys, which no float order changes).
+        `beside`: statistics recorded next to the verdict, never judged (e.g. bootstrap
+        intervals).
     """
 
     id: str
@@ -83,6 +98,7 @@ class ClaimSpec:
     judge: Rule
     reading: str | None = None
     finding: str | None = None
+    sensitive: str | None = None
     once: bool = False
     beside: Callable[[], dict[str, Any]] | None = None
 
@@ -99,11 +115,19 @@ class ClaimSpec:
             )
         if not callable(self.judge):
             raise ValueError(f"claim spec {self.id}: judge must be callable; got {self.judge!r}")
+        if self.once and self.sensitive:
+            raise ValueError(
+                f"claim spec {self.id}: judged once, where no float order changes the verdict, "
+                "it cannot be order-sensitive"
+            )
+        self.meta  # noqa: B018 (checks the finding and the sensitivity together)
 
     @property
     def meta(self) -> ClaimMeta:
         """The claim marker's fields."""
-        return ClaimMeta(self.id, self.document, self.section, self.statement, self.finding)
+        return ClaimMeta(
+            self.id, self.document, self.section, self.statement, self.finding, self.sensitive
+        )
 
     @property
     def mark(self) -> pytest.MarkDecorator:
@@ -281,11 +305,15 @@ class Claim:
 
     def _decide(self, judgements: dict[str, Judgement], extra: dict[str, Any]) -> ClaimRecord:
         faithful = judgements[FAITHFUL]
-        verdict = verdict_over({name: j.holds for name, j in judgements.items()})
+        here = verdict_over({name: j.holds for name, j in judgements.items()})
+        verdict = "sensitive" if self.meta.sensitive else here
         reading = self.spec.reading if self.spec is not None else None
         details = {**({"reading": reading} if reading else {}), **faithful.details, **extra}
         if self.meta.finding:
             details["finding"] = self.meta.finding
+        if self.meta.sensitive:
+            details["sensitivity"] = self.meta.sensitive
+            details["verdict_in_these_orders"] = here
         # Every claim lists its figure per order; one judged once (about the code or the
         # recipe, which no float order changes) lists the faithful order alone.
         details["orders"] = {
@@ -306,7 +334,7 @@ class Claim:
                         "the experiment or its input is broken, so there is no verdict"
                     )
         record = ClaimRecord(
-            **{k: v for k, v in asdict(self.meta).items() if k != "finding"},
+            **{k: v for k, v in asdict(self.meta).items() if k not in ("finding", "sensitive")},
             published=fmt(faithful.published),
             measured=fmt(faithful.measured),
             tolerance=fmt(faithful.tolerance),

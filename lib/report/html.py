@@ -103,7 +103,9 @@ def _header(audit: dict) -> list[str]:
         f'<p class="meta">{code} · {when} · {runtime}</p>',
         '<p class="note">A claim <i>holds</i> when the reproduction\'s figure lies within the '
         "tolerance of the published one. <i>refuted (known finding)</i>: recorded as a strict "
-        "xfail, it does not fail the run; any other refutation or error does.</p>",
+        "xfail, it does not fail the run; any other refutation or error does. <i>sensitive</i>: "
+        "the verdict depends on the valid float order (in the orders computed here, or as "
+        "recorded from other machines' orders); it does not fail the run.</p>",
     ]
 
 
@@ -142,20 +144,34 @@ def _claims(audit: dict, figures_of: dict[str, list[str]], shown: set[str]) -> l
     return lines
 
 
-def _findings(audit: dict) -> list[str]:
-    findings = [c for c in audit["claims"] if (c.get("details") or {}).get("finding")]
-    if not findings:
-        return []
-    items = "".join(
+def _recorded(audit: dict, field: str) -> list[dict]:
+    return [c for c in audit["claims"] if (c.get("details") or {}).get(field)]
+
+
+def _claim_list(claims: list[dict], field: str) -> str:
+    return "".join(
         f'<li><a href="#{_anchor("claim", c["id"])}"><b>{escape(c["id"])}</b></a> '
-        f"({escape(c['document'])}, {escape(c['section'])}): {escape(c['details']['finding'])}</li>"
-        for c in findings
+        f"({escape(c['document'])}, {escape(c['section'])}): {escape(c['details'][field])}</li>"
+        for c in claims
     )
-    return [
-        '<h2 id="findings">Findings</h2>',
-        "<p>Claims that do not hold on the faithful reproduction, with what was measured:</p>",
-        f"<ul>{items}</ul>",
-    ]
+
+
+def _findings(audit: dict) -> list[str]:
+    lines = []
+    if findings := _recorded(audit, "finding"):
+        lines += [
+            '<h2 id="findings">Findings</h2>',
+            "<p>Claims that do not hold on the faithful reproduction, with what was measured:</p>",
+            f"<ul>{_claim_list(findings, 'finding')}</ul>",
+        ]
+    if sensitive := _recorded(audit, "sensitivity"):
+        lines += [
+            '<h2 id="sensitivities">Recorded order sensitivities</h2>',
+            "<p>Claims whose verdict was seen to depend on the valid float order, with the "
+            "evidence; they are <i>sensitive</i> on every machine:</p>",
+            f"<ul>{_claim_list(sensitive, 'sensitivity')}</ul>",
+        ]
+    return lines
 
 
 def _figures(audit: dict, figures: Mapping[str, bytes]) -> list[str]:

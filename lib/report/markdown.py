@@ -33,6 +33,8 @@ def _orders_text(details: dict) -> str:
     if "range_over_orders" in details:
         low, high = details["range_over_orders"]
         text += f"; figure {low:.4g} to {high:.4g}"
+    if "sensitivity" in details:
+        text += "; recorded, see below"
     return text
 
 
@@ -60,7 +62,7 @@ def render(audit: dict, figure_names: list[str]) -> str:
         "order first: its figures are the ones shown). It *holds* when the figure lies within the "
         "tolerance of the published one in every order (tolerances: fixtures/TOLERANCES.md), is "
         "*refuted* when it does so in none, and is *sensitive* when the verdict depends on the "
-        "order. *refuted* rows marked 'known finding' are recorded findings and do not fail the "
+        "order, in the orders computed here or as recorded from other machines' orders. *refuted* rows marked 'known finding' are recorded findings and do not fail the "
         "run; any other refutation does. A sensitive claim never fails the run.",
     ]
     figures = audit.get("figures", [])
@@ -118,6 +120,20 @@ def render(audit: dict, figure_names: list[str]) -> str:
         lines += [
             f"- **{c['id']}** ({c['document']}, {c['section']}): {_escape(c['details']['finding'])}"
             for c in findings
+        ]
+        lines.append("")
+    sensitive = [c for c in audit["claims"] if c["details"].get("sensitivity")]
+    if sensitive:
+        lines += [
+            "## Recorded order sensitivities",
+            "",
+            "Claims whose verdict was seen to depend on the valid float order, with the evidence; "
+            "they are *sensitive* on every machine:",
+            "",
+        ]
+        lines += [
+            f"- **{c['id']}** ({c['document']}, {c['section']}): {_escape(c['details']['sensitivity'])}"
+            for c in sensitive
         ]
         lines.append("")
     if "robustness" in audit:

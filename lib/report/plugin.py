@@ -121,7 +121,7 @@ def _claim_metas(items: list[pytest.Item]) -> dict[str, dict]:
             raise pytest.UsageError(
                 f"claim id {claim_id!r} is used by {seen[claim_id]} and {item.nodeid}"
             )
-        unknown = set(marker.kwargs) - {*_REQUIRED, "finding"}
+        unknown = set(marker.kwargs) - {*_REQUIRED, "finding", "sensitive"}
         if unknown:
             raise pytest.UsageError(
                 f"{item.nodeid}: @pytest.mark.claim got unknown arguments {sorted(unknown)}"
@@ -148,7 +148,9 @@ def claim(request: pytest.FixtureRequest) -> Claim:
             f"{request.node.nodeid} uses the claim fixture without @pytest.mark.claim"
         )
     meta = ClaimMeta(
-        **{name: marker.kwargs[name] for name in _REQUIRED}, finding=marker.kwargs.get("finding")
+        **{name: marker.kwargs[name] for name in _REQUIRED},
+        finding=marker.kwargs.get("finding"),
+        sensitive=marker.kwargs.get("sensitive"),
     )
     request.config.stash.setdefault(_DOCUMENTS_RUN, set()).add(meta.document)
     return Claim(meta, request.node.user_properties)

@@ -45,7 +45,8 @@ def summary_line(records: list[ClaimRecord], expected: dict[str, bool]) -> str:
 
 FOOTNOTES = {
     "refuted*": "refuted*: refuted in every float order, a recorded finding; never fails",
-    "sensitive": "sensitive: holds in some valid float orders only; never fails the run",
+    "sensitive": "sensitive: holds in some valid float orders only (here, or as recorded from "
+    "other machines' orders); never fails the run",
     "FINDING GONE": "FINDING GONE: a recorded finding now holds in every order; the run fails",
 }
 

@@ -1,0 +1,60 @@
+"""The gate and the verdicts are properties of the claims, not of one float order: the audit
+computed with 128-bit vectors (`lib.orders.NARROW_VECTORS_FLAG`: every program of the suite
+in another valid float order on this CPU, a stand-in for another machine) passes and gives
+every claim the verdict the audit gives in the default order (docs/VERDICTS.md,
+`make order-check`). It fails when a claim's verdict depends on the order and no recorded
+sensitivity says so (`sensitive=` on its spec)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import pytest
+from fault_tools import REPO_ROOT, child_env, pytest_command
+
+from lib.orders import NARROW_VECTORS_FLAG
+from lib.report.claim import PROPERTY
+
+# A cold audit in the narrow order takes about 100 s alone on 2 cores and runs beside the
+# other xdist worker: a harness limit, not a figure of the test.
+AUDIT_TIMEOUT_S = 900
+
+
+def _verdicts(tmp_path: Path, name: str, **env: str) -> dict[str, str]:
+    """Every claim's verdict in an audit run in a child process with `env` (over the
+    suite's own result cache: the default order's results are the ones the claims use)."""
+    junit = tmp_path / f"{name}.xml"
+    environment = child_env(**env)
+    if "XLA_FLAGS" not in env:  # as a shell starts the audit: the suite adds its own flags
+        environment.pop("XLA_FLAGS", None)
+    environment.pop("CLAIMS_COMPILATION_CACHE_DIR", None)
+    run = subprocess.run(
+        pytest_command(
+            "claims", "-n", "0", "-m", "claim or health", "--no-report", f"--junitxml={junit}"
+        ),
+        cwd=REPO_ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=AUDIT_TIMEOUT_S,
+    )
+    assert run.returncode == 0, f"the {name} audit failed:\n{run.stdout[-4000:]}"
+    records = [
+        json.loads(prop.get("value"))
+        for prop in ElementTree.parse(junit).iter("property")
+        if prop.get("name") == PROPERTY
+    ]
+    return {record["id"]: record["verdict"] for record in records}
+
+
+@pytest.mark.slow  # a cold audit in the narrow order
+def test_the_audit_passes_with_the_same_verdicts_in_another_float_order(tmp_path):
+    default = _verdicts(tmp_path, "default")
+    narrow = _verdicts(tmp_path, "narrow", XLA_FLAGS=NARROW_VECTORS_FLAG)
+    assert len(default) > 50, default  # every claim of both documents
+    changed = {i: (default[i], narrow.get(i)) for i in default if narrow.get(i) != default[i]}
+    assert not changed, f"verdicts (default order, narrow vectors) that differ: {changed}"
+    assert narrow.keys() == default.keys()
