@@ -16,10 +16,10 @@ test: setup  ## the whole suite: claims, health, properties, faults
 bench: setup  ## time the fast paths, sweeps and audit against their targets: report/bench.json
 	$(BIN)/python scripts/bench.py $(BENCH_ARGS)
 
-# The audit again in another valid float order (128-bit vectors, lib/orders.py): it must pass
+# The audit again in another valid float order (128-bit vectors, lib/claims/evidence.py): it must pass
 # and give every claim report/audit.json's verdict (docs/VERDICTS.md).
 order-check: setup  ## the audit with 128-bit vectors: passes, with report/audit.json's verdicts
-	XLA_FLAGS="$$($(BIN)/python -c 'from lib.orders import NARROW_VECTORS_FLAG; print(NARROW_VECTORS_FLAG)')" \
+	XLA_FLAGS="$$($(BIN)/python -c 'from lib.claims.evidence import NARROW_VECTORS_FLAG; print(NARROW_VECTORS_FLAG)')" \
 		PYTHON=$(BIN)/python WORKERS=auto scripts/gpu_check.sh report/audit.json report/narrow-vectors
 
 lint: setup

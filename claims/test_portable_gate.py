@@ -1,9 +1,10 @@
-"""The gate and the verdicts are properties of the claims, not of one float order: the audit
-computed with 128-bit vectors (`lib.orders.NARROW_VECTORS_FLAG`: every program of the suite
-in another valid float order on this CPU, a stand-in for another machine) passes and gives
-every claim the verdict the audit gives in the default order (docs/VERDICTS.md,
+"""The gate and the verdicts are properties of the claims, not of one float order: the
+audit computed with 128-bit vectors (`lib.claims.evidence.NARROW_VECTORS_FLAG`: every
+program of the suite in another valid float order on this CPU, a stand-in for another
+machine) passes and gives every claim the verdict the audit gives in the default order (docs/VERDICTS.md,
 `make order-check`). It fails when a claim's verdict depends on the order and no recorded
-sensitivity says so (`sensitive=` on its spec)."""
+sensitivity says so (`sensitive=` on its spec), and when a recorded sensitivity is no longer
+seen in the orders of either vector width, which are its evidence (`seen_sensitive`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 from fault_tools import REPO_ROOT, child_env, pytest_command
 
-from lib.orders import NARROW_VECTORS_FLAG
+from lib.claims.evidence import NARROW_VECTORS_FLAG
 from lib.report.claim import PROPERTY
 
 # A cold audit in the narrow order takes about 100 s alone on 2 cores and runs beside the
@@ -23,9 +24,9 @@ from lib.report.claim import PROPERTY
 AUDIT_TIMEOUT_S = 900
 
 
-def _verdicts(tmp_path: Path, name: str, **env: str) -> dict[str, str]:
-    """Every claim's verdict in an audit run in a child process with `env` (over the
-    suite's own result cache: the default order's results are the ones the claims use)."""
+def _records(tmp_path: Path, name: str, **env: str) -> dict[str, dict]:
+    """Every claim's record in an audit run in a child process with `env` (over the suite's
+    own result cache: the default order's results are the ones the claims use)."""
     junit = tmp_path / f"{name}.xml"
     environment = child_env(**env)
     if "XLA_FLAGS" not in env:  # as a shell starts the audit: the suite adds its own flags
@@ -47,14 +48,34 @@ def _verdicts(tmp_path: Path, name: str, **env: str) -> dict[str, str]:
         for prop in ElementTree.parse(junit).iter("property")
         if prop.get("name") == PROPERTY
     ]
-    return {record["id"]: record["verdict"] for record in records}
+    return {record["id"]: record for record in records}
 
 
 @pytest.mark.slow  # a cold audit in the narrow order
 def test_the_audit_passes_with_the_same_verdicts_in_another_float_order(tmp_path):
-    default = _verdicts(tmp_path, "default")
-    narrow = _verdicts(tmp_path, "narrow", XLA_FLAGS=NARROW_VECTORS_FLAG)
-    assert len(default) > 50, default  # every claim of both documents
-    changed = {i: (default[i], narrow.get(i)) for i in default if narrow.get(i) != default[i]}
-    assert not changed, f"verdicts (default order, narrow vectors) that differ: {changed}"
+    default = _records(tmp_path, "default")
+    narrow = _records(tmp_path, "narrow", XLA_FLAGS=NARROW_VECTORS_FLAG)
+    assert len(default) > 50, sorted(default)  # every claim of both documents
     assert narrow.keys() == default.keys()
+    changed = {
+        i: (default[i]["verdict"], narrow[i]["verdict"])
+        for i in default
+        if narrow[i]["verdict"] != default[i]["verdict"]
+    }
+    assert not changed, f"verdicts (default order, narrow vectors) that differ: {changed}"
+    here = {
+        i: (
+            default[i]["details"]["verdict_in_these_orders"],
+            narrow[i]["details"]["verdict_in_these_orders"],
+        )
+        for i in default
+        if "sensitivity" in default[i]["details"]
+    }
+    # Seen: one run's orders disagree among themselves, or the two runs' verdicts differ.
+    unseen = {
+        i: (wide, narrow) for i, (wide, narrow) in here.items() if wide == narrow != "sensitive"
+    }
+    assert here and not unseen, (
+        f"recorded sensitivities that neither vector width shows any more (both runs' orders "
+        f"agree): {unseen}; update or remove the records"
+    )

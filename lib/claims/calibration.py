@@ -24,7 +24,7 @@ from lib.calibration.evaluation import CalibrationResults, aggregate, subsample_
 from lib.calibration.experiment import NETS
 from lib.calibration.health import calibration_health
 from lib.calibration.models import HIDDEN, N_CLASSES, N_PIXELS, build_model, yat_prototype_indices
-from lib.orders import seen_sensitive
+from lib.claims.evidence import seen_sensitive
 from lib.report.claim import ClaimSpec, ClaimSpecs, Published, Rule
 from lib.robustness.bootstrap import claim_intervals
 from lib.robustness.calibration import (

@@ -25,7 +25,7 @@ import optax
 from flax import nnx
 
 from lib import metrics
-from lib.orders import seen_sensitive
+from lib.claims.evidence import seen_sensitive
 from lib.report.claim import ClaimSpec, ClaimSpecs, Published, Rule
 from lib.robustness.effects import Compared, Comparison, Effect, Region, safe_ratio
 from lib.robustness.uncertainty import METHODS, REGIONS, aleatoric_fit, band_sd, epistemic_ratios
