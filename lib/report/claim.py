@@ -19,8 +19,9 @@ The record is written *before* the test passes or fails, so a refuted claim stil
 its number; it travels to the controller through pytest's `user_properties`, which
 pytest-xdist forwards. A claim whose refutation is a recorded finding (`finding=` on its
 spec or marker) is an expected failure when refuted in every order, and fails the run when
-it holds in every order (the record must be updated). A claim is never both. A test without a spec passes its own
-judge (`check(orders, judge)`, `close_to`, `holds`).
+it holds in every order (the record must be updated); it is never also a recorded
+sensitivity. A test without a spec passes its own judge (`check(orders, judge)`,
+`close_to`, `holds`).
 """
 
 from __future__ import annotations
@@ -77,17 +78,17 @@ Rule = Callable[[Any, Published], Judgement]
 class ClaimSpec:
     """One claim, defined once: what the test, the table, audit.json and the sweeps read.
 
-        `published`: the figure (or figures) as the document prints it, or for a qualitative
-        claim the short form the audit shows; None where the judge states it (a health check's
-        threshold). `judge(results, published)`: the claim on one order's results (or on None,
-        for a claim that reads no results), measure and rule together. `reading`: how the
-        document's qualitative words become the rule, in our words. `finding`: a recorded
-        refutation, with the measured value. `sensitive`: a recorded order sensitivity, the
+    `published`: the figure (or figures) as the document prints it, or for a qualitative
+    claim the short form the audit shows; None where the judge states it (a health check's
+    threshold). `judge(results, published)`: the claim on one order's results (or on None,
+    for a claim that reads no results), measure and rule together. `reading`: how the
+    document's qualitative words become the rule, in our words. `finding`: a recorded
+    refutation, with the measured value. `sensitive`: a recorded order sensitivity, the
     evidence (orders or machines where it held and where it did not, with the figures) that
     its verdict depends on the float order. `once`: judged on the faithful order alone (a
-        claim about the code, the recipe or other root keys, which no float order changes).
-        `beside`: statistics recorded next to the verdict, never judged (e.g. bootstrap
-        intervals).
+    claim about the code, the recipe or other root keys, which no float order changes).
+    `beside`: statistics recorded next to the verdict, never judged (e.g. bootstrap
+    intervals).
     """
 
     id: str
@@ -120,7 +121,7 @@ class ClaimSpec:
                 f"claim spec {self.id}: judged once, where no float order changes the verdict, "
                 "it cannot be order-sensitive"
             )
-        self.meta  # noqa: B018 (checks the finding and the sensitivity together)
+        _ = self.meta  # ClaimMeta checks the finding and the sensitivity together
 
     @property
     def meta(self) -> ClaimMeta:
