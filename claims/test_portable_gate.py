@@ -1,10 +1,11 @@
 """The gate and the verdicts are properties of the claims, not of one float order: the
 audit computed with 128-bit vectors (`lib.claims.evidence.NARROW_VECTORS_FLAG`: every
 program of the suite in another valid float order on this CPU, a stand-in for another
-machine) passes and gives every claim the verdict the audit gives in the default order (docs/VERDICTS.md,
-`make order-check`). It fails when a claim's verdict depends on the order and no recorded
-sensitivity says so (`sensitive=` on its spec), and when a recorded sensitivity is no longer
-seen in the orders of either vector width, which are its evidence (`seen_sensitive`)."""
+machine) passes and gives every claim the verdict the audit gives in the default order
+(docs/VERDICTS.md, `make order-check`). It fails when a claim's verdict depends on the order
+and no recorded sensitivity says so (`sensitive=` on its spec), and when a recorded
+sensitivity is no longer seen in the orders of either vector width, which are its evidence
+(`seen_sensitive`)."""
 
 from __future__ import annotations
 

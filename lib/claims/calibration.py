@@ -34,6 +34,7 @@ from lib.robustness.calibration import (
     mean,
     mean_gap,
     mean_ratio,
+    seeds_of,
     std_ratio,
     values,
 )
@@ -81,7 +82,7 @@ class MeanClose:
 
     def __call__(self, c: CalibrationResults, published: Published) -> Judgement:
         assert isinstance(published, str)
-        seeds = [figures["seed"] for figures in c.per_seed[self.net]]
+        seeds = seeds_of(c.per_seed, self.net)
         tolerance = reproduction_tolerance(
             self.name, published, net=self.net, seeds=seeds, scale=self.scale
         )
@@ -115,7 +116,7 @@ class SubsampleAurocs:
     def __call__(self, c: CalibrationResults, published: Published) -> Judgement:
         assert isinstance(published, tuple)
         figure = f"auroc_subsample.{self.channel}"
-        seeds = [figures["seed"] for figures in c.per_seed["yat"]]
+        seeds = seeds_of(c.per_seed, "yat")
         tolerances = [
             reproduction_tolerance(figure, printed, net="yat", seeds=[seed])
             for printed, seed in zip(published, seeds, strict=True)
@@ -147,8 +148,7 @@ def ratio_noise(name: str) -> Callable[[PerSeed], float]:
         yat, relu = mean(per_seed, ("yat", name)), mean(per_seed, ("relu", name))
         ratio = mean_ratio(("yat", name), ("relu", name))(per_seed)
         sd_yat, sd_relu = (
-            mean_sigma(net, name, [figures["seed"] for figures in per_seed[net]])
-            for net in ("yat", "relu")
+            mean_sigma(net, name, seeds_of(per_seed, net)) for net in ("yat", "relu")
         )
         return K_SIGMA * ratio * np.hypot(sd_yat / yat, sd_relu / relu)
 

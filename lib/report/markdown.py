@@ -38,6 +38,19 @@ def _orders_text(details: dict) -> str:
     return text
 
 
+def _recorded(audit: dict, field: str, heading: str, intro: str) -> list[str]:
+    """A section listing the claims whose details carry `field` (a recorded finding or
+    sensitivity), with its text; nothing when none does."""
+    claims = [c for c in audit["claims"] if c["details"].get(field)]
+    if not claims:
+        return []
+    items = [
+        f"- **{c['id']}** ({c['document']}, {c['section']}): {_escape(c['details'][field])}"
+        for c in claims
+    ]
+    return [f"## {heading}", "", intro, "", *items, ""]
+
+
 def render(audit: dict, figure_names: list[str]) -> str:
     """Markdown for the audit dict built by lib/report/audit.py, figures linked from figures/."""
     meta = audit["metadata"]
@@ -62,8 +75,9 @@ def render(audit: dict, figure_names: list[str]) -> str:
         "order first: its figures are the ones shown). It *holds* when the figure lies within the "
         "tolerance of the published one in every order (tolerances: fixtures/TOLERANCES.md), is "
         "*refuted* when it does so in none, and is *sensitive* when the verdict depends on the "
-        "order, in the orders computed here or as recorded from other machines' orders. *refuted* rows marked 'known finding' are recorded findings and do not fail the "
-        "run; any other refutation does. A sensitive claim never fails the run.",
+        "order, in the orders computed here or as recorded from other machines' orders. "
+        "*refuted* rows marked 'known finding' are recorded findings and do not fail the run; "
+        "any other refutation does. A sensitive claim never fails the run.",
     ]
     figures = audit.get("figures", [])
     figure_of = {claim: f for f in figures for claim in f["claims"]}
@@ -109,33 +123,19 @@ def render(audit: dict, figure_names: list[str]) -> str:
                 if figure["file"] not in placed and any(c["id"] in figure["claims"] for c in rows):
                     placed.add(figure["file"])
                     lines += _figure_block(figure)
-    findings = [c for c in audit["claims"] if c["details"].get("finding")]
-    if findings:
-        lines += [
-            "## Findings",
-            "",
-            "Claims that do not hold on the faithful reproduction, with what was measured:",
-            "",
-        ]
-        lines += [
-            f"- **{c['id']}** ({c['document']}, {c['section']}): {_escape(c['details']['finding'])}"
-            for c in findings
-        ]
-        lines.append("")
-    sensitive = [c for c in audit["claims"] if c["details"].get("sensitivity")]
-    if sensitive:
-        lines += [
-            "## Recorded order sensitivities",
-            "",
-            "Claims whose verdict was seen to depend on the valid float order, with the evidence; "
-            "they are *sensitive* on every machine:",
-            "",
-        ]
-        lines += [
-            f"- **{c['id']}** ({c['document']}, {c['section']}): {_escape(c['details']['sensitivity'])}"
-            for c in sensitive
-        ]
-        lines.append("")
+    lines += _recorded(
+        audit,
+        "finding",
+        "Findings",
+        "Claims that do not hold on the faithful reproduction, with what was measured:",
+    )
+    lines += _recorded(
+        audit,
+        "sensitivity",
+        "Recorded order sensitivities",
+        "Claims whose verdict was seen to depend on the valid float order, with the evidence; "
+        "they are *sensitive* on every machine:",
+    )
     if "robustness" in audit:
         lines += render_robustness(audit["robustness"])
     rest = [f for f in figures if f["file"] not in placed]

@@ -32,6 +32,11 @@ def values(per_seed: PerSeed, net: str, name: str) -> list[float]:
     return [figure(figures, name) for figures in per_seed[net]]
 
 
+def seeds_of(per_seed: PerSeed, net: str) -> list[int]:
+    """The seeds of `net`'s figures, in their order."""
+    return [int(figures["seed"]) for figures in per_seed[net]]
+
+
 def mean(per_seed: PerSeed, which: Figure) -> float:
     """Mean over seeds of the figure `which`."""
     return aggregate(values(per_seed, *which))[0]
