@@ -90,21 +90,25 @@ def _fill_from(request: pytest.FixtureRequest, document: str) -> int:
 
 
 @pytest.fixture(scope="session")
-def calibration(request: pytest.FixtureRequest) -> Orders[CalibrationResults]:
+def calibration(
+    request: pytest.FixtureRequest, order_count: int | None
+) -> Orders[CalibrationResults]:
     """Both calibration nets on seeds 0, 1, 2, trained per recipe in every valid float order
-    (or loaded from the cache); the faithful order first."""
+    (or loaded from the cache; at least --orders of them); the faithful order first."""
     from lib.calibration.evaluation import calibration_orders
 
-    return calibration_orders(first=_fill_from(request, "calibration"))
+    return calibration_orders(first=_fill_from(request, "calibration"), n_orders=order_count)
 
 
 @pytest.fixture(scope="session")
-def uncertainty(request: pytest.FixtureRequest) -> Orders[UncertaintyResult]:
+def uncertainty(
+    request: pytest.FixtureRequest, order_count: int | None
+) -> Orders[UncertaintyResult]:
     """The uncertainty guide's recipe from root key 0 in every valid float order (or loaded
-    from the cache); the faithful order first."""
+    from the cache; at least --orders of them); the faithful order first."""
     from lib.uncertainty.results import uncertainty_orders
 
-    return uncertainty_orders(first=_fill_from(request, "uncertainty"))
+    return uncertainty_orders(first=_fill_from(request, "uncertainty"), n_orders=order_count)
 
 
 def pytest_claims_audit_documents() -> list:
@@ -138,6 +142,7 @@ def _selection(config: pytest.Config) -> dict[str, object]:
         "keyword": config.option.keyword,
         "deselect": sorted(config.option.deselect or ()),
         "seeds": config.getoption("--seeds", None),
+        "orders": config.getoption("--orders", None),
     }
 
 

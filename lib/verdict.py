@@ -1,9 +1,14 @@
-"""A claim judged on one set of results: its figures and whether it holds (`Judgement`),
-and the verdict over several valid float orders (`verdict_over`).
+"""A claim on one order's results: what a claim's judge returns, and the verdict over
+several valid float orders (`verdict_over`).
 
-The judge constructors are what a claim's definition returns: `close_to` for a figure
-printed with a tolerance, `all_close` for several, `satisfied` for a qualitative or
-comparative statement (lib/robustness/effects.py builds those from a `Comparison`).
+Two kinds of claim, two kinds of return value:
+- a figure claim (a printed number the recipe reproduces) returns its figures, `figures()`:
+  a `Measured`, judged over all orders together (is the published number a plausible draw
+  of the recipe? lib/prediction.py);
+- a qualitative claim (a comparison, a region, a threshold, an identity) returns whether it
+  holds in this order, `satisfied()`: a `Judgement` (lib/robustness/effects.py builds those
+  from a `Comparison`). `close_to` and `all_close` are such judgements of a figure against
+  a tolerance given by hand, for a test without a spec.
 """
 
 from __future__ import annotations
@@ -37,6 +42,38 @@ class Judgement:
     measured: Any
     tolerance: Any = "-"
     details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A figure claim's figures in one order: as published (printed) and as measured."""
+
+    published: tuple[str, ...]
+    measured: tuple[float, ...]
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if len(self.published) != len(self.measured) or not self.published:
+            raise ValueError(
+                f"a figure claim needs one measured value per published figure; got "
+                f"{self.published!r} and {self.measured!r}"
+            )
+
+
+class FigureRule:
+    """Base of a figure claim's judge (a callable of one order's results and the published
+    figures): it returns `figures(...)` in each order, and its claim is judged over all
+    orders together. The engine counts a registry's figures by it (lib/prediction.py)."""
+
+
+def figures(
+    measured: float | list[float], published: str | tuple[str, ...], **details: Any
+) -> Measured:
+    """A figure claim's return value: the measured figure(s) beside the published one(s)."""
+    one = isinstance(published, str)
+    values = [measured] if one else list(measured)  # type: ignore[arg-type]
+    printed = (published,) if one else tuple(published)
+    return Measured(printed, tuple(float(v) for v in values), dict(details))
 
 
 def close_to(measured: float, published: str, tolerance: float, **details: Any) -> Judgement:

@@ -13,12 +13,12 @@ from lib import metrics
 from lib.cache import cached, lib_sources, source_digest
 from lib.calibration.experiment import (
     FAITHFUL,
-    ORDERS,
     PUBLISHED_SEEDS,
     NetRun,
     Split,
     cache_key,
     load_split,
+    order_names,
     run_nets,
 )
 from lib.calibration.training import TrainConfig
@@ -163,12 +163,14 @@ def calibration_results(
     return CalibrationResults(split, runs, per_seed, order, runs_key(runs, seeds, order))
 
 
-def calibration_orders(first: int = 0) -> Orders[CalibrationResults]:
-    """Both nets on the published seeds in every valid order (`ORDERS`), faithful first.
+def calibration_orders(first: int = 0, n_orders: int | None = None) -> Orders[CalibrationResults]:
+    """Both nets on the published seeds in at least `n_orders` valid orders (`order_names`;
+    default `ORDERS`), faithful first.
 
     `first` rotates the order in which missing orders are trained: parallel workers that
     each start with another order fill the cache side by side instead of queueing on one.
     """
-    rotated = ORDERS[first % len(ORDERS) :] + ORDERS[: first % len(ORDERS)]
+    names = order_names(n_orders)
+    rotated = names[first % len(names) :] + names[: first % len(names)]
     results = {order: calibration_results(order=order) for order in rotated}
-    return Orders({order: results[order] for order in ORDERS})
+    return Orders({order: results[order] for order in names})

@@ -8,6 +8,7 @@ are cached on disk (see lib/cache.py).
 
 from __future__ import annotations
 
+import functools
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -18,7 +19,7 @@ import numpy as np
 
 from lib import data
 from lib.cache import CacheResult, cached, lib_sources, runtime_key, source_digest
-from lib.calibration.training import TrainConfig, train_nets, train_nets_faithful
+from lib.calibration.training import TrainConfig, train_nets, train_nets_faithful, train_twins
 from lib.numerics import full_precision
 from lib.orders import FAITHFUL
 from lib.sharding import default_mesh
@@ -26,15 +27,29 @@ from lib.sharding import default_mesh
 NETS = ("yat", "relu")
 PUBLISHED_SEEDS = (0, 1, 2)
 
-TWINS = ("twin-1", "twin-2", "twin-3")
-ORDERS = (FAITHFUL, "scan_vmap", *TWINS)
-"""Valid float orders of the recipe. `faithful` is the documents' own (RECIPE.md C): the
-per-batch loop and un-jitted evaluation in chunks of 5,000 rows; its figures are the
-headline. `scan_vmap`: one scan per net, seeds under vmap, jitted evaluation (the fast
-path that seed sweeps use). `twin-k`: the scan one seed at a time, each net's initial
-weights nudged with seed k (lib/nudge.py), jitted evaluation: float-rounding twins. Without
-the nudge that scan gives the faithful training's bits (on this CPU, measured), so it is
-no order of its own."""
+TWIN_BATCH = 6
+"""Float-rounding twins trained together (`train_twins`): the unit in which orders are added."""
+
+
+def order_names(n_orders: int | None = None) -> tuple[str, ...]:
+    """The valid float orders judged: `faithful`, `scan_vmap` and whole batches of twins,
+    at least `n_orders` in all (default `ORDERS`).
+
+    `faithful` is the documents' own (RECIPE.md C): the per-batch loop and un-jitted
+    evaluation in chunks of 5,000 rows; its figures are the headline. `scan_vmap`: one scan
+    per net, seeds under vmap, jitted evaluation (the fast path that seed sweeps use).
+    `twin-k`: each net's initial weights nudged with seed k (lib/nudge.py), trained with its
+    batch's other twins under vmap (`train_twins`), jitted evaluation: float-rounding twins.
+    """
+    n = 2 + TWIN_BATCH if n_orders is None else n_orders
+    if isinstance(n, bool) or not isinstance(n, int) or n < 3:
+        raise ValueError(f"the calibration audit needs at least 3 orders; got {n_orders!r}")
+    n_twins = TWIN_BATCH * -(-(n - 2) // TWIN_BATCH)
+    return (FAITHFUL, "scan_vmap", *(f"twin-{k}" for k in range(1, n_twins + 1)))
+
+
+ORDERS = order_names()
+"""The orders of a default audit: faithful, scan_vmap and one batch of twins."""
 
 _SCRIPT_CHUNK = 5000  # rows per un-jitted logits call in the calibration script
 _JIT_CHUNK = 2000
@@ -159,28 +174,56 @@ def forward_outputs(
     return {"train_loss": np.asarray(losses), **{name: np.stack(v) for name, v in out.items()}}
 
 
+def _twin(order: str) -> int | None:
+    """k of the order `twin-k` (k >= 1), else None."""
+    k = order.removeprefix("twin-")
+    return int(k) if order.startswith("twin-") and k.isdigit() and int(k) >= 1 else None
+
+
+def _check_order(order: str) -> None:
+    if order not in (FAITHFUL, "scan_vmap") and _twin(order) is None:
+        raise ValueError(f"order must be faithful, scan_vmap or twin-k (k >= 1); got {order!r}")
+
+
+def twin_nudges(batch: int) -> tuple[int, ...]:
+    """The nudge seeds of the twins in batch `batch` (0: twin-1 to twin-TWIN_BATCH)."""
+    return tuple(range(batch * TWIN_BATCH + 1, (batch + 1) * TWIN_BATCH + 1))
+
+
 def train(
     order: str, net: str, seeds: tuple[int, ...], split: Split, config: TrainConfig = TrainConfig()
 ) -> dict[str, np.ndarray]:
-    """Train `net` on `seeds` in the float order `order` (`ORDERS`); its outputs, uncached."""
+    """Train `net` on `seeds` in the float order `order` (faithful or scan_vmap); its
+    outputs, uncached. The twins train by batch: `train_twin_batch`."""
     if order == FAITHFUL:
         models, losses = train_nets_faithful(net, seeds, split.train_x, split.train_y, config)
         return forward_outputs(net, models, losses, split, eager=True)
-    if order == "scan_vmap":
-        mesh = default_mesh()
-        models, losses = train_nets(net, seeds, split.train_x, split.train_y, config, mesh=mesh)
-    elif order in TWINS:
-        nudge = int(order.removeprefix("twin-"))
-        trained = [
-            train_nets(net, (s,), split.train_x, split.train_y, config, nudge=nudge) for s in seeds
-        ]
-        models, losses = [m[0] for m, _ in trained], np.concatenate([loss for _, loss in trained])
-    else:
-        raise ValueError(f"order must be one of {ORDERS}; got {order!r}")
+    if order != "scan_vmap":
+        raise ValueError(f"order must be faithful or scan_vmap; got {order!r}")
+    mesh = default_mesh()
+    models, losses = train_nets(net, seeds, split.train_x, split.train_y, config, mesh=mesh)
     return forward_outputs(net, models, losses, split)
 
 
-def _validator(net: str, n_seeds: int, split: Split, config: TrainConfig):
+def train_twin_batch(
+    batch: int, net: str, seeds: tuple[int, ...], split: Split, config: TrainConfig = TrainConfig()
+) -> dict[str, np.ndarray]:
+    """The twins of batch `batch` of `net` on `seeds`, uncached: every output with a leading
+    axis over the batch's twins, then one over the seeds."""
+    by_twin: list[list[dict[str, np.ndarray]]] = [[] for _ in range(TWIN_BATCH)]
+    for seed in seeds:
+        models, losses = train_twins(
+            net, seed, twin_nudges(batch), split.train_x, split.train_y, config
+        )
+        for i, model in enumerate(models):
+            by_twin[i].append(forward_outputs(net, [model], losses[i : i + 1], split))
+    return {
+        name: np.stack([np.concatenate([one[name] for one in seeds_of]) for seeds_of in by_twin])
+        for name in by_twin[0][0]
+    }
+
+
+def _validator(net: str, n_seeds: int, split: Split, config: TrainConfig, twins: int = 0):
     n_steps = config.epochs * len(
         range(0, len(split.train_y) - config.batch_size, config.batch_size)
     )
@@ -195,6 +238,9 @@ def _validator(net: str, n_seeds: int, split: Split, config: TrainConfig):
             "kmax_test": (n_seeds, len(split.test_y)),
             "kmax_ood": (n_seeds, len(split.ood_x)),
         }
+
+    if twins:
+        shapes = {name: (twins, *shape) for name, shape in shapes.items()}
 
     def validate(arrays: dict[str, np.ndarray]) -> None:
         got = {name: array.shape for name, array in arrays.items()}
@@ -235,8 +281,12 @@ def run_net(
     with its evaluation outputs."""
     if net not in NETS:
         raise ValueError(f"net must be one of {NETS}; got {net!r}")
-    if order not in ORDERS:
-        raise ValueError(f"order must be one of {ORDERS}; got {order!r}")
+    _check_order(order)
+    k = _twin(order)
+    if k is not None:
+        batch = _twin_batch(net, seeds, config, (k - 1) // TWIN_BATCH)
+        arrays = {name: array[(k - 1) % TWIN_BATCH] for name, array in batch.arrays.items()}
+        return NetRun.from_arrays(net, seeds, arrays, batch.status)
     split = load_split()
     name = f"calibration-{net}" if order == FAITHFUL else f"calibration-{net}-{order}"
     result: CacheResult = cached(
@@ -246,6 +296,19 @@ def run_net(
         validate=_validator(net, len(seeds), split, config),
     )
     return NetRun.from_arrays(net, seeds, result.arrays, result.status)
+
+
+@functools.cache
+def _twin_batch(net: str, seeds: tuple[int, ...], config: TrainConfig, batch: int) -> CacheResult:
+    """One batch of `net`'s twins (trained, or loaded from the cache), memoised per process:
+    each of its twins reads it."""
+    split = load_split()
+    return cached(
+        f"calibration-{net}-twins-{batch}",
+        cache_key(net, seeds, config, f"twins-{batch}") | {"nudges": list(twin_nudges(batch))},
+        lambda: train_twin_batch(batch, net, seeds, split, config),
+        validate=_validator(net, len(seeds), split, config, twins=TWIN_BATCH),
+    )
 
 
 def run_nets(

@@ -4,7 +4,8 @@
 Each claim states one assertion of the post in our words, cites its section, and is judged
 on the reproduction in every valid float order (lib/orders.py; the faithful order, RECIPE.md
 A and C, gives the headline figure). Figures are 3-seed means unless the claim names a
-seed; ECE is in percent as printed. Tolerances: lib/tolerance.py and fixtures/TOLERANCES.md.
+seed; ECE is in percent as printed. A printed figure is judged over all orders together:
+is it a plausible draw of the recipe (lib/prediction.py, fixtures/TOLERANCES.md)?
 A comparative claim's rule is a `Comparison` (lib/robustness/effects.py), which the
 robustness sweeps read too (`COMPARISONS`).
 """
@@ -12,7 +13,6 @@ robustness sweeps read too (`COMPARISONS`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
 
@@ -28,10 +28,8 @@ from lib.claims.evidence import seen_sensitive
 from lib.report.claim import ClaimSpec, ClaimSpecs, Published, Rule
 from lib.robustness.bootstrap import claim_intervals
 from lib.robustness.calibration import (
-    PerSeed,
     bad_retraining_gap,
     largest_shallow_ratio,
-    mean,
     mean_gap,
     mean_ratio,
     seeds_of,
@@ -39,8 +37,7 @@ from lib.robustness.calibration import (
     values,
 )
 from lib.robustness.effects import Compared, Comparison, Effect, Region
-from lib.tolerance import K_SIGMA, mean_sigma, reproduction_tolerance
-from lib.verdict import Judgement, all_close, close_to, satisfied
+from lib.verdict import FigureRule, Judgement, Measured, figures, satisfied
 
 DOC = "calibration"
 S_HEAD = "Two nets, one head"
@@ -72,87 +69,67 @@ BARELY = 0.03
 
 
 @dataclasses.dataclass(frozen=True)
-class MeanClose:
-    """The 3-seed mean of the figure `name` (dotted) of `net`, times `scale`, is the printed
-    figure within its reproduction tolerance."""
+class SeedMean(FigureRule):
+    """The 3-seed mean of the figure `name` (dotted) of `net`, times `scale`."""
 
     net: str
     name: str
     scale: float = 1.0
 
-    def __call__(self, c: CalibrationResults, published: Published) -> Judgement:
+    def __call__(self, c: CalibrationResults, published: Published) -> Measured:
         assert isinstance(published, str)
-        seeds = seeds_of(c.per_seed, self.net)
-        tolerance = reproduction_tolerance(
-            self.name, published, net=self.net, seeds=seeds, scale=self.scale
-        )
         per_seed = [v * self.scale for v in values(c.per_seed, self.net, self.name)]
         mean_, std = aggregate(per_seed)
-        return close_to(mean_, published, tolerance, std=std, per_seed=per_seed)
+        return figures(mean_, published, std=std, per_seed=per_seed)
 
 
 @dataclasses.dataclass(frozen=True)
-class Seed0Close:
-    """Seed 0's figure `name` of `net` is the printed figure within its tolerance."""
+class SeedSpread(FigureRule):
+    """The sample sd (ddof 1) over seeds 0-2 of the figure `name` of `net`, times `scale`:
+    the post's "+-" beside a mean."""
+
+    net: str
+    name: str
+    scale: float = 1.0
+
+    def __call__(self, c: CalibrationResults, published: Published) -> Measured:
+        assert isinstance(published, str)
+        per_seed = [v * self.scale for v in values(c.per_seed, self.net, self.name)]
+        return figures(aggregate(per_seed)[1], published, per_seed=per_seed)
+
+
+@dataclasses.dataclass(frozen=True)
+class Seed0(FigureRule):
+    """Seed 0's figure `name` of `net`."""
 
     net: str
     name: str
 
-    def __call__(self, c: CalibrationResults, published: Published) -> Judgement:
+    def __call__(self, c: CalibrationResults, published: Published) -> Measured:
         assert isinstance(published, str)
-        seed0 = c.per_seed[self.net][0]
-        tolerance = reproduction_tolerance(
-            self.name, published, net=self.net, seeds=[seed0["seed"]]
-        )
-        return close_to(seed0[self.name], published, tolerance)
+        return figures(c.per_seed[self.net][0][self.name], published)
 
 
 @dataclasses.dataclass(frozen=True)
-class SubsampleAurocs:
-    """The Yat net's per-seed AUROC of `channel` on the post's subsample is the printed list."""
+class SubsampleAurocs(FigureRule):
+    """The Yat net's per-seed AUROC of `channel` on the post's subsample."""
 
     channel: str
 
-    def __call__(self, c: CalibrationResults, published: Published) -> Judgement:
+    def __call__(self, c: CalibrationResults, published: Published) -> Measured:
         assert isinstance(published, tuple)
-        figure = f"auroc_subsample.{self.channel}"
         seeds = seeds_of(c.per_seed, "yat")
-        tolerances = [
-            reproduction_tolerance(figure, printed, net="yat", seeds=[seed])
-            for printed, seed in zip(published, seeds, strict=True)
-        ]
         measured = [subsample_aurocs(c.runs["yat"], i)[self.channel] for i in range(len(seeds))]
-        return all_close(measured, list(published), tolerances)
+        return figures(measured, published)
 
 
-def yat_temperature_range(c: CalibrationResults, published: Published) -> Judgement:
-    """The smallest and largest fitted Yat temperature over the seeds are the printed ones."""
-    assert isinstance(published, tuple)
-    by_seed = {figures["seed"]: figures["T"] for figures in c.per_seed["yat"]}
-    lowest, highest = min(by_seed, key=by_seed.get), max(by_seed, key=by_seed.get)
-    return all_close(
-        [by_seed[lowest], by_seed[highest]],
-        list(published),
-        [
-            reproduction_tolerance("T", printed, net="yat", seeds=[seed])
-            for printed, seed in zip(published, (lowest, highest), strict=True)
-        ],
-    )
+class YatTemperatureRange(FigureRule):
+    """The smallest and largest fitted Yat temperature over the seeds."""
 
-
-def ratio_noise(name: str) -> Callable[[PerSeed], float]:
-    """K_SIGMA float-order sd of the Yat / ReLU ratio of the seed means of `name`: each
-    mean's relative sd (lib.tolerance.mean_sigma over its seeds), propagated."""
-
-    def noise(per_seed: PerSeed) -> float:
-        yat, relu = mean(per_seed, ("yat", name)), mean(per_seed, ("relu", name))
-        ratio = mean_ratio(("yat", name), ("relu", name))(per_seed)
-        sd_yat, sd_relu = (
-            mean_sigma(net, name, seeds_of(per_seed, net)) for net in ("yat", "relu")
-        )
-        return K_SIGMA * ratio * np.hypot(sd_yat / yat, sd_relu / relu)
-
-    return noise
+    def __call__(self, c: CalibrationResults, published: Published) -> Measured:
+        assert isinstance(published, tuple)
+        temperatures = [f["T"] for f in c.per_seed["yat"]]
+        return figures([min(temperatures), max(temperatures)], published)
 
 
 def ece_ratio(claim_id: str, name: str, label: str) -> Comparison:
@@ -293,11 +270,11 @@ def temperature_keeps_accuracy(c: CalibrationResults, published: Published) -> J
 def heldout_nll_interior_minimum(c: CalibrationResults, published: Published) -> Judgement:
     interior = []
     for net in NETS:
-        for seed_index, figures in enumerate(c.per_seed[net]):
+        for seed_index, seed_figures in enumerate(c.per_seed[net]):
             curve = metrics.heldout_nll_curve(
                 c.runs[net].logits_heldout[seed_index],
                 c.split.heldout_y,
-                np.array([0.05, figures["T"], 20.0]),
+                np.array([0.05, seed_figures["T"], 20.0]),
             )
             interior.append(bool(curve[1] < curve[0] and curve[1] < curve[2]))
     return satisfied(all(interior), published=published, measured=f"{sum(interior)}/6 nets")
@@ -401,16 +378,15 @@ def three_to_four(
     claim_id: str, section: str, statement: str, name: str, label: str, yat: str, relu: str
 ) -> ClaimSpec:
     """A "three to four times" claim on the ECE figure `name` (printed `yat`, `relu`): the
-    ratio of the seed means in THREE_TO_FOUR, widened by the ratio's float-order noise."""
-    comparison = dataclasses.replace(ece_ratio(claim_id, name, label), noise=ratio_noise(name))
+    ratio of the seed means in THREE_TO_FOUR."""
+    comparison = ece_ratio(claim_id, name, label)
     low, high = THREE_TO_FOUR.low, THREE_TO_FOUR.high
     return compared(
         comparison,
         section,
         statement,
         f"{low:g} to {high:g} ({yat}/{relu} = {float(yat) / float(relu):.2f})",
-        f"'three to four times': the ratio of the three-seed mean ECEs lies {THREE_TO_FOUR} "
-        f"(the claim test widens the interval by the ratio's {K_SIGMA:g}-sd float-order noise)",
+        f"'three to four times': the ratio of the three-seed mean ECEs lies {THREE_TO_FOUR}",
         intervals=True,
     )
 
@@ -465,17 +441,14 @@ SPECS = ClaimSpecs(
             S_FORECAST,
             "Averaged over seeds 0-2, the ReLU net's ECE is 1.76% (+- 0.22).",
             ECE_RELU,
-            MeanClose("relu", "ece", scale=100),
+            SeedMean("relu", "ece", scale=100),
         ),
         claim(
             "cal-02b",
             S_FORECAST,
             "Averaged over seeds 0-2, the Yat net's ECE is 6.20% (+- 1.13).",
             ECE_YAT,
-            MeanClose("yat", "ece", scale=100),
-            sensitive=seen_sensitive(
-                "it holds in 5 of 5 orders (6.12 to 6.21)", "in 3 of 5 (6.07 to 6.20)"
-            ),
+            SeedMean("yat", "ece", scale=100),
         ),
         three_to_four(
             "cal-02c",
@@ -488,31 +461,28 @@ SPECS = ClaimSpecs(
             S_FORECAST,
             "The ReLU net's mean test NLL is 0.360.",
             "0.360",
-            MeanClose("relu", "nll"),
+            SeedMean("relu", "nll"),
         ),
         claim(
             "cal-03b",
             S_FORECAST,
             "The Yat net's mean test NLL is 0.577.",
             "0.577",
-            MeanClose("yat", "nll"),
-            sensitive=seen_sensitive(
-                "it holds in 5 of 5 orders (0.570 to 0.577)", "in 3 of 5 (0.564 to 0.571)"
-            ),
+            SeedMean("yat", "nll"),
         ),
         claim(
             "cal-03c",
             S_FORECAST,
             "The ReLU net's mean test Brier score is 0.181.",
             "0.181",
-            MeanClose("relu", "brier"),
+            SeedMean("relu", "brier"),
         ),
         claim(
             "cal-03d",
             S_FORECAST,
             "The Yat net's mean test Brier score is 0.244.",
             "0.244",
-            MeanClose("yat", "brier"),
+            SeedMean("yat", "brier"),
         ),
         compared(
             Comparison(
@@ -562,21 +532,21 @@ SPECS = ClaimSpecs(
             S_BRAG,
             "On seed 0 the median strongest kernel match on the test set is about 207.",
             KMAX_TEST,
-            Seed0Close("yat", "median_kmax"),
+            Seed0("yat", "median_kmax"),
         ),
         claim(
             "cal-05b",
             S_BRAG,
             "On seed 0 the Yat net's median top logit is 28.9.",
             "28.9",
-            Seed0Close("yat", "median_top_logit"),
+            Seed0("yat", "median_top_logit"),
         ),
         claim(
             "cal-05c",
             S_BRAG,
             "On seed 0 the ReLU net's median top logit is 7.2.",
             "7.2",
-            Seed0Close("relu", "median_top_logit"),
+            Seed0("relu", "median_top_logit"),
         ),
         claim(
             "cal-06",
@@ -605,38 +575,28 @@ SPECS = ClaimSpecs(
             S_KNOB,
             "On seed 0 the Yat net's fitted temperature is T = 2.07.",
             "2.07",
-            Seed0Close("yat", "T"),
-            sensitive=seen_sensitive(
-                "it holds in 5 of 5 orders (2.01 to 2.08)", "in 3 of 5 (1.97 to 2.04)"
-            ),
+            Seed0("yat", "T"),
         ),
         claim(
             "cal-09a",
             S_KNOB,
             "The ReLU net's fitted temperature is 1.17 (+- 0.02) over seeds 0-2.",
             "1.17",
-            MeanClose("relu", "T"),
+            SeedMean("relu", "T"),
         ),
         claim(
             "cal-09b",
             S_KNOB,
             "The Yat net's fitted temperature is 1.68 (+- 0.29) over seeds 0-2.",
             "1.68",
-            MeanClose("yat", "T"),
-            sensitive=seen_sensitive(
-                "it holds in 5 of 5 orders (1.659 to 1.680)", "in 4 of 5 (1.644 to 1.666)"
-            ),
+            SeedMean("yat", "T"),
         ),
         claim(
             "cal-09c",
             S_KNOB,
             "The Yat net's temperature ranges from 1.37 to 2.07 across the three seeds.",
             ("1.37", "2.07"),
-            yat_temperature_range,
-            sensitive=seen_sensitive(
-                "it holds in 5 of 5 orders (highest T 2.01 to 2.08)",
-                "in 3 of 5 (highest T 1.97 to 2.04)",
-            ),
+            YatTemperatureRange(),
         ),
         compared(
             Comparison(
@@ -661,17 +621,14 @@ SPECS = ClaimSpecs(
             S_KNOB,
             "After temperature scaling the ReLU net's mean ECE is 0.82%.",
             ECE_T_RELU,
-            MeanClose("relu", "ece_T", scale=100),
-            sensitive=seen_sensitive(
-                "it holds in 4 of 5 orders (0.89 to 1.00)", "in 3 of 5 (0.85 to 1.11)"
-            ),
+            SeedMean("relu", "ece_T", scale=100),
         ),
         claim(
             "cal-10b",
             S_KNOB,
             "After temperature scaling the Yat net's mean ECE is 3.11%.",
             ECE_T_YAT,
-            MeanClose("yat", "ece_T", scale=100),
+            SeedMean("yat", "ece_T", scale=100),
         ),
         three_to_four(
             "cal-10c",
@@ -685,14 +642,14 @@ SPECS = ClaimSpecs(
             S_OOD,
             "The field magnitude (largest kernel score) separates Fashion from MNIST at AUROC 0.916 (+- 0.008) over seeds 0-2.",
             AUROC_KMAX,
-            MeanClose("yat", "auroc.kmax"),
+            SeedMean("yat", "auroc.kmax"),
         ),
         claim(
             "cal-11b",
             S_OOD,
             "The ReLU net's max logit reaches AUROC 0.935 (+- 0.005) over seeds 0-2.",
             AUROC_MAXLOGIT,
-            MeanClose("relu", "auroc.maxlogit"),
+            SeedMean("relu", "auroc.maxlogit"),
         ),
         compared(
             ood_gap("maxlogit", "maxlogit"),
@@ -707,7 +664,7 @@ SPECS = ClaimSpecs(
             S_OOD,
             "On seed 0 a typical MNIST digit's field magnitude is about 27.",
             KMAX_OOD,
-            Seed0Close("yat", "median_kmax_ood"),
+            Seed0("yat", "median_kmax_ood"),
         ),
         compared(
             Comparison(

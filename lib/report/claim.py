@@ -36,7 +36,17 @@ from typing import Any, TypeVar
 import pytest
 
 from lib.orders import FAITHFUL, Orders
-from lib.verdict import Judgement, all_close, close_to, fmt, satisfied, verdict_over
+from lib.prediction import FIGURE_ALPHA, judge_figure, share_interval
+from lib.verdict import (
+    FigureRule,
+    Judgement,
+    Measured,
+    all_close,
+    close_to,
+    fmt,
+    satisfied,
+    verdict_over,
+)
 
 PROPERTY = "claim_record"
 META_PROPERTY = "claim_meta"
@@ -116,12 +126,25 @@ class ClaimSpec:
             )
         if not callable(self.judge):
             raise ValueError(f"claim spec {self.id}: judge must be callable; got {self.judge!r}")
+        if isinstance(self.judge, FigureRule) and (self.published is None or self.once):
+            raise ValueError(
+                f"claim spec {self.id}: a figure claim needs its published figures and is "
+                "judged over every order"
+            )
         if self.once and self.sensitive:
             raise ValueError(
                 f"claim spec {self.id}: judged once, where no float order changes the verdict, "
                 "it cannot be order-sensitive"
             )
         _ = self.meta  # ClaimMeta checks the finding and the sensitivity together
+
+    @property
+    def figure_count(self) -> int:
+        """How many printed figures the claim judges over all orders at once (0 for a
+        qualitative claim)."""
+        if not isinstance(self.judge, FigureRule):
+            return 0
+        return len(self.published) if isinstance(self.published, tuple) else 1
 
     @property
     def meta(self) -> ClaimMeta:
@@ -181,6 +204,11 @@ class ClaimSpecs(Mapping[str, ClaimSpec]):
         return pytest.param(*(values or (claim_id,)), marks=self.mark(claim_id), id=id)
 
 
+def registered_specs() -> tuple[ClaimSpec, ...]:
+    """Every spec of the documents imported in this process."""
+    return tuple(_SPECS.values())
+
+
 def registered_spec(claim_id: str) -> ClaimSpec | None:
     """The spec of `claim_id` among the documents imported in this process, if any."""
     return _SPECS.get(claim_id)
@@ -220,12 +248,60 @@ def _nonfinite_at(value: Any, where: str = "") -> str | None:
 R = TypeVar("R")
 
 
-def _figure_range(judgements: Mapping[str, Judgement]) -> list[float] | None:
+def _figure_range(judgements: Mapping[str, Judgement | Measured]) -> list[float] | None:
     """[min, max] of a numeric measured figure across orders (None when not one number)."""
-    values = [j.measured for j in judgements.values()]
+    values = [
+        j.measured[0] if isinstance(j, Measured) and len(j.measured) == 1 else j.measured
+        for j in judgements.values()
+    ]
     if all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values):
         return [float(min(values)), float(max(values))]
     return None
+
+
+def _refuse_nonfinite(claim_id: str, order: str, judgement: Judgement | Measured) -> None:
+    """A NaN compares false with everything, so it would read as "refuted" (and pass quietly
+    as a known finding): a non-finite figure is an error of the experiment, not a verdict."""
+    parts = ("published", "measured", "details")
+    if isinstance(judgement, Judgement):
+        parts += ("tolerance",)
+    for part in parts:
+        where = _nonfinite_at(getattr(judgement, part))
+        if where is not None:
+            raise ValueError(
+                f"{claim_id}: {part}{where} is NaN or infinite in order {order!r}; "
+                "the experiment or its input is broken, so there is no verdict"
+            )
+
+
+def _figure_verdict(measured: Mapping[str, Measured]) -> tuple[str, str, dict[str, Any]]:
+    """A figure claim over all orders at once: each published figure against its prediction
+    interval over the orders (lib/prediction.py). Holds when every figure lies in its
+    interval, else refuted; the orders never disagree about it."""
+    faithful = measured[FAITHFUL]
+    verdicts = [
+        judge_figure([m.measured[i] for m in measured.values()], printed)
+        for i, printed in enumerate(faithful.published)
+    ]
+    holds = all(v.holds for v in verdicts)
+    tolerance = ", ".join(f"[{fmt(v.low)}, {fmt(v.high)}]" for v in verdicts)
+    rule = {
+        "rule": f"prediction interval over {len(measured)} orders, "
+        f"false-refutation rate {FIGURE_ALPHA:g} per figure",
+        "figures": [v.to_json() for v in verdicts],
+    }
+    return ("holds" if holds else "refuted"), tolerance, rule
+
+
+def _qualitative_verdict(judged: Mapping[str, Judgement]) -> tuple[str, str, dict[str, Any]]:
+    """A qualitative claim in each order: holds or refuted where every order agrees, else
+    sensitive; the share of orders where it holds, with its 95% interval."""
+    holds = {name: j.holds for name, j in judged.items()}
+    k, n = sum(holds.values()), len(holds)
+    rule: dict[str, Any] = {"holds_in_orders": [k, n]}
+    if n > 1:
+        rule["share_interval"] = list(share_interval(k, n))
+    return verdict_over(holds), fmt(judged[FAITHFUL].tolerance), rule
 
 
 class Claim:
@@ -304,12 +380,26 @@ class Claim:
         """`record(satisfied(...))`: one qualitative judgement, one order."""
         return self.record(satisfied(condition, **figures))
 
-    def _decide(self, judgements: dict[str, Judgement], extra: dict[str, Any]) -> ClaimRecord:
+    def _decide(
+        self, judgements: Mapping[str, Judgement | Measured], extra: dict[str, Any]
+    ) -> ClaimRecord:
+        kinds = {type(j) for j in judgements.values()}
+        if not kinds <= {Judgement, Measured} or len(kinds) != 1:
+            raise TypeError(
+                f"{self.meta.id}: a judge returns a Judgement (satisfied, close_to, all_close) "
+                f"or a Measured (figures) in every order; got {sorted(k.__name__ for k in kinds)}"
+            )
+        for name, judgement in judgements.items():
+            _refuse_nonfinite(self.meta.id, name, judgement)
         faithful = judgements[FAITHFUL]
-        here = verdict_over({name: j.holds for name, j in judgements.items()})
-        verdict = "sensitive" if self.meta.sensitive else here
         reading = self.spec.reading if self.spec is not None else None
-        details = {**({"reading": reading} if reading else {}), **faithful.details, **extra}
+        details: dict[str, Any] = {**({"reading": reading} if reading else {})}
+        if isinstance(faithful, Measured):
+            here, tolerance, rule = _figure_verdict(judgements)  # type: ignore[arg-type]
+        else:
+            here, tolerance, rule = _qualitative_verdict(judgements)  # type: ignore[arg-type]
+        details |= {**rule, **faithful.details, **extra}
+        verdict = "sensitive" if self.meta.sensitive else here
         if self.meta.finding:
             details["finding"] = self.meta.finding
         if self.meta.sensitive:
@@ -318,27 +408,19 @@ class Claim:
         # Every claim lists its figure per order; one judged once (about the code or the
         # recipe, which no float order changes) lists the faithful order alone.
         details["orders"] = {
-            name: {"measured": fmt(j.measured), "holds": j.holds} for name, j in judgements.items()
+            name: {"measured": fmt(j.measured)}
+            | ({"holds": j.holds} if isinstance(j, Judgement) else {})
+            for name, j in judgements.items()
         }
         if len(judgements) > 1:
             spread = _figure_range(judgements)
             if spread is not None:
                 details["range_over_orders"] = spread
-        # A NaN compares false with everything, so it would read as "refuted" (and pass quietly
-        # as a known finding): a non-finite figure is an error of the experiment, not a verdict.
-        for name, judgement in judgements.items():
-            for part in ("published", "measured", "tolerance", "details"):
-                where = _nonfinite_at(getattr(judgement, part))
-                if where is not None:
-                    raise ValueError(
-                        f"{self.meta.id}: {part}{where} is NaN or infinite in order {name!r}; "
-                        "the experiment or its input is broken, so there is no verdict"
-                    )
         record = ClaimRecord(
             **{k: v for k, v in asdict(self.meta).items() if k not in ("finding", "sensitive")},
             published=fmt(faithful.published),
             measured=fmt(faithful.measured),
-            tolerance=fmt(faithful.tolerance),
+            tolerance=tolerance,
             verdict=verdict,
             details=details,
         )

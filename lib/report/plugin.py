@@ -50,6 +50,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="robustness sweep: re-evaluate the comparative claims on these calibration seeds "
         "and uncertainty root keys, e.g. 0-9 or 0,3,5-7 (trains the ones not cached)",
     )
+    group.addoption(
+        "--orders",
+        type=_order_count,
+        default=None,
+        metavar="N",
+        help="judge every claim over at least N valid float orders per document (default: "
+        "each document's own; more orders give figure verdicts more power, and cost training)",
+    )
 
 
 def _seeds(text: str) -> tuple[int, ...]:
@@ -57,6 +65,23 @@ def _seeds(text: str) -> tuple[int, ...]:
         return parse_seeds(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _order_count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 3 or str(n) != text.strip():
+        raise argparse.ArgumentTypeError(f"expected a whole number of orders >= 3; got {text!r}")
+    return n
+
+
+@pytest.fixture(scope="session")
+def order_count(request: pytest.FixtureRequest) -> int | None:
+    """The --orders of this run: the least number of float orders a document's claims are
+    judged over (None: the document's default)."""
+    return request.config.getoption("--orders")
 
 
 def _is_worker(config: pytest.Config) -> bool:

@@ -63,40 +63,20 @@ class Comparison:
 
     `per_seed`: whether the claim can be evaluated on a single seed (a ratio of seed means
     can; a spread across seeds cannot). `extreme`: the statistic reads the most extreme seed
-    (a maximum, an argmin), for which a bootstrap over seeds is not valid. `noise`, for a
-    one-effect claim: the half-width by which the claim's verdict widens the region on a
-    subject (the value's float-order noise); the sweeps, comparing seeds or binnings, read
-    the region as it is.
+    (a maximum, an argmin), for which a bootstrap over seeds is not valid. The claim's
+    verdict reads the regions as they are in each float order; the order noise shows as
+    orders that disagree (lib/report/claim.py), not as a wider region.
     """
 
     claim_id: str
     effects: tuple[Effect, ...]
     per_seed: bool = True
     extreme: bool = False
-    noise: Callable[[Any], float] | None = None
-
-    def __post_init__(self) -> None:
-        if self.noise is not None and len(self.effects) != 1:
-            raise ValueError(f"{self.claim_id}: noise widens the region of a one-effect claim")
 
     def judge(self, subject: Any, *, published: str) -> Judgement:
         """The claim on `subject` as the audit records it: every effect's value against its
         region (one definition for the test, the sweeps and the report)."""
         values = self.values(subject)
-        if self.noise is not None:
-            (effect,), (value,) = self.effects, values
-            half_width = self.noise(subject)
-            widened = Region(
-                effect.region.low - half_width,
-                effect.region.high + half_width,
-                effect.region.closed,
-            )
-            return satisfied(
-                widened.contains(value),
-                published=published,
-                measured=value,
-                tolerance=f"{effect.region} ± {half_width:.2f}",
-            )
         measured = (
             values[0]
             if len(values) == 1

@@ -34,6 +34,8 @@ from lib.uncertainty.health import health_figures
 
 SPREAD_ROOT_SEEDS = tuple(range(1, 21))
 SPREAD_NUDGES = tuple(range(1, 21))
+ORDER_COUNT = 2 + len(SPREAD_NUDGES)
+"""The orders of a default audit: the guide's own, the scan, one batch of twins."""
 SpreadKind = Literal["root_seeds", "float_noise"]
 
 
@@ -103,44 +105,66 @@ def _stacked(results: list[UncertaintyResult]) -> dict[str, np.ndarray]:
     return {name: np.stack([a[name] for a in arrays]) for name in arrays[0]}
 
 
-@functools.cache
-def twins(config: UncertaintyConfig = UncertaintyConfig()) -> tuple[UncertaintyResult, ...]:
-    """Key 0's recipe with 5% of the initial weights one float32 step up, one twin per nudge
-    seed in `SPREAD_NUDGES` (cached on disk whole, one leading axis over the twins)."""
+def twin_nudges(batch: int) -> tuple[int, ...]:
+    """The nudge seeds of the twins in batch `batch` (0: `SPREAD_NUDGES`)."""
     n = len(SPREAD_NUDGES)
-    expected = {name: (n, *shape) for name, shape in _result_shapes(config).items()}
+    return tuple(range(batch * n + 1, (batch + 1) * n + 1))
+
+
+@functools.cache
+def twins(
+    config: UncertaintyConfig = UncertaintyConfig(), batch: int = 0
+) -> tuple[UncertaintyResult, ...]:
+    """Key 0's recipe with 5% of the initial weights one float32 step up, one twin per nudge
+    seed of batch `batch` (`twin_nudges`; cached on disk whole, one leading axis over the
+    twins)."""
+    nudges = twin_nudges(batch)
+    expected = {name: (len(nudges), *shape) for name, shape in _result_shapes(config).items()}
     entry = cached(
-        "uncertainty-twins",
+        "uncertainty-twins" if batch == 0 else f"uncertainty-twins-{batch}",
         # Split over several devices, the batched ensembles may round otherwise (run_many).
-        _key(config, nudges=list(SPREAD_NUDGES), devices=len(jax.devices())),
+        _key(config, nudges=list(nudges), devices=len(jax.devices())),
         lambda: _stacked(
-            run_many([0] * n, nudges=SPREAD_NUDGES, config=config, mesh=default_mesh())
+            run_many([0] * len(nudges), nudges=nudges, config=config, mesh=default_mesh())
         ),
         validate=lambda arrays: _check_shapes(arrays, expected),
     )
     return tuple(
         UncertaintyResult.from_arrays({name: array[i] for name, array in entry.arrays.items()})
-        for i in range(n)
+        for i in range(len(nudges))
     )
 
 
-def uncertainty_orders(config: UncertaintyConfig = UncertaintyConfig(), first: int = 0) -> Orders:
-    """Key 0's results in every valid order the suite computes: the guide's own, one jitted
-    scan per training, and the 20 float-rounding twins.
+def uncertainty_orders(
+    config: UncertaintyConfig = UncertaintyConfig(), first: int = 0, n_orders: int | None = None
+) -> Orders:
+    """Key 0's results in at least `n_orders` valid orders (default 22): the guide's own,
+    one jitted scan per training, and whole batches of 20 float-rounding twins.
 
     `first` rotates the order in which missing entries are computed, so that parallel
     workers fill the cache side by side instead of queueing on one entry.
     """
+    n = ORDER_COUNT if n_orders is None else n_orders
+    if isinstance(n, bool) or not isinstance(n, int) or n < 3:
+        raise ValueError(f"the uncertainty audit needs at least 3 orders; got {n_orders!r}")
+    batches = -(-(n - 2) // len(SPREAD_NUDGES))
+
+    def batch_of_twins(batch: int) -> dict:
+        pairs = zip(twin_nudges(batch), twins(config, batch), strict=True)
+        return {f"twin-{nudge}": twin for nudge, twin in pairs}
+
     parts = [
         lambda: {FAITHFUL: uncertainty_result(0, config)},
         lambda: {"scan": uncertainty_result(0, config, "scan")},
-        lambda: {f"twin-{n}": twin for n, twin in zip(SPREAD_NUDGES, twins(config), strict=True)},
+        *(functools.partial(batch_of_twins, b) for b in range(batches)),
     ]
     k = first % len(parts)
     results = {}
     for part in parts[k:] + parts[:k]:
         results |= part()
-    return Orders({FAITHFUL: results.pop(FAITHFUL), "scan": results.pop("scan"), **results})
+    first_two = {FAITHFUL: results.pop(FAITHFUL), "scan": results.pop("scan")}
+    by_nudge = sorted(results.items(), key=lambda item: int(item[0].removeprefix("twin-")))
+    return Orders(first_two | dict(by_nudge))
 
 
 def _check_spread(arrays: dict[str, np.ndarray], n_runs: int, config: UncertaintyConfig) -> None:

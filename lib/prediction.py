@@ -1,0 +1,163 @@
+"""Is a published figure a plausible draw of the recipe over valid float orders?
+
+A figure claim (a printed number the recipe reproduces) is judged once, over all orders
+together, not order by order. The orders' figures x_1..x_n are draws from the recipe's
+distribution over valid float orders; the published figure is one more draw, computed on
+the author's machine in an order we never run, then printed. Under the null hypothesis
+that it is such a draw, with the draws normal N(mu, sigma^2),
+
+    (p - mean(x)) / (s * sqrt(1 + 1/n))  ~  Student t with n - 1 degrees of freedom,
+
+s the orders' sample sd. So the two-sided prediction interval
+
+    mean(x) +- (t_{n-1}(1 - FIGURE_ALPHA / 2) * s * sqrt(1 + 1/n) + h),
+
+h printing's half unit (the printed p is within h of the drawn one), holds a published
+figure with probability at least 1 - FIGURE_ALPHA under the null, whatever n is: the
+false-refutation rate is FIGURE_ALPHA per figure and does not grow with the number of
+orders. Where every order agrees (s = 0: a calm net, a deterministic figure) the interval
+is mean(x) +- h, exact reproduction to the printed digits. With one order there is no
+spread to estimate: the same exact rule.
+
+FIGURE_ALPHA is 1% shared over at most FAMILY_SIZE figures (Bonferroni): an audit of up to
+that many figures turns red on noise alone with probability at most 1%, whatever the
+figures' correlations. claims/properties/test_figure_rule.py measures all three rates by
+simulation (false refutations per claim, family-wise, power) and fixtures/TOLERANCES.md
+gives the derivation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+import numpy as np
+from scipy import stats
+
+FAMILY_ALPHA = 0.01
+FAMILY_SIZE = 50
+FIGURE_ALPHA = FAMILY_ALPHA / FAMILY_SIZE
+
+
+def half_unit(printed: str) -> float:
+    """Half a unit in the last digit of a figure as printed: "0.25" -> 0.005, "125" -> 0.5."""
+    try:
+        exponent = Decimal(printed.strip().lstrip("+-")).as_tuple().exponent
+    except InvalidOperation:
+        exponent = None
+    if not isinstance(exponent, int):
+        raise ValueError(f"not a finite printed number: {printed!r}")
+    return 0.5 * 10.0**exponent
+
+
+@dataclass(frozen=True)
+class FigureVerdict:
+    """One published figure against its orders: the interval, where the figure falls."""
+
+    printed: str
+    holds: bool
+    low: float
+    high: float
+    mean: float
+    sd: float
+    n_orders: int
+    t_score: float | None  # (p - mean) / (s sqrt(1 + 1/n)); None when s = 0
+    p_value: float | None  # two-sided, under the null; None when s = 0
+
+    def to_json(self) -> dict:
+        return {
+            "published": self.printed,
+            "interval": [self.low, self.high],
+            "mean_over_orders": self.mean,
+            "sd_over_orders": self.sd,
+            "orders": self.n_orders,
+            "t_score": self.t_score,
+            "p_value": self.p_value,
+        }
+
+
+def t_quantile(n_orders: np.ndarray | int, alpha: float = FIGURE_ALPHA) -> np.ndarray:
+    """t_{n-1}(1 - alpha/2) sqrt(1 + 1/n): the interval's half width in units of the orders'
+    sd (0 for a single order, which has no sd)."""
+    n = np.asarray(n_orders, dtype=np.float64)
+    df = np.maximum(n - 1, 1)
+    return np.where(n > 1, stats.t.ppf(1 - alpha / 2, df) * np.sqrt(1 + 1 / n), 0.0)
+
+
+def plausible(
+    values: np.ndarray, published: np.ndarray, half_units: np.ndarray, alpha: float = FIGURE_ALPHA
+) -> np.ndarray:
+    """Whether each published figure lies in its prediction interval, for whole arrays:
+    `values` [..., n] (one value per order along the last axis), `published` and
+    `half_units` broadcast against values[..., 0]. The rule `judge_figure` applies; the
+    simulation of its error rates (claims/properties/test_figure_rule.py) calls it too."""
+    x = np.asarray(values, dtype=np.float64)
+    n = x.shape[-1]
+    sd = x.std(axis=-1, ddof=1) if n > 1 else np.zeros(x.shape[:-1])
+    half = t_quantile(n, alpha) * sd + half_units
+    return np.abs(np.asarray(published) - x.mean(axis=-1)) <= half
+
+
+def judge_figure(
+    values: Sequence[float], printed: str, alpha: float = FIGURE_ALPHA
+) -> FigureVerdict:
+    """The published figure `printed` against the figure's value in each order, `values`."""
+    x = np.asarray(values, dtype=np.float64)
+    if x.ndim != 1 or len(x) == 0 or not np.all(np.isfinite(x)):
+        raise ValueError(f"a figure needs one finite value per order; got {values!r}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1); got {alpha}")
+    n, mean = len(x), float(x.mean())
+    sd = float(x.std(ddof=1)) if n > 1 else 0.0
+    half = float(t_quantile(n, alpha)) * sd + half_unit(printed)
+    published = float(printed)
+    t_score = p_value = None
+    if sd > 0:
+        t_score = (published - mean) / (sd * math.sqrt(1 + 1 / n))
+        p_value = float(2 * stats.t.sf(abs(t_score), n - 1))
+    return FigureVerdict(
+        printed=printed,
+        holds=bool(plausible(x, published, half_unit(printed), alpha)),
+        low=mean - half,
+        high=mean + half,
+        mean=mean,
+        sd=sd,
+        n_orders=n,
+        t_score=t_score,
+        p_value=p_value,
+    )
+
+
+def power(shift: float, n_orders: int, alpha: float = FIGURE_ALPHA) -> float:
+    """The probability that a published figure `shift` order sds off the recipe's mean is
+    refuted by `n_orders` orders (printing's half unit negligible): the noncentral t."""
+    if n_orders < 2:
+        raise ValueError("with one order there is no spread: the rule is exact reproduction")
+    df, scale = n_orders - 1, math.sqrt(1 + 1 / n_orders)
+    crit = float(stats.t.ppf(1 - alpha / 2, df))
+    ncp = abs(shift) / scale
+    far_tail = float(stats.nct.cdf(-crit, df, ncp))  # NaN where it underflows (far below 1e-10)
+    return float(stats.nct.sf(crit, df, ncp)) + (far_tail if math.isfinite(far_tail) else 0.0)
+
+
+def shift_for_power(target: float, n_orders: int, alpha: float = FIGURE_ALPHA) -> float:
+    """The shift (in order sds) that `n_orders` orders refute with probability `target`."""
+    from scipy.optimize import brentq
+
+    high = 1.0
+    while power(high, n_orders, alpha) < target:
+        high *= 2
+    return float(brentq(lambda d: power(d, n_orders, alpha) - target, 0.0, high))
+
+
+def share_interval(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Clopper-Pearson interval of a share of k successes in n trials (the share of orders
+    in which a qualitative claim holds)."""
+    if not 0 <= k <= n or n < 1:
+        raise ValueError(f"need 0 <= k <= n, n >= 1; got k={k}, n={n}")
+    tail = (1 - level) / 2
+    low = 0.0 if k == 0 else float(stats.beta.ppf(tail, k, n - k + 1))
+    high = 1.0 if k == n else float(stats.beta.ppf(1 - tail, k + 1, n - k))
+    return low, high
