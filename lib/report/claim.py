@@ -289,6 +289,7 @@ def _figure_verdict(measured: Mapping[str, Measured]) -> tuple[str, str, dict[st
         "rule": f"prediction interval over {len(measured)} orders, "
         f"false-refutation rate {FIGURE_ALPHA:g} per figure",
         "figures": [v.to_json() for v in verdicts],
+        "measured_values": list(faithful.measured),
     }
     return ("holds" if holds else "refuted"), tolerance, rule
 

@@ -139,6 +139,15 @@ def _leaves(value: Any, name: str, index: int | None):
 _MEASURED = ("measured_value", "measured_values", "orders")
 
 
+def _interval_half_widths(figures: Any) -> list[float] | None:
+    """A figure claim's tolerances: the half widths of its prediction intervals."""
+    try:
+        widths = [(f["interval"][1] - f["interval"][0]) / 2 for f in figures]
+    except (TypeError, KeyError, IndexError):
+        return None
+    return widths if all(_is_number(w) and math.isfinite(w) and w >= 0 for w in widths) else None
+
+
 def figures(claim: dict) -> dict[str, Figure]:
     """The measured numbers in a claim's details, each with its tolerance where one applies.
 
@@ -149,6 +158,8 @@ def figures(claim: dict) -> dict[str, Figure]:
     if not isinstance(details, dict):
         return {}
     tols = tolerances(claim.get("tolerance"))
+    if tols is None:
+        tols = _interval_half_widths(details.get("figures"))
     out: dict[str, Figure] = {}
     for key in _MEASURED:
         if key not in details:

@@ -17,6 +17,7 @@ from itertools import groupby
 from typing import Any
 
 from lib.report.documents import sources_of
+from lib.report.notes import verdict_note
 from lib.report.table import ci_text
 
 _CSS = """
@@ -101,10 +102,12 @@ def _header(audit: dict) -> list[str]:
         "<p>The recipes of these documents, re-run, and each of their claims judged:</p>",
         f"<ul>{''.join(items)}</ul>",
         f'<p class="meta">{code} · {when} · {runtime}</p>',
-        '<p class="note">A claim <i>holds</i> when the reproduction\'s figure lies within the '
-        "tolerance of the published one. <i>refuted (known finding)</i>: recorded as a strict "
+        '<p class="note">A printed figure <i>holds</i> when it is a plausible draw of the recipe '
+        "over the valid float orders computed (inside the prediction interval shown as its "
+        "tolerance; a false refutation 1 time in 5,000 per figure). A qualitative claim "
+        "<i>holds</i> when it holds in every order. <i>refuted (known finding)</i>: recorded as a strict "
         "xfail, it does not fail the run; any other refutation or error does. <i>sensitive</i>: "
-        "the verdict depends on the valid float order (in the orders computed here, or as "
+        "a qualitative claim's truth depends on the valid float order (in the orders computed here, or as "
         "recorded from other machines' orders); it does not fail the run.</p>",
     ]
 
@@ -125,6 +128,9 @@ def _claims(audit: dict, figures_of: dict[str, list[str]], shown: set[str]) -> l
                 cis = "".join(
                     f'<span class="ci">{escape(ci_text(ci))}</span>' for ci in details.get("ci", [])
                 )
+                if note := verdict_note(details):
+                    cis = f'<span class="ci">{escape(note)}</span>{cis}'
+
                 links = [
                     f'<a href="#{_figure_id(f)}">{escape(f.rsplit(".", 1)[0])}</a>'
                     for f in figures_of.get(claim["id"], [])

@@ -9,6 +9,7 @@ from typing import Any
 
 from lib.report import robustness
 from lib.report.documents import sources_of
+from lib.report.notes import verdict_note
 from lib.report.robustness import ci_text, interval_text
 
 # A recorded finding whose claim now holds in every order (the claim's test fails).
@@ -23,19 +24,6 @@ _VERDICT = {
 
 def _escape(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def _orders_text(details: dict) -> str:
-    """How many orders a sensitive claim holds in, and its figure's range over them."""
-    orders = details.get("orders", {})
-    holding = sum(o["holds"] for o in orders.values())
-    text = f"holds in {holding} of {len(orders)} orders"
-    if "range_over_orders" in details:
-        low, high = details["range_over_orders"]
-        text += f"; figure {low:.4g} to {high:.4g}"
-    if "sensitivity" in details:
-        text += "; recorded, see below"
-    return text
 
 
 def _recorded(audit: dict, field: str, heading: str, intro: str) -> list[str]:
@@ -71,11 +59,14 @@ def render(audit: dict, figure_names: list[str]) -> str:
         f"({meta['platform']['jax_backend']}); cache: {meta['cache']['hits']} hits, {meta['cache']['computed']} computed; "
         f"wall time {meta['wall_s']:.1f} s.",
         "",
-        "Every claim is judged on the reproduction in each valid float order (the documents' own "
-        "order first: its figures are the ones shown). It *holds* when the figure lies within the "
-        "tolerance of the published one in every order (tolerances: fixtures/TOLERANCES.md), is "
-        "*refuted* when it does so in none, and is *sensitive* when the verdict depends on the "
-        "order, in the orders computed here or as recorded from other machines' orders. "
+        "Every claim is judged on the reproduction in several valid float orders (the documents' "
+        "own order first: its figures are the ones shown). A printed figure *holds* when it is a "
+        "plausible draw of the recipe over those orders: inside the prediction interval shown as "
+        "its tolerance, at a false-refutation rate of 1 in 5,000 per figure (docs/VERDICTS.md); "
+        "otherwise it is *refuted*. A qualitative claim (a comparison, a region, a threshold) "
+        "*holds* when it holds in every order, is *refuted* when it holds in none, and is "
+        "*sensitive* when its truth depends on the order, in the orders computed here or as "
+        "recorded from other machines' orders. "
         "*refuted* rows marked 'known finding' are recorded findings and do not fail the run; "
         "any other refutation does. A sensitive claim never fails the run.",
     ]
@@ -104,8 +95,10 @@ def render(audit: dict, figure_names: list[str]) -> str:
                 verdict = _VERDICT[c["verdict"]] + (
                     "" if c["expected_to_hold"] or c["verdict"] != "refuted" else " (known finding)"
                 )
-                if c["verdict"] == "sensitive":
-                    verdict += f" ({_orders_text(c['details'])})"
+                if note := verdict_note(c["details"]):
+                    verdict += f" ({_escape(note)})"
+                if "sensitivity" in c["details"]:
+                    verdict += " (recorded, see below)"
                 if c["verdict"] == "holds" and not c["expected_to_hold"]:
                     verdict = f"**{FINDING_GONE}**"
                 if c["details"].get("ci"):
