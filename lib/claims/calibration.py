@@ -85,8 +85,8 @@ class SeedMean(FigureRule):
 
 @dataclasses.dataclass(frozen=True)
 class SeedSpread(FigureRule):
-    """The sample sd (ddof 1) over seeds 0-2 of the figure `name` of `net`, times `scale`:
-    the post's "+-" beside a mean."""
+    """The sd over seeds 0-2 (ddof 0, `aggregate`) of the figure `name` of `net`, times
+    `scale`: the post's "+-" beside a mean."""
 
     net: str
     name: str
