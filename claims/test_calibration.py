@@ -1,4 +1,4 @@
-"""Claims of "Calibrating a Bounded Net, in JAX/Flax NNX" (seeds/calibration-of-a-bounded-net.txt).
+"""Claims of "Calibrating a Bounded Net, in JAX/Flax NNX" (https://tahabouhsine.com/blog/calibration-of-a-bounded-net-jax-flax-nnx/).
 
 One test per claim, judged on the reproduction in every valid float order. Each claim (its
 statement, section, published figure, reading and rule) is defined once, in

@@ -1,4 +1,4 @@
-"""The reproductions follow the published recipes (RECIPE.md A and B) to the letter.
+"""The reproductions follow the published recipes (docs/RECIPES.md, Calibration and Uncertainty) to the letter.
 
 Not claims of the documents: checks that our restructured code (scan, vmap, stacking)
 draws the same data, batches and initial values as the recipes' plain code.
@@ -31,6 +31,7 @@ from lib.uncertainty.training import train_ensemble_loop, train_mc_dropout_loop
 
 RECIPE = UncertaintyConfig()
 THIRTY_STEPS = UncertaintyConfig(ensemble_steps=30)
+FOUR_STEPS = UncertaintyConfig(ensemble_steps=4)
 
 
 def same_values(a, b) -> bool:
@@ -136,7 +137,7 @@ def test_nets_trained_side_by_side_equal_nets_trained_alone():
             assert same_values(nnx.state(a), nnx.state(b))
 
 
-# --- The documents' computation order (RECIPE.md C) -------------------------------------------
+# --- The documents' computation order (docs/RECIPES.md, Computation order) -------------------------------------------
 
 ONE_EPOCH = TrainConfig(epochs=1)
 
@@ -252,3 +253,36 @@ def test_scan_mc_dropout_equals_the_guides_loop():
     faithful = run(0, config=small, implementation="faithful")
     for name in ("mc_loss", "mc_grid_means", "mc_grid_vars", "mc_train_means", "mc_off_grid_means"):
         np.testing.assert_array_equal(getattr(scan, name), getattr(faithful, name), err_msg=name)
+
+
+@pytest.mark.parametrize("broken", ["other-jax", "record-fails", "replay-differs"])
+def test_eager_replay_falls_back_to_eager_calls_with_one_warning(broken, monkeypatch):
+    """Where the recorder cannot run (another JAX release), a recording fails, or a replayed
+    step is not the eager call's bits, the steps run as eager calls: one warning, the eager
+    loop's bits."""
+    from lib import eager_replay
+
+    if broken == "other-jax":
+        monkeypatch.setattr(eager_replay.jax, "__version__", "0.0.1")
+    elif broken == "record-fails":
+
+        def fail(*_):
+            raise TypeError("an internal signature changed")
+
+        monkeypatch.setattr(eager_replay.EagerTape, "record", staticmethod(fail))
+    else:
+        replay = eager_replay.EagerTape.__call__
+
+        def off_by_one(tape, state, batch):
+            new_state, loss = replay(tape, state, batch)
+            return new_state, loss + 1
+
+        monkeypatch.setattr(eager_replay.EagerTape, "__call__", off_by_one)
+    dkey, tkey, bkey = root_keys(0)
+    data = make_data(dkey)
+    eager = train_ensemble_loop(data, tkey, bkey, FOUR_STEPS, step="eager")
+    with pytest.warns(UserWarning, match="eager replay off") as caught:
+        replayed = train_ensemble_loop(data, tkey, bkey, FOUR_STEPS, step="replay")
+    assert len(caught) == 1
+    np.testing.assert_array_equal(np.asarray(eager[1]), np.asarray(replayed[1]))
+    assert same_values(nnx.state(eager[0]), nnx.state(replayed[0]))

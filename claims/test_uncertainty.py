@@ -1,4 +1,4 @@
-"""Claims of the Flax NNX guide "Uncertainty Estimation" (seeds/uncertainty-estimation.txt).
+"""Claims of the Flax NNX guide "Uncertainty Estimation" (sections as the guide titles them).
 
 One test per claim, judged on the reproduction in every valid float order (a claim about
 the recipe over other root keys, or about the code, is judged once and takes no results).

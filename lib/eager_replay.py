@@ -11,21 +11,31 @@ result is the eager call's bit for bit (claims/test_recipe.py checks 30 ensemble
 
 Only for functions whose sequence of primitives does not depend on the values they see
 (no Python branching on array contents); `record` refuses a function whose outputs it
-cannot trace back to its inputs.
+cannot trace back to its inputs. It calls JAX internals, so it runs only on the JAX
+release it was checked on (`CHECKED_JAX`); `replay_steps` checks its first replayed steps
+against eager calls and falls back to eager calls, with one warning, whenever recording or
+replaying fails.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import jax
+import numpy as np
 from jax._src import core, dispatch, pjit, tree_util
 from jax._src.interpreters import pxla
 from jax._src.lib import _jax
+
+CHECKED_JAX = "0.10.2"
+"""The JAX release whose internals the recorder and the replay were checked against."""
+CHECKED_STEPS = 2
+"""Replayed steps that `replay_steps` also runs eagerly, requiring the same bits."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,8 @@ class EagerTape:
         """Whether this JAX exposes the eager evaluation hook the recorder uses and the
         dispatch internals the replay calls (private APIs, checked on jax 0.10.2); callers
         fall back to plain eager calls otherwise."""
+        if jax.__version__ != CHECKED_JAX:
+            return False
         process = getattr(getattr(core, "EvalTrace", None), "process_primitive", None)
         needed = {
             dispatch: ("apply_primitive", "xla_primitive_callable"),
@@ -121,6 +133,76 @@ class EagerTape:
             else:
                 values[op.outputs[0]] = out
         return jax.tree.unflatten(self._out_tree, [values[s] for s in self._out_slots])
+
+
+def _bits(leaf: Any) -> np.ndarray:
+    if jax.dtypes.issubdtype(getattr(leaf, "dtype", None), jax.dtypes.prng_key):
+        leaf = jax.random.key_data(leaf)
+    return np.asarray(leaf)
+
+
+def _same_bits(a: Any, b: Any) -> bool:
+    """Whether two pytrees of arrays hold the same values, NaN matching NaN."""
+    leaves_a, leaves_b = jax.tree.leaves(a), jax.tree.leaves(b)
+    if len(leaves_a) != len(leaves_b):
+        return False
+    for x, y in zip(map(_bits, leaves_a), map(_bits, leaves_b), strict=True):
+        nan = x.dtype.kind in "fc"
+        if x.dtype != y.dtype or not np.array_equal(x, y, equal_nan=nan):
+            return False
+    return True
+
+
+def _fall_back(reason: str) -> None:
+    warnings.warn(
+        f"eager replay off ({reason}): running the eager calls themselves (same bits, slower)",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def replay_steps(
+    step: Callable[[Any, Any], tuple[Any, Any]],
+    state: Any,
+    batch: Any,
+    steps: int,
+    on_step: Callable[[int, Any], None] | None = None,
+) -> tuple[Any, list[Any]]:
+    """`steps` calls of the pure function `state, out = step(state, batch)`, eagerly: the first
+    recorded, the rest replayed from the tape, the first `CHECKED_STEPS` of them also called
+    eagerly and required to give the same bits. Where the recorder is unsupported, or a
+    record, a replay or a check fails, the remaining steps are eager calls (one warning).
+    `on_step(i, out)` sees each step's output (i from 1). Returns the last state and the
+    outputs."""
+    outputs: list[Any] = []
+    tape = None
+    if not EagerTape.supported():
+        _fall_back(f"checked on jax {CHECKED_JAX}, this is jax {jax.__version__}")
+    else:
+        try:
+            tape, (state, out) = EagerTape.record(step, state, batch)
+            outputs.append(out)
+        except Exception as error:  # JAX internals moved: the eager call still works
+            _fall_back(f"recording failed: {type(error).__name__}: {error}")
+    for i in range(len(outputs) + 1, steps + 1):
+        if tape is not None:
+            try:
+                replayed = tape(state, batch)
+                if i <= 1 + CHECKED_STEPS:
+                    # On a copy: a step may update the objects its state holds in place.
+                    eager = step(jax.tree.map(lambda leaf: leaf, state), batch)
+                    if not _same_bits(replayed, eager):
+                        raise ValueError(f"replayed step {i} differs from the eager call")
+                state, out = replayed
+            except Exception as error:
+                _fall_back(f"replay failed at step {i}: {type(error).__name__}: {error}")
+                tape = None
+        if tape is None:
+            state, out = step(state, batch)
+        outputs.append(out)
+        if on_step is not None:
+            on_step(i, out)
+    return state, outputs
 
 
 def _callable(primitive: core.Primitive, params: dict) -> Callable[..., Any]:

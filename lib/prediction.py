@@ -63,7 +63,7 @@ class FigureVerdict:
     mean: float
     sd: float
     n_orders: int
-    t_score: float | None  # (p - mean) / (s sqrt(1 + 1/n)); None when s = 0
+    t_score: float | None  # beyond printing's half unit, in sds of a draw; None when s = 0
     p_value: float | None  # two-sided, under the null; None when s = 0
 
     def to_json(self) -> dict:
@@ -114,8 +114,11 @@ def judge_figure(
     half = float(t_quantile(n, alpha)) * sd + half_unit(printed)
     published = float(printed)
     t_score = p_value = None
-    if sd > 0:
-        t_score = (published - mean) / (sd * math.sqrt(1 + 1 / n))
+    if sd > 0 and n > 1:
+        # The distance beyond printing's slack, in units of the draw's sd: the rule holds
+        # exactly when this t is inside t_{n-1}(1 - alpha/2), i.e. when p_value >= alpha.
+        beyond = max(abs(published - mean) - half_unit(printed), 0.0)
+        t_score = math.copysign(beyond, published - mean) / (sd * math.sqrt(1 + 1 / n))
         p_value = float(2 * stats.t.sf(abs(t_score), n - 1))
     return FigureVerdict(
         printed=printed,

@@ -1,4 +1,4 @@
-"""The recipe's figures for one trained net and seed (RECIPE.md A, "Evaluation")."""
+"""The recipe's figures for one trained net and seed (docs/RECIPES.md, Calibration, "Evaluation")."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ def order_names(n_orders: int | None = None) -> tuple[str, ...]:
     """The valid float orders judged: `faithful`, `scan_vmap` and whole batches of twins,
     at least `n_orders` in all (default `ORDERS`).
 
-    `faithful` is the documents' own (RECIPE.md C): the per-batch loop and un-jitted
+    `faithful` is the documents' own (docs/RECIPES.md, Computation order): the per-batch loop and un-jitted
     evaluation in chunks of 5,000 rows; its figures are the headline. `scan_vmap`: one scan
     per net, seeds under vmap, jitted evaluation (the fast path that seed sweeps use).
     `twin-k`: each net's initial weights nudged with seed k (lib/nudge.py), trained with its
@@ -123,7 +123,7 @@ class NetRun:
     def from_arrays(
         cls, net: str, seeds: tuple[int, ...], arrays: dict[str, np.ndarray], cache_status: str
     ) -> NetRun:
-        """Wrap stored arrays, taking every figure to float64 (RECIPE.md A: before any metric)."""
+        """Wrap stored arrays, taking every figure to float64 (docs/RECIPES.md, Calibration: before any metric)."""
         as64 = {name: np.asarray(array, dtype=np.float64) for name, array in arrays.items()}
         return cls(
             net=net,

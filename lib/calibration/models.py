@@ -1,7 +1,7 @@
 """The two contestants of "Calibrating a Bounded Net": a Yat-kernel MLP and a ReLU MLP.
 
 Both map 784 pixels to 50 features to 10 logits through the same kind of linear
-readout; only the feature layer differs (RECIPE.md A, "Models").
+readout; only the feature layer differs (docs/RECIPES.md, Calibration, "Models").
 """
 
 from __future__ import annotations

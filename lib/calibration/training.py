@@ -1,7 +1,7 @@
-"""Training of the calibration nets exactly as RECIPE.md A prescribes.
+"""Training of the calibration nets exactly as docs/RECIPES.md (Calibration) prescribes.
 
 Three implementations of the same recipe, each a valid float order:
-- `train_nets_faithful`: the documents' computation order (RECIPE.md C), one seed and one
+- `train_nets_faithful`: the documents' computation order (docs/RECIPES.md, Computation order), one seed and one
   net at a time, each batch through the documents' step (their `nnx.jit` update traced over
   the split model and optimizer state), in chunks of steps scanned on the device once each
   run has proved on its first chunk that the scan gives the step-by-step loop's bits. It
@@ -40,7 +40,7 @@ from lib.sharding import over_runs, replicate
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Hyperparameters of the calibration recipe (RECIPE.md A, "Training")."""
+    """Hyperparameters of the calibration recipe (docs/RECIPES.md, Calibration, "Training")."""
 
     learning_rate: float = 4e-3
     epochs: int = 12

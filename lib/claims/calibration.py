@@ -1,9 +1,9 @@
 """The claims of "Calibrating a Bounded Net, in JAX/Flax NNX"
-(seeds/calibration-of-a-bounded-net.txt), each defined once.
+(https://tahabouhsine.com/blog/calibration-of-a-bounded-net-jax-flax-nnx/), each defined once.
 
 Each claim states one assertion of the post in our words, cites its section, and is judged
-on the reproduction in every valid float order (lib/orders.py; the faithful order, RECIPE.md
-A and C, gives the headline figure). Figures are 3-seed means unless the claim names a
+on the reproduction in every valid float order (lib/orders.py; the faithful order, docs/RECIPES.md,
+gives the headline figure). Figures are 3-seed means unless the claim names a
 seed; ECE is in percent as printed. A printed figure is judged over all orders together:
 is it a plausible draw of the recipe (lib/prediction.py, fixtures/TOLERANCES.md)?
 A comparative claim's rule is a `Comparison` (lib/robustness/effects.py), which the
@@ -46,7 +46,7 @@ S_BRAG = "Why the bounded net brags"
 S_KNOB = "One knob, fit on held-out data"
 S_OOD = "The number the softmax throws away"
 S_WOBBLE = "The channel that does not wobble"
-S_RECIPE = "Recipe invariants (RECIPE.md A)"
+S_RECIPE = "Recipe invariants"
 S_HEALTH = "Model health"
 
 # Printed figures that more than one claim reads.
@@ -422,6 +422,7 @@ def health(net: str, check: str) -> ClaimSpec:
         HealthCheck(net, check),
         finding=HEALTH_FINDINGS.get((net, check)),
         sensitive=HEALTH_SENSITIVE.get((net, check)),
+        origin="suite",
     )
 
 
@@ -753,6 +754,7 @@ SPECS = ClaimSpecs(
             "55000 / 5000 / 10000, disjoint",
             split_sizes,
             once=True,
+            origin="suite",
         ),
         claim(
             "cal-15b",
@@ -761,6 +763,7 @@ SPECS = ClaimSpecs(
             "batches within train split",
             heldout_only_for_temperature,
             once=True,
+            origin="suite",
         ),
         claim(
             "cal-15c",
@@ -768,6 +771,7 @@ SPECS = ClaimSpecs(
             "Confidence is read identically from both nets: the max of the softmax of float64 logits.",
             "same pipeline",
             identical_confidence_pipeline,
+            origin="suite",
         ),
         *(health(net, check) for net in NETS for check in HEALTH_CHECKS),
     ]

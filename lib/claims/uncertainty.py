@@ -1,9 +1,9 @@
 """The claims of the Flax NNX guide "Uncertainty Estimation"
-(seeds/uncertainty-estimation.txt), each defined once.
+(sections as the guide titles them), each defined once.
 
 Each claim states one assertion of the guide in our words, cites its section, and is judged
 on the reproduction in every valid float order (lib/orders.py: the guide's own order, the
-jitted scan, 20 float-rounding twins; RECIPE.md B and C).
+jitted scan, 20 float-rounding twins; docs/RECIPES.md, Uncertainty and Computation order).
 
 A printed figure is *reproduced* when it is a plausible draw of the recipe over the valid
 float orders (lib/prediction.py, fixtures/TOLERANCES.md). It is *typical of the recipe*
@@ -367,6 +367,7 @@ def health(method: str, check: str) -> ClaimSpec:
         None,
         HealthCheck(method, check),
         finding=HEALTH_FINDINGS.get((method, check)),
+        origin="suite",
     )
 
 
@@ -418,6 +419,7 @@ SPECS = ClaimSpecs(
                 )
             ),
             once=True,
+            origin="suite",
             finding="the published MC-Dropout trace is not typical of the recipe - its step-100 "
             "NLL 2.0752 is above all 20 other root keys (max 2.0550): the published net is one "
             "whose log-variance collapsed onto the clip bound 4",
@@ -452,6 +454,7 @@ SPECS = ClaimSpecs(
                 )
             ),
             once=True,
+            origin="suite",
         ),
         *(growth(method, region) for method in METHODS for region in REGIONS),
         *(band(method) for method in METHODS),

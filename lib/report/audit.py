@@ -28,7 +28,7 @@ from lib.report import html, markdown
 from lib.report.claim import ClaimRecord
 from lib.report.documents import Document, by_name
 from lib.report.provenance import provenance
-from lib.report.table import ordered, summary_line
+from lib.report.table import ordered, summary_line, verdict_counts
 
 SCHEMA_VERSION = 1
 
@@ -142,6 +142,7 @@ def build(
     if robustness is not None:
         audit["robustness"] = robustness
     audit["summary"] = summary_line(records, expected)
+    audit["counts"] = verdict_counts(records, expected)
     audit["metadata"] = metadata(cache_events, wall_s, shown)
     return audit
 

@@ -51,6 +51,9 @@ from lib.verdict import (
 PROPERTY = "claim_record"
 META_PROPERTY = "claim_meta"
 VERDICTS = ("holds", "refuted", "sensitive", "error")
+ORIGINS = ("document", "suite")
+"""Who makes a claim: a document (its assertions), or the suite (its own checks: model
+health, typicality of the published run, recipe invariants). Reports count them apart."""
 
 
 class ClaimRefuted(AssertionError):
@@ -71,8 +74,13 @@ class ClaimMeta:
     statement: str
     finding: str | None = None
     sensitive: str | None = None
+    origin: str = "document"
 
     def __post_init__(self) -> None:
+        if self.origin not in ORIGINS:
+            raise ValueError(
+                f"claim {self.id}: origin must be one of {ORIGINS}; got {self.origin!r}"
+            )
         if self.finding and self.sensitive:
             raise ValueError(
                 f"claim {self.id}: a recorded finding is refuted in every valid order, a "
@@ -98,7 +106,8 @@ class ClaimSpec:
     its verdict depends on the float order. `once`: judged on the faithful order alone (a
     claim about the code, the recipe or other root keys, which no float order changes).
     `beside`: statistics recorded next to the verdict, never judged (e.g. bootstrap
-    intervals).
+    intervals). `origin`: "document" for a document's assertion, "suite" for the suite's own
+    check (model health, typicality, recipe invariants; `ORIGINS`).
     """
 
     id: str
@@ -112,6 +121,7 @@ class ClaimSpec:
     sensitive: str | None = None
     once: bool = False
     beside: Callable[[], dict[str, Any]] | None = None
+    origin: str = "document"
 
     def __post_init__(self) -> None:
         for name in ("id", "document", "section", "statement"):
@@ -150,7 +160,13 @@ class ClaimSpec:
     def meta(self) -> ClaimMeta:
         """The claim marker's fields."""
         return ClaimMeta(
-            self.id, self.document, self.section, self.statement, self.finding, self.sensitive
+            self.id,
+            self.document,
+            self.section,
+            self.statement,
+            self.finding,
+            self.sensitive,
+            self.origin,
         )
 
     @property
@@ -227,6 +243,7 @@ class ClaimRecord:
     tolerance: str
     verdict: str
     details: dict[str, Any]
+    origin: str = "document"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -87,7 +87,7 @@ def render(audit: dict, figure_names: list[str]) -> str:
             lines += [
                 f"### {section}",
                 "",
-                *_section_link(source, section),
+                *(_section_link(source, section) if rows[0].get("origin") != "suite" else []),
                 "| id | claim | published | measured | tolerance | verdict | figure |",
                 "|---|---|---|---|---|---|---|",
             ]

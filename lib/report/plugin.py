@@ -146,7 +146,7 @@ def _claim_metas(items: list[pytest.Item]) -> dict[str, dict]:
             raise pytest.UsageError(
                 f"claim id {claim_id!r} is used by {seen[claim_id]} and {item.nodeid}"
             )
-        unknown = set(marker.kwargs) - {*_REQUIRED, "finding", "sensitive"}
+        unknown = set(marker.kwargs) - {*_REQUIRED, "finding", "sensitive", "origin"}
         if unknown:
             raise pytest.UsageError(
                 f"{item.nodeid}: @pytest.mark.claim got unknown arguments {sorted(unknown)}"
@@ -158,6 +158,7 @@ def _claim_metas(items: list[pytest.Item]) -> dict[str, dict]:
             )
         item.extra_keyword_matches.add(claim_id)  # `pytest -k cal-02c` selects the claim
         meta = {name: marker.kwargs[name] for name in _REQUIRED}
+        meta["origin"] = marker.kwargs.get("origin", "document")
         meta["expected"] = not marker.kwargs.get("finding")
         item.user_properties.append((META_PROPERTY, json.dumps(meta)))
         metas[item.nodeid] = meta
@@ -176,6 +177,7 @@ def claim(request: pytest.FixtureRequest) -> Claim:
         **{name: marker.kwargs[name] for name in _REQUIRED},
         finding=marker.kwargs.get("finding"),
         sensitive=marker.kwargs.get("sensitive"),
+        origin=marker.kwargs.get("origin", "document"),
     )
     request.config.stash.setdefault(_DOCUMENTS_RUN, set()).add(meta.document)
     return Claim(meta, request.node.user_properties)
@@ -449,6 +451,7 @@ PARTIAL_FOLDER = "partial"
 def _error_record(meta: dict, reason: str) -> ClaimRecord:
     return ClaimRecord(
         **{name: meta[name] for name in _REQUIRED},
+        origin=meta.get("origin", "document"),
         published="-",
         measured="-",
         tolerance="-",

@@ -32,15 +32,45 @@ def verdict_label(record: ClaimRecord, expected: bool) -> str:
     return "ERROR"
 
 
+_COUNTED = {
+    "document": ("document claim", "document claims"),
+    "suite": ("suite check", "suite checks"),
+}
+
+
+def verdict_counts(
+    records: list[ClaimRecord], expected: dict[str, bool]
+) -> dict[str, dict[str, int]]:
+    """Per origin (the documents' claims, the suite's own checks): how many there are and how
+    many hold, are refuted (known findings among them), sensitive, errored."""
+    out = {}
+    for origin in _COUNTED:
+        mine = [r for r in records if r.origin == origin]
+        counts = Counter(r.verdict for r in mine)
+        out[origin] = {
+            "total": len(mine),
+            **{verdict: counts[verdict] for verdict in ("holds", "refuted", "sensitive", "error")},
+            "known_findings": sum(
+                1 for r in mine if r.verdict == "refuted" and not expected.get(r.id, True)
+            ),
+        }
+    return out
+
+
 def summary_line(records: list[ClaimRecord], expected: dict[str, bool]) -> str:
-    """One line: how many claims hold, are refuted (known findings among them), are
-    sensitive to the float order, errored."""
-    counts = Counter(r.verdict for r in records)
-    known = sum(1 for r in records if r.verdict == "refuted" and not expected.get(r.id, True))
-    return (
-        f"{len(records)} claims: {counts['holds']} hold, {counts['refuted']} refuted "
-        f"({known} known findings), {counts['sensitive']} sensitive, {counts['error']} errors"
-    )
+    """The documents' claims and the suite's own checks counted apart: how many hold, are
+    refuted (known findings among them), are sensitive to the float order, errored."""
+    parts = []
+    for origin, c in verdict_counts(records, expected).items():
+        if not c["total"] and origin == "suite":
+            continue
+        one, many = _COUNTED[origin]
+        parts.append(
+            f"{c['total']} {one if c['total'] == 1 else many}: {c['holds']} hold, {c['refuted']} "
+            f"refuted ({c['known_findings']} known findings), {c['sensitive']} sensitive, "
+            f"{c['error']} errors"
+        )
+    return "; ".join(parts)
 
 
 FOOTNOTES = {

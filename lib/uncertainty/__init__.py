@@ -1,4 +1,4 @@
-"""Reproduction of the Flax NNX guide "Uncertainty Estimation" (RECIPE.md part B).
+"""Reproduction of the Flax NNX guide "Uncertainty Estimation" (docs/RECIPES.md, Uncertainty).
 
 Reads top-down as the data flows: ``config`` (the recipe) -> ``data`` -> ``model`` -> ``training`` -> ``prediction``
 -> ``experiment``. The entry point is :func:`run`; the guide's printed figures come from

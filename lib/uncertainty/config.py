@@ -1,4 +1,4 @@
-"""The guide's recipe as one object (RECIPE.md part B): every hyperparameter of the
+"""The guide's recipe as one object (docs/RECIPES.md, Uncertainty): every hyperparameter of the
 uncertainty experiment lives here and travels whole through training and prediction."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The guide's toy data: two clusters of 1-D heteroscedastic regression points and a grid.
 
-Recipe (RECIPE.md part B): ``k1, k2, k3 = split(dkey, 3)``; 60 points uniform on
+Recipe (docs/RECIPES.md, Uncertainty): ``k1, k2, k3 = split(dkey, 3)``; 60 points uniform on
 [-4, -2] from ``k1``, 60 uniform on [2, 4] from ``k2`` (left cluster first);
 ``y = sin(1.5 x) + 0.1 x + normal(k3) * (0.05 + 0.05 |x|)``; evaluation grid
 ``linspace(-7, 7, 200)``.

@@ -1,6 +1,6 @@
 """The guide's whole experiment as one pure function, and the figures the guide prints.
 
-``run(root_seed)`` reproduces RECIPE.md part B: data, MC-Dropout (train, then 30 stochastic
+``run(root_seed)`` reproduces docs/RECIPES.md, Uncertainty: data, MC-Dropout (train, then 30 stochastic
 passes on the grid and on the training inputs), the deep ensemble (train, then predict on
 the grid and the training inputs). It returns plain numpy arrays; everything the guide
 reports is derived from them by the small functions below.
@@ -97,7 +97,7 @@ def run(
     """Run the guide's recipe from ``jax.random.key(root_seed)``.
 
     The MC-Dropout net is built with ``nnx.Rngs(root_seed)`` (the guide: 0 and 0).
-    ``implementation="faithful"`` is the guide's computation order (RECIPE.md C): Python
+    ``implementation="faithful"`` is the guide's computation order (docs/RECIPES.md, Computation order): Python
     loops over an ``nnx.jit`` MC-Dropout step and its passes, and the vmapped ensemble step
     called without jit, op by op (replayed from a recording of that eager step: the same
     bits, lib/eager_replay.py). ``"scan"`` (default) runs each

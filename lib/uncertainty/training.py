@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
-from lib.eager_replay import EagerTape
+from lib.eager_replay import replay_steps
 from lib.nudge import nudge_params
 from lib.numerics import stack_on_host
 from lib.optimizers import adam
@@ -205,9 +205,8 @@ def train_ensemble_loop(
     idx = bootstrap_indices(bkey, members=config.members, n=data.x.shape[0])
     batch = {"x": data.x[idx], "y": data.y[idx]}
     steps = config.ensemble_steps
-    if step == "replay" and EagerTape.supported():
+    if step == "replay":
         return models, _replay_steps(models, optimizers, batch, steps, progress)
-    # "replay" without the recorder's hook: the eager calls themselves (same bits, slower).
     call = _jit_ensemble_train_step if step == "jit" else ensemble_train_step
     losses = []
     for i in range(1, steps + 1):
@@ -219,7 +218,8 @@ def train_ensemble_loop(
 
 
 def _replay_steps(models, optimizers, batch, steps: int, progress: Progress) -> jax.Array:
-    """`steps` eager ensemble steps: the first recorded, the rest replayed; updates in place."""
+    """`steps` eager ensemble steps, replayed from a recording of the first
+    (`lib.eager_replay.replay_steps`); updates the models in place."""
     graphdef, state = nnx.split((models, optimizers))
 
     def functional_step(state, batch):
@@ -227,13 +227,11 @@ def _replay_steps(models, optimizers, batch, steps: int, progress: Progress) -> 
         loss = ensemble_train_step(models, optimizers, batch)
         return nnx.state((models, optimizers)), loss
 
-    tape, (state, loss) = EagerTape.record(functional_step, state, batch)
-    losses = [loss]
-    for i in range(2, steps + 1):
-        state, loss = tape(state, batch)
-        losses.append(loss)
+    def report(i: int, loss) -> None:
         if progress is not None and i % ENSEMBLE_PRINT_EVERY == 0:
             progress(f"  step {i:4d}/{steps} | mean NLL {float(loss.mean()):.4f}")
+
+    state, losses = replay_steps(functional_step, state, batch, steps, on_step=report)
     nnx.update((models, optimizers), state)
     return jnp.asarray(stack_on_host(losses))
 
