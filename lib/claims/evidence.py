@@ -11,13 +11,17 @@ NARROW_VECTORS_FLAG = "--xla_cpu_max_isa=SSE4_2"
 same machine, and a stand-in for another machine (`make order-check`)."""
 
 
-def seen_sensitive(wide: str, narrow: str, *, elsewhere: str | None = None) -> str:
-    """The evidence of a recorded order sensitivity (`sensitive=` on a claim spec) from the
-    two CPU runs of 2026-12-02: how the claim fared, with its figures, in the orders computed
-    with AVX-512 vectors (`wide`) and with `NARROW_VECTORS_FLAG` (`narrow`); `elsewhere`,
-    what another machine measured."""
+HOST = "2-core AMD EPYC CPU, 2026-12-02"
+"""Where the records of this suite's two documents were last re-derived."""
+
+
+def seen_sensitive(default: str, narrow: str, *, on: str, elsewhere: str | None = None) -> str:
+    """The evidence of a recorded order sensitivity (`sensitive=` on a claim spec): how the
+    claim fared, with its figures, in one machine's default orders (`default`) and with
+    `NARROW_VECTORS_FLAG` (`narrow`), the machine and date `on`; `elsewhere`, what another
+    machine measured."""
     text = (
-        f"with AVX-512 vectors {wide}; with SSE4.2 vectors ({NARROW_VECTORS_FLAG}) {narrow} "
-        "(2-core CPU, 2026-12-02)"
+        f"in the default orders {default}; with 128-bit vectors ({NARROW_VECTORS_FLAG}) "
+        f"{narrow} ({on})"
     )
     return f"{text}; {elsewhere}" if elsewhere else text

@@ -24,6 +24,7 @@ import optax
 from flax import nnx
 
 from lib import metrics
+from lib.claims.evidence import HOST, seen_sensitive
 from lib.report.claim import ClaimSpec, ClaimSpecs, Published, Rule
 from lib.robustness.effects import Compared, Comparison, Effect, Region, safe_ratio
 from lib.robustness.uncertainty import METHODS, REGIONS, aleatoric_fit, band_sd, epistemic_ratios
@@ -430,6 +431,11 @@ SPECS = ClaimSpecs(
             "The ensemble prints mean NLL 0.2462, -0.1143, -0.1560, -0.2839, -0.3380 at steps 200 to 1000.",
             ENS_TRACE,
             Printed(ENS_TRACE_NAMES),
+            sensitive=seen_sensitive(
+                "the trace is a plausible draw of 22 orders (worst: step 1000, p = 0.004)",
+                "it is not (step 800: -0.2839 beyond [-0.2829, -0.2504], p = 1e-4)",
+                on=HOST,
+            ),
         ),
         claim(
             "unc-05b",
@@ -437,6 +443,14 @@ SPECS = ClaimSpecs(
             "Ensemble mean epistemic variance is 0.02592 in the clusters and 0.12889 away from them.",
             ENS_EPISTEMIC,
             Printed(ENS_EPISTEMIC_NAMES),
+            sensitive=seen_sensitive(
+                "both figures are plausible draws of 22 orders (in-cluster 0.02592 in "
+                "[0.0237, 0.0341], p = 0.02)",
+                "the in-cluster figure is not (below [0.0264, 0.0328], p = 4e-5): all but one "
+                "narrow twin sit in one mode of the trained ensemble",
+                on=HOST,
+                elsewhere="it held on an H200 (0.0277, 2026-11-30)",
+            ),
         ),
         final_nll_negative(),
         claim(

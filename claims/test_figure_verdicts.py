@@ -1,0 +1,120 @@
+"""The claim engine's two kinds of verdict (lib/report/claim.py): a figure claim judged over
+all orders at once by its prediction interval, a qualitative claim in each order."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lib.orders import Orders
+from lib.prediction import FIGURE_ALPHA, judge_figure
+from lib.report.claim import PROPERTY, Claim, ClaimRefuted, ClaimSpec, ClaimSpecs
+from lib.verdict import FigureRule, figures, satisfied
+
+pytestmark = pytest.mark.fault
+
+
+class Value(FigureRule):
+    def __call__(self, value, published):
+        return figures(value, published)
+
+
+SPECS = ClaimSpecs(
+    [
+        ClaimSpec("fv-figure", "fv-doc", "S", "prints 5.00", "5.00", Value()),
+        ClaimSpec("fv-pair", "fv-doc", "S", "prints 5.00 and 7.0", ("5.00", "7.0"), lambda v, p: figures([v, v + 2], p)),
+        ClaimSpec("fv-qual", "fv-doc", "S", "above 5", "> 5", lambda v, p: satisfied(v > 5, published=p, measured=v)),
+        ClaimSpec("fv-mixed", "fv-doc", "S", "mixed", "5.00", lambda v, p: figures(v, p) if v > 5 else satisfied(True, published=p, measured=v)),
+    ]
+)  # fmt: skip
+
+
+def orders(*values: float) -> Orders[float]:
+    return Orders({"faithful": values[0], **{f"o{i}": v for i, v in enumerate(values[1:])}})
+
+
+def check(claim_id: str, results: Orders) -> tuple[dict | None, Exception | None]:
+    properties: list = []
+    claim = Claim(SPECS[claim_id].meta, properties)
+    error = None
+    try:
+        claim.check(results)
+    except (ClaimRefuted, TypeError) as caught:
+        error = caught
+    records = [json.loads(v) for name, v in properties if name == PROPERTY]
+    return (records[0] if records else None), error
+
+
+CHAOTIC = (4.90, 5.10, 4.95, 5.05, 5.00, 4.98, 5.02, 5.08)  # sd ~ 0.07, mean ~ 5.01
+
+
+def test_a_published_figure_among_its_orders_holds_with_its_interval():
+    record, error = check("fv-figure", orders(*CHAOTIC))
+    assert error is None and record["verdict"] == "holds"
+    (figure,) = record["details"]["figures"]
+    expected = judge_figure(CHAOTIC, "5.00")
+    assert figure["interval"] == [expected.low, expected.high]
+    assert figure["orders"] == len(CHAOTIC) and 0 < figure["p_value"] <= 1
+    assert record["tolerance"].startswith("[") and record["measured"] == "4.9"
+
+
+def test_a_published_figure_far_outside_its_orders_is_refuted():
+    shifted = tuple(v + 2.0 for v in CHAOTIC)  # some 30 sds away
+    record, error = check("fv-figure", orders(*shifted))
+    assert isinstance(error, ClaimRefuted) and record["verdict"] == "refuted"
+    assert record["details"]["figures"][0]["p_value"] < FIGURE_ALPHA
+
+
+def test_orders_that_disagree_never_make_a_figure_claim_sensitive():
+    """The old rule called a figure sensitive when some orders strayed from it; now the
+    orders' spread is the distribution the figure is judged against."""
+    wide = (4.0, 6.0, 4.5, 5.5, 5.2, 4.8)
+    record, _ = check("fv-figure", orders(*wide))
+    assert record["verdict"] == "holds"
+    assert "holds_in_orders" not in record["details"]
+
+
+def test_calm_orders_leave_printing_s_half_unit():
+    record, _ = check("fv-figure", orders(5.004, 5.004, 5.004))
+    assert record["verdict"] == "holds"
+    assert record["details"]["figures"][0]["t_score"] is None  # no spread: exact rule
+    _, error = check("fv-figure", orders(5.02, 5.02, 5.02))  # two printed units off
+    assert isinstance(error, ClaimRefuted)
+
+
+def test_every_figure_of_a_list_is_judged():
+    record, error = check("fv-pair", orders(5.0, 5.001, 4.999))
+    assert error is None and len(record["details"]["figures"]) == 2
+    assert record["details"]["measured_values"] == [5.0, 7.0]
+
+
+def test_a_qualitative_claim_reports_the_share_of_orders_that_hold():
+    record, _ = check("fv-qual", orders(6.0, 4.0, 6.5, 7.0))
+    assert record["verdict"] == "sensitive"
+    assert record["details"]["holds_in_orders"] == [3, 4]
+    low, high = record["details"]["share_interval"]
+    assert 0 < low < 0.75 < high <= 1
+
+
+def test_a_judge_that_returns_two_kinds_is_an_error():
+    record, error = check("fv-mixed", orders(6.0, 4.0))
+    assert isinstance(error, TypeError) and "Measured" in str(error) and record is None
+
+
+def test_a_figure_rule_judged_once_or_without_its_figure_is_refused():
+    with pytest.raises(ValueError, match="figure claim"):
+        ClaimSpec("fv-x", "fv-doc", "S", "s", "5.0", Value(), once=True)
+    with pytest.raises(ValueError, match="figure claim"):
+        ClaimSpec("fv-y", "fv-doc", "S", "s", None, Value())
+
+
+@pytest.mark.parametrize("values", [[], [1.0, float("nan")], [[1.0, 2.0]]])
+def test_a_figure_without_one_finite_value_per_order_is_an_error(values):
+    with pytest.raises(ValueError, match="one finite value per order"):
+        judge_figure(values, "1.0")
+
+
+def test_a_non_finite_figure_in_any_order_is_an_error_not_a_verdict():
+    with pytest.raises(ValueError, match="NaN or infinite in order 'o0'"):
+        check("fv-figure", orders(5.0, float("nan"), 5.0))
