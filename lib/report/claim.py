@@ -2,26 +2,28 @@
 the measured one, and the verdict.
 
 A claim is defined once, as a `ClaimSpec`: its id, document, section, statement, the
-figure as published, the reading of its qualitative words, a recorded finding, and its
-judge, a function from one order's results (and the published figure) to a `Judgement`
-(built with `close_to`, `all_close` or `satisfied`). A document's specs form one
-`ClaimSpecs` registry; its tests are marked from it (`SPECS.mark(id)`) and ask the `claim`
-fixture to `check` the results in every valid float order (lib/orders.py). The verdict is
-- holds: the claim holds in every order;
-- refuted: it is refuted in every order;
-- sensitive: it depends on the order (reported with each order's figure; never fails).
-One machine computes only some of the valid orders, and their verdicts can agree there but
-not elsewhere (another CPU's vector width, a GPU). A claim seen to depend on the order
-anywhere carries the evidence as a recorded sensitivity (`sensitive=` on its spec): its
-verdict is then *sensitive* on every machine, whatever the orders computed here say, so the
-verdict stays a property of the claim.
+figure as published, the reading of its qualitative words, a recorded finding, its origin
+(a document's assertion or the suite's own check) and its judge, a function from one
+order's results (and the published figure) to what the claim measures there. A document's
+specs form one `ClaimSpecs` registry; its tests are marked from it (`SPECS.mark(id)`) and
+ask the `claim` fixture to `check` the results in every valid float order (lib/orders.py).
+
+- A figure claim (its judge a `FigureRule`, returning `figures(...)`) is judged over all
+  orders at once: it holds when each published figure is a plausible draw of the orders'
+  figures (lib/prediction.py), else it is refuted.
+- A qualitative claim (its judge returning a `Judgement`) holds or is refuted when every
+  order agrees; otherwise it is sensitive (reported with the share of orders it holds in).
+
+One machine computes only some of the valid orders, and they can agree there but not
+elsewhere (another CPU's vector width, a GPU). A claim seen to depend on the machine
+carries the evidence as a recorded sensitivity (`sensitive=` on its spec): its verdict is
+then *sensitive* on every machine, whatever the orders computed here say.
 The record is written *before* the test passes or fails, so a refuted claim still reports
 its number; it travels to the controller through pytest's `user_properties`, which
 pytest-xdist forwards. A claim whose refutation is a recorded finding (`finding=` on its
-spec or marker) is an expected failure when refuted in every order, and fails the run when
-it holds in every order (the record must be updated); it is never also a recorded
-sensitivity. A test without a spec passes its own judge (`check(orders, judge)`,
-`close_to`, `holds`).
+spec or marker) is an expected failure when refuted, and fails the run when it holds (the
+record must be updated); it is never also a recorded sensitivity. A test without a spec
+passes its own judge (`check(orders, judge)`, `close_to`, `holds`).
 """
 
 from __future__ import annotations
