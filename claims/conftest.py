@@ -115,6 +115,14 @@ def pytest_claims_audit_documents() -> list:
     return [calibration, uncertainty]
 
 
+def pytest_claims_audit_claims() -> list:
+    """Every claim of this suite's documents: a complete audit has a verdict for each."""
+    from lib.claims.calibration import SPECS as calibration
+    from lib.claims.uncertainty import SPECS as uncertainty
+
+    return [calibration, uncertainty]
+
+
 def pytest_claims_audit_robustness(
     documents: list[str], sweep: tuple[int, ...] | None
 ) -> dict | None:
@@ -170,7 +178,8 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     return None
 
 
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+@pytest.hookimpl(trylast=True)  # after the audit plugin, which can fail a run that lost claims
+def pytest_sessionfinish(session: pytest.Session) -> None:
     """The controller stamps the cache after a complete, successful audit, and withdraws the
     stamp after any other (a failure or an interruption must not vouch for the cache)."""
     config = session.config
@@ -178,7 +187,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     from lib.warm_audit import forget_warm, record_warm
 
-    complete = exitstatus == pytest.ExitCode.OK and session.testscollected > 0
+    complete = session.exitstatus == pytest.ExitCode.OK and session.testscollected > 0
     if complete and not (session.shouldstop or session.shouldfail):
         record_warm(_selection(config), config.stash[_STARTED_AS])
     else:

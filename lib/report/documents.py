@@ -18,7 +18,16 @@ if TYPE_CHECKING:
 
 # Top-level keys of audit.json that are not a document's section.
 RESERVED = frozenset(
-    {"schema_version", "partial", "claims", "robustness", "summary", "metadata", "figures"}
+    {
+        "schema_version",
+        "partial",
+        "missing",
+        "claims",
+        "robustness",
+        "summary",
+        "metadata",
+        "figures",
+    }
 )
 
 
