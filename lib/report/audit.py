@@ -26,11 +26,9 @@ from lib import data
 from lib.report import figures as drawing
 from lib.report import html, markdown
 from lib.report.claim import ClaimRecord
-from lib.report.documents import Document, by_name
+from lib.report.documents import SCHEMA_VERSION, Document, by_name
 from lib.report.provenance import provenance
 from lib.report.table import ordered, summary_line
-
-SCHEMA_VERSION = 1
 
 
 class ReportError(RuntimeError):
