@@ -7,11 +7,14 @@ folder is checked before anything runs.
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
-from fault_tools import run_audit_pytest, write_test_folder
+from fault_tools import pytest_command, run_audit_pytest, tiny_pytest_env, write_test_folder
 
 pytestmark = pytest.mark.fault
 
@@ -197,3 +200,64 @@ def test_runxfail_says_why_the_known_findings_fail_the_run(tmp_path):
     result = run_audit_pytest(folder, "--no-report", "--runxfail")
     assert result.returncode == 1
     assert "--runxfail: the known findings f-1 count as failed tests" in result.stdout
+
+
+STALL_MODULE = """
+    import os, signal, time
+    import pytest
+
+    def claim_marker(id):
+        return pytest.mark.claim(id=id, document="demo", section="Demo", statement=f"claim {id}")
+
+    @claim_marker("c-1")
+    def test_one(claim):
+        claim.close_to(1.0, "1.0", 0.1)
+
+    @claim_marker("c-wedged")
+    def test_wedged(claim):
+        if os.environ.get("STALL") == "stop":  # the worker stops responding at all
+            os.kill(os.getpid(), signal.SIGSTOP)
+        if os.environ.get("STALL") == "sleep":  # a test far past its budget
+            time.sleep(120)
+        claim.close_to(1.0, "1.0", 0.1)
+"""
+
+
+@pytest.mark.parametrize(
+    ("stall", "workers", "says"),
+    [
+        ("stop", ["-n", "2"], "worker 'gw"),
+        ("sleep", ["-n", "2"], "Timeout"),
+        ("sleep", [], "Timeout"),
+    ],
+    ids=["worker-stopped", "past-budget-xdist", "past-budget-one-process"],
+)
+def test_a_wedged_worker_or_test_ends_the_run_naming_the_test(tmp_path, stall, workers, says):
+    """A worker stopped with SIGSTOP hung `pytest claims -n 2` until an outer timeout: no
+    report, no message. Now pytest-timeout fails a test past its budget (`timeout` in
+    pyproject.toml; here --timeout 2), and the plugin's watchdog kills a worker whose test
+    runs past the budget and a grace without answering: the claim is an ERROR naming the
+    test, the run ends (exit 1) and the complete report is kept."""
+    folder = write_test_folder(tmp_path, STALL_MODULE)
+    timeout = ("-p", "timeout", "--timeout", "2")
+    complete = run_audit_pytest(folder, *timeout, "--report-dir", "out", *workers)
+    assert complete.returncode == 0, complete.stdout + complete.stderr
+    kept = snapshot(folder / "out")
+    started = time.monotonic()
+    plugins = ("-p", "xdist.plugin", "-p", "lib.report.plugin")
+    result = subprocess.run(
+        pytest_command(*plugins, *timeout, "--report-dir", "out", *workers),
+        cwd=folder,
+        env=tiny_pytest_env(STALL=stall),
+        capture_output=True,
+        text=True,
+        timeout=100,
+    )
+    assert time.monotonic() - started < 60
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert re.search(r"ERROR in c-wedged: .*" + re.escape(says), result.stdout), result.stdout
+    if stall == "stop":
+        assert "test_module.py::test_wedged for" in result.stderr
+        assert "past its budget of 2 s" in result.stdout + result.stderr
+    assert snapshot(folder / "out") == kept
+    assert partial_audit(folder)["partial"] == ["1 claims in error: c-wedged"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from lib import cache
-from lib.report import table
+from lib.report import table, watchdog
 from lib.report.claim import META_PROPERTY, PROPERTY, Claim, ClaimMeta, ClaimRecord
 from lib.seeds import parse_seeds
 
@@ -201,6 +202,34 @@ def sweep_seeds(request: pytest.FixtureRequest) -> tuple[int, ...]:
     return seeds
 
 
+def _budget(config: pytest.Config) -> float:
+    """pytest-timeout's budget for one test, in seconds (its option, else PYTEST_TIMEOUT,
+    else its ini setting); 0 when it is off or the plugin is not loaded."""
+    if not config.pluginmanager.has_plugin("timeout"):
+        return 0.0
+    value = config.getoption("timeout", None)
+    if value is None:
+        value = os.environ.get("PYTEST_TIMEOUT") or config.getini("timeout")
+    try:
+        return max(float(value or 0), 0.0)
+    except ValueError:
+        return 0.0
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """On an xdist worker, with a budget: mark the test running for the controller's watchdog."""
+    config = item.config
+    folder = config.workerinput.get(_WATCHED) if _is_worker(config) else None
+    if folder is None:
+        return (yield)
+    with watchdog.mark_running(Path(folder), config.workerinput["workerid"], item.nodeid):
+        return (yield)
+
+
+_WATCHED = "claims_watchdog_folder"  # in a worker's workerinput: where it marks its tests
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if _is_worker(session.config):
         output = session.config.workeroutput
@@ -299,12 +328,25 @@ class AuditCollector:
         self.write_error: str | None = None
         self.robustness: dict | None = None
         self.robustness_error: str | None = None
+        self.watchdog: watchdog.Watchdog | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         distributed = self.config.pluginmanager.getplugin("dsession") is not None
         reporting = not self.config.getoption("--no-report") or self.config.getoption("--seeds")
         if distributed and reporting:
             threading.Thread(target=_preload, args=(self.config,), daemon=True).start()
+
+    @pytest.hookimpl(optionalhook=True)  # xdist's hook, on the controller
+    def pytest_configure_node(self, node) -> None:
+        """With a budget per test, watch the workers (lib/report/watchdog.py)."""
+        budget = _budget(self.config)
+        if not budget:
+            return
+        if self.watchdog is None:
+            folder = Path(tempfile.mkdtemp(prefix="claims-running-"))
+            self.watchdog = watchdog.Watchdog(folder, budget, _say)
+            self.watchdog.start()
+        node.workerinput[_WATCHED] = str(self.watchdog.folder)
 
     @pytest.hookimpl(optionalhook=True)  # xdist's hook: the plugin also runs without xdist
     def pytest_testnodedown(self, node, error) -> None:
@@ -335,6 +377,8 @@ class AuditCollector:
     def _record_crashes(self) -> None:
         """A claim whose test failed without reporting its meta (its worker crashed): ERROR."""
         for nodeid, reason in self.failed_unclaimed.items():
+            if self.watchdog is not None:
+                reason = self.watchdog.stopped.get(nodeid, reason)
             meta = self.claims.get(nodeid)
             if meta is not None and meta["id"] not in self.records:
                 meta = dict(meta)
@@ -405,6 +449,8 @@ class AuditCollector:
         return [i for i, why in self.missing.items() if why in (NOT_COLLECTED, NOT_RUN)]
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.watchdog is not None:
+            self.watchdog.stop()
         if _COLLECTED in self.config.stash:  # without xdist, this process collected the tests
             self.claims = {**self.config.stash[_COLLECTED], **self.claims}
             self.selected = set(self.config.stash.get(_SELECTED, []))
@@ -560,6 +606,11 @@ def _named_subset(config: pytest.Config) -> list[str]:
         ):
             named.append(arg)
     return named
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def _short(report: pytest.TestReport) -> str:
