@@ -7,6 +7,7 @@ the command line, and a usage error should not wait for jax and scipy to import.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import pytest
@@ -32,8 +33,28 @@ def pytest_configure(config: pytest.Config) -> None:
 
         # Taken before the settings below reach the environment, as `-n auto` sees it.
         config.stash[_STARTED_AS] = fingerprint(_selection(config))
+    starts_jax = _may_keep_jax_from_starting()
     request_deterministic_gpu_ops()
     enable_compilation_cache()
+    if starts_jax and not hasattr(config, "workerinput") and not config.option.collectonly:
+        from lib.startup import jax_start_error
+
+        error = jax_start_error()
+        if error is not None:
+            raise pytest.UsageError(
+                f"JAX cannot start with XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}, "
+                f"JAX_PLATFORMS={os.environ.get('JAX_PLATFORMS', '')!r}: {error}"
+            )
+
+
+def _may_keep_jax_from_starting() -> bool:
+    """Whether XLA_FLAGS or JAX_PLATFORMS hold anything beyond the suite's own settings (which
+    its child processes inherit): then JAX is tried in a child before any worker starts
+    (lib/startup.py), so a bad flag is one usage error naming it."""
+    from lib.numerics import DETERMINISTIC_GPU_FLAG
+
+    flags = set(os.environ.get("XLA_FLAGS", "").split()) - {DETERMINISTIC_GPU_FLAG}
+    return bool(flags) or os.environ.get("JAX_PLATFORMS", "") not in ("", "cpu")
 
 
 def _start_order(item: pytest.Item) -> int:
