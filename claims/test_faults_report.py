@@ -29,8 +29,9 @@ from fault_tools import (
 )
 
 from lib.data import DataError
+from lib.orders import FAITHFUL, Orders
 from lib.report import audit
-from lib.report.claim import PROPERTY, Claim, ClaimMeta, ClaimRecord
+from lib.report.claim import PROPERTY, Claim, ClaimMeta, ClaimRecord, ClaimSpec, ClaimSpecs
 from lib.report.table import FOOTNOTES
 
 pytestmark = pytest.mark.fault
@@ -569,3 +570,23 @@ def test_writer_killed_while_building_leaves_its_staging_in_the_report_folder_on
         "audit.md",
         "figures",
     ]
+
+
+def test_rule_that_returns_no_judgement_is_named():
+    """A rule returning a bool gave `AttributeError: 'bool' object has no attribute
+    'published'`. Now a TypeError names the claim, the order and what the judge returned."""
+    spec = ClaimSpec(
+        id="t-bool-rule",
+        document="demo",
+        section="Demo",
+        statement="a claim",
+        published="1.0",
+        judge=lambda results, published: True,
+        once=True,
+    )
+    ClaimSpecs([spec])
+    with pytest.raises(TypeError, match=r"t-bool-rule: its judge returned bool True in order 'faithful', not a Judgement"):  # fmt: skip
+        Claim(spec.meta, []).check()
+    claim, _ = new_claim()
+    with pytest.raises(TypeError, match="t-1: its judge returned bool False"):
+        claim.check(Orders({FAITHFUL: 1.0}), lambda value: value > 2)

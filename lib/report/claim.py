@@ -228,6 +228,16 @@ def _figure_range(judgements: Mapping[str, Judgement]) -> list[float] | None:
     return None
 
 
+def _check_judgements(claim_id: str, judgements: Mapping[str, Any]) -> None:
+    """A judge's results must be Judgements (a rule returning a bool is a bug in the rule)."""
+    for name, judgement in judgements.items():
+        if not isinstance(judgement, Judgement):
+            raise TypeError(
+                f"{claim_id}: its judge returned {type(judgement).__name__} {judgement!r:.60} in "
+                f"order {name!r}, not a Judgement (build one with close_to, all_close or satisfied)"
+            )
+
+
 class Claim:
     """The `claim` fixture's object: judge the claim on every order, record, then decide."""
 
@@ -270,6 +280,7 @@ class Claim:
             judgements = {
                 name: spec.judge(results, spec.published) for name, results in orders.items()
             }
+        _check_judgements(spec.id, judgements)
         for name, judgement in judgements.items():
             if spec.published is not None and fmt(judgement.published) != fmt(spec.published):
                 raise ValueError(
@@ -305,6 +316,7 @@ class Claim:
         return self.record(satisfied(condition, **figures))
 
     def _decide(self, judgements: dict[str, Judgement], extra: dict[str, Any]) -> ClaimRecord:
+        _check_judgements(self.meta.id, judgements)
         faithful = judgements[FAITHFUL]
         here = verdict_over({name: j.holds for name, j in judgements.items()})
         verdict = "sensitive" if self.meta.sensitive else here
