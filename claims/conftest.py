@@ -7,6 +7,7 @@ the command line, and a usage error should not wait for jax and scipy to import.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import pytest
@@ -32,8 +33,28 @@ def pytest_configure(config: pytest.Config) -> None:
 
         # Taken before the settings below reach the environment, as `-n auto` sees it.
         config.stash[_STARTED_AS] = fingerprint(_selection(config))
+    starts_jax = _may_keep_jax_from_starting()
     request_deterministic_gpu_ops()
     enable_compilation_cache()
+    if starts_jax and not hasattr(config, "workerinput") and not config.option.collectonly:
+        from lib.startup import jax_start_error
+
+        error = jax_start_error()
+        if error is not None:
+            raise pytest.UsageError(
+                f"JAX cannot start with XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}, "
+                f"JAX_PLATFORMS={os.environ.get('JAX_PLATFORMS', '')!r}: {error}"
+            )
+
+
+def _may_keep_jax_from_starting() -> bool:
+    """Whether XLA_FLAGS or JAX_PLATFORMS hold anything beyond the suite's own settings (which
+    its child processes inherit): then JAX is tried in a child before any worker starts
+    (lib/startup.py), so a bad flag is one usage error naming it."""
+    from lib.numerics import DETERMINISTIC_GPU_FLAG
+
+    flags = set(os.environ.get("XLA_FLAGS", "").split()) - {DETERMINISTIC_GPU_FLAG}
+    return bool(flags) or os.environ.get("JAX_PLATFORMS", "") not in ("", "cpu")
 
 
 def _start_order(item: pytest.Item) -> int:
@@ -119,6 +140,14 @@ def pytest_claims_audit_documents() -> list:
     return [calibration, uncertainty]
 
 
+def pytest_claims_audit_claims() -> list:
+    """Every claim of this suite's documents: a complete audit has a verdict for each."""
+    from lib.claims.calibration import SPECS as calibration
+    from lib.claims.uncertainty import SPECS as uncertainty
+
+    return [calibration, uncertainty]
+
+
 def pytest_claims_audit_robustness(
     documents: list[str], sweep: tuple[int, ...] | None
 ) -> dict | None:
@@ -175,7 +204,8 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     return None
 
 
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+@pytest.hookimpl(trylast=True)  # after the audit plugin, which can fail a run that lost claims
+def pytest_sessionfinish(session: pytest.Session) -> None:
     """The controller stamps the cache after a complete, successful audit, and withdraws the
     stamp after any other (a failure or an interruption must not vouch for the cache)."""
     config = session.config
@@ -183,7 +213,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     from lib.warm_audit import forget_warm, record_warm
 
-    complete = exitstatus == pytest.ExitCode.OK and session.testscollected > 0
+    complete = session.exitstatus == pytest.ExitCode.OK and session.testscollected > 0
     if complete and not (session.shouldstop or session.shouldfail):
         record_warm(_selection(config), config.stash[_STARTED_AS])
     else:

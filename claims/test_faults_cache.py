@@ -391,3 +391,50 @@ def test_calibration_entry_with_nan_or_wrong_shapes_is_refused(damage):
     validate(good)
     with pytest.raises(ValueError, match=r"NaN or inf|expected arrays"):
         validate(damage(good))
+
+
+@pytest.mark.parametrize("module", ["lib.calibration.evaluation", "lib.robustness.bootstrap"])
+def test_a_changed_scipy_version_misses_the_cache(tmp_path, monkeypatch, module):
+    """The calibration figures and the bootstrap use scipy (minimize_scalar, rankdata, ndtri),
+    but the keys named lib, jax, jaxlib, flax, optax and numpy only: an entry computed under
+    another scipy was served. Every entry is now keyed by `cache.distributions` of its
+    computation's module, derived from what that module's code imports (scipy directly,
+    jaxlib through jax), as the source digests are: another scipy is another entry."""
+    keyed = cache.distributions(module)
+    assert {"scipy", "jax", "jaxlib", "numpy"} <= set(keyed)
+
+    def compute() -> dict[str, np.ndarray]:
+        return {"x": X}
+
+    compute.__module__ = module  # a computation of `module`, as its own functions are
+    first = cache.cached("figures", {"k": 1}, compute, cache_dir=tmp_path)
+    assert cache.cached("figures", {"k": 1}, compute, cache_dir=tmp_path).status == "hit"
+    real_version = cache.importlib.metadata.distribution
+
+    def older_scipy(name: str):
+        found = real_version(name)
+        if name == "scipy":
+            return SimpleNamespace(
+                metadata=found.metadata, version="1.0.0", requires=found.requires
+            )
+        return found
+
+    monkeypatch.setattr(cache.importlib.metadata, "distribution", older_scipy)
+    cache.distributions.cache_clear()
+    try:
+        other = cache.cached("figures", {"k": 1}, compute, cache_dir=tmp_path)
+    finally:
+        monkeypatch.undo()
+        cache.distributions.cache_clear()
+    assert other.status == "computed" and other.path != first.path
+
+
+def test_lib_sources_read_as_utf8_in_any_locale():
+    """`LC_ALL=C PYTHONUTF8=0` gave 22 UnicodeDecodeError at collection: `lib_sources` read
+    the sources in the locale's encoding, and lib/verdict.py holds UTF-8 (±). Read as UTF-8."""
+    child = run_python(
+        "from lib import cache; print(len(cache.lib_sources('lib.claims.calibration')))",
+        env=child_env(LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONIOENCODING=""),
+    )
+    assert child.returncode == 0, child.stderr
+    assert int(child.stdout) > 5

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from fault_tools import REPO_ROOT, run_audit_pytest, run_pytest, write_test_folder
+from fault_tools import REPO_ROOT, child_env, run_audit_pytest, run_pytest, write_test_folder
 
 pytestmark = pytest.mark.fault
 
@@ -25,3 +27,23 @@ def test_report_dir_without_a_folder_is_a_usage_error(tmp_path):
     assert result.returncode == USAGE_ERROR
     assert "--report-dir: expected one argument" in result.stderr
     assert not (folder / "report").exists()
+
+
+@pytest.mark.parametrize(
+    ("setting", "says"),
+    [
+        ({"XLA_FLAGS": "--xla_no_such_flag=3"}, "Unknown flag in XLA_FLAGS: --xla_no_such_flag=3"),
+        ({"JAX_PLATFORMS": "cuda"}, "no device of the platform JAX_PLATFORMS names is visible"),
+    ],
+    ids=["garbage-xla-flag", "cuda-without-a-gpu"],
+)
+def test_a_setting_that_keeps_jax_from_starting_is_a_usage_error(setting, says):
+    """A garbage XLA_FLAGS crashed 8 workers with exit 5, no table, the flag never named;
+    JAX_PLATFORMS=cuda with no GPU gave 73 ERRORs reading only "AssertionError". JAX is now
+    tried in a child before any worker starts: exit 4, one line naming the cause."""
+    if "JAX_PLATFORMS" in setting and Path("/dev/nvidiactl").exists():
+        pytest.skip("a GPU is visible here: JAX_PLATFORMS=cuda may start")
+    result = run_pytest(REPO_ROOT, "claims", "-n", "2", "-k", "nothing", env=child_env(**setting))
+    assert result.returncode == USAGE_ERROR, result.stdout + result.stderr
+    assert "JAX cannot start with" in result.stderr and says in result.stderr
+    assert "Traceback" not in result.stderr

@@ -4,6 +4,7 @@ read, and broken data met by a whole audit run (which must fail with the data er
 
 from __future__ import annotations
 
+import gzip
 import shutil
 
 import pytest
@@ -102,3 +103,31 @@ def test_broken_data_fails_the_audit_with_the_data_error_and_keeps_the_report(tm
     assert "INTERNALERROR" not in output and "Traceback (most recent call last)" not in output
     assert complete_report() == before
     assert not list((tmp_path / "cache").glob("*.npz"))
+
+
+def test_data_dir_in_a_symlink_loop_is_a_data_error(tmp_path, monkeypatch):
+    """A CLAIMS_DATA_DIR symlink loop raised RuntimeError ("Symlink loop"), not DataError."""
+    loop = tmp_path / "data"
+    loop.symlink_to(tmp_path / "other")
+    (tmp_path / "other").symlink_to(loop)
+    monkeypatch.setenv(data.ENV_VAR, str(loop))
+    with pytest.raises(DataError, match=r"cannot be resolved|is not a directory") as info:
+        load_mnist_test()
+    assert str(loop) in str(info.value)
+
+
+def test_gzip_bomb_is_a_data_error_naming_the_file(tmp_path, monkeypatch):
+    """A gzip bomb in the images' place gave a MemoryError that did not name the file. The
+    decompression stops past the largest IDX file's size: a DataError naming the file."""
+    folder = tmp_path / "mnist"
+    folder.mkdir()
+    shutil.copy(REPO_ROOT / "fixtures/mnist/t10k-labels-idx1-ubyte.gz", folder)
+    bomb = folder / "t10k-images-idx3-ubyte.gz"
+    with gzip.open(bomb, "wb", compresslevel=1) as out:
+        zeros = bytes(1 << 20)
+        for _ in range(64):  # 64 MB decompressed, 64 KB on disk
+            out.write(zeros)
+    monkeypatch.setenv(data.ENV_VAR, str(tmp_path))
+    with pytest.raises(DataError, match="decompresses to more than") as info:
+        load_mnist_test()
+    assert str(bomb) in str(info.value)

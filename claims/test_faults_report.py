@@ -29,8 +29,9 @@ from fault_tools import (
 )
 
 from lib.data import DataError
+from lib.orders import FAITHFUL, Orders
 from lib.report import audit
-from lib.report.claim import PROPERTY, Claim, ClaimMeta, ClaimRecord
+from lib.report.claim import PROPERTY, Claim, ClaimMeta, ClaimRecord, ClaimSpec, ClaimSpecs
 from lib.report.table import FOOTNOTES
 
 pytestmark = pytest.mark.fault
@@ -236,7 +237,10 @@ def test_known_finding_whose_fixture_fails_at_setup_is_an_error(tmp_path):
     result = run_audit_pytest(write_test_folder(tmp_path, SETUP_MODULE), "--no-report")
     assert result.returncode == 1, result.stdout
     assert claim_rows(result.stdout) == {"c-ok": "holds", "f-setup": "ERROR"}
-    assert "2 claims: 1 hold, 0 refuted (0 known findings), 0 sensitive, 1 errors" in result.stdout
+    assert (
+        "2 document claims: 1 hold, 0 refuted (0 known findings), 0 sensitive, 1 errors"
+        in result.stdout
+    )
     assert (
         "ERROR in f-setup: FileNotFoundError: CLAIMS_DATA_DIR=/empty has no fashion-mnist/"
         in result.stdout
@@ -301,7 +305,7 @@ def test_killed_xdist_worker_is_an_error_of_its_claim_and_the_run_goes_on(tmp_pa
     """A worker killed (SIGKILL) in a claim's test or in its fixture: the plugin read the dead
     worker's `workeroutput` and crashed the session (exit 3, no table, no report, the other
     tests never ran). Now that claim is an ERROR naming the crash, the others run, the
-    table and the complete report are written, and the run exits 1."""
+    table is printed and the run exits 1; a run with claims in error goes to out/partial/."""
     folder = write_test_folder(tmp_path, CRASH_MODULE)
     result = run_audit_pytest(folder, "-n", "2", "--report-dir", "out")
     assert result.returncode == 1, result.stdout + result.stderr
@@ -313,8 +317,8 @@ def test_killed_xdist_worker_is_an_error_of_its_claim_and_the_run_goes_on(tmp_pa
         "c-killed-setup": "ERROR",
     }
     assert re.search(r"ERROR in c-killed: worker 'gw\d+' crashed while running", result.stdout)
-    written = json.loads((folder / "out" / "audit.json").read_text())
-    assert "partial" not in written
+    written = json.loads((folder / "out" / "partial" / "audit.json").read_text())
+    assert written["partial"] == ["2 claims in error: c-killed, c-killed-setup"]
     assert len(written["claims"]) == 4
 
 
@@ -569,3 +573,23 @@ def test_writer_killed_while_building_leaves_its_staging_in_the_report_folder_on
         "audit.md",
         "figures",
     ]
+
+
+def test_rule_that_returns_no_judgement_is_named():
+    """A rule returning a bool gave `AttributeError: 'bool' object has no attribute
+    'published'`. Now a TypeError names the claim, the order and what the judge returned."""
+    spec = ClaimSpec(
+        id="t-bool-rule",
+        document="demo",
+        section="Demo",
+        statement="a claim",
+        published="1.0",
+        judge=lambda results, published: True,
+        once=True,
+    )
+    ClaimSpecs([spec])
+    with pytest.raises(TypeError, match=r"t-bool-rule: its judge returned bool True in order 'faithful', not a Judgement"):  # fmt: skip
+        Claim(spec.meta, []).check()
+    claim, _ = new_claim()
+    with pytest.raises(TypeError, match="t-1: its judge returned bool False"):
+        claim.check(Orders({FAITHFUL: 1.0}), lambda value: value > 2)

@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,7 @@ class Route:
     drop_after: int | None = None
     drops: int = 0
     ranges: bool = True
+    trickle_s: float | None = None  # send one byte, then wait this long, and so on
     requests: list[str | None] = field(default_factory=list)  # the Range header of each
 
 
@@ -74,6 +76,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             route.drops -= 1
             self.wfile.write(payload[: route.drop_after])
             self.close_connection = True
+            return
+        if route.trickle_s is not None:
+            try:
+                for i in range(len(payload)):
+                    self.wfile.write(payload[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(route.trickle_s)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up
+                pass
             return
         self.wfile.write(payload)
 
@@ -243,3 +254,18 @@ def test_a_missing_file_is_an_error(server, tmp_path):
 def test_the_digests_in_docs_data_md_are_the_ones_lib_data_checks():
     table = re.findall(r"^\| `([\w/-]+)` \| `([0-9a-f]{64})` \|$", (REPO / "docs" / "DATA.md").read_text(), flags=re.MULTILINE)  # fmt: skip
     assert dict(table) == data.data_digests()
+
+
+def test_a_server_that_trickles_meets_the_deadline(server, tmp_path):
+    """`--timeout` is seconds without data: a server sending a byte every 0.1 s never timed
+    out. `--deadline` bounds the whole file (every retry included): the fetch fails naming
+    it, in about the deadline."""
+    base_url, routes = server
+    serve_mnist(routes, trickle_s=0.1)
+    started = time.monotonic()
+    result = fetch(base_url, tmp_path, "--deadline", "2")
+    assert time.monotonic() - started < 20
+    assert result.returncode == 1
+    assert "at the deadline (--deadline 2 s for the file)" in result.stderr
+    assert (tmp_path / "mnist" / IMAGES).is_file()  # the other file came whole
+    assert not (tmp_path / "mnist" / LABELS).exists()

@@ -52,6 +52,7 @@ CLAIM_KEYS = {
     "tolerance",
     "verdict",
     "details",
+    "origin",
     "expected_to_hold",
 }
 
@@ -76,7 +77,8 @@ def run_pytest(folder: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
     folder = tmp_path_factory.mktemp("demo")
-    return run_pytest(folder, "--report-dir", "out"), folder / "out"
+    # A claim in error would send the audit to out/partial/ (claims/test_faults_report.py).
+    return run_pytest(folder, "--report-dir", "out", "--report-errors-as-complete"), folder / "out"
 
 
 def test_verdicts_and_exit_status(demo_run):
@@ -99,7 +101,10 @@ def test_verdicts_and_exit_status(demo_run):
     }
     assert claims["d-4"]["details"]["range_over_orders"] == [1.004, 1.3]
     assert result.returncode == 1
-    assert "4 claims: 1 hold, 1 refuted (1 known findings), 1 sensitive, 1 errors" in result.stdout
+    assert (
+        "4 document claims: 1 hold, 1 refuted (1 known findings), 1 sensitive, 1 errors"
+        in result.stdout
+    )
 
 
 def test_sensitive_and_findings_alone_pass(tmp_path):
@@ -151,8 +156,8 @@ def test_audit_keeps_other_files_in_the_report_folder(tmp_path):
     report_dir = tmp_path / "out"
     report_dir.mkdir()
     (report_dir / "bench.json").write_text("{}")
-    run_pytest(tmp_path, "--report-dir", "out")
-    run_pytest(tmp_path, "--report-dir", "out")
+    run_pytest(tmp_path, "--report-dir", "out", "-k", "not errors")
+    run_pytest(tmp_path, "--report-dir", "out", "-k", "not errors")
     assert (report_dir / "bench.json").read_text() == "{}"
     assert (report_dir / "audit.json").exists()
     assert not [p for p in report_dir.iterdir() if p.name.startswith(".")]
@@ -192,7 +197,7 @@ def test_quiet_tables():
     quiet = "\n".join(render(records, expected, verbosity=-1))
     assert "d-2" in quiet and "H-cal-relu-converged" not in quiet
     assert render(records, expected, verbosity=-2) == [
-        "2 claims: 1 hold, 1 refuted (1 known findings), 0 sensitive, 0 errors"
+        "2 document claims: 1 hold, 1 refuted (1 known findings), 0 sensitive, 0 errors"
     ]
     holding = render(records[:1], {"H-cal-relu-converged": True})
     assert not any(line.startswith("refuted*") for line in holding)
@@ -239,10 +244,46 @@ def test_markdown_names_the_documents_and_places_each_figure_by_its_claims():
     assert "https://tahabouhsine.com/blog/calibration-of-a-bounded-net-jax-flax-nnx/" in text
     assert "Commit 0123456789ab (uncommitted changes), 1970-01-01 00:00 UTC." in text
     row = next(line for line in text.splitlines() if line.startswith("| cal-02a"))
-    assert "[reliability_seed0.png](#figure-reliability-seed0-png)" in row
+    assert "[reliability\\_seed0.png](#figure-reliability-seed0-png)" in row
     assert "#the-forecasters-test-in-code" in text
     # The figure sits right after its section's table, with its caption, not at the end.
     after_table = text.split(row, 1)[1]
     assert after_table.index('<a id="figure-reliability-seed0-png">') < 40
     assert "*Reliability.* Claims: cal-02a." in after_table
     assert "More figures" not in text
+
+
+def test_documents_claims_and_suite_checks_are_counted_apart(tmp_path):
+    """A suite check (origin="suite") is counted apart from the documents' claims, in the
+    summary and in audit.json's counts, and each record says which it is."""
+    (tmp_path / "test_origin.py").write_text(
+        textwrap.dedent(
+            """
+            import pytest
+
+            @pytest.mark.claim(id="o-1", document="demo", section="S", statement="a claim")
+            def test_claim(claim):
+                claim.close_to(1.0, "1.0", 0.1)
+
+            @pytest.mark.claim(
+                id="o-2", document="demo", section="Health", statement="a check", origin="suite"
+            )
+            def test_check(claim):
+                claim.holds(True, published="ok", measured="ok")
+            """
+        )
+    )
+    command = [sys.executable, "-m", "pytest", "-p", "lib.report.plugin", "-p", "no:cacheprovider"]
+    result = subprocess.run(
+        [*command, "-q", "--report-dir", "out"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout
+    summary = "1 document claim: 1 hold, 0 refuted (0 known findings), 0 sensitive, 0 errors; 1 suite check: 1 hold"
+    assert summary in result.stdout
+    audit = json.loads((tmp_path / "out" / "audit.json").read_text())
+    assert {c["id"]: c["origin"] for c in audit["claims"]} == {"o-1": "document", "o-2": "suite"}
+    assert audit["counts"]["document"]["total"] == audit["counts"]["suite"]["holds"] == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -213,3 +214,71 @@ def test_tolerances_are_read_as_recorded():
     assert diff.tolerances("-") is None
     assert diff.tolerances("range of 20 keys") is None
     assert diff.tolerances("± nan") is None
+
+
+def test_figure_that_became_non_finite_or_disappeared_is_a_move(tmp_path):
+    """A figure that became NaN in the new audit printed "Figures: none moved beyond its
+    tolerance." and exited 0. A figure that becomes NaN or infinite, or that a claim no longer
+    records, is a move: listed, exit 1."""
+    new = copy.deepcopy(AUDIT)
+    new["claims"][0]["details"]["measured_value"] = math.nan
+    new["claims"][1]["details"]["measured_values"] = [math.inf, 2.1]
+    del new["claims"][3]["details"]["orders"]["rev"]
+    changes = diff.compare(AUDIT, new)
+    assert not changes.verdicts_moved and changes.gate_fails
+    assert changes.lost == [
+        ("c-1", "measured_value", "1.004 -> nan"),
+        ("c-2", "measured_values[0]", "1.05 -> inf"),
+        ("c-4", "orders.rev", "disappeared"),
+    ]
+    old_path = write(tmp_path, "a.json", AUDIT)
+    result = run_diff(str(old_path), str(write(tmp_path, "b.json", new)))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Figures lost: non-finite or disappeared (3):" in result.stdout
+    assert "Verdicts: none changed" not in result.stdout
+    assert run_diff(str(write(tmp_path, "c.json", new)), str(old_path)).returncode == 0
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"claims": [], "n": 1' + "0" * 399 + "}", "an integer of 400 digits"),
+        ('{"claims": [], "n": ' + "9" * 5000 + "}", "an integer of 5000 digits"),
+        ('{"claims": [], "deep": ' + "[" * 100_000 + "]" * 100_000 + "}", "nests deeper"),
+        ('{"claims": [], "deep": ' + "[" * 70 + "]" * 70 + "}", "nests deeper than 64"),
+        ('{"schema_version": 2, "claims": []}', "schema_version 2 is not one this diff reads"),
+        ('{"schema_version": "1", "claims": []}', 'schema_version "1" is not one'),
+    ],
+    ids=[
+        "int-400-digits",
+        "int-5000-digits",
+        "nesting-100000",
+        "nesting-70",
+        "future-schema",
+        "schema-string",
+    ],
+)
+def test_hostile_but_valid_json_exits_two_in_one_line(tmp_path, content, message):
+    """An integer of 400 or 5,000 digits or nesting 100,000 deep gave a traceback and exit 1,
+    the code of "a verdict moved"; a schema_version from the future was read as if current.
+    Now each is exit 2 with one line naming the file and the problem."""
+    good = write(tmp_path, "good.json", AUDIT)
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    result = run_diff(str(good), str(bad))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"error: {bad}")
+    assert message in result.stderr
+
+
+def test_a_huge_metadata_value_is_printed_cut(tmp_path):
+    """A 200 MB metadata value was printed whole; a value is cut to 200 characters, with its
+    length said."""
+    new = copy.deepcopy(AUDIT)
+    new["metadata"]["device"]["kinds"] = "x" * 1_000_000
+    result = run_diff(str(write(tmp_path, "a.json", AUDIT)), str(write(tmp_path, "b.json", new)))
+    assert result.returncode == 0
+    assert "... (1,000,000 characters)" in result.stdout
+    assert len(result.stdout) < 2_000

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import hashlib
 import importlib.metadata
 import io
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -60,14 +62,25 @@ def _module_file(name: str) -> Path | None:
     return next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
 
 
-def lib_sources(module: str) -> list[Path]:
-    """The source files of `module` and of every `lib` module it imports, directly or not.
+def _imported(path: Path, package: list[str]) -> list[str]:
+    """The modules `path` imports (imports inside functions too), relative ones resolved
+    against `package`."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            parent = package[: len(package) - node.level + 1] if node.level else []
+            base = ".".join([*parent, *filter(None, [node.module])])
+            names += [base, *(f"{base}.{alias.name}" for alias in node.names)]
+    return names
 
-    Read statically (imports inside functions count too), so a key digesting these files
-    changes with any code its result can depend on; a hand-kept list goes stale. Importing
-    more than is used only costs a recomputation.
-    """
+
+def _closure(module: str) -> tuple[list[Path], set[str]]:
+    """The `lib` source files `module` runs (see `lib_sources`), and the top-level names of
+    the other modules they import."""
     found: set[Path] = set()
+    outside: set[str] = set()
     todo = [module]
     while todo:
         parts = todo.pop().split(".")
@@ -78,19 +91,57 @@ def lib_sources(module: str) -> list[Path]:
                 continue
             found.add(path)
             package = (name if path.name == "__init__.py" else name.rpartition(".")[0]).split(".")
-            for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, ast.Import):
-                    todo += [alias.name for alias in node.names]
-                elif isinstance(node, ast.ImportFrom):
-                    parent = package[: len(package) - node.level + 1] if node.level else []
-                    base = ".".join([*parent, *filter(None, [node.module])])
-                    todo += [base, *(f"{base}.{alias.name}" for alias in node.names)]
+            todo += _imported(path, package)
+        outside |= {name.split(".")[0] for name in todo if name and name.split(".")[0] != "lib"}
         todo = [name for name in todo if name.split(".")[0] == "lib"]
-    return sorted(found)
+    return sorted(found), outside
+
+
+def lib_sources(module: str) -> list[Path]:
+    """The source files of `module` and of every `lib` module it imports, directly or not.
+
+    Read statically (imports inside functions count too), so a key digesting these files
+    changes with any code its result can depend on; a hand-kept list goes stale. Importing
+    more than is used only costs a recomputation.
+    """
+    return _closure(module)[0]
+
+
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+@functools.cache
+def distributions(module: str) -> dict[str, str]:
+    """name -> version of every installed distribution the code of `module` runs: those that
+    provide the packages its `lib_sources` import (scipy, jax, ...), and everything they
+    require, transitively (jax's jaxlib and ml_dtypes). Derived like the source digests, so
+    a package a computation starts to import is keyed without anyone listing it; a package
+    keyed needlessly only costs a recomputation when its version changes. This project's own
+    distribution is left out (its code is digested)."""
+    provided = importlib.metadata.packages_distributions()
+    own = set(provided.get("lib", ()))
+    todo = [dist for name in _closure(module)[1] for dist in provided.get(name, ())]
+    versions: dict[str, str] = {}
+    while todo:
+        name = todo.pop()
+        try:
+            found = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue  # an optional requirement not installed: it runs nowhere
+        canonical = re.sub(r"[-_.]+", "-", found.metadata["Name"]).lower()
+        if canonical in versions or found.metadata["Name"] in own:
+            continue
+        versions[canonical] = found.version
+        for requirement in found.requires or ():
+            if "extra ==" not in requirement.partition(";")[2]:
+                todo.append(_REQUIREMENT.match(requirement).group(1))
+    return dict(sorted(versions.items()))
 
 
 def library_versions() -> dict[str, str]:
-    """Versions of this library and of every package a trained result depends on, for keys."""
+    """Versions of this library and of the core of the numerical stack, for the keys' and
+    the report's readers; what keys each entry is `distributions` of its computation's
+    module, which `cached` adds to every key."""
     from lib import __version__
 
     packages = ("jax", "jaxlib", "flax", "optax", "numpy")
@@ -262,7 +313,9 @@ def cached(
         entry failing it is recomputed.
       cache_dir: defaults to `default_cache_dir()`.
     """
-    key_text = _canonical({"name": name, **key})
+    # The packages the computation runs, derived from its module's imports (`distributions`).
+    packages = distributions(getattr(compute, "__module__", None) or "")
+    key_text = _canonical({"name": name, **key, "distributions": packages})
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     path = directory / f"{name}-{hashlib.sha256(key_text.encode()).hexdigest()[:20]}.npz"
 

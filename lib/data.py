@@ -54,6 +54,8 @@ MNIST = "mnist"
 N_CLASSES = 10
 IMAGE_SIDE = 28
 N_TRAIN = 55_000
+# The decompressed size of the largest file read: the 60,000 training images and their header.
+_LARGEST_IDX = 16 + 60_000 * IMAGE_SIDE * IMAGE_SIDE
 
 # sha256 of the *decompressed* IDX files (Debian re-compresses, so the .gz bytes differ).
 _DIGESTS: dict[str, str] = {
@@ -179,7 +181,13 @@ def _find_directory(dataset: str, names: tuple[str, str]) -> Path:
     fix = _HOW_TO_FIX[dataset]
     env = os.environ.get(ENV_VAR)
     if env:
-        root = Path(env).expanduser().resolve()
+        try:
+            root = Path(env).expanduser().resolve()
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python < 3.13)
+            raise DataError(
+                f"{ENV_VAR}={env} cannot be resolved ({exc}). {fix} "
+                f"Or unset {ENV_VAR} to use the default sources."
+            ) from exc
         if not root.is_dir():
             raise DataError(
                 f"{ENV_VAR}={env} is not a directory ({root}). {fix} "
@@ -246,9 +254,15 @@ def _parse_idx(path: Path, magic: int, fix: str) -> tuple[np.ndarray, str]:
     The digest is of the decompressed bytes, which are hashed and parsed from the same buffer.
     """
     try:
-        raw = gzip.decompress(path.read_bytes())
+        with gzip.open(path) as stream:
+            raw = stream.read(_LARGEST_IDX + 1)  # no more: a gzip bomb must not fill memory
     except (OSError, EOFError, zlib.error) as exc:
         raise DataError(f"{path}: cannot read it as gzip ({exc}). {fix}") from exc
+    if len(raw) > _LARGEST_IDX:
+        raise DataError(
+            f"{path}: decompresses to more than the {_LARGEST_IDX:,} bytes of the largest IDX "
+            f"file here (60,000 images); it is not one of the data set's files. {fix}"
+        )
 
     def header_error(problem: str) -> DataError:
         return DataError(f"{path}: bad IDX header: {problem}. {fix}")

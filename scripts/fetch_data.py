@@ -26,6 +26,7 @@ import argparse
 import gzip
 import hashlib
 import http.client
+import math
 import os
 import re
 import sys
@@ -120,14 +121,26 @@ def _content_range_start(header: str | None) -> int | None:
     return int(match.group(1)) if match else None
 
 
+class DeadlineExceeded(TimeoutError):
+    """A file's transfer ran past its total deadline (--deadline)."""
+
+
 def download(
-    url: str, part: Path, *, timeout: float, progress: Callable[[int, int | None], None]
+    url: str,
+    part: Path,
+    *,
+    timeout: float,
+    progress: Callable[[int, int | None], None],
+    deadline: float = math.inf,
 ) -> bool:
     """Fetch `url` into `part`, continuing an existing `part` with an HTTP Range request.
 
-    Returns whether the download resumed earlier bytes. Raises OSError (URLError, timeouts),
-    http.client.HTTPException or ConnectionError when the transfer fails or ends short; what
-    arrived stays in `part` for the next attempt.
+    `timeout`: seconds without data; `deadline`: the `time.monotonic()` by which the
+    transfer must be done, however steadily data trickles in.
+
+    Returns whether the download resumed earlier bytes. Raises OSError (URLError, timeouts,
+    DeadlineExceeded), http.client.HTTPException or ConnectionError when the transfer fails
+    or ends short; what arrived stays in `part` for the next attempt.
     """
     have = part.stat().st_size if part.exists() else 0
     headers = {"Range": f"bytes={have}-"} if have else {}
@@ -153,10 +166,12 @@ def download(
         done = have
         with open(part, "ab" if resumed else "wb") as out:
             progress(done, expected)
-            while chunk := response.read(CHUNK):
+            while chunk := response.read1(CHUNK):  # what has arrived, not a full chunk
                 out.write(chunk)
                 done += len(chunk)
                 progress(done, expected)
+                if time.monotonic() > deadline:
+                    raise DeadlineExceeded(f"still transferring at byte {done} at the deadline")
     if expected is not None and done != expected:
         raise ConnectionError(f"the transfer ended at byte {done} of {expected}")
     return resumed
@@ -174,10 +189,14 @@ def fetch_file(
     *,
     retries: int = 3,
     timeout: float = 60.0,
+    deadline: float = 1800.0,
     backoff: float = 2.0,
     log: Callable[[str], None] = print,
 ) -> Path:
     """Put the verified file `key` ("<dataset>/<file>") at `dest/<dataset>/<file>.gz`.
+
+    `timeout`: seconds without data before a retry; `deadline`: seconds for the whole file,
+    every source and retry included.
 
     A verified file already there is kept; one that fails the check is replaced once a
     download verifies. Raises FetchError naming every source's problem; the final name then
@@ -194,18 +213,24 @@ def fetch_file(
         log(f"{final}: replacing it, {problem}")
     final.parent.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
+    ends = time.monotonic() + deadline
     for base in bases:
         url = f"{base.rstrip('/')}/{name}.gz"
+        if time.monotonic() >= ends:
+            errors.append(f"{url}: not tried, the file's --deadline of {deadline:g} s had passed")
+            continue
         attempt = 0
-        while attempt <= retries:
+        while attempt <= retries and time.monotonic() < ends:
             attempt += 1
             log(f"{final}: downloading {url}" + (f" (attempt {attempt})" if attempt > 1 else ""))
             progress = Progress(f"{key}.gz")
             try:
-                resumed = download(url, part, timeout=timeout, progress=progress)
+                resumed = download(url, part, timeout=timeout, progress=progress, deadline=ends)
             except (OSError, http.client.HTTPException) as error:
                 progress.end()
-                if _is_final(error) or attempt > retries:
+                if isinstance(error, DeadlineExceeded):
+                    error = DeadlineExceeded(f"{error} (--deadline {deadline:g} s for the file)")
+                if _is_final(error) or attempt > retries or time.monotonic() >= ends:
                     errors.append(f"{url}: {error} (attempt {attempt} of {retries + 1})")
                     break
                 time.sleep(backoff * attempt)
@@ -283,11 +308,17 @@ def main(argv: list[str] | None = None) -> int:
         "--timeout", type=float, default=60.0, help="seconds without data before a retry"
     )
     parser.add_argument(
+        "--deadline",
+        type=float,
+        default=1800.0,
+        help="seconds for each whole file, every retry included (default 1800)",
+    )
+    parser.add_argument(
         "--backoff", type=float, default=2.0, help="pause before retry n is n times this"
     )
     args = parser.parse_args(argv)
-    if args.retries < 0 or args.timeout <= 0 or args.backoff < 0:
-        parser.error("--retries and --backoff must be >= 0, --timeout > 0")
+    if args.retries < 0 or args.timeout <= 0 or args.deadline <= 0 or args.backoff < 0:
+        parser.error("--retries and --backoff must be >= 0, --timeout and --deadline > 0")
     dest = args.dest or Path(os.environ.get(data.ENV_VAR) or data.user_data_dir())
     try:
         fetch(
@@ -296,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
             base_url=args.base_url,
             retries=args.retries,
             timeout=args.timeout,
+            deadline=args.deadline,
             backoff=args.backoff,
         )
     except FetchError as error:

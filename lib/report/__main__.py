@@ -12,8 +12,9 @@ def main(argv: list[str] | None = None) -> int:
     diff = commands.add_parser(
         "diff",
         help="print the verdicts, figures and metadata that changed between two audit.json files",
-        description="Exit status: 1 when a verdict changed or a claim appeared or disappeared, "
-        "0 otherwise, 2 when a file cannot be read or is not an audit.",
+        description="Exit status: 0 when no verdict moved; 1 when a verdict changed, a claim "
+        "appeared or disappeared, or a measured figure became NaN or infinite or disappeared; "
+        "2 when a file cannot be read or is not an audit (one line on stderr says why).",
     )
     diff.add_argument("old", metavar="OLD.json")
     diff.add_argument("new", metavar="NEW.json")

@@ -26,11 +26,9 @@ from lib import data
 from lib.report import figures as drawing
 from lib.report import html, markdown
 from lib.report.claim import ClaimRecord
-from lib.report.documents import Document, by_name
+from lib.report.documents import SCHEMA_VERSION, Document, by_name
 from lib.report.provenance import provenance
 from lib.report.table import ordered, summary_line, verdict_counts
-
-SCHEMA_VERSION = 1
 
 
 class ReportError(RuntimeError):
@@ -121,18 +119,22 @@ def build(
     robustness: dict | None = None,
     partial: list[str] | None = None,
     documents: Registered = (),
+    missing: dict[str, str] | None = None,
 ) -> dict:
     """The audit as a JSON-able dict (the contract of issues 3 to 5, 7).
 
     `documents`: those registered (lib/report/documents.py); each audited one with a section
     has it under its name. `partial`: why the run was not a complete audit (interrupted, a
     subset); such an audit holds the claims that ran and says why, without the documents'
-    sections (which could start experiments the run never finished).
+    sections (which could start experiments the run never finished). `missing`: the claims
+    without a verdict, id -> why ("not collected", "deselected", "not run").
     """
     shown = audited(records, documents)
     audit: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     if partial:
         audit["partial"] = partial
+    if missing:
+        audit["missing"] = missing
     for document in [] if partial else shown:
         if document.section is not None:
             audit[document.name] = document.section()
@@ -156,13 +158,14 @@ def write_report(
     wall_s: float,
     robustness: dict | None = None,
     partial: list[str] | None = None,
+    missing: dict[str, str] | None = None,
     documents: Registered = (),
     figure_cache: Path | None = None,
 ) -> list[Path]:
     """Write the report into `report_dir`, replacing the previous one only when complete.
 
     `robustness`: the section made by `robustness()`, if any, with its figure. `partial`,
-    `documents`: see `build`; a partial audit is audit.json and audit.md alone.
+    `missing`, `documents`: see `build`; a partial audit is audit.json and audit.md alone.
     `figure_cache`: where drawn figures are kept and reused (lib/report/figure_cache.py);
     None draws every figure. One writer at a time (a
     lock on the folder); the report is staged inside the folder and swapped in once it is
@@ -190,7 +193,9 @@ def write_report(
             figures = _write(
                 staging,
                 report_dir,
-                build(records, expected, cache_events, wall_s, robustness, partial, documents),
+                build(
+                    records, expected, cache_events, wall_s, robustness, partial, documents, missing
+                ),
                 audited(records, documents),
                 drawing.figure_names(registered(documents)),
                 figure_cache,
@@ -235,8 +240,12 @@ def _write(
         )
         audit["figures"] = drawing.index(documents, robustness)
         _keep_user_files(report_dir / "figures", staging / "figures", ours)
-    (staging / "audit.json").write_text(json.dumps(audit, indent=2, allow_nan=False) + "\n")
-    (staging / "audit.md").write_text(markdown.render(audit, [f.name for f in figures]))
+    (staging / "audit.json").write_text(
+        json.dumps(audit, indent=2, allow_nan=False) + "\n", encoding="utf-8"
+    )
+    (staging / "audit.md").write_text(
+        markdown.render(audit, [f.name for f in figures]), encoding="utf-8"
+    )
     if not partial:
         (staging / "audit.html").write_text(
             html.render(audit, {f.name: f.read_bytes() for f in figures}), encoding="utf-8"

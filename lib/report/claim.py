@@ -324,6 +324,24 @@ def _qualitative_verdict(judged: Mapping[str, Judgement]) -> tuple[str, str, dic
     return verdict_over(holds), fmt(judged[FAITHFUL].tolerance), rule
 
 
+def _check_judgements(claim_id: str, judgements: Mapping[str, Any]) -> None:
+    """A judge's results must be Judgements in every order, or Measured figures in every
+    order (a rule returning a bool is a bug in the rule)."""
+    for name, judgement in judgements.items():
+        if not isinstance(judgement, Judgement | Measured):
+            raise TypeError(
+                f"{claim_id}: its judge returned {type(judgement).__name__} {judgement!r:.60} in "
+                f"order {name!r}, not a Judgement (build one with close_to, all_close or "
+                "satisfied) nor figures (a FigureRule's)"
+            )
+    kinds = {type(j) for j in judgements.values()}
+    if len(kinds) != 1:
+        raise TypeError(
+            f"{claim_id}: its judge returned a Judgement in some orders and a Measured in "
+            f"others ({sorted(k.__name__ for k in kinds)}); a claim is of one kind"
+        )
+
+
 class Claim:
     """The `claim` fixture's object: judge the claim on every order, record, then decide."""
 
@@ -366,6 +384,7 @@ class Claim:
             judgements = {
                 name: spec.judge(results, spec.published) for name, results in orders.items()
             }
+        _check_judgements(spec.id, judgements)
         for name, judgement in judgements.items():
             if spec.published is not None and fmt(judgement.published) != fmt(spec.published):
                 raise ValueError(
@@ -403,12 +422,7 @@ class Claim:
     def _decide(
         self, judgements: Mapping[str, Judgement | Measured], extra: dict[str, Any]
     ) -> ClaimRecord:
-        kinds = {type(j) for j in judgements.values()}
-        if not kinds <= {Judgement, Measured} or len(kinds) != 1:
-            raise TypeError(
-                f"{self.meta.id}: a judge returns a Judgement (satisfied, close_to, all_close) "
-                f"or a Measured (figures) in every order; got {sorted(k.__name__ for k in kinds)}"
-            )
+        _check_judgements(self.meta.id, judgements)
         for name, judgement in judgements.items():
             _refuse_nonfinite(self.meta.id, name, judgement)
         faithful = judgements[FAITHFUL]

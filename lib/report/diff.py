@@ -11,8 +11,13 @@
   versions, ...; creation time, wall time and cache activity are left out: they change on
   every run).
 
-It exits 1 when a verdict changed or a claim appeared or disappeared, 0 otherwise, and 2
-when a file cannot be read or is not an audit.
+Exit status, the gate CI reads:
+- 0: no verdict moved (figures may have moved within a verdict; they are listed);
+- 1: a verdict moved: a verdict changed, a claim appeared or disappeared, or a measured
+  figure became NaN or infinite or disappeared (the new audit can no longer judge it);
+- 2: an input is unreadable or malformed (not JSON, not an audit, a schema_version newer
+  than this code, numbers of hundreds of digits, nesting deeper than an audit has), said in
+  one line on stderr.
 """
 
 from __future__ import annotations
@@ -26,8 +31,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lib.report.documents import SCHEMA_VERSION
+
 # Metadata that differs between any two runs; comparing it would only add noise.
 VOLATILE_METADATA = ("created_unix", "wall_s", "cache")
+# An audit nests a handful of levels and its numbers are floats and counts: far more of
+# either is no audit (and would overflow the recursion or the float conversion).
+MAX_DEPTH = 64
+MAX_INT_DIGITS = 20
+SHOWN_CHARS = 200  # a metadata value longer than this is printed cut
 
 
 class AuditFileError(ValueError):
@@ -60,6 +72,7 @@ class AuditDiff:
     only_old: list[dict] = field(default_factory=list)
     only_new: list[dict] = field(default_factory=list)
     moved: list[Moved] = field(default_factory=list)  # beyond the tolerance
+    lost: list[tuple[str, str, str]] = field(default_factory=list)  # id, figure, what happened
     changed_untoleranced: list[Moved] = field(default_factory=list)  # no tolerance to judge by
     figures_only_in_one: list[tuple[str, str, str]] = field(default_factory=list)  # id, fig, side
     definitions: list[tuple[str, str, Any, Any]] = field(default_factory=list)  # id, key, old, new
@@ -67,8 +80,13 @@ class AuditDiff:
 
     @property
     def verdicts_moved(self) -> bool:
-        """A verdict changed, or a claim appeared or disappeared: diff exits 1."""
+        """A verdict changed, or a claim appeared or disappeared."""
         return bool(self.verdicts or self.only_old or self.only_new)
+
+    @property
+    def gate_fails(self) -> bool:
+        """A verdict moved, or a figure became non-finite or disappeared: diff exits 1."""
+        return self.verdicts_moved or bool(self.lost)
 
 
 # --------------------------------------------------------------------------- reading
@@ -83,12 +101,28 @@ def load(path: str | Path) -> dict:
     """
     path = Path(path)
     try:
-        audit = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise AuditFileError(f"cannot read {path}: {error.strerror or error}") from error
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+    except UnicodeDecodeError as error:
         raise AuditFileError(f"{path} is not JSON ({error})") from error
     where = f"{path} is not an audit.json"
+    try:
+        audit = json.loads(text, parse_int=_bounded_int)
+    except RecursionError:
+        raise AuditFileError(f"{where}: it nests deeper than {MAX_DEPTH} levels") from None
+    except _TooLong as error:
+        raise AuditFileError(f"{where}: {error}") from None
+    except json.JSONDecodeError as error:
+        raise AuditFileError(f"{path} is not JSON ({error})") from error
+    if _depth(audit) > MAX_DEPTH:
+        raise AuditFileError(f"{where}: it nests deeper than {MAX_DEPTH} levels")
+    version = audit.get("schema_version", SCHEMA_VERSION) if isinstance(audit, dict) else None
+    if isinstance(audit, dict) and not (type(version) is int and 1 <= version <= SCHEMA_VERSION):
+        raise AuditFileError(
+            f"{path}: schema_version {_cut(json.dumps(version))} is not one this diff reads "
+            f"(1 to {SCHEMA_VERSION}); compare it with the code that wrote it"
+        )
     if not isinstance(audit, dict) or not isinstance(audit.get("claims"), list):
         raise AuditFileError(f"{where}: it has no 'claims' list")
     seen: set[str] = set()
@@ -104,6 +138,29 @@ def load(path: str | Path) -> dict:
     if not isinstance(audit.get("metadata", {}), dict):
         raise AuditFileError(f"{where}: 'metadata' is not an object")
     return audit
+
+
+class _TooLong(ValueError):
+    pass
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise _TooLong(f"it holds an integer of {digits} digits")
+    return int(text)
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in `value`, counted without recursion."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            if depth <= MAX_DEPTH:
+                todo += [(child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)]  # fmt: skip
+    return deepest
 
 
 # --------------------------------------------------------------------------- figures
@@ -203,10 +260,17 @@ def _metadata_changes(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
 def _compare_figures(claim_id: str, old: dict, new: dict, diff: AuditDiff) -> None:
     before, after = figures(old), figures(new)
     for name in sorted(set(before) | set(after)):
-        if name not in after or name not in before:
-            diff.figures_only_in_one.append((claim_id, name, "old" if name in before else "new"))
+        if name not in after:
+            diff.lost.append((claim_id, name, "disappeared"))
+            continue
+        if name not in before:
+            diff.figures_only_in_one.append((claim_id, name, "new"))
             continue
         a, b = before[name], after[name]
+        if not math.isfinite(b.value):
+            if math.isfinite(a.value):
+                diff.lost.append((claim_id, name, f"{_number(a.value)} -> {b.value}"))
+            continue
         if a.value == b.value:
             continue
         tolerance = b.tolerance if b.tolerance is not None else a.tolerance
@@ -245,12 +309,21 @@ def _number(value: float) -> str:
     return f"{value:.6g}"
 
 
+def _cut(text: str) -> str:
+    """`text`, cut to SHOWN_CHARS with its length said when longer."""
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)"
+
+
 def _value(value: Any, key: str = "") -> str:
     if key == "command" and isinstance(value, list):
-        return shlex.join(map(str, value))
-    if isinstance(value, list):
-        return ", ".join(map(str, value))
-    return json.dumps(value) if not isinstance(value, str) else value
+        text = shlex.join(map(str, value))
+    elif isinstance(value, list):
+        text = ", ".join(map(str, value))
+    else:
+        text = json.dumps(value) if not isinstance(value, str) else value
+    return _cut(text)
 
 
 def _moved_line(m: Moved) -> str:
@@ -280,7 +353,10 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
         if claims:
             lines.append(f"Claims only in {side} ({len(claims)}):")
             lines += [_claim_line(c) for c in claims]
-    if not diff.verdicts_moved:
+    if diff.lost:
+        lines.append(f"Figures lost: non-finite or disappeared ({len(diff.lost)}):")
+        lines += [f"  {claim_id:<16} {name:<22} {what}" for claim_id, name, what in diff.lost]
+    if not diff.gate_fails:
         lines.append("Verdicts: none changed, no claim appeared or disappeared.")
     lines.append("")
     if diff.moved:
@@ -298,8 +374,8 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
     if diff.figures_only_in_one:
         lines.append(f"Figures recorded in one file only ({len(diff.figures_only_in_one)}):")
         lines += [
-            f"  {claim_id:<16} {name} (only in {old_name if side == 'old' else new_name})"
-            for claim_id, name, side in diff.figures_only_in_one
+            f"  {claim_id:<16} {name} (only in {new_name})"
+            for claim_id, name, _ in diff.figures_only_in_one
         ]
     if diff.definitions:
         lines.append(
@@ -312,7 +388,9 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
     lines.append("")
     if diff.metadata:
         lines.append(f"Metadata changed ({len(diff.metadata)}):")
-        lines += [f"  {key}: {_value(a, key)} -> {_value(b, key)}" for key, a, b in diff.metadata]
+        lines += [
+            f"  {_cut(key)}: {_value(a, key)} -> {_value(b, key)}" for key, a, b in diff.metadata
+        ]
     else:
         lines.append("Metadata: unchanged (creation time, wall time and cache activity aside).")
     return lines
@@ -327,4 +405,4 @@ def main(old_path: str, new_path: str, *, verbose: bool = False) -> int:
         return 2
     diff = compare(old, new)
     print("\n".join(render(diff, str(old_path), str(new_path), verbose=verbose)))
-    return 1 if diff.verdicts_moved else 0
+    return 1 if diff.gate_fails else 0

@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from lib.report.claim import ClaimSpec
     from lib.report.documents import Document
 
 
@@ -19,6 +22,16 @@ def pytest_claims_audit_documents(config: pytest.Config) -> list[Document]:
 
     Every implementation's list is used, in the order pytest calls them. Called once, when
     the report is written; a document with claims but not registered is only listed.
+    """
+
+
+def pytest_claims_audit_claims(config: pytest.Config) -> list[Mapping[str, ClaimSpec]]:
+    """Every claim the documents make, as their spec registries (`ClaimSpecs`).
+
+    Every implementation's list is used. A report is complete only when each of these claims
+    has a verdict; a run that leaves one out, whatever removed it (--ignore, a spec without
+    a test, a worker that never ran it), writes report/partial/ and names it. Called once,
+    at the end of a run that checked claims.
     """
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+import urllib.parse
 from itertools import groupby
 from typing import Any
 
@@ -22,8 +23,37 @@ _VERDICT = {
 }
 
 
-def _escape(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+class _Markdown(str):
+    """Text this module wrote as Markdown (emphasis around numbers): not escaped again."""
+
+
+# What Markdown or inline HTML would read as markup in a line of text; newlines would end a
+# table row or a heading. Text from claims, documents and metadata is written literally.
+_LITERAL = str.maketrans(
+    {
+        **{c: "\\" + c for c in "\\`*_[]|~#"},
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        "\n": " ",
+        "\r": " ",
+    }
+)
+
+
+def _escape(text: Any) -> str:
+    """`text` as a literal in a Markdown line or table cell (see `_LITERAL`)."""
+    if isinstance(text, _Markdown):
+        return text.replace("|", "\\|")
+    return str(text).translate(_LITERAL)
+
+
+def _url(url: str) -> str | None:
+    """`url` as a link destination: an http(s) address, its markup characters quoted; None
+    for anything else (a `javascript:` address is no link)."""
+    if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+        return None
+    return urllib.parse.quote(url, safe=":/?#@!$&*+,;=%~-._")
 
 
 def _recorded(audit: dict, field: str, heading: str, intro: str) -> list[str]:
@@ -33,10 +63,18 @@ def _recorded(audit: dict, field: str, heading: str, intro: str) -> list[str]:
     if not claims:
         return []
     items = [
-        f"- **{c['id']}** ({c['document']}, {c['section']}): {_escape(c['details'][field])}"
+        f"- **{_escape(c['id'])}** ({_escape(c['document'])}, {_escape(c['section'])}): "
+        f"{_escape(c['details'][field])}"
         for c in claims
     ]
     return [f"## {heading}", "", intro, "", *items, ""]
+
+
+def _source_text(source, suffix: str = "") -> str:
+    """A document's title, linked to its address where it has an http(s) one."""
+    url = _url(source.url) if source.url else None
+    title = _escape(source.title)
+    return f"[{title}]({url}){suffix}" if url else f"{title}{suffix}"
 
 
 def render(audit: dict, figure_names: list[str]) -> str:
@@ -45,19 +83,25 @@ def render(audit: dict, figure_names: list[str]) -> str:
     lines = ["# Claims audit", ""]
     if audit.get("partial"):
         lines += [
-            f"**Partial run, not the complete audit** ({'; '.join(audit['partial'])}): only the "
+            f"**Partial run, not the complete audit** ({_escape('; '.join(audit['partial']))}): only the "
             "claims that ran, without the documents' sections and figures. The last complete "
             "audit is left as it was, one folder up.",
             "",
         ]
+    if audit.get("missing"):
+        missing = ", ".join(f"{claim_id} ({why})" for claim_id, why in audit["missing"].items())
+        lines += [f"Claims without a verdict: {_escape(missing)}.", ""]
     lines += [*_header(audit), ""]
+    versions, system = meta["versions"], meta["platform"]
     lines += [
-        f"{audit['summary']}.",
+        f"{_escape(audit['summary'])}.",
         "",
-        f"jax {meta['versions']['jax']}, flax {meta['versions']['flax']}, optax {meta['versions']['optax']}, "
-        f"numpy {meta['versions']['numpy']}, Python {meta['versions']['python']} on {meta['platform']['system']} "
-        f"({meta['platform']['jax_backend']}); cache: {meta['cache']['hits']} hits, {meta['cache']['computed']} computed; "
-        f"wall time {meta['wall_s']:.1f} s.",
+        _escape(
+            f"jax {versions['jax']}, flax {versions['flax']}, optax {versions['optax']}, "
+            f"numpy {versions['numpy']}, Python {versions['python']} on {system['system']} "
+            f"({system['jax_backend']}); cache: {meta['cache']['hits']} hits, "
+            f"{meta['cache']['computed']} computed; wall time {meta['wall_s']:.1f} s."
+        ),
         "",
         "Every claim is judged on the reproduction in several valid float orders (the documents' "
         "own order first: its figures are the ones shown). A printed figure *holds* when it is a "
@@ -75,17 +119,14 @@ def render(audit: dict, figure_names: list[str]) -> str:
     placed: set[str] = set()
     for document, claims in groupby(audit["claims"], key=lambda c: c["document"]):
         source = sources_of(audit).get(document)
-        if source is None:
-            heading = document
-        elif source.url:
-            heading = f"{document}: [{source.title}]({source.url})"
-        else:
-            heading = f"{document}: {source.title}"
+        heading = _escape(document)
+        if source is not None:
+            heading += f": {_source_text(source)}"
         lines += ["", f"## {heading}", ""]
         for section, rows in groupby(claims, key=lambda c: c["section"]):
             rows = list(rows)
             lines += [
-                f"### {section}",
+                f"### {_escape(section)}",
                 "",
                 *(_section_link(source, section) if rows[0].get("origin") != "suite" else []),
                 "| id | claim | published | measured | tolerance | verdict | figure |",
@@ -102,12 +143,12 @@ def render(audit: dict, figure_names: list[str]) -> str:
                 if c["verdict"] == "holds" and not c["expected_to_hold"]:
                     verdict = f"**{FINDING_GONE}**"
                 if c["details"].get("ci"):
-                    verdict += f" ({'; '.join(ci_text(ci) for ci in c['details']['ci'])})"
-                statement = c["statement"]
+                    verdict += f" ({_escape('; '.join(ci_text(ci) for ci in c['details']['ci']))})"
+                statement = _escape(c["statement"])
                 if c["details"].get("reading"):
-                    statement += f" *Reading: {c['details']['reading']}.*"
+                    statement += f" *Reading: {_escape(c['details']['reading'])}.*"
                 lines.append(
-                    f"| {c['id']} | {_escape(statement)} | {_escape(c['published'])} | {_escape(c['measured'])} "
+                    f"| {_escape(c['id'])} | {statement} | {_escape(c['published'])} | {_escape(c['measured'])} "
                     f"| {_escape(c['tolerance'])} | {verdict} | {_figure_link(figure_of.get(c['id']))} |"
                 )
             lines.append("")
@@ -137,7 +178,7 @@ def render(audit: dict, figure_names: list[str]) -> str:
         lines += ["## More figures", ""]
         for figure in rest:
             lines += _figure_block(figure)
-        lines += [f"![{name}](figures/{name})\n" for name in unindexed]
+        lines += [f"![{_escape(name)}]({_figure_path(name)})\n" for name in unindexed]
     return "\n".join(lines) + "\n"
 
 
@@ -149,17 +190,15 @@ def _header(audit: dict) -> list[str]:
     for document in documents:
         source = sources_of(audit).get(document)
         if source is None:
-            named.append(document)
-        elif source.url:
-            named.append(f"[{source.title}]({source.url}) ({source.kind})")
+            named.append(_escape(document))
         else:
-            named.append(f"{source.title} ({source.kind})")
+            named.append(_source_text(source, f" ({_escape(source.kind)})"))
     git = meta.get("git") or {}
     commit = (git.get("commit") or "unknown")[:12] + (
         " (uncommitted changes)" if git.get("dirty") else ""
     )
     created = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(meta["created_unix"]))
-    return [f"Audit of {'; '.join(named)}.", "", f"Commit {commit}, {created}."]
+    return [f"Audit of {'; '.join(named)}.", "", f"Commit {_escape(commit)}, {created}."]
 
 
 def _slug(text: str) -> str:
@@ -168,22 +207,29 @@ def _slug(text: str) -> str:
 
 def _section_link(source, section: str) -> list[str]:
     """A link to the section in the published document, where the document has an address."""
-    if source is None or not source.url:
+    url = _url(source.url) if source is not None and source.url else None
+    if url is None:
         return []
-    return [f"In the document: [{section}]({source.url}#{_slug(section)})", ""]
+    return [f"In the document: [{_escape(section)}]({url.split('#')[0]}#{_slug(section)})", ""]
+
+
+def _figure_path(name: str) -> str:
+    return "figures/" + urllib.parse.quote(name)
 
 
 def _figure_link(figure: dict | None) -> str:
-    return f"[{figure['file']}](#{_slug('figure ' + figure['file'])})" if figure else "-"
+    if not figure:
+        return "-"
+    return f"[{_escape(figure['file'])}](#{_slug('figure ' + figure['file'])})"
 
 
 def _figure_block(figure: dict) -> list[str]:
     anchor = _slug("figure " + figure["file"])
     return [
         f'<a id="{anchor}"></a>',
-        f"![{_escape(figure['caption'])}](figures/{figure['file']})",
+        f"![{_escape(figure['caption'])}]({_figure_path(figure['file'])})",
         "",
-        f"*{_escape(figure['caption'])}* Claims: {', '.join(figure['claims'])}.",
+        f"*{_escape(figure['caption'])}* Claims: {_escape(', '.join(figure['claims']))}.",
         "",
     ]
 
@@ -219,7 +265,7 @@ def _p(value: float | None, b: int) -> str:
 
 def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_escape(str(cell)) for cell in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(_escape(cell) for cell in row) + " |" for row in rows]
     return [*lines, ""]
 
 
@@ -234,17 +280,22 @@ def _published_rows(claims: dict[str, dict]) -> list[tuple[Any, ...]]:
                     ci["region"],
                     f"{ci['estimate']:.4g}",
                     interval_text(ci),
-                    "yes" if ci["within_region"] else "**no**",
+                    "yes" if ci["within_region"] else _NO,
                     _p(ci["p_value"], ci["b"]),
                 )
             )
     return rows
 
 
+_NO = _Markdown("**no**")
+
+
 def _per_seed(values: list[tuple[float, bool]] | None) -> str:
     if values is None:
         return "-"
-    return ", ".join(f"{value:.3g}" if holds else f"**{value:.3g}**" for value, holds in values)
+    return _Markdown(
+        ", ".join(f"{value:.3g}" if holds else f"**{value:.3g}**" for value, holds in values)
+    )
 
 
 def _sweep_rows(claims: dict[str, dict]) -> list[tuple[Any, ...]]:
@@ -272,7 +323,7 @@ def _sensitivity_rows(rows: list[dict], swept: bool) -> list[tuple[Any, ...]]:
             row.effect,
             row.region,
             f"{row.value:.4g}",
-            "yes" if row.holds else "**no**",
+            "yes" if row.holds else _NO,
         )
         if swept:
             cells += (row.sweep_holding, f"{row.sweep_value:.4g}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from lib import cache
-from lib.report import table
+from lib.report import table, watchdog
 from lib.report.claim import META_PROPERTY, PROPERTY, Claim, ClaimMeta, ClaimRecord
 from lib.seeds import parse_seeds
 
@@ -36,8 +37,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("claims audit")
     group.addoption(
         "--report-dir",
-        default="report",
-        help="where the audit report is written (default: report/)",
+        default=None,
+        help="where the audit report is written (default: report/ in the rootdir)",
+    )
+    group.addoption(
+        "--report-errors-as-complete",
+        action="store_true",
+        help="write a run whose claims ended in errors as the complete report (default: into "
+        "report/partial/, keeping the last complete one)",
     )
     group.addoption(
         "--no-report", action="store_true", help="print the claims table but write no report files"
@@ -108,7 +115,37 @@ def pytest_configure(config: pytest.Config) -> None:
 
         cache.progress_writer = write_live
     if not _is_worker(config):
+        config.stash[_REPORT_DIR] = _report_dir(config)
         config.pluginmanager.register(AuditCollector(config), "claims-audit-collector")
+
+
+_REPORT_DIR = pytest.StashKey[Path]()
+
+
+def _report_dir(config: pytest.Config) -> Path:
+    """--report-dir, resolved against the folder pytest was started in (default: report/ in
+    the rootdir, wherever pytest was started).
+
+    Raises:
+      pytest.UsageError: it is empty (an unset shell variable), or it is the rootdir, a test
+        folder or a folder holding one (the report's swap would land among the sources).
+    """
+    given = config.getoption("--report-dir")
+    if given is None:
+        return config.rootpath / "report"
+    if not given.strip():
+        raise pytest.UsageError(
+            f"--report-dir is empty ({given!r}; an unset shell variable?): name a folder"
+        )
+    path = (config.invocation_params.dir / given).resolve()
+    sources = [config.rootpath, *(config.rootpath / p for p in config.getini("testpaths"))]
+    for source in (s.resolve() for s in sources):
+        if path == source or path in source.parents:
+            raise pytest.UsageError(
+                f"--report-dir {given!r} is {path}, which is or holds {source}: the report "
+                "would be written among the project's files; name a folder of its own"
+            )
+    return path
 
 
 # The documents whose claims this process ran.
@@ -190,6 +227,34 @@ def sweep_seeds(request: pytest.FixtureRequest) -> tuple[int, ...]:
     if seeds is None:
         pytest.skip("no robustness sweep asked for (pass --seeds, e.g. --seeds 0-9)")
     return seeds
+
+
+def _budget(config: pytest.Config) -> float:
+    """pytest-timeout's budget for one test, in seconds (its option, else PYTEST_TIMEOUT,
+    else its ini setting); 0 when it is off or the plugin is not loaded."""
+    if not config.pluginmanager.has_plugin("timeout"):
+        return 0.0
+    value = config.getoption("timeout", None)
+    if value is None:
+        value = os.environ.get("PYTEST_TIMEOUT") or config.getini("timeout")
+    try:
+        return max(float(value or 0), 0.0)
+    except ValueError:
+        return 0.0
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """On an xdist worker, with a budget: mark the test running for the controller's watchdog."""
+    config = item.config
+    folder = config.workerinput.get(_WATCHED) if _is_worker(config) else None
+    if folder is None:
+        return (yield)
+    with watchdog.mark_running(Path(folder), config.workerinput["workerid"], item.nodeid):
+        return (yield)
+
+
+_WATCHED = "claims_watchdog_folder"  # in a worker's workerinput: where it marks its tests
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -283,16 +348,32 @@ class AuditCollector:
         self.selected: set[str] | None = None  # None: no process said what it collected
         self.failed_unclaimed: dict[str, str] = {}  # failures reported without a claim's meta
         self.partial: list[str] = []
+        self.missing: dict[str, str] = {}  # claim id -> why it has no verdict
+        self.registry_error: str | None = None
+        self.lost: list[str] = []
         self.written: list[Path] = []
         self.write_error: str | None = None
         self.robustness: dict | None = None
         self.robustness_error: str | None = None
+        self.watchdog: watchdog.Watchdog | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         distributed = self.config.pluginmanager.getplugin("dsession") is not None
         reporting = not self.config.getoption("--no-report") or self.config.getoption("--seeds")
         if distributed and reporting:
             threading.Thread(target=_preload, args=(self.config,), daemon=True).start()
+
+    @pytest.hookimpl(optionalhook=True)  # xdist's hook, on the controller
+    def pytest_configure_node(self, node) -> None:
+        """With a budget per test, watch the workers (lib/report/watchdog.py)."""
+        budget = _budget(self.config)
+        if not budget:
+            return
+        if self.watchdog is None:
+            folder = Path(tempfile.mkdtemp(prefix="claims-running-"))
+            self.watchdog = watchdog.Watchdog(folder, budget, _say)
+            self.watchdog.start()
+        node.workerinput[_WATCHED] = str(self.watchdog.folder)
 
     @pytest.hookimpl(optionalhook=True)  # xdist's hook: the plugin also runs without xdist
     def pytest_testnodedown(self, node, error) -> None:
@@ -323,11 +404,43 @@ class AuditCollector:
     def _record_crashes(self) -> None:
         """A claim whose test failed without reporting its meta (its worker crashed): ERROR."""
         for nodeid, reason in self.failed_unclaimed.items():
+            if self.watchdog is not None:
+                reason = self.watchdog.stopped.get(nodeid, reason)
             meta = self.claims.get(nodeid)
             if meta is not None and meta["id"] not in self.records:
                 meta = dict(meta)
                 self.expected[meta["id"]] = meta.pop("expected")
                 self.records[meta["id"]] = _error_record(meta, reason)
+
+    def _registered_claims(self) -> dict[str, str]:
+        """Every claim the documents make (`pytest_claims_audit_claims`), id -> document;
+        a failure to list them is kept as a reason the run is not complete."""
+        try:
+            lists = self.config.hook.pytest_claims_audit_claims(config=self.config)
+            registries = [specs for listed in lists for specs in listed]  # each hook's list
+            return {spec.id: spec.document for specs in registries for spec in specs.values()}
+        except Exception as error:
+            self.registry_error = f"{type(error).__name__}: {error}"
+            return {}
+
+    def _missing(self) -> dict[str, str]:
+        """Claim id -> why it has no verdict: every registered or collected claim without one."""
+        collected = {meta["id"] for meta in self.claims.values()}
+        if self.selected is None:  # no process said what it selected: all it reported
+            selected = collected
+        else:
+            selected = {self.claims[nodeid]["id"] for nodeid in self.selected}
+        missing = {}
+        for claim_id in {**self._registered_claims(), **dict.fromkeys(collected)}:
+            if claim_id in self.records:
+                continue
+            if claim_id not in collected:
+                missing[claim_id] = NOT_COLLECTED
+            elif claim_id not in selected:
+                missing[claim_id] = DESELECTED
+            else:
+                missing[claim_id] = NOT_RUN
+        return dict(sorted(missing.items()))
 
     def _partial_reasons(self, session: pytest.Session) -> list[str]:
         """Why this run is not a complete audit; empty when it is."""
@@ -341,16 +454,30 @@ class AuditCollector:
             reasons.append(f"only part of the suite named: {', '.join(named)}")
         if self.selected is None:
             reasons.append("no test process said which claims it collected (crashed?)")
-            return reasons
-        collected = {meta["id"] for meta in self.claims.values()}
-        selected = {self.claims[nodeid]["id"] for nodeid in self.selected}
-        if collected - selected:
-            reasons.append(f"{len(collected - selected)} claims deselected (-k, -m, --deselect)")
-        if selected - set(self.records):
-            reasons.append(f"{len(selected - set(self.records))} selected claims did not run")
+        if self.registry_error:
+            reasons.append(f"cannot list the documents' claims ({self.registry_error})")
+        for why, label in _MISSING_LABELS.items():
+            ids = [claim_id for claim_id, reason in self.missing.items() if reason == why]
+            if ids:
+                reasons.append(f"{len(ids)} claims {label}: {_some(ids)}")
+        errors = [r.id for r in self.records.values() if r.verdict == "error"]
+        if errors and not self.config.getoption("--report-errors-as-complete"):
+            reasons.append(f"{len(errors)} claims in error: {_some(errors)}")
         return reasons
 
+    def _lost_claims(self) -> list[str]:
+        """Claims an audit lost without the user asking: neither deselected nor outside the
+        paths named (a --ignore, a spec without a test, a test that never ran)."""
+        config = self.config
+        asked = config.option.keyword or config.option.deselect or _named_subset(config)
+        marks = set(config.option.markexpr.replace("(", " ").replace(")", " ").split())
+        if asked or not marks <= {"claim", "health", "or"}:
+            return []
+        return [i for i, why in self.missing.items() if why in (NOT_COLLECTED, NOT_RUN)]
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.watchdog is not None:
+            self.watchdog.stop()
         if _COLLECTED in self.config.stash:  # without xdist, this process collected the tests
             self.claims = {**self.config.stash[_COLLECTED], **self.claims}
             self.selected = set(self.config.stash.get(_SELECTED, []))
@@ -362,7 +489,11 @@ class AuditCollector:
         # finding whose experiment crashed would pass: a claim in error fails the run.
         if session.exitstatus == 0 and any(r.verdict == "error" for r in self.records.values()):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self.missing = self._missing()
         self.partial = self._partial_reasons(session)
+        self.lost = self._lost_claims()
+        if self.lost and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         seeds = self.config.getoption("--seeds")
         no_report = self.config.getoption("--no-report")
         if no_report and seeds is None:
@@ -388,7 +519,7 @@ class AuditCollector:
                     session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if no_report:
             return
-        report_dir = Path(self.config.getoption("--report-dir"))
+        report_dir = self.config.stash[_REPORT_DIR]
         try:
             self.written = audit.write_report(
                 report_dir / PARTIAL_FOLDER if self.partial else report_dir,
@@ -398,6 +529,7 @@ class AuditCollector:
                 wall_s=time.time() - self.started,
                 robustness=self.robustness,
                 partial=self.partial or None,
+                missing=self.missing or None,
                 documents=documents,
                 figure_cache=cache.default_cache_dir() / "figures",
             )
@@ -438,14 +570,41 @@ class AuditCollector:
         for path in self.written:
             terminalreporter.write_line(f"wrote {path}")
         if self.partial and self.written:
-            report_dir = self.config.getoption("--report-dir")
+            report_dir = self.config.stash[_REPORT_DIR]
             terminalreporter.write_line(f"the complete audit in {report_dir} is left as it was")
+        findings = [i for i, r in self.records.items() if r.verdict == "refuted" and not self.expected.get(i, True)]  # fmt: skip
+        if self.config.option.runxfail and findings:
+            terminalreporter.write_line(
+                f"--runxfail: the known findings {_some(findings)} count as failed tests, so "
+                "the run fails; their verdicts are as recorded",
+                yellow=True,
+            )
+        if self.lost:
+            terminalreporter.write_line(
+                f"the audit lost {len(self.lost)} of the documents' claims without a -k, -m or "
+                f"path asking for it ({_some(self.lost)}): the run fails",
+                red=True,
+            )
         if self.write_error:
             terminalreporter.write_line(f"report not written: {self.write_error}", red=True)
 
 
 # Where a partial run's report goes, inside --report-dir: the complete audit stays in place.
 PARTIAL_FOLDER = "partial"
+
+# Why a claim has no verdict (audit.json's `missing`), and how the partial reasons say it.
+NOT_COLLECTED, DESELECTED, NOT_RUN = "not collected", "deselected", "not run"
+_MISSING_LABELS = {
+    DESELECTED: "deselected (-k, -m, --deselect)",
+    NOT_COLLECTED: "not collected (--ignore, a path or python_functions leaving their tests out, or a spec without a test)",
+    NOT_RUN: "selected but not run",
+}
+
+
+def _some(ids: list[str], shown: int = 5) -> str:
+    """The first `shown` ids, and how many more."""
+    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+    return ", ".join(ids[:shown]) + more
 
 
 def _error_record(meta: dict, reason: str) -> ClaimRecord:
@@ -475,6 +634,11 @@ def _named_subset(config: pytest.Config) -> list[str]:
         ):
             named.append(arg)
     return named
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def _short(report: pytest.TestReport) -> str:

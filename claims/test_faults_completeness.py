@@ -1,0 +1,263 @@
+"""A complete audit has a verdict for every claim the documents make, and only a complete
+audit replaces report/: a run that lost claims (whatever option removed them) or ended in
+errors writes report/partial/, and an audit-style run that lost claims fails. The report
+folder is checked before anything runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from fault_tools import pytest_command, run_audit_pytest, tiny_pytest_env, write_test_folder
+
+pytestmark = pytest.mark.fault
+
+USAGE_ERROR = pytest.ExitCode.USAGE_ERROR  # 4
+
+# The documents' claims as data: c-1 to c-3, and c-4 without a test when SPEC_WITHOUT_TEST.
+CONFTEST = """
+    import os
+    from lib.report.claim import ClaimSpec, ClaimSpecs
+    from lib.verdict import close_to
+
+    def spec(id):
+        return ClaimSpec(
+            id=id, document="demo", section="Demo", statement=f"claim {id}", published="1.0",
+            judge=lambda results, published: close_to(1.0, published, 0.1), once=True,
+        )
+
+    ids = ["c-1", "c-2", "c-3"] + (["c-4"] if os.environ.get("SPEC_WITHOUT_TEST") else [])
+    SPECS = ClaimSpecs([spec(id) for id in ids])
+
+    def pytest_claims_audit_claims():
+        return [SPECS]
+"""
+MODULE_A = """
+    import os
+    from conftest import SPECS
+
+    @SPECS.mark("c-1")
+    def test_one(claim):
+        claim.check()
+
+    @SPECS.mark("c-2")
+    def test_two(claim):
+        if os.environ.get("C2_FAILS"):
+            raise MemoryError("the experiment ran out of memory")
+        claim.check()
+"""
+MODULE_B = """
+    from conftest import SPECS
+
+    @SPECS.mark("c-3")
+    def test_three(claim):
+        claim.check()
+"""
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+@pytest.fixture
+def audited(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
+    """A folder of three claims whose complete audit is in out/; that audit's files."""
+    folder = write_test_folder(tmp_path, MODULE_A, "test_a.py")
+    (folder / "test_b.py").write_text(textwrap.dedent(MODULE_B))
+    (folder / "conftest.py").write_text(textwrap.dedent(CONFTEST))
+    complete = run_audit_pytest(folder, "--report-dir", "out")
+    assert complete.returncode == 0, complete.stdout + complete.stderr
+    assert len(json.loads((folder / "out" / "audit.json").read_text())["claims"]) == 3
+    return folder, snapshot(folder / "out")
+
+
+def partial_audit(folder: Path) -> dict:
+    return json.loads((folder / "out" / "partial" / "audit.json").read_text())
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--ignore=test_b.py"],
+        ["--ignore-glob=*_b.py"],
+        ["-o", "python_functions=test_o* test_tw*"],
+        ["-m", "claim or health", "--ignore=test_b.py"],
+        ["-n", "2", "--ignore=test_b.py"],
+    ],
+    ids=["ignore", "ignore-glob", "python-functions", "audit-marks", "xdist"],
+)
+def test_run_that_lost_claims_fails_and_keeps_the_complete_report(audited, args):
+    """`pytest claims -m "claim or health" --ignore=claims/test_uncertainty.py` (or
+    --ignore-glob, or `-o python_functions=...`) replaced report/audit.json with 51 of 73
+    claims, unmarked, exit 0: completeness was judged from what was collected. Now it is
+    judged from the documents' specs (`pytest_claims_audit_claims`): the claim left out is
+    named as not collected in out/partial/, the complete audit is kept, and the run fails."""
+    folder, complete = audited
+    result = run_audit_pytest(folder, "--report-dir", "out", *args)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "the audit lost 1 of the documents' claims" in result.stdout
+    assert snapshot(folder / "out") == complete
+    written = partial_audit(folder)
+    assert written["missing"] == {"c-3": "not collected"}
+    assert any(r.startswith("1 claims not collected") and "c-3" in r for r in written["partial"])
+    assert "c-3 (not collected)" in (folder / "out" / "partial" / "audit.md").read_text()
+
+
+def test_spec_without_a_test_is_missing_not_silent(audited, monkeypatch):
+    """A claim spec with no test vanished from the audit silently; now it is not collected,
+    the report is partial and the run fails."""
+    folder, complete = audited
+    monkeypatch.setenv("SPEC_WITHOUT_TEST", "1")
+    result = run_audit_pytest(folder, "--report-dir", "out")
+    assert result.returncode == 1, result.stdout
+    assert partial_audit(folder)["missing"] == {"c-4": "not collected"}
+    assert snapshot(folder / "out") == complete
+
+
+def test_a_selection_the_user_asked_for_stays_a_partial_report(audited):
+    """`-k` is the user's choice: a partial report naming what was deselected, exit 0."""
+    folder, complete = audited
+    result = run_audit_pytest(folder, "--report-dir", "out", "-k", "one")
+    assert result.returncode == 0, result.stdout
+    assert partial_audit(folder)["missing"] == {"c-2": "deselected", "c-3": "deselected"}
+    assert snapshot(folder / "out") == complete
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_run_with_errors_keeps_the_complete_report(audited, monkeypatch, workers):
+    """Under `ulimit -v 2000000` 45 claims ERRORed (MemoryError), exit 1, and the complete
+    report/audit.json was replaced by that run's. Now a run with claims in error writes
+    out/partial/ (the complete audit kept byte for byte), unless
+    --report-errors-as-complete asks for it to be the report."""
+    folder, complete = audited
+    monkeypatch.setenv("C2_FAILS", "1")
+    result = run_audit_pytest(folder, "--report-dir", "out", *workers)
+    assert result.returncode == 1, result.stdout
+    assert snapshot(folder / "out") == complete
+    assert partial_audit(folder)["partial"] == ["1 claims in error: c-2"]
+    assert "MemoryError" in result.stdout
+    replaced = run_audit_pytest(folder, "--report-dir", "out", "--report-errors-as-complete")
+    assert replaced.returncode == 1
+    written = json.loads((folder / "out" / "audit.json").read_text())
+    assert "partial" not in written and "1 errors" in written["summary"]
+
+
+@pytest.mark.parametrize(
+    ("report_dir", "says"),
+    [
+        ("", "--report-dir is empty"),
+        ("  ", "--report-dir is empty"),
+        (".", "which is or holds"),
+        ("..", "which is or holds"),
+    ],
+    ids=["empty", "whitespace", "rootdir", "above-rootdir"],
+)
+def test_report_dir_that_is_empty_or_holds_the_project_is_a_usage_error(tmp_path, report_dir, says):
+    """`--report-dir ''` (an unset shell variable) was read as `.`: the report landed among
+    the project's files. Now an empty folder name, the rootdir or a folder above it is a
+    usage error (exit 4) before anything runs."""
+    folder = write_test_folder(tmp_path / "project", MODULE_B)
+    (folder / "conftest.py").write_text(textwrap.dedent(CONFTEST))
+    result = run_audit_pytest(folder, "--report-dir", report_dir)
+    assert result.returncode == USAGE_ERROR, result.stdout + result.stderr
+    assert says in result.stderr
+    assert "passed" not in result.stdout
+    assert not (folder / "audit.json").exists() and not (tmp_path / "audit.json").exists()
+
+
+def test_default_report_folder_is_in_the_rootdir_wherever_pytest_starts(tmp_path):
+    """`cd claims && pytest .` wrote claims/report/ (and every later audit then recorded the
+    tree as dirty). The default report folder is report/ in the rootdir."""
+    folder = write_test_folder(tmp_path, "")
+    tests = write_test_folder(folder / "tests", MODULE_B)
+    (tests / "pytest.ini").unlink()  # the rootdir is `folder`, the one with pytest.ini
+    (tests / "conftest.py").write_text(textwrap.dedent(CONFTEST).replace('"c-1", "c-2", ', ""))
+    result = run_audit_pytest(tests, ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (folder / "report" / "audit.json").is_file()
+    assert not (tests / "report").exists()
+
+
+FINDING_MODULE = """
+    import pytest
+
+    @pytest.mark.claim(id="f-1", document="demo", section="Demo", statement="s", finding="2.5")
+    def test_finding(claim):
+        claim.close_to(2.5, "2.0", 0.1)
+"""
+
+
+def test_runxfail_says_why_the_known_findings_fail_the_run(tmp_path):
+    """`--runxfail` gave exit 1 while the report said 0 errors, with no word why. Now the
+    summary names the known findings that --runxfail turned into failures."""
+    folder = write_test_folder(tmp_path, FINDING_MODULE)
+    result = run_audit_pytest(folder, "--no-report", "--runxfail")
+    assert result.returncode == 1
+    assert "--runxfail: the known findings f-1 count as failed tests" in result.stdout
+
+
+STALL_MODULE = """
+    import os, signal, time
+    import pytest
+
+    def claim_marker(id):
+        return pytest.mark.claim(id=id, document="demo", section="Demo", statement=f"claim {id}")
+
+    @claim_marker("c-1")
+    def test_one(claim):
+        claim.close_to(1.0, "1.0", 0.1)
+
+    @claim_marker("c-wedged")
+    def test_wedged(claim):
+        if os.environ.get("STALL") == "stop":  # the worker stops responding at all
+            os.kill(os.getpid(), signal.SIGSTOP)
+        if os.environ.get("STALL") == "sleep":  # a test far past its budget
+            time.sleep(120)
+        claim.close_to(1.0, "1.0", 0.1)
+"""
+
+
+@pytest.mark.parametrize(
+    ("stall", "workers", "says"),
+    [
+        ("stop", ["-n", "2"], "worker 'gw"),
+        ("sleep", ["-n", "2"], "Timeout"),
+        ("sleep", [], "Timeout"),
+    ],
+    ids=["worker-stopped", "past-budget-xdist", "past-budget-one-process"],
+)
+def test_a_wedged_worker_or_test_ends_the_run_naming_the_test(tmp_path, stall, workers, says):
+    """A worker stopped with SIGSTOP hung `pytest claims -n 2` until an outer timeout: no
+    report, no message. Now pytest-timeout fails a test past its budget (`timeout` in
+    pyproject.toml; here --timeout 2), and the plugin's watchdog kills a worker whose test
+    runs past the budget and a grace without answering: the claim is an ERROR naming the
+    test, the run ends (exit 1) and the complete report is kept."""
+    folder = write_test_folder(tmp_path, STALL_MODULE)
+    timeout = ("-p", "timeout", "--timeout", "2")
+    complete = run_audit_pytest(folder, *timeout, "--report-dir", "out", *workers)
+    assert complete.returncode == 0, complete.stdout + complete.stderr
+    kept = snapshot(folder / "out")
+    started = time.monotonic()
+    plugins = ("-p", "xdist.plugin", "-p", "lib.report.plugin")
+    result = subprocess.run(
+        pytest_command(*plugins, *timeout, "--report-dir", "out", *workers),
+        cwd=folder,
+        env=tiny_pytest_env(STALL=stall),
+        capture_output=True,
+        text=True,
+        timeout=100,
+    )
+    assert time.monotonic() - started < 60
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert re.search(r"ERROR in c-wedged: .*" + re.escape(says), result.stdout), result.stdout
+    if stall == "stop":
+        assert "test_module.py::test_wedged for" in result.stderr
+        assert "past its budget of 2 s" in result.stdout + result.stderr
+    assert snapshot(folder / "out") == kept
+    assert partial_audit(folder)["partial"] == ["1 claims in error: c-wedged"]

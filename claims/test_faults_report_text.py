@@ -1,0 +1,89 @@
+"""Hostile text in claims, sections and metadata: audit.md and audit.html show it as text.
+
+audit.md passed claim text through raw: `<img src=x onerror=...>` and `<script>` in a claim's
+or section's text reached the Markdown unescaped, and a newline in a section name broke its
+heading. Each string below goes through both renderers; the Markdown is then rendered by a
+CommonMark parser with raw HTML allowed, as a viewer that trusts it would.
+"""
+
+from __future__ import annotations
+
+import html as html_text
+import re
+
+import pytest
+from markdown_it import MarkdownIt
+
+from lib.report import html, markdown
+
+pytestmark = pytest.mark.fault
+
+IMG = "<img src=x onerror=alert(1)>"
+SCRIPT = "<script>alert(2)</script>"
+HOSTILE = [
+    IMG,
+    SCRIPT,
+    "a | b | c",  # extra table cells
+    "line one\n# injected heading\n\n<b>bold</b>",
+    "[click](javascript:alert(3)) ![x](https://evil.example/track.png)",
+    "**bold** _it_ `code` ~~gone~~ \\ &amp;",
+]
+
+
+def hostile_audit(text: str) -> dict:
+    claim = {
+        "id": "c-1",
+        "document": "demo",
+        "section": f"Section {text}",
+        "statement": f"statement {text}",
+        "published": f"published {text}",
+        "measured": f"measured {text}",
+        "tolerance": f"tolerance {text}",
+        "verdict": "refuted",
+        "details": {"reading": f"reading {text}", "finding": f"finding {text}"},
+        "expected_to_hold": False,
+    }
+    return {
+        "schema_version": 1,
+        "partial": [f"reason {text}"],
+        "missing": {"c-2": f"why {text}"},
+        "claims": [claim],
+        "summary": f"summary {text}",
+        "metadata": {
+            "versions": dict.fromkeys(("jax", "flax", "optax", "numpy", "python"), text),
+            "platform": {"system": text, "jax_backend": "cpu"},
+            "cache": {"hits": 0, "computed": 0},
+            "wall_s": 1.0,
+            "created_unix": 0.0,
+            "git": {"commit": text, "dirty": False},
+            "documents": {"demo": {"title": f"title {text}", "kind": text, "url": "javascript:x"}},
+        },
+        "figures": [{"file": "f.png", "caption": f"caption {text}", "claims": ["c-1"]}],
+    }
+
+
+def rendered_markdown(audit: dict) -> str:
+    parser = MarkdownIt("commonmark", {"html": True}).enable("table")
+    return parser.render(markdown.render(audit, ["f.png"]))
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=["img", "script", "pipes", "newlines", "links", "marks"])  # fmt: skip
+def test_hostile_text_is_text_in_markdown_and_html(text):
+    audit = hostile_audit(text)
+    page = rendered_markdown(audit)
+    tags = set(re.findall(r"<([a-z0-9]+)", page))
+    assert tags <= {"h1", "h2", "h3", "p", "strong", "em", "table", "thead", "tbody", "tr", "th", "td", "a", "img", "ul", "li"}  # fmt: skip
+    attributes = re.findall(r'\s([a-z-]+)="([^"]*)"', "".join(re.findall(r"<[^>]*>", page)))
+    assert {name for name, _ in attributes} <= {"id", "href", "src", "alt"}
+    links = [value for name, value in attributes if name in ("href", "src")]
+    assert not [link for link in links if link.startswith("javascript:")]
+    assert re.findall(r'<img src="([^"]*)"', page) == ["figures/f.png"]  # only the figure
+    flat = text.replace("\n", " ")  # newlines read as spaces
+    assert html_text.unescape(re.sub(r"<[^>]*>", "", page)).count(flat) >= 8  # all shown
+    assert len(re.findall(r"<h3>", page)) == 1 and "<h1>injected" not in page
+    row = re.search(r"<tbody>\s*<tr>(.*?)</tr>", page, re.DOTALL).group(1)
+    assert row.count("<td>") == 7  # a pipe in the text adds no cell
+
+    page = html.render(audit, {})
+    assert IMG not in page and SCRIPT not in page
+    assert "<h1>injected" not in page
