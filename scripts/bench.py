@@ -55,7 +55,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lib.calibration.experiment import FAITHFUL, NETS, PUBLISHED_SEEDS, load_split, train
+from lib.calibration.experiment import (
+    FAITHFUL,
+    NETS,
+    PUBLISHED_SEEDS,
+    TWIN_BATCH,
+    load_split,
+    train,
+    train_twin_batch,
+)
 from lib.calibration.training import TrainConfig, train_net_per_step, train_nets
 from lib.numerics import full_precision, request_deterministic_gpu_ops
 from lib.uncertainty import experiment
@@ -209,6 +217,14 @@ def bench_calibration(split, repeats: int) -> dict:
     }
     for order, t in orders.items():
         print(f"  train({order!r}), both nets  {_fmt(t)}", flush=True)
+    # What each --orders step costs: one batch of TWIN_BATCH twins of both nets.
+    twins = timed(
+        lambda: side_by_side(
+            [lambda n=n: train_twin_batch(0, n, PUBLISHED_SEEDS, split) for n in NETS]
+        ),
+        repeats,
+    )
+    print(f"  train_twin_batch (6 twins), both nets  {_fmt(twins)}", flush=True)
     worst = max(row["diff_pt"] for row in accuracy)
     return {
         "nets": len(NETS) * len(PUBLISHED_SEEDS),
@@ -222,6 +238,9 @@ def bench_calibration(split, repeats: int) -> dict:
         "orders_method": "lib.calibration.experiment.train(order, net, seeds 0-2, split): "
         "training and evaluation outputs, both nets side by side in threads",
         "faithful_over_scan": orders[FAITHFUL]["median_s"] / orders["scan_vmap"]["median_s"],
+        "twin_batch": twins,
+        "twin_batch_method": f"train_twin_batch: {TWIN_BATCH} twins of each net on seeds 0-2, "
+        "both nets side by side: the cost of each step of --orders",
     }
 
 
