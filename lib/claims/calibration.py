@@ -26,6 +26,7 @@ from lib.calibration.experiment import NETS
 from lib.calibration.health import calibration_health
 from lib.calibration.models import HIDDEN, N_CLASSES, N_PIXELS, build_model, yat_prototype_indices
 from lib.claims.evidence import seen_sensitive
+from lib.claims.judges import ComparedBeside
 from lib.report.claim import ClaimSpec, ClaimSpecs, Published, Rule
 from lib.robustness.bootstrap import claim_intervals
 from lib.robustness.calibration import (
@@ -134,23 +135,6 @@ class YatTemperatureRange(FigureRule):
         assert isinstance(published, tuple)
         temperatures = [f["T"] for f in c.per_seed["yat"]]
         return figures([min(temperatures), max(temperatures)], published)
-
-
-def _no_details(_: Any) -> dict[str, Any]:
-    return {}
-
-
-@dataclasses.dataclass(frozen=True)
-class ComparedBeside(Compared):
-    """`Compared`, with `beside(per-seed figures)` recorded next to its judgement and never
-    judged: the figures of a reading the claim did not choose."""
-
-    beside: Callable[[Any], dict[str, Any]] = _no_details
-
-    def __call__(self, results: Any, published: Any) -> Judgement:
-        judgement = super().__call__(results, published)
-        extra = self.beside(self.reads(results))
-        return dataclasses.replace(judgement, details={**judgement.details, **extra})
 
 
 def other_baselines(per_seed: Any) -> dict[str, Any]:
