@@ -136,6 +136,16 @@ def test_aleatoric_follows_noise(claim, uncertainty, claim_id):
     claim.check(uncertainty)
 
 
+@SPECS.mark("unc-15a")
+def test_unclamped_losses_nan(claim):
+    claim.check()
+
+
+@SPECS.mark("unc-15b")
+def test_clamp_pins_mc_net(claim):
+    claim.check()
+
+
 @SPECS.mark("unc-08a")
 def test_defaulted_scalar_in_vmapped_constructor_fails(claim):
     claim.check()

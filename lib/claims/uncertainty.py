@@ -47,7 +47,10 @@ from lib.uncertainty.config import ENSEMBLE_PRINT_EVERY, MC_PRINT_EVERY
 from lib.uncertainty.data import true_function
 from lib.uncertainty.experiment import UncertaintyResult
 from lib.uncertainty.health import constant_baseline_nll, uncertainty_health
+from lib.uncertainty.model import LOG_VAR_MAX, LOG_VAR_MIN
 from lib.uncertainty.results import SPREAD_ROOT_SEEDS, spread, uncertainty_result
+from lib.uncertainty.unclamped import KEYS as UNCLAMPED_KEYS
+from lib.uncertainty.unclamped import unclamped_runs
 from lib.verdict import FigureRule, Judgement, Measured, figures, satisfied
 
 DOC = "uncertainty"
@@ -79,6 +82,7 @@ PRINTED = dict(
 # The rules behind the guide's qualitative words; each claim's reading says how.
 MARKEDLY = 2.0  # "markedly larger"
 FACTOR = 2.0  # "follows the true noise"
+LAST_STEPS = 100  # the MC net's last printed interval
 
 
 # --- Measures and rules -------------------------------------------------------------------
@@ -251,6 +255,39 @@ def mc_passes_differ(result: UncertaintyResult, published: Published) -> Judgeme
         identical == 0,
         published=published,
         measured=f"{identical} identical pairs of {t * (t - 1) // 2}",
+    )
+
+
+def unclamped_losses_finite(_: None, published: Published) -> Judgement:
+    runs = unclamped_runs()
+    mc = np.isfinite(runs["mc_loss"]).all(axis=1)
+    ensemble = np.isfinite(runs["ens_loss"]).all(axis=(1, 2))
+    nan_keys = [int(k) for k, ok in zip(UNCLAMPED_KEYS, mc & ensemble, strict=True) if not ok]
+    log_var = np.concatenate([runs["mc_log_var"].ravel(), runs["ens_log_var"].ravel()])
+    return satisfied(
+        bool(nan_keys),
+        published=published,
+        measured=f"non-finite losses on keys: {nan_keys or 'none'} of {len(UNCLAMPED_KEYS)}",
+        log_var_reached=[float(log_var.min()), float(log_var.max())],
+    )
+
+
+def clamp_pins_mc(_: None, published: Published) -> Judgement:
+    runs = unclamped_runs()
+    published_key = UNCLAMPED_KEYS.index(0)
+    tail = runs["mc_loss"][:, -LAST_STEPS:].astype(np.float64).mean(axis=1)
+    baseline = constant_baseline_nll(uncertainty_result(0).y)
+    log_var = runs["mc_log_var"][published_key]
+    return satisfied(
+        tail[published_key] < baseline
+        and float(log_var.max()) < LOG_VAR_MAX
+        and float(log_var.min()) > LOG_VAR_MIN,
+        published=published,
+        measured=float(tail[published_key]),
+        tolerance=f"< {baseline:.4f} (constant predictor)",
+        mc_log_var_range_key_0=[float(log_var.min()), float(log_var.max())],
+        mc_training_loss_last_steps_per_key=tail.tolist(),
+        ensemble_log_var_max_per_key=runs["ens_log_var"].max(axis=(1, 2, 3)).tolist(),
     )
 
 
@@ -815,6 +852,32 @@ SPECS = ClaimSpecs(
             mc_passes_differ,
             reading="'the T predictions differ': no two of the 30 passes give the same means "
             "on the grid",
+        ),
+        claim(
+            "unc-15a",
+            S_PITFALLS,
+            "Without the log-variance clamp, exp(-log_var) overflows and training produces NaN losses.",
+            "NaN losses without the clamp",
+            unclamped_losses_finite,
+            once=True,
+            reading="the recipe run with the clip removed and nothing else changed "
+            "(lib/uncertainty/unclamped.py: same data, keys, weights, batches, resamples), "
+            "from root keys 0-20: some MC-Dropout or ensemble training loss is not finite",
+            finding="trained without the clamp, no loss is NaN or infinite on any of root keys "
+            "0-20, MC-Dropout or ensemble; the trained log-variances on the training inputs lie "
+            "between -6.5 and -1.1, far from where exp(-log_var) overflows in float32 (below "
+            "-88)",
+        ),
+        claim(
+            "unc-15b",
+            S_PITFALLS,
+            "Suite check: the clamp is what pins the published MC-Dropout net; trained without it, the same net learns.",
+            "unclamped MC net beats the constant",
+            clamp_pins_mc,
+            once=True,
+            reading="the published run (root key 0) without the clip: the MC net's mean "
+            f"training loss over its last {LAST_STEPS} steps is below the constant predictor's "
+            "NLL and its log-variance never reaches where the clip would hold it (-6, 4)",
         ),
         claim(
             "unc-08a",
