@@ -210,6 +210,11 @@ def test_field_shallow_off_distribution(claim, calibration):
     claim.check(calibration)
 
 
+@SPECS.mark("cal-12c")
+def test_ten_logits_sink_together(claim, calibration):
+    claim.check(calibration)
+
+
 @SPECS.mark("cal-16")
 def test_field_separates_softmax_smears(claim, calibration):
     claim.check(calibration)

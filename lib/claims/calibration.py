@@ -420,6 +420,27 @@ def one_knob_cannot_close(c: CalibrationResults, published: Published) -> Judgem
     )
 
 
+def ten_scores_sink(c: CalibrationResults, published: Published) -> Judgement:
+    ratios, each_class = [], []
+    run = c.runs["yat"]
+    for test, ood in zip(run.logits_test, run.logits_ood, strict=True):
+        top = np.median(ood.max(axis=1)) / np.median(test.max(axis=1))
+        spread_ = np.median(ood.std(axis=1)) / np.median(test.std(axis=1))
+        ratios.append([float(top), float(spread_)])
+        each_class.append(
+            int(np.sum(np.abs(np.median(ood, axis=0)) < np.abs(np.median(test, axis=0))))
+        )
+    worst = max(max(r) for r in ratios)
+    return satisfied(
+        worst < 1,
+        published=published,
+        measured=worst,
+        tolerance="< 1",
+        top_and_spread_ratio_per_seed=ratios,
+        classes_whose_median_logit_moves_toward_0_per_seed=each_class,
+    )
+
+
 def _leads(per_seed: Any, field: str, baseline: str) -> list[float]:
     """Per seed, the Yat field's AUROC `field` minus the ReLU net's AUROC `baseline`."""
     kmax = values(per_seed, "yat", field)
@@ -912,6 +933,18 @@ SPECS = ClaimSpecs(
             f"ratio < {FAR_BELOW} ({KMAX_OOD} / {KMAX_TEST})",
             f"'far below': on every seed the MNIST median field magnitude is under "
             f"{FAR_BELOW:g} of the test median",
+        ),
+        claim(
+            "cal-12c",
+            S_OOD,
+            "Off-distribution the Yat net's ten logits sink together: the winner's logit drops and the ten bunch up.",
+            "top logit and spread fall",
+            ten_scores_sink,
+            reading="'all ten scores sink together': on every seed, over MNIST against the "
+            "Fashion test set, the median top logit is lower and the median spread of the ten "
+            "logits (their sd per image) is smaller, so all ten sit at one low level. The "
+            "stricter 'each class's median logit moves toward 0' is recorded beside (how many "
+            "of the ten do)",
         ),
         compared(
             Comparison(
