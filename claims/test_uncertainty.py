@@ -119,6 +119,11 @@ def test_ensemble_prediction_shape(claim, uncertainty):
     claim.check(uncertainty)
 
 
+@SPECS.mark("unc-13c")
+def test_ensemble_constructor_stacks_members(claim):
+    claim.check()
+
+
 @SPECS.mark("unc-13b")
 def test_mc_prediction_shape(claim, uncertainty):
     claim.check(uncertainty)

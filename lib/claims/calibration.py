@@ -250,9 +250,10 @@ def yat_bins_below(c: CalibrationResults, published: Published) -> Judgement:
     return satisfied(
         min(fractions) >= ALMOST_EVERY,
         published=published,
-        measured=[round(f, 3) for f in fractions],
-        share_of_images_in_bins_below=[round(w, 3) for w in weighted],
-        share_of_bins_below=[round(f, 3) for f in fractions],
+        measured={
+            "images in bins below": [round(w, 3) for w in weighted],
+            "bins below": [round(f, 3) for f in fractions],
+        },
     )
 
 

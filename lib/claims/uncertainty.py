@@ -43,7 +43,7 @@ from lib.robustness.uncertainty import (
     true_model_nll,
 )
 from lib.uncertainty import GaussianMLP, headline_figures
-from lib.uncertainty.config import ENSEMBLE_PRINT_EVERY, MC_PRINT_EVERY
+from lib.uncertainty.config import ENSEMBLE_PRINT_EVERY, MC_PRINT_EVERY, UncertaintyConfig
 from lib.uncertainty.data import true_function
 from lib.uncertainty.experiment import UncertaintyResult
 from lib.uncertainty.health import constant_baseline_nll, uncertainty_health
@@ -288,6 +288,26 @@ def clamp_pins_mc(_: None, published: Published) -> Judgement:
         mc_log_var_range_key_0=[float(log_var.min()), float(log_var.max())],
         mc_training_loss_last_steps_per_key=tail.tolist(),
         ensemble_log_var_max_per_key=runs["ens_log_var"].max(axis=(1, 2, 3)).tolist(),
+    )
+
+
+def ensemble_constructed_stacked(_: None, published: Published) -> Judgement:
+    from lib.uncertainty.training import make_ensemble
+
+    config = UncertaintyConfig()
+    models, optimizers = make_ensemble(jax.random.key(0), config)
+    leaves = jax.tree.leaves(nnx.state((models, optimizers), nnx.Param))
+    leading = sorted({leaf.shape[0] for leaf in leaves})
+    kernels = np.asarray(models.l1.kernel[...])
+    distinct = all(
+        not np.array_equal(kernels[a], kernels[b])
+        for a in range(config.members)
+        for b in range(a + 1, config.members)
+    )
+    return satisfied(
+        leading == [config.members] and distinct,
+        published=published,
+        measured=f"leading axes {leading}; members' first-layer kernels pairwise distinct: {distinct}",
     )
 
 
@@ -834,6 +854,17 @@ SPECS = ClaimSpecs(
             prediction_shapes("ensemble"),
             reading="the stored prediction arrays (means and variances, on the grid and the "
             "training inputs) are (5, N, 1) with N the number of inputs",
+        ),
+        claim(
+            "unc-13c",
+            S_ENSEMBLE,
+            "The vmapped constructor over split(key, M) returns M independently initialised members and optimizers, stacked on a leading M axis.",
+            "leading M axis, members differ",
+            ensemble_constructed_stacked,
+            once=True,
+            reading="built from the recipe's constructor (lib/uncertainty/training.py) on "
+            "split(key(0), 5): every parameter and optimizer leaf has leading axis 5 and no "
+            "two members share their first-layer weights",
         ),
         claim(
             "unc-13b",
