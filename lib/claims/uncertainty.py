@@ -837,6 +837,24 @@ SPECS = ClaimSpecs(
         *(var_mu_underestimates(method) for method in METHODS),
         *(aleatoric(method) for method in METHODS),
         claim(
+            "unc-13b",
+            S_MC,
+            "Stacking the T MC-Dropout passes gives shape (T, N, 1).",
+            "(T, N, 1), T = 30",
+            prediction_shapes("mc"),
+            reading="the stored pass arrays (means and variances, on the grid and the training "
+            "inputs) are (30, N, 1) with N the number of inputs",
+        ),
+        claim(
+            "unc-14",
+            S_MC,
+            "Each MC-Dropout pass draws new dropout masks, so the T predictions differ.",
+            "all passes differ",
+            mc_passes_differ,
+            reading="'the T predictions differ': no two of the 30 passes give the same means "
+            "on the grid",
+        ),
+        claim(
             "unc-12",
             S_ENSEMBLE,
             "Each ensemble member trains on its own bootstrap resample of the data, adding diversity beyond the random inits.",
@@ -865,24 +883,6 @@ SPECS = ClaimSpecs(
             reading="built from the recipe's constructor (lib/uncertainty/training.py) on "
             "split(key(0), 5): every parameter and optimizer leaf has leading axis 5 and no "
             "two members share their first-layer weights",
-        ),
-        claim(
-            "unc-13b",
-            S_MC,
-            "Stacking the T MC-Dropout passes gives shape (T, N, 1).",
-            "(T, N, 1), T = 30",
-            prediction_shapes("mc"),
-            reading="the stored pass arrays (means and variances, on the grid and the training "
-            "inputs) are (30, N, 1) with N the number of inputs",
-        ),
-        claim(
-            "unc-14",
-            S_MC,
-            "Each MC-Dropout pass draws new dropout masks, so the T predictions differ.",
-            "all passes differ",
-            mc_passes_differ,
-            reading="'the T predictions differ': no two of the 30 passes give the same means "
-            "on the grid",
         ),
         claim(
             "unc-15a",
