@@ -25,6 +25,16 @@ def test_yat_ece(claim, calibration):
     claim.check(calibration)
 
 
+@SPECS.mark("cal-02d")
+def test_relu_ece_spread(claim, calibration):
+    claim.check(calibration)
+
+
+@SPECS.mark("cal-02e")
+def test_yat_ece_spread(claim, calibration):
+    claim.check(calibration)
+
+
 @SPECS.mark("cal-02c")
 def test_ece_ratio(claim, calibration):
     claim.check(calibration)
@@ -80,6 +90,11 @@ def test_relu_median_top_logit(claim, calibration):
     claim.check(calibration)
 
 
+@SPECS.mark("cal-05d")
+def test_a_few_units_lead_pins_winner(claim, calibration):
+    claim.check(calibration)
+
+
 @SPECS.mark("cal-06")
 def test_softmax_reads_gaps(claim, calibration):
     claim.check(calibration)
@@ -100,6 +115,11 @@ def test_yat_temperature_seed0(claim, calibration):
     claim.check(calibration)
 
 
+@SPECS.mark("cal-08c")
+def test_yat_seed0_more_than_twice_as_loud(claim, calibration):
+    claim.check(calibration)
+
+
 @SPECS.mark("cal-09a")
 def test_relu_temperature(claim, calibration):
     claim.check(calibration)
@@ -110,6 +130,16 @@ def test_yat_temperature(claim, calibration):
     claim.check(calibration)
 
 
+@SPECS.mark("cal-09e")
+def test_relu_temperature_spread(claim, calibration):
+    claim.check(calibration)
+
+
+@SPECS.mark("cal-09f")
+def test_yat_temperature_sd(claim, calibration):
+    claim.check(calibration)
+
+
 @SPECS.mark("cal-09c")
 def test_yat_temperature_range(claim, calibration):
     claim.check(calibration)
@@ -117,6 +147,11 @@ def test_yat_temperature_range(claim, calibration):
 
 @SPECS.mark("cal-09d")
 def test_yat_temperature_spread(claim, calibration):
+    claim.check(calibration)
+
+
+@SPECS.mark("cal-09g")
+def test_yat_needs_more_correction(claim, calibration):
     claim.check(calibration)
 
 
@@ -135,6 +170,11 @@ def test_ece_ratio_after_scaling(claim, calibration):
     claim.check(calibration)
 
 
+@SPECS.mark("cal-10d")
+def test_no_single_temperature_closes_gap(claim, calibration):
+    claim.check(calibration)
+
+
 @SPECS.mark("cal-11a")
 def test_kmax_auroc(claim, calibration):
     claim.check(calibration)
@@ -142,6 +182,16 @@ def test_kmax_auroc(claim, calibration):
 
 @SPECS.mark("cal-11b")
 def test_relu_maxlogit_auroc(claim, calibration):
+    claim.check(calibration)
+
+
+@SPECS.mark("cal-11d")
+def test_kmax_auroc_spread(claim, calibration):
+    claim.check(calibration)
+
+
+@SPECS.mark("cal-11e")
+def test_relu_maxlogit_auroc_spread(claim, calibration):
     claim.check(calibration)
 
 
@@ -157,6 +207,16 @@ def test_median_kmax_ood_seed0(claim, calibration):
 
 @SPECS.mark("cal-12b")
 def test_field_shallow_off_distribution(claim, calibration):
+    claim.check(calibration)
+
+
+@SPECS.mark("cal-12c")
+def test_ten_logits_sink_together(claim, calibration):
+    claim.check(calibration)
+
+
+@SPECS.mark("cal-16")
+def test_field_separates_softmax_smears(claim, calibration):
     claim.check(calibration)
 
 
@@ -177,6 +237,11 @@ def test_field_steadier_than_softmax(claim, calibration):
 
 @SPECS.mark("cal-14")
 def test_bad_retraining_barely_better(claim, calibration):
+    claim.check(calibration)
+
+
+@SPECS.mark("cal-17")
+def test_field_never_has_bad_day(claim, calibration):
     claim.check(calibration)
 
 

@@ -89,6 +89,28 @@ ALLOWED: dict[tuple[str, str], str] = {
     },
     ("claims/test_data.py", calibration.SPECS["cal-12a"].published): "an image size in an "
     "IDX header, not the post's field magnitude",
+    # Short round numbers that the post prints as seed spreads (cal-09e, cal-11e) and that
+    # code and tests use for other things.
+    **{
+        (path, calibration.SPECS["cal-09e"].published): reason
+        for path, reason in (
+            ("lib/report/figures.py", "a label's height on a reliability plot"),
+            ("claims/test_figures.py", "a toy interval's upper offset"),
+            ("claims/test_report_diff.py", "a toy tolerance"),
+            ("claims/test_sweep_subsets.py", "the sd of toy ECEs"),
+        )
+    },
+    **{
+        (path, calibration.SPECS["cal-11e"].published): reason
+        for path, reason in (
+            ("lib/prediction.py", "printing's half unit of a two-decimal figure"),
+            ("lib/robustness/sweep.py", "a standard error bound"),
+            ("claims/properties/test_figure_rule.py", "printing's half unit"),
+            ("claims/test_faults_report.py", "a sleep in seconds"),
+            ("claims/test_report.py", "a toy tolerance"),
+            ("claims/test_report_diff.py", "a toy figure's move"),
+        )
+    },
 }
 
 

@@ -84,10 +84,71 @@ def test_band_collapses_in_clusters(claim, uncertainty, claim_id):
 
 
 @pytest.mark.parametrize(
+    "claim_id",
+    [
+        SPECS.param(f"unc-10-{method[:3]}-{region}", id=f"{method}-{region}")
+        for method in ("mc", "ensemble")
+        for region in ("gap", "tails")
+    ],
+)
+def test_band_balloons(claim, uncertainty, claim_id):
+    claim.check(uncertainty)
+
+
+@pytest.mark.parametrize(
+    "claim_id", [SPECS.param(f"unc-11-{method[:3]}", id=method) for method in ("mc", "ensemble")]
+)
+def test_total_uncertainty_grows_away(claim, uncertainty, claim_id):
+    claim.check(uncertainty)
+
+
+@pytest.mark.parametrize(
+    "claim_id", [SPECS.param(f"unc-09-{method[:3]}", id=method) for method in ("mc", "ensemble")]
+)
+def test_var_mu_alone_underestimates_noise(claim, uncertainty, claim_id):
+    claim.check(uncertainty)
+
+
+@SPECS.mark("unc-12")
+def test_bootstrap_resamples_differ(claim, uncertainty):
+    claim.check(uncertainty)
+
+
+@SPECS.mark("unc-13a")
+def test_ensemble_prediction_shape(claim, uncertainty):
+    claim.check(uncertainty)
+
+
+@SPECS.mark("unc-13c")
+def test_ensemble_constructor_stacks_members(claim):
+    claim.check()
+
+
+@SPECS.mark("unc-13b")
+def test_mc_prediction_shape(claim, uncertainty):
+    claim.check(uncertainty)
+
+
+@SPECS.mark("unc-14")
+def test_mc_passes_differ(claim, uncertainty):
+    claim.check(uncertainty)
+
+
+@pytest.mark.parametrize(
     "claim_id", [SPECS.param(f"unc-07-{method}", id=method) for method in ("mc", "ensemble")]
 )
 def test_aleatoric_follows_noise(claim, uncertainty, claim_id):
     claim.check(uncertainty)
+
+
+@SPECS.mark("unc-15a")
+def test_unclamped_losses_nan(claim):
+    claim.check()
+
+
+@SPECS.mark("unc-15b")
+def test_clamp_pins_mc_net(claim):
+    claim.check()
 
 
 @SPECS.mark("unc-08a")

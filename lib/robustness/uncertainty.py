@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from lib import metrics
+from lib.uncertainty.data import true_function
 from lib.uncertainty.experiment import UncertaintyResult
+from lib.uncertainty.health import constant_baseline_nll
 
 METHODS = ("mc", "ensemble")
 REGIONS = ("away", "gap", "tails")
@@ -51,3 +53,56 @@ def aleatoric_fit(result: UncertaintyResult, method: str) -> tuple[float, float]
     ratio = float(np.mean(predicted / true))
     correlation = float(np.corrcoef(predicted, true)[0, 1]) if predicted.std() > 0 else 0.0
     return ratio, correlation
+
+
+def _decomposed(result: UncertaintyResult, method: str) -> metrics.VarianceDecomposition:
+    return metrics.decompose_variance(*outputs(result, method))
+
+
+def band_variance_ratio(result: UncertaintyResult, method: str) -> float:
+    """In the clusters: mean epistemic variance / mean true noise variance."""
+    epistemic = _decomposed(result, method).epistemic[:, 0][result.in_cluster]
+    return float(epistemic.mean() / (true_noise_sd(result) ** 2).mean())
+
+
+def band_width_ratios(result: UncertaintyResult, method: str) -> dict[str, float]:
+    """Mean epistemic sd (the +-2 sigma band's half-width / 2) in each region away from the
+    clusters / inside them."""
+    sd = np.sqrt(_decomposed(result, method).epistemic[:, 0])
+    inside = sd[result.in_cluster].mean()
+    return {region: float(sd[getattr(result, region)].mean() / inside) for region in REGIONS}
+
+
+def total_ratio(result: UncertaintyResult, method: str) -> float:
+    """Mean total predictive variance away from the clusters / inside them."""
+    total = _decomposed(result, method).total[:, 0]
+    return float(total[result.away].mean() / total[result.in_cluster].mean())
+
+
+def high_noise(result: UncertaintyResult) -> np.ndarray:
+    """The in-cluster grid points of the outer halves of the clusters, 3 <= |x| <= 4, where
+    the noise sd (0.2 to 0.25) is largest."""
+    return result.in_cluster & (np.abs(result.grid[:, 0].astype(np.float64)) >= 3)
+
+
+def epistemic_over_noise_high(result: UncertaintyResult, method: str) -> float:
+    """Where the noise is highest: mean epistemic variance / mean true noise variance."""
+    mask = high_noise(result)
+    epistemic = _decomposed(result, method).epistemic[:, 0][mask]
+    noise = (0.05 + 0.05 * np.abs(result.grid[:, 0][mask].astype(np.float64))) ** 2
+    return float(epistemic.mean() / noise.mean())
+
+
+def true_model_nll(result: UncertaintyResult) -> float:
+    """The guide's loss (no constant) of the true mean and noise on the 120 training points."""
+    x, y = result.x.astype(np.float64), result.y.astype(np.float64)
+    variance = result.noise_std.astype(np.float64) ** 2
+    return float(np.mean(0.5 * (np.log(variance) + (y - true_function(x)) ** 2 / variance)))
+
+
+def nll_gap_closed(result: UncertaintyResult) -> float:
+    """How much of the way from the constant predictor's NLL to the true model's the
+    ensemble's final printed NLL has come (0: no better than the constant, 1: the truth)."""
+    final = float(result.ens_loss[-1].astype(np.float64).mean())  # the last printed line
+    constant = constant_baseline_nll(result.y)
+    return float((constant - final) / (constant - true_model_nll(result)))
