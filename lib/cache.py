@@ -63,7 +63,7 @@ def _module_file(name: str) -> Path | None:
     return next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
 
 
-# CPython 3.11 can fail ast.parse run in two threads at once ("SystemError: AST constructor
+# This CPython can fail ast.parse run in two threads at once ("SystemError: AST constructor
 # recursion depth mismatch"), and `cached` derives its keys in the training threads.
 _AST_LOCK = threading.Lock()
 
