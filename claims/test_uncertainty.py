@@ -151,6 +151,11 @@ def test_clamp_pins_mc_net(claim):
     claim.check()
 
 
+@SPECS.mark("unc-16")
+def test_example_runs_in_well_under_a_minute(claim):
+    claim.check()
+
+
 @SPECS.mark("unc-08a")
 def test_defaulted_scalar_in_vmapped_constructor_fails(claim):
     claim.check()

@@ -50,6 +50,7 @@ from lib.uncertainty.experiment import UncertaintyResult
 from lib.uncertainty.health import constant_baseline_nll, uncertainty_health
 from lib.uncertainty.model import LOG_VAR_MAX, LOG_VAR_MIN
 from lib.uncertainty.results import SPREAD_ROOT_SEEDS, spread, uncertainty_result
+from lib.uncertainty.timing import guide_seconds
 from lib.uncertainty.unclamped import KEYS as UNCLAMPED_KEYS
 from lib.uncertainty.unclamped import unclamped_runs
 from lib.verdict import FigureRule, Judgement, Measured, figures, satisfied
@@ -169,6 +170,26 @@ def dropout_off_collapses(result: UncertaintyResult, published: Published) -> Ju
         published=published,
         measured=f"identical={identical}, max epistemic off {epistemic_off}, on {float(on_epistemic.max()):.3g}",
         tolerance="0 (exact)",
+    )
+
+
+WELL_UNDER_A_MINUTE_S = 30.0
+
+
+def guide_runtime(_: None, published: Published) -> Judgement:
+    timing = guide_seconds()
+    where = timing["machine"]
+    return satisfied(
+        timing["seconds"] <= WELL_UNDER_A_MINUTE_S,
+        published=published,
+        measured=f"{timing['seconds']:.1f} s on {where['cpu']} ({where['cores']} cores, "
+        f"{where['backend']}; load {timing['load_before']:.1f})",
+        tolerance=f"<= {WELL_UNDER_A_MINUTE_S:g} s",
+        seconds=timing["seconds"],
+        mc_dropout_s=timing["mc_dropout_s"],
+        ensemble_s=timing["ensemble_s"],
+        load_before=timing["load_before"],
+        machine=where,
     )
 
 
@@ -919,13 +940,27 @@ SPECS = ClaimSpecs(
         claim(
             "unc-15b",
             S_PITFALLS,
-            "Suite check: the clamp is what pins the published MC-Dropout net; trained without it, the same net learns.",
+            "The clamp is what pins the published MC-Dropout net; trained without it, the same net learns.",
             "unclamped MC net beats the constant",
             clamp_pins_mc,
             once=True,
+            origin="suite",
             reading="the published run (root key 0) without the clip: the MC net's mean "
             f"training loss over its last {LAST_STEPS} steps is below the constant predictor's "
             "NLL and its log-variance never reaches where the clip would hold it (-6, 4)",
+        ),
+        claim(
+            "unc-16",
+            S_RESULTS,
+            "On the guide's small CPU defaults the whole example runs in well under a minute.",
+            "well under a minute",
+            guide_runtime,
+            once=True,
+            gates=False,
+            reading=f"'well under a minute': at most {WELL_UNDER_A_MINUTE_S:g} s, half a minute, "
+            "for the example as the guide writes it (MC-Dropout's jitted loop and passes, the "
+            "ensemble's un-jitted loop) on this machine, compilation included; a benchmark "
+            "figure of the machine named beside it, which never fails the run",
         ),
         claim(
             "unc-08a",

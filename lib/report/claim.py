@@ -77,8 +77,14 @@ class ClaimMeta:
     finding: str | None = None
     sensitive: str | None = None
     origin: str = "document"
+    gates: bool = True
 
     def __post_init__(self) -> None:
+        if not self.gates and (self.finding or self.sensitive):
+            raise ValueError(
+                f"claim {self.id}: a claim that never gates the run (a benchmark figure) is "
+                "recorded as measured; it carries no finding or sensitivity"
+            )
         if self.origin not in ORIGINS:
             raise ValueError(
                 f"claim {self.id}: origin must be one of {ORIGINS}; got {self.origin!r}"
@@ -109,7 +115,9 @@ class ClaimSpec:
     claim about the code, the recipe or other root keys, which no float order changes).
     `beside`: statistics recorded next to the verdict, never judged (e.g. bootstrap
     intervals). `origin`: "document" for a document's assertion, "suite" for the suite's own
-    check (model health, typicality, recipe invariants; `ORIGINS`).
+    check (model health, typicality, recipe invariants; `ORIGINS`). `gates=False`: a
+    benchmark figure of the machine it runs on (a timing), whose refutation is recorded and
+    never fails the run.
     """
 
     id: str
@@ -124,6 +132,7 @@ class ClaimSpec:
     once: bool = False
     beside: Callable[[], dict[str, Any]] | None = None
     origin: str = "document"
+    gates: bool = True
 
     def __post_init__(self) -> None:
         for name in ("id", "document", "section", "statement"):
@@ -169,6 +178,7 @@ class ClaimSpec:
             self.finding,
             self.sensitive,
             self.origin,
+            self.gates,
         )
 
     @property
@@ -439,6 +449,8 @@ class Claim:
         if self.meta.sensitive:
             details["sensitivity"] = self.meta.sensitive
             details["verdict_in_these_orders"] = here
+        if not self.meta.gates:
+            details["gates"] = False
         # Every claim lists its figure per order; one judged once (about the code or the
         # recipe, which no float order changes) lists the faithful order alone.
         details["orders"] = {
@@ -451,7 +463,11 @@ class Claim:
             if spread is not None:
                 details["range_over_orders"] = spread
         record = ClaimRecord(
-            **{k: v for k, v in asdict(self.meta).items() if k not in ("finding", "sensitive")},
+            **{
+                k: v
+                for k, v in asdict(self.meta).items()
+                if k not in ("finding", "sensitive", "gates")
+            },
             published=fmt(faithful.published),
             measured=fmt(faithful.measured),
             tolerance=tolerance,
@@ -463,7 +479,7 @@ class Claim:
             f"published {record.published}, measured {record.measured}, "
             f"tolerance {record.tolerance}"
         )
-        if verdict == "refuted":
+        if verdict == "refuted" and self.meta.gates:
             if self.meta.finding:
                 pytest.xfail(self.meta.finding)
             raise ClaimRefuted(f"{self.meta.id}: {figures}: {self.meta.statement}")

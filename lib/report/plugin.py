@@ -183,7 +183,7 @@ def _claim_metas(items: list[pytest.Item]) -> dict[str, dict]:
             raise pytest.UsageError(
                 f"claim id {claim_id!r} is used by {seen[claim_id]} and {item.nodeid}"
             )
-        unknown = set(marker.kwargs) - {*_REQUIRED, "finding", "sensitive", "origin"}
+        unknown = set(marker.kwargs) - {*_REQUIRED, "finding", "sensitive", "origin", "gates"}
         if unknown:
             raise pytest.UsageError(
                 f"{item.nodeid}: @pytest.mark.claim got unknown arguments {sorted(unknown)}"
@@ -215,6 +215,7 @@ def claim(request: pytest.FixtureRequest) -> Claim:
         finding=marker.kwargs.get("finding"),
         sensitive=marker.kwargs.get("sensitive"),
         origin=marker.kwargs.get("origin", "document"),
+        gates=marker.kwargs.get("gates", True),
     )
     request.config.stash.setdefault(_DOCUMENTS_RUN, set()).add(meta.document)
     return Claim(meta, request.node.user_properties)
