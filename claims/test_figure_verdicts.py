@@ -116,3 +116,20 @@ def test_a_figure_without_one_finite_value_per_order_is_an_error(values):
 def test_a_non_finite_figure_in_any_order_is_an_error_not_a_verdict():
     with pytest.raises(ValueError, match="NaN or infinite in order 'o0'"):
         check("fv-figure", orders(5.0, float("nan"), 5.0))
+
+
+def test_a_benchmark_figure_is_recorded_and_never_fails_the_run():
+    """A claim with gates=False (a timing of this machine) records its refutation and
+    returns; it cannot also carry a finding."""
+    spec = ClaimSpec(
+        "fv-timing", "fv-doc", "S", "fast", "under 30 s",
+        lambda seconds, p: satisfied(seconds <= 30, published=p, measured=seconds),
+        once=True, gates=False,
+    )  # fmt: skip
+    ClaimSpecs([spec])
+    properties: list = []
+    Claim(spec.meta, properties).check(orders(165.0))
+    (record,) = [json.loads(v) for name, v in properties if name == PROPERTY]
+    assert record["verdict"] == "refuted" and record["details"]["gates"] is False
+    with pytest.raises(ValueError, match="never gates"):
+        ClaimSpec("fv-t2", "fv-doc", "S", "s", "x", spec.judge, gates=False, finding="slow")
