@@ -85,6 +85,8 @@ def test_every_figure_of_a_list_is_judged():
     record, error = check("fv-pair", orders(5.0, 5.001, 4.999))
     assert error is None and len(record["details"]["figures"]) == 2
     assert record["details"]["measured_values"] == [5.0, 7.0]
+    single, _ = check("fv-figure", orders(*CHAOTIC))
+    assert single["details"]["measured_value"] == CHAOTIC[0]
 
 
 def test_a_qualitative_claim_reports_the_share_of_orders_that_hold():
