@@ -55,6 +55,9 @@ def verdict_counts(
             "known_findings": sum(
                 1 for r in mine if r.verdict == "refuted" and not expected.get(r.id, True)
             ),
+            "timings": sum(
+                1 for r in mine if r.verdict == "refuted" and r.details.get("gates") is False
+            ),
         }
     return out
 
@@ -67,10 +70,11 @@ def summary_line(records: list[ClaimRecord], expected: dict[str, bool]) -> str:
         if not c["total"] and origin == "suite":
             continue
         one, many = _COUNTED[origin]
+        timings = f", {c['timings']} of this machine's timing" if c["timings"] else ""
         parts.append(
             f"{c['total']} {one if c['total'] == 1 else many}: {c['holds']} hold, {c['refuted']} "
-            f"refuted ({c['known_findings']} known findings), {c['sensitive']} sensitive, "
-            f"{c['error']} errors"
+            f"refuted ({c['known_findings']} known findings{timings}), {c['sensitive']} "
+            f"sensitive, {c['error']} errors"
         )
     return "; ".join(parts)
 
