@@ -343,23 +343,26 @@ def test_uncertainty_entry_with_wrong_shapes_is_recomputed(tmp_path, monkeypatch
     assert result.mc_loss.shape == (500,) and result.ens_grid_means.shape == (5, 200, 1)
 
 
-def test_spread_entry_with_wrong_shapes_is_recomputed(tmp_path, monkeypatch):
-    """A stored spread holding 5 reruns instead of 20 (its tolerances would be off): recomputed."""
+def test_root_key_runs_entry_with_wrong_shapes_is_recomputed(tmp_path, monkeypatch):
+    """A stored entry of the root-key reruns holding 5 runs instead of 20 (the typicality and
+    the spread would be off): recomputed."""
     monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
-    names = uncertainty_results.printed_figure_names(UncertaintyConfig())
-    runs = uncertainty_results.SPREAD_ROOT_SEEDS
-    key = uncertainty_results.root_seed_spread_key(UncertaintyConfig())
-    cache.cached("uncertainty-spread-root_seeds", key, lambda: dict.fromkeys(names, np.zeros(5)))
+    config = UncertaintyConfig()
+    good = fake_uncertainty_arrays(config)
+    key = uncertainty_results.root_seed_spread_key(config)
+    five = {name: np.stack([array] * 5) for name, array in good.items()}
+    cache.cached("uncertainty-root-keys", key, lambda: five)  # planted without validation
     calls = []
 
     def compute(config):
-        calls.append("root_seeds")
-        return dict.fromkeys(names, np.zeros(len(runs)))
+        calls.append("root_keys")
+        return [uncertainty_results.UncertaintyResult.from_arrays(good)] * len(
+            uncertainty_results.SPREAD_ROOT_SEEDS
+        )
 
-    monkeypatch.setattr(uncertainty_results, "_compute_root_seed_spread", compute)
-    spread = uncertainty_results.spread.__wrapped__("root_seeds")
-    assert calls == ["root_seeds"]
-    assert all(values.shape == (20,) for values in spread.values())
+    monkeypatch.setattr(uncertainty_results, "_run_root_keys", compute)
+    runs = uncertainty_results.root_key_runs.__wrapped__(config)
+    assert calls == ["root_keys"] and len(runs) == 20
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ spread over other keys.
 `uncertainty_result(implementation="scan")` the same recipe as one jitted scan per
 training. `twins()` reruns key 0 with 5% of the initial weights moved by one float32 step
 (20 float-rounding twins), kept whole: `uncertainty_orders()` judges every claim on them.
-`spread("float_noise")` is the twins' printed and health figures; `spread("root_seeds")`
-reruns the recipe from root keys 1..20 and keeps only those figures.
+`root_key_runs()` reruns the recipe from root keys 1..20, kept whole; `spread(kind)` is the
+printed and health figures of the twins ("float_noise") or of those reruns ("root_seeds").
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from lib.uncertainty.data import GRID_POINTS, N_PER_CLUSTER
 from lib.uncertainty.experiment import (
     UncertaintyResult,
     headline_figures,
-    printed_figure_names,
     run,
     run_many,
 )
@@ -167,14 +166,6 @@ def uncertainty_orders(
     return Orders(first_two | dict(by_nudge))
 
 
-def _check_spread(arrays: dict[str, np.ndarray], n_runs: int, config: UncertaintyConfig) -> None:
-    """Raise ValueError unless every printed figure is there and each holds one value per rerun."""
-    missing = sorted(set(printed_figure_names(config)) - set(arrays))
-    wrong = {name: array.shape for name, array in arrays.items() if array.shape != (n_runs,)}
-    if missing or wrong:
-        raise ValueError(f"figures missing: {missing}; not of shape ({n_runs},): {wrong}")
-
-
 def _figures_of(result: UncertaintyResult) -> dict[str, float]:
     return {**headline_figures(result), **health_figures(result)}
 
@@ -187,6 +178,29 @@ def _figure_arrays(results) -> dict[str, np.ndarray]:
 
 
 @functools.cache
+def root_key_runs(config: UncertaintyConfig = UncertaintyConfig()) -> tuple[UncertaintyResult, ...]:
+    """The recipe from root keys `SPREAD_ROOT_SEEDS`, whole (cached on disk as one entry, a
+    leading axis over the keys). One program over the 20 reruns: their ensembles train
+    batched, another valid float order than run()'s, as good a sample (see run_many)."""
+    n = len(SPREAD_ROOT_SEEDS)
+    expected = {name: (n, *shape) for name, shape in _result_shapes(config).items()}
+    entry = cached(
+        "uncertainty-root-keys",
+        root_seed_spread_key(config),
+        lambda: _stacked(_run_root_keys(config)),
+        validate=lambda arrays: _check_shapes(arrays, expected),
+    )
+    return tuple(
+        UncertaintyResult.from_arrays({name: array[i] for name, array in entry.arrays.items()})
+        for i in range(n)
+    )
+
+
+def _run_root_keys(config: UncertaintyConfig) -> list[UncertaintyResult]:
+    return run_many(SPREAD_ROOT_SEEDS, config=config, mesh=default_mesh())
+
+
+@functools.cache
 def spread(
     kind: SpreadKind, config: UncertaintyConfig = UncertaintyConfig()
 ) -> dict[str, np.ndarray]:
@@ -195,22 +209,10 @@ def spread(
         return _figure_arrays(twins(config))
     if kind != "root_seeds":
         raise ValueError(f"kind must be 'root_seeds' or 'float_noise'; got {kind!r}")
-    entry = cached(
-        f"uncertainty-spread-{kind}",
-        root_seed_spread_key(config),
-        lambda: _compute_root_seed_spread(config),
-        validate=lambda arrays: _check_spread(arrays, len(SPREAD_ROOT_SEEDS), config),
-    )
-    return entry.arrays
+    return _figure_arrays(root_key_runs(config))
 
 
 def root_seed_spread_key(config: UncertaintyConfig) -> dict:
-    """The cache key of the root-key spread: split over several devices, the batched
+    """The cache key of the root-key runs: split over several devices, the batched
     ensembles may round otherwise, so the device count joins it."""
     return _key(config, kind="root_seeds", runs=list(SPREAD_ROOT_SEEDS), devices=len(jax.devices()))
-
-
-def _compute_root_seed_spread(config: UncertaintyConfig) -> dict[str, np.ndarray]:
-    # One program over the 20 reruns: their ensembles train batched, another valid float
-    # order than run()'s, as good a sample for a spread (see run_many).
-    return _figure_arrays(run_many(SPREAD_ROOT_SEEDS, config=config, mesh=default_mesh()))
