@@ -433,7 +433,7 @@ class AuditCollector:
             ids = [claim_id for claim_id, reason in self.missing.items() if reason == why]
             if ids:
                 reasons.append(f"{len(ids)} claims {label}: {_some(ids)}")
-        errors = [r.id for r in self.records.values() if r.verdict == "error"]
+        errors = sorted(r.id for r in self.records.values() if r.verdict == "error")
         if errors and not self.config.getoption("--report-errors-as-complete"):
             reasons.append(f"{len(errors)} claims in error: {_some(errors)}")
         return reasons
