@@ -22,6 +22,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import time
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -62,11 +63,18 @@ def _module_file(name: str) -> Path | None:
     return next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
 
 
+# `cached` runs in threads (both nets train at once), and ast.parse is not thread-safe on
+# Python 3.11 ("AST constructor recursion depth mismatch"): one thread parses at a time.
+_PARSING = threading.Lock()
+
+
 def _imported(path: Path, package: list[str]) -> list[str]:
     """The modules `path` imports (imports inside functions too), relative ones resolved
     against `package`."""
     names: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    with _PARSING:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
