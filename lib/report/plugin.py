@@ -4,6 +4,12 @@ Workers (or the single process without xdist) attach each claim's record to its
 test report; the controller process gathers them, prints the claims table and
 writes `report/` (see lib/report/audit.py). One code path serves the audit
 command, the test command and CI.
+
+Only a complete run replaces the report: every claim the documents define
+(`pytest_claims_audit_claims`) has a verdict, none is in error and nothing cut the run
+short; any other run writes `report/partial/`, naming the claims `missing` and why. Under
+xdist with a per-test budget (pytest-timeout), a watchdog stops a worker that no longer
+answers (lib/report/watchdog.py).
 """
 
 from __future__ import annotations
