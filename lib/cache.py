@@ -64,7 +64,7 @@ def _module_file(name: str) -> Path | None:
 
 
 # `cached` runs in threads (both nets train at once), and ast.parse is not thread-safe on
-# Python 3.11 ("AST constructor recursion depth mismatch"): one thread parses at a time.
+# CPython before 3.12 ("AST constructor recursion depth mismatch"): one thread at a time.
 _PARSING = threading.Lock()
 
 
