@@ -4,6 +4,12 @@ Workers (or the single process without xdist) attach each claim's record to its
 test report; the controller process gathers them, prints the claims table and
 writes `report/` (see lib/report/audit.py). One code path serves the audit
 command, the test command and CI.
+
+Only a complete run replaces the report: every claim the documents define
+(`pytest_claims_audit_claims`) has a verdict, none is in error and nothing cut the run
+short; any other run writes `report/partial/`, naming the claims `missing` and why. Under
+xdist with a per-test budget (pytest-timeout), a watchdog stops a worker that no longer
+answers (lib/report/watchdog.py).
 """
 
 from __future__ import annotations
@@ -461,7 +467,7 @@ class AuditCollector:
             ids = [claim_id for claim_id, reason in self.missing.items() if reason == why]
             if ids:
                 reasons.append(f"{len(ids)} claims {label}: {_some(ids)}")
-        errors = [r.id for r in self.records.values() if r.verdict == "error"]
+        errors = sorted(r.id for r in self.records.values() if r.verdict == "error")
         if errors and not self.config.getoption("--report-errors-as-complete"):
             reasons.append(f"{len(errors)} claims in error: {_some(errors)}")
         return reasons
