@@ -334,3 +334,22 @@ Y = np.array([0, 1])
 def test_bad_input_is_rejected_with_a_message_naming_the_argument(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+@settings(max_examples=50)
+@given(
+    hnp.arrays(
+        np.float64, st.tuples(st.integers(1, 60), st.integers(2, 6)), elements=st.floats(-30, 30)
+    ),
+    st.integers(0, 2**32 - 1),
+)
+def test_ece_over_temperatures_is_the_ece_at_each_temperature(logits, seed):
+    """The oracle's vectorised ECE (lib/calibration/evaluation.py) is metrics.ece of the
+    scaled softmax at every temperature, to float rounding."""
+    from lib import metrics
+    from lib.calibration.evaluation import ORACLE_TEMPERATURES, ece_over_temperatures
+
+    labels = np.random.default_rng(seed).integers(0, logits.shape[1], len(logits))
+    got = ece_over_temperatures(logits, labels, ORACLE_TEMPERATURES)
+    want = [metrics.ece(metrics.softmax(logits / t), labels) for t in ORACLE_TEMPERATURES]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)

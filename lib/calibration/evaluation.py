@@ -52,6 +52,32 @@ def subsample_aurocs(run: NetRun, seed_index: int) -> dict[str, float]:
     return out
 
 
+def ece_over_temperatures(
+    logits: np.ndarray, labels: np.ndarray, temperatures: np.ndarray
+) -> np.ndarray:
+    """`metrics.ece(metrics.softmax(logits / T), labels)` for every T at once, with the same
+    arithmetic (claims/properties/test_classification.py checks it), binned as
+    `metrics.reliability_bins` bins."""
+    scaled = logits[None] / temperatures[:, None, None]
+    e = np.exp(scaled - scaled.max(axis=2, keepdims=True))
+    probs = e / e.sum(axis=2, keepdims=True)
+    conf = probs.max(axis=2)
+    correct = (probs.argmax(axis=2) == labels).astype(np.float64)
+    edges = np.linspace(0.0, 1.0, metrics.N_BINS + 1)
+    index = np.clip(np.digitize(conf, edges[1:-1]), 0, metrics.N_BINS - 1)
+    flat = (index + metrics.N_BINS * np.arange(len(temperatures))[:, None]).ravel()
+    size = metrics.N_BINS * len(temperatures)
+    count = np.bincount(flat, minlength=size).reshape(len(temperatures), -1)
+    conf_sum = np.bincount(flat, weights=conf.ravel(), minlength=size).reshape(count.shape)
+    hits = np.bincount(flat, weights=correct.ravel(), minlength=size)
+    return np.abs(hits.reshape(count.shape) - conf_sum).sum(axis=1) / len(labels)
+
+
+ORACLE_TEMPERATURES = np.exp(np.linspace(np.log(0.3), np.log(8.0), 120))
+"""The temperatures searched for the one that minimises a net's own test ECE (an oracle,
+not part of the recipe: what no single temperature can do, cal-10d)."""
+
+
 def evaluate_seed(run: NetRun, seed_index: int, split: Split) -> dict:
     """All full-set figures of the recipe for one seed of one net (ECE as a fraction)."""
     z_test = run.logits_test[seed_index]
@@ -78,6 +104,10 @@ def evaluate_seed(run: NetRun, seed_index: int, split: Split) -> dict:
         "auroc": auroc,
         "auroc_subsample": subsample_aurocs(run, seed_index),
     }
+    if run.net == "yat":
+        eces = ece_over_temperatures(z_test, split.test_y, ORACLE_TEMPERATURES)
+        figures["oracle_T"] = float(ORACLE_TEMPERATURES[int(np.argmin(eces))])
+        figures["ece_oracle_T"] = float(eces.min())
     if run.kmax_test is not None:
         auroc["kmax"] = metrics.auroc(run.kmax_test[seed_index], run.kmax_ood[seed_index])
         figures["median_kmax"] = float(np.median(run.kmax_test[seed_index]))
