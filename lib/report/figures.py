@@ -28,7 +28,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
-from lib import metrics
+from lib import cache, metrics
 from lib.report.documents import Document, FigureSpec
 from lib.report.figure_cache import cached_figure, figure_files, is_stored, stored_figure
 
@@ -664,11 +664,19 @@ def draw_ahead(
     """Draw the figures of `documents` that `cache_dir` lacks into it, one after another in
     this process, as `draw_all` would draw them with the `robustness` section: the
     robustness figure too when given one that has claims to draw. A figure drawn without
-    the section's intervals is drawn again by a report that has them."""
-    documents = list(documents)
-    data = {spec.file: value for d in documents for spec, value in _data(d, robustness)}
+    the section's intervals is drawn again by a report that has them. Only documents whose
+    figure data the cache already holds are drawn: nothing is computed here."""
+    data = {}
+    stored = []
+    for document in documents:
+        try:  # from stored results only: a worker drawing ahead never trains
+            with cache.stored_only():
+                data |= {spec.file: value for spec, value in _data(document, robustness)}
+            stored.append(document)
+        except cache.NotStored:
+            continue  # the report draws it once the results are there
     data[ROBUSTNESS.file] = robustness
-    for _, spec, _ in _specs(documents, robustness):
+    for _, spec, _ in _specs(stored, robustness):
         if not is_stored(cache_dir, spec.file, spec.draw, data[spec.file]):
             _store(cache_dir, spec, data[spec.file])
 
