@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
-import numpy as np
 from jax._src import core, dispatch, pjit, tree_util
 from jax._src.interpreters import pxla
 from jax._src.lib import _jax
+
+from lib.numerics import same_bits
 
 CHECKED_JAX = "0.10.2"
 """The JAX release whose internals the recorder and the replay were checked against."""
@@ -135,24 +136,6 @@ class EagerTape:
         return jax.tree.unflatten(self._out_tree, [values[s] for s in self._out_slots])
 
 
-def _bits(leaf: Any) -> np.ndarray:
-    if jax.dtypes.issubdtype(getattr(leaf, "dtype", None), jax.dtypes.prng_key):
-        leaf = jax.random.key_data(leaf)
-    return np.asarray(leaf)
-
-
-def _same_bits(a: Any, b: Any) -> bool:
-    """Whether two pytrees of arrays hold the same values, NaN matching NaN."""
-    leaves_a, leaves_b = jax.tree.leaves(a), jax.tree.leaves(b)
-    if len(leaves_a) != len(leaves_b):
-        return False
-    for x, y in zip(map(_bits, leaves_a), map(_bits, leaves_b), strict=True):
-        nan = x.dtype.kind in "fc"
-        if x.dtype != y.dtype or not np.array_equal(x, y, equal_nan=nan):
-            return False
-    return True
-
-
 def _fall_back(reason: str) -> None:
     warnings.warn(
         f"eager replay off ({reason}): running the eager calls themselves (same bits, slower)",
@@ -191,7 +174,7 @@ def replay_steps(
                 if i <= 1 + CHECKED_STEPS:
                     # On a copy: a step may update the objects its state holds in place.
                     eager = step(jax.tree.map(lambda leaf: leaf, state), batch)
-                    if not _same_bits(replayed, eager):
+                    if not same_bits(replayed, eager):
                         raise ValueError(f"replayed step {i} differs from the eager call")
                 state, out = replayed
             except Exception as error:

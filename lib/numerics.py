@@ -89,3 +89,22 @@ def stack_on_host(values: Sequence[Any]) -> np.ndarray:
     import jax
 
     return np.stack(jax.device_get(list(values)))
+
+
+def same_bits(a: Any, b: Any) -> bool:
+    """Whether two pytrees of arrays hold the same values bit for bit (NaN matching NaN;
+    random keys compared by their key data)."""
+    import jax
+
+    def bits(leaf: Any) -> np.ndarray:
+        if jax.dtypes.issubdtype(getattr(leaf, "dtype", None), jax.dtypes.prng_key):
+            leaf = jax.random.key_data(leaf)
+        return np.asarray(leaf)
+
+    leaves_a, leaves_b = jax.tree.leaves(a), jax.tree.leaves(b)
+    if len(leaves_a) != len(leaves_b):
+        return False
+    for x, y in zip(map(bits, leaves_a), map(bits, leaves_b), strict=True):
+        if x.dtype != y.dtype or not np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"):
+            return False
+    return True

@@ -21,7 +21,7 @@ from lib import data
 from lib.cache import CacheResult, cached, lib_sources, runtime_key, source_digest
 from lib.calibration.training import TrainConfig, train_nets, train_nets_faithful, train_twins
 from lib.numerics import full_precision
-from lib.orders import FAITHFUL
+from lib.orders import FAITHFUL, twin_batches
 from lib.sharding import default_mesh
 
 NETS = ("yat", "relu")
@@ -41,10 +41,7 @@ def order_names(n_orders: int | None = None) -> tuple[str, ...]:
     `twin-k`: each net's initial weights nudged with seed k (lib/nudge.py), trained with its
     batch's other twins under vmap (`train_twins`), jitted evaluation: float-rounding twins.
     """
-    n = 2 + TWIN_BATCH if n_orders is None else n_orders
-    if isinstance(n, bool) or not isinstance(n, int) or n < 3:
-        raise ValueError(f"the calibration audit needs at least 3 orders; got {n_orders!r}")
-    n_twins = TWIN_BATCH * -(-(n - 2) // TWIN_BATCH)
+    n_twins = TWIN_BATCH * twin_batches(n_orders, TWIN_BATCH, document="calibration")
     return (FAITHFUL, "scan_vmap", *(f"twin-{k}" for k in range(1, n_twins + 1)))
 
 

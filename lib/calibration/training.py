@@ -33,7 +33,7 @@ from jax.sharding import Mesh
 
 from lib.calibration.models import ReluMLP, YatMLP, build_model
 from lib.nudge import nudge_params
-from lib.numerics import full_precision, stack_on_host
+from lib.numerics import full_precision, same_bits, stack_on_host
 from lib.optimizers import adam
 from lib.sharding import over_runs, replicate
 
@@ -96,22 +96,14 @@ def train_nets(
     config: TrainConfig = TrainConfig(),
     *,
     mesh: Mesh | None = None,
-    nudge: int | None = None,
 ) -> tuple[list[YatMLP | ReluMLP], np.ndarray]:
     """Train one net per seed with the recipe; returns the models and losses [seeds, steps].
 
     Each model starts from the recipe's plain construction (`build_model`), so
     stacking the seeds cannot change any layer's initial values. With a `mesh`
-    (`lib.sharding.run_mesh()`), the seeds are split over its devices. `nudge` (not in the
-    recipe; default off): each model's initial weights nudged with this seed
-    (`lib.nudge.nudge_params`), a float-rounding twin.
+    (`lib.sharding.run_mesh()`), the seeds are split over its devices.
     """
-    models = [build_model(net, seed, train_images) for seed in seeds]
-    if nudge is not None:
-        for model in models:
-            nudge_params(model, nudge)
-    graphdef, _ = nnx.split(models[0])
-    stacked = jax.tree.map(lambda *leaves: jnp.stack(leaves), *[nnx.state(m) for m in models])
+    graphdef, stacked = _stacked([build_model(net, seed, train_images) for seed in seeds])
     steps_idx = np.stack([batch_indices(s, len(train_images), config) for s in seeds])
     inputs = (stacked, train_images, np.asarray(train_labels, dtype=np.int32), steps_idx)
     params, losses = _scan_train(
@@ -122,10 +114,18 @@ def train_nets(
     )
     if mesh is not None:
         params = jax.tree.map(jnp.asarray, jax.device_get(params))  # off the mesh, onto this host
-    trained = [
-        nnx.merge(graphdef, jax.tree.map(lambda a, i=i: a[i], params)) for i in range(len(seeds))
-    ]
-    return trained, np.asarray(losses)
+    return _unstacked(graphdef, params, len(seeds)), np.asarray(losses)
+
+
+def _stacked(models: list[nnx.Module]) -> tuple[nnx.GraphDef, nnx.State]:
+    """The models' shared graph definition and their states stacked on a leading axis."""
+    graphdef, _ = nnx.split(models[0])
+    return graphdef, jax.tree.map(lambda *leaves: jnp.stack(leaves), *map(nnx.state, models))
+
+
+def _unstacked(graphdef: nnx.GraphDef, params: nnx.State, n: int) -> list:
+    """The `n` models whose states `params` stacks."""
+    return [nnx.merge(graphdef, jax.tree.map(lambda a, i=i: a[i], params)) for i in range(n)]
 
 
 @partial(jax.jit, static_argnames=("graphdef", "learning_rate"))
@@ -169,8 +169,7 @@ def train_twins(
     models = [build_model(net, seed, train_images) for _ in nudges]
     for model, nudge in zip(models, nudges, strict=True):
         nudge_params(model, nudge)
-    graphdef, _ = nnx.split(models[0])
-    stacked = jax.tree.map(lambda *leaves: jnp.stack(leaves), *[nnx.state(m) for m in models])
+    graphdef, stacked = _stacked(models)
     steps_idx = batch_indices(seed, len(train_images), config)
     params, losses = _scan_twins(
         graphdef,
@@ -180,10 +179,7 @@ def train_twins(
         jnp.asarray(steps_idx),
         learning_rate=config.learning_rate,
     )
-    trained = [
-        nnx.merge(graphdef, jax.tree.map(lambda a, i=i: a[i], params)) for i in range(len(nudges))
-    ]
-    return trained, np.asarray(losses)
+    return _unstacked(graphdef, params, len(nudges)), np.asarray(losses)
 
 
 def _update(model: nnx.Module, optimizer: nnx.Optimizer, xb: jax.Array, yb: jax.Array):
@@ -228,13 +224,6 @@ def _looped_steps(graphdef, state, xs, ys):
     return state, stack_on_host(losses)
 
 
-def _same_bits(a, b) -> bool:
-    return all(
-        np.array_equal(x, y, equal_nan=True)
-        for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True)
-    )
-
-
 @full_precision  # in its own thread: JAX's precision setting is per thread
 def _train_seed_faithful(
     net: str,
@@ -253,7 +242,7 @@ def _train_seed_faithful(
     for i, idx in enumerate(chunks):
         if i == 0 and len(idx) == SCAN_CHUNK:
             looped = _looped_steps(graphdef, state, images[idx], labels[idx])
-            scan = _same_bits(looped, _scanned_steps(graphdef, state, *device_set, idx))
+            scan = same_bits(looped, _scanned_steps(graphdef, state, *device_set, idx))
             state, chunk_losses = looped
         elif scan and len(idx) == SCAN_CHUNK:
             state, chunk_losses = _scanned_steps(graphdef, state, *device_set, idx)

@@ -19,7 +19,7 @@ import jax
 import numpy as np
 
 from lib.cache import cached, lib_sources, runtime_key, source_digest
-from lib.orders import FAITHFUL, Orders
+from lib.orders import FAITHFUL, Orders, twin_batches
 from lib.sharding import default_mesh
 from lib.uncertainty.config import UncertaintyConfig
 from lib.uncertainty.data import GRID_POINTS, N_PER_CLUSTER
@@ -143,10 +143,7 @@ def uncertainty_orders(
     `first` rotates the order in which missing entries are computed, so that parallel
     workers fill the cache side by side instead of queueing on one entry.
     """
-    n = ORDER_COUNT if n_orders is None else n_orders
-    if isinstance(n, bool) or not isinstance(n, int) or n < 3:
-        raise ValueError(f"the uncertainty audit needs at least 3 orders; got {n_orders!r}")
-    batches = -(-(n - 2) // len(SPREAD_NUDGES))
+    batches = twin_batches(n_orders, len(SPREAD_NUDGES), document="uncertainty")
 
     def batch_of_twins(batch: int) -> dict:
         pairs = zip(twin_nudges(batch), twins(config, batch), strict=True)
