@@ -2,15 +2,20 @@
 recipe (its fifth pitfall), never a change to it.
 
 `unclamped_runs()` trains, from each of root keys 0..20, the MC-Dropout net and the
-ensemble exactly as `lib.uncertainty.experiment.run(implementation="scan")` does (same
-data, keys, initial weights, batches, resamples; on a CPU its MC-Dropout part is the
-faithful order bit for bit), but with a model whose log-variance head is not clipped. It
-keeps the training losses and the log-variances reached on the training inputs.
+ensemble as `lib.uncertainty.experiment.run_many` does (same data, keys, initial weights,
+batches, resamples; the MC-Dropout nets train one after another, so on a CPU their losses
+are the faithful order's bit for bit; the ensembles of all keys train batched under `vmap`
+and the forward passes are jitted: other valid orders), but with a model whose
+log-variance head is not clipped. It keeps the training losses and the log-variances
+reached on the training inputs.
 """
 
 from __future__ import annotations
 
+import functools
+
 import jax
+import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
@@ -38,47 +43,76 @@ class UnclampedMLP(GaussianMLP):
         return self.mu_head(h), self.logvar_head(h)
 
 
-@full_precision
-def unclamped_run(root_seed: int, config: UncertaintyConfig = UncertaintyConfig()) -> dict:
-    """Root key `root_seed`'s recipe without the clamp: losses and reached log-variances."""
+def _initial(root_seed: int, config: UncertaintyConfig):
+    """Root key `root_seed`'s data keys, data and initial nets (as `run` builds them)."""
     dkey, tkey, bkey = root_keys(root_seed)
-    data = make_data(dkey)
     model = UnclampedMLP(dropout_rate=config.dropout_rate, rngs=nnx.Rngs(root_seed))
-    graphdef, state = nnx.split((model, nnx.Optimizer(model, adam(config.lr), wrt=nnx.Param)))
-    state, bkey, mc_loss = _mc_scan(
-        graphdef, state, bkey, data.x, data.y, steps=config.mc_steps, batch=config.mc_batch
-    )
-    model, _ = nnx.merge(graphdef, state)
-    _, mc_log_var = model(data.x, train=False)
+    mc = nnx.split((model, nnx.Optimizer(model, adam(config.lr), wrt=nnx.Param)))
 
     @nnx.vmap(in_axes=0, out_axes=0)
     def make_ensemble(key):
         member = UnclampedMLP(dropout_rate=config.dropout_rate, rngs=nnx.Rngs(key))
         return member, nnx.Optimizer(member, adam(config.lr), wrt=nnx.Param)
 
-    ens_def, ens_state = nnx.split(make_ensemble(jax.random.split(tkey, config.members)))
-    idx = bootstrap_indices(bkey, members=config.members, n=data.x.shape[0])
-    ens_state, ens_loss = _ensemble_scan(
-        ens_def, ens_state, data.x[idx], data.y[idx], steps=config.ensemble_steps
+    ensemble = nnx.split(make_ensemble(jax.random.split(tkey, config.members)))
+    return make_data(dkey), bkey, mc, ensemble
+
+
+@functools.partial(jax.jit, static_argnames=("mc_def", "ens_def", "config"))
+def _train(mc_def, ens_def, mc_state, ens_state, bkey, x, y, *, config: UncertaintyConfig):
+    """Every key's nets (states and inputs stacked over the keys): losses, log-variances."""
+
+    def mc_run(run):
+        state, bkey, x, y = run
+        state, bkey, loss = _mc_scan(
+            mc_def, state, bkey, x, y, steps=config.mc_steps, batch=config.mc_batch
+        )
+        _, log_var = nnx.merge(mc_def, state)[0](x, train=False)
+        return loss, log_var, bkey
+
+    def ensemble_run(state, bkey, x, y):
+        idx = bootstrap_indices(bkey, members=config.members, n=x.shape[0])
+        state, loss = _ensemble_scan(ens_def, state, x[idx], y[idx], steps=config.ensemble_steps)
+        members = nnx.merge(ens_def, state)[0]
+        _, log_var = nnx.vmap(lambda m, x: m(x), in_axes=(0, None))(members, x)
+        return loss, log_var
+
+    mc_loss, mc_log_var, bkey = jax.lax.map(mc_run, (mc_state, bkey, x, y))
+    ens_loss, ens_log_var = jax.vmap(ensemble_run)(ens_state, bkey, x, y)
+    return {
+        "mc_loss": mc_loss,
+        "ens_loss": ens_loss,
+        "mc_log_var": mc_log_var,
+        "ens_log_var": ens_log_var,
+    }
+
+
+def _stacked(trees):
+    return jax.tree.map(lambda *leaves: jnp.stack(leaves), *trees)
+
+
+@full_precision
+def train_unclamped(
+    root_seeds: tuple[int, ...], config: UncertaintyConfig = UncertaintyConfig()
+) -> dict[str, np.ndarray]:
+    """The recipe without the clamp from each root key, uncached: losses and reached
+    log-variances, stacked over the keys."""
+    runs = [_initial(seed, config) for seed in root_seeds]
+    (mc_def, _), (ens_def, _) = runs[0][2], runs[0][3]
+    out = _train(
+        mc_def,
+        ens_def,
+        _stacked([mc for _, _, (_, mc), _ in runs]),
+        _stacked([ens for _, _, _, (_, ens) in runs]),
+        jnp.stack([bkey for _, bkey, _, _ in runs]),
+        jnp.stack([data.x for data, _, _, _ in runs]),
+        jnp.stack([data.y for data, _, _, _ in runs]),
+        config=config,
     )
-    members, _ = nnx.merge(ens_def, ens_state)
-    _, ens_log_var = nnx.vmap(lambda m, x: m(x), in_axes=(0, None))(members, data.x)
-    return jax.device_get(
-        {
-            "mc_loss": mc_loss,
-            "ens_loss": ens_loss,
-            "mc_log_var": mc_log_var,
-            "ens_log_var": ens_log_var,
-        }
-    )
+    return {name: np.asarray(array) for name, array in jax.device_get(out).items()}
 
 
 def unclamped_runs(config: UncertaintyConfig = UncertaintyConfig()) -> dict[str, np.ndarray]:
-    """`unclamped_run` for every key of KEYS, stacked over the keys (cached on disk)."""
-
-    def compute() -> dict[str, np.ndarray]:
-        runs = [unclamped_run(key, config) for key in KEYS]
-        return {name: np.stack([np.asarray(r[name]) for r in runs]) for name in runs[0]}
-
+    """`train_unclamped` for every key of KEYS (cached on disk)."""
     key = {"keys": list(KEYS), "config": config.__dict__, "code": _CODE_DIGEST, **runtime_key()}
-    return cached("uncertainty-unclamped", key, compute).arrays
+    return cached("uncertainty-unclamped", key, lambda: train_unclamped(KEYS, config)).arrays
