@@ -5,13 +5,16 @@ BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: audit test bench order-check lint setup data lock clean-cache
+.PHONY: audit test gate bench order-check lint setup data lock clean-cache
 
 audit: setup  ## reproduce both documents, print the claims table, write report/
 	$(BIN)/pytest claims -n auto -m "claim or health" $(PYTEST_ARGS)
 
-test: setup  ## the whole suite: claims, health, properties, faults
+test: setup  ## the suite: claims, health, properties, faults (the slow gates: make gate)
 	$(BIN)/pytest claims -n auto $(PYTEST_ARGS)
+
+gate: setup  ## the slow gates: the audit in another float order gives the same verdicts; cold reruns are bit-identical
+	$(BIN)/pytest claims -n auto -m gate $(PYTEST_ARGS)
 
 bench: setup  ## time the fast paths, sweeps and audit against their targets: report/bench.json
 	$(BIN)/python scripts/bench.py $(BENCH_ARGS)

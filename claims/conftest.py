@@ -33,6 +33,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
         # Taken before the settings below reach the environment, as `-n auto` sees it.
         config.stash[_STARTED_AS] = fingerprint(_selection(config))
+    seeds = config.getoption("--seeds")
+    if seeds is not None:
+        from lib.robustness.sweep import POST_SEEDS
+
+        if len(seeds) < POST_SEEDS:
+            raise pytest.UsageError(
+                f"--seeds: a sweep of the calibration post needs at least {POST_SEEDS} seeds "
+                f"(it averages {POST_SEEDS}; 10 or more to judge robustness); got {len(seeds)}"
+            )
     starts_jax = _may_keep_jax_from_starting()
     request_deterministic_gpu_ops()
     enable_compilation_cache()
@@ -71,7 +80,17 @@ def _start_order(item: pytest.Item) -> int:
     return 1 if any(name in fixtures for name in DOCUMENTS) else 3
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+_GATE_SKIP = pytest.mark.skip(
+    reason="a slow gate (cold audits in two float orders, cold reruns): `make gate` runs them, "
+    "CI as its own step"
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if "gate" not in (config.option.markexpr or ""):  # chosen by `-m gate` only
+        for item in items:
+            if item.get_closest_marker("gate"):
+                item.add_marker(_GATE_SKIP)
     items.sort(key=_start_order)  # stable: file order within each group
 
 
@@ -146,6 +165,13 @@ def pytest_claims_audit_claims() -> list:
     from lib.claims.uncertainty import SPECS as uncertainty
 
     return [calibration, uncertainty]
+
+
+def pytest_claims_audit_data() -> dict[str, str]:
+    """The data this suite's documents read: Fashion-MNIST and MNIST, file by file."""
+    from lib.data import data_digests
+
+    return data_digests()
 
 
 def pytest_claims_audit_robustness(

@@ -98,6 +98,7 @@ def reaped(*children: subprocess.Popen):
 
 
 @pytest.mark.slow
+@pytest.mark.gate
 def test_uncertainty_cold_runs_are_bit_identical(tmp_path):
     """The uncertainty recipe (root key 0, full config) trained twice, in two fresh processes
     with empty caches: every stored array is bit-identical."""
@@ -111,6 +112,7 @@ def test_uncertainty_cold_runs_are_bit_identical(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.gate
 @pytest.mark.fault
 def test_training_killed_midway_then_rerun_matches_a_cold_run(tmp_path):
     """SIGKILL during calibration training: no entry is left, the re-run on the same cache

@@ -47,3 +47,12 @@ def test_a_setting_that_keeps_jax_from_starting_is_a_usage_error(setting, says):
     assert result.returncode == USAGE_ERROR, result.stdout + result.stderr
     assert "JAX cannot start with" in result.stderr and says in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_too_few_sweep_seeds_is_the_documents_usage_error():
+    """`--seeds 0,1`: the calibration post averages three seeds, so this suite's sweep needs
+    at least three (the document's rule, claims/conftest.py; the engine's option takes any
+    seeds): exit 4 naming the minimum, before anything runs."""
+    result = run_pytest(REPO_ROOT, "claims", "--seeds", "0,1", "-k", "nothing")
+    assert result.returncode == USAGE_ERROR, result.stdout + result.stderr
+    assert "needs at least 3 seeds" in result.stderr

@@ -74,6 +74,17 @@ def test_guide_example_runs_through_the_plugin(outside, plugin, autoload):
     }
     assert list(claims["toy-1"]["details"]["orders"]) == ["faithful", "float32"]
     assert "partial" not in audit
+    # The report describes the project it audited (not a git repository, no lock, no data
+    # supplied, no method document), and nothing of this suite's two documents.
+    meta = audit["metadata"]
+    assert meta["git"] == {"commit": None, "dirty": None}
+    assert meta["requirements_lock_sha256"] is None and meta["installed"] is None
+    assert meta["data_digests"] == {} and meta["method"] is None
+    markdown = (folder / "report" / "audit.md").read_text()
+    assert "Not a git repository" in markdown
+    text = markdown + (folder / "report" / "audit.html").read_text()
+    for ours in ("mnist", "VERDICTS.md", "TOLERANCES.md", "calibration", "uncertainty"):
+        assert ours not in text.lower(), f"the outside project's report mentions {ours!r}"
 
 
 def test_a_claim_is_selected_by_its_id(outside):
@@ -103,6 +114,42 @@ def test_loading_the_plugin_leaves_jax_alone(outside):
     env = child_env(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     for name in ("CLAIMS_COMPILATION_CACHE_DIR", "XLA_FLAGS", "PYTHONPATH"):
         env.pop(name, None)  # this suite's settings, inherited from this process
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "lib.report.plugin", *STRICT, "--no-report"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "1 passed" in result.stdout
+
+
+def test_seeds_without_a_robustness_hook_fail_the_run(outside):
+    """`--seeds` in a project that computes no sweep (no `pytest_claims_audit_robustness`)
+    is not silently ignored: the claims are judged, and the run fails saying why."""
+    folder = outside / "no-sweep"
+    folder.mkdir()
+    result = run_outside(folder, "-p", "lib.report.plugin", "--seeds", "0-2", autoload=False)
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "3 passed" in result.stdout
+    assert "no pytest_claims_audit_robustness hook" in result.stdout + result.stderr
+
+
+def test_the_cache_is_the_audited_projects(outside):
+    """Results an outside project caches land in its own `.cache/` (pytest's rootdir), not
+    in the engine's checkout."""
+    folder = outside / "cache"
+    folder.mkdir()
+    (folder / "test_where.py").write_text(
+        "from pathlib import Path\n\nfrom lib import cache\n\n\n"
+        "def test_cache_in_this_project():\n"
+        "    assert cache.default_cache_dir() == Path(__file__).parent / '.cache'\n"
+    )
+    env = child_env(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    for name in ("CLAIMS_CACHE_DIR", "PYTHONPATH"):
+        env.pop(name, None)
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "lib.report.plugin", *STRICT, "--no-report"],
         cwd=folder,

@@ -52,7 +52,8 @@ def _records(tmp_path: Path, name: str, **env: str) -> dict[str, dict]:
     return {record["id"]: record for record in records}
 
 
-@pytest.mark.slow  # a cold audit in the narrow order
+@pytest.mark.slow  # a cold audit in each of two float orders
+@pytest.mark.gate
 def test_the_audit_passes_with_the_same_verdicts_in_another_float_order(tmp_path):
     default = _records(tmp_path, "default")
     narrow = _records(tmp_path, "narrow", XLA_FLAGS=NARROW_VECTORS_FLAG)

@@ -31,7 +31,7 @@ def test_outside_a_checkout_commit_and_dirty_are_null(tmp_path, monkeypatch):
 
 def test_without_git_commit_and_dirty_are_null(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))  # no git on PATH
-    assert provenance.git_state(provenance.REPO_ROOT) == {"commit": None, "dirty": None}
+    assert provenance.git_state(Path(__file__).parent) == {"commit": None, "dirty": None}
 
 
 @needs_git
@@ -58,12 +58,12 @@ def test_lock_digest_is_the_sha256_of_the_file_or_null(tmp_path):
     assert provenance.lock_digest(tmp_path) == hashlib.sha256(content).hexdigest()
 
 
-def test_provenance_names_the_device_and_command():
+def test_provenance_names_the_device_and_command(tmp_path):
     """The device of the JAX this run imported (the report itself never imports JAX: a
     project without it records no device)."""
     import jax
 
-    found = provenance.provenance()
+    found = provenance.provenance(provenance.Project(root=tmp_path))
     assert set(found) == {
         "git",
         "command",
@@ -71,10 +71,32 @@ def test_provenance_names_the_device_and_command():
         "requirements_lock_sha256",
         "installed",
         "differs_from_lock",
+        "data_digests",
+        "method",
     }
     assert found["device"]["backend"] == jax.default_backend()
     assert found["device"]["count"] >= 1 and found["device"]["kinds"]
     assert isinstance(found["command"], list) and found["command"]
+
+
+def test_provenance_is_the_audited_projects(tmp_path, monkeypatch):
+    """Commit, lock, data and method are the project's (its root, its own lock file name),
+    never the engine's checkout; a project nothing is known of records none."""
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    (tmp_path / "pins.txt").write_bytes(b"numpy==0.0.1\n")
+    project = provenance.Project(
+        root=tmp_path, lock="pins.txt", data={"toy/points": "ab" * 32}, method="docs/HOW.md"
+    )
+    found = provenance.provenance(project)
+    assert found["git"] == {"commit": None, "dirty": None}
+    assert found["requirements_lock_sha256"] == hashlib.sha256(b"numpy==0.0.1\n").hexdigest()
+    assert found["differs_from_lock"] == ["numpy"]
+    assert found["data_digests"] == {"toy/points": "ab" * 32}
+    assert found["method"] == "docs/HOW.md"
+    nothing = provenance.provenance(provenance.UNKNOWN_PROJECT)
+    assert nothing["git"] == {"commit": None, "dirty": None}
+    assert nothing["requirements_lock_sha256"] is None and nothing["installed"] is None
+    assert nothing["data_digests"] == {} and nothing["method"] is None
 
 
 def test_installed_versions_against_the_lock(tmp_path):

@@ -168,7 +168,7 @@ def test_outside_a_checkout_the_page_says_so():
     del outside["metadata"]["created_unix"]
     text = html.render(outside, {})
     parse(text)
-    assert "commit unknown" in text and "date unknown" in text
+    assert "not a git repository" in text and "date unknown" in text
 
 
 @pytest.mark.slow

@@ -44,9 +44,22 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 EVENTS: list[dict] = []
 
 
+# The audited project's root: set by the claims-audit plugin to pytest's rootdir; None
+# outside pytest, where the folder a process was started in stands for it.
+_project_root: Path | None = None
+
+
+def set_project_root(root: Path) -> None:
+    """Make `root` the audited project whose `.cache/` `default_cache_dir` names."""
+    global _project_root
+    _project_root = Path(root)
+
+
 def default_cache_dir() -> Path:
-    """`CLAIMS_CACHE_DIR` if set, else `.cache/` at the repository root."""
-    return Path(os.environ.get("CLAIMS_CACHE_DIR") or REPO_ROOT / ".cache")
+    """`CLAIMS_CACHE_DIR` if set, else `.cache/` in the audited project's root (pytest's
+    rootdir; outside pytest the current folder), never in the engine's own checkout."""
+    root = _project_root if _project_root is not None else Path.cwd()
+    return Path(os.environ.get("CLAIMS_CACHE_DIR") or root / ".cache")
 
 
 def source_digest(paths: Iterable[Path]) -> str:

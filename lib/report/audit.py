@@ -22,12 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import lib
-from lib import data
 from lib.report import figures as drawing
 from lib.report import html, markdown
 from lib.report.claim import ClaimRecord
 from lib.report.documents import SCHEMA_VERSION, Document, by_name
-from lib.report.provenance import provenance
+from lib.report.provenance import UNKNOWN_PROJECT, Project, provenance
 from lib.report.table import ordered, summary_line, verdict_counts
 
 
@@ -43,11 +42,15 @@ def _version(distribution: str) -> str | None:
 
 
 def metadata(
-    cache_events: list[dict], wall_s: float, documents: Sequence[Document] = ()
+    cache_events: list[dict],
+    wall_s: float,
+    documents: Sequence[Document] = (),
+    project: Project = UNKNOWN_PROJECT,
 ) -> dict[str, Any]:
-    """Versions, platform, provenance (commit, command, device, lock digest), data digests,
-    the `documents` audited (their sources, for headings), cache activity and wall time."""
-    found = provenance()
+    """Versions, platform, the audited `project`'s provenance (commit, lock digest, data
+    digests, method; the command and device), the `documents` audited (their sources, for
+    headings), cache activity and wall time."""
+    found = provenance(project)
     return {
         "created_unix": round(time.time(), 1),
         "wall_s": round(wall_s, 2),
@@ -63,7 +66,6 @@ def metadata(
         },
         **found,
         "documents": {d.name: d.source.to_json() for d in documents if d.source is not None},
-        "data_digests": data.data_digests(),
         "cache": {
             "hits": sum(e["status"] == "hit" for e in cache_events),
             "computed": sum(e["status"] == "computed" for e in cache_events),
@@ -120,6 +122,7 @@ def build(
     partial: list[str] | None = None,
     documents: Registered = (),
     missing: dict[str, str] | None = None,
+    project: Project = UNKNOWN_PROJECT,
 ) -> dict:
     """The audit as a JSON-able dict (the contract of issues 3 to 5, 7).
 
@@ -127,7 +130,8 @@ def build(
     has it under its name. `partial`: why the run was not a complete audit (interrupted, a
     subset); such an audit holds the claims that ran and says why, without the documents'
     sections (which could start experiments the run never finished). `missing`: the claims
-    without a verdict, id -> why ("not collected", "deselected", "not run").
+    without a verdict, id -> why ("not collected", "deselected", "not run"). `project`:
+    the audited project, for the provenance.
     """
     shown = audited(records, documents)
     audit: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
@@ -145,7 +149,7 @@ def build(
         audit["robustness"] = robustness
     audit["summary"] = summary_line(records, expected)
     audit["counts"] = verdict_counts(records, expected)
-    audit["metadata"] = metadata(cache_events, wall_s, shown)
+    audit["metadata"] = metadata(cache_events, wall_s, shown, project)
     return audit
 
 
@@ -161,11 +165,12 @@ def write_report(
     missing: dict[str, str] | None = None,
     documents: Registered = (),
     figure_cache: Path | None = None,
+    project: Project = UNKNOWN_PROJECT,
 ) -> list[Path]:
     """Write the report into `report_dir`, replacing the previous one only when complete.
 
     `robustness`: the section made by `robustness()`, if any, with its figure. `partial`,
-    `missing`, `documents`: see `build`; a partial audit is audit.json and audit.md alone.
+    `missing`, `documents`, `project`: see `build`; a partial audit is audit.json and audit.md alone.
     `figure_cache`: where drawn figures are kept and reused (lib/report/figure_cache.py);
     None draws every figure. One writer at a time (a
     lock on the folder); the report is staged inside the folder and swapped in once it is
@@ -194,7 +199,15 @@ def write_report(
                 staging,
                 report_dir,
                 build(
-                    records, expected, cache_events, wall_s, robustness, partial, documents, missing
+                    records,
+                    expected,
+                    cache_events,
+                    wall_s,
+                    robustness,
+                    partial,
+                    documents,
+                    missing,
+                    project,
                 ),
                 audited(records, documents),
                 drawing.figure_names(registered(documents)),

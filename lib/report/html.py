@@ -69,7 +69,7 @@ def _header(audit: dict) -> list[str]:
     git = meta.get("git") or {}
     commit = git.get("commit")
     if commit is None:
-        code = "commit unknown (not a git checkout)"
+        code = "not a git repository"
     else:
         dirty = ", with uncommitted changes" if git.get("dirty") else ""
         code = f"commit <code>{escape(commit[:12])}</code>{dirty}"
@@ -96,6 +96,7 @@ def _header(audit: dict) -> list[str]:
     if device:
         kinds = ", ".join(device.get("kinds", []))
         runtime += f" on {escape(str(device.get('backend')))} ({escape(kinds)})"
+    method = f"; {escape(meta['method'])}" if meta.get("method") else ""
     return [
         "<h1>Claims audit</h1>",
         f'<p class="summary">{escape(str(audit.get("summary", "")))}</p>',
@@ -104,7 +105,7 @@ def _header(audit: dict) -> list[str]:
         f'<p class="meta">{code} · {when} · {runtime}</p>',
         '<p class="note">A printed figure <i>holds</i> when it is a plausible draw of the recipe '
         "over the valid float orders computed (inside the prediction interval shown as its "
-        "tolerance; a false refutation 1 time in 5,000 per figure). A qualitative claim "
+        f"tolerance; a false refutation 1 time in 5,000 per figure{method}). A qualitative claim "
         "<i>holds</i> when it holds in every order. <i>refuted (known finding)</i>: recorded as a strict "
         "xfail, it does not fail the run; any other refutation or error does. <i>sensitive</i>: "
         "a qualitative claim's truth depends on the valid float order (in the orders computed here, or as "
@@ -221,7 +222,7 @@ def _metadata(audit: dict) -> list[str]:
         ("requirements.lock sha256", meta.get("requirements_lock_sha256")),
         ("versions", meta.get("versions")),
         ("platform", meta.get("platform")),
-        ("data sha256", meta.get("data_digests")),
+        ("data sha256", meta.get("data_digests") or "none supplied"),
         ("wall time (s)", meta.get("wall_s")),
     ]
     cells = []

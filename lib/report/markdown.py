@@ -93,6 +93,7 @@ def render(audit: dict, figure_names: list[str]) -> str:
         lines += [f"Claims without a verdict: {_escape(missing)}.", ""]
     lines += [*_header(audit), ""]
     versions, system = meta["versions"], meta["platform"]
+    method = f" ({_escape(meta['method'])})" if meta.get("method") else ""
     lines += [
         f"{_escape(audit['summary'])}.",
         "",
@@ -106,7 +107,7 @@ def render(audit: dict, figure_names: list[str]) -> str:
         "Every claim is judged on the reproduction in several valid float orders (the documents' "
         "own order first: its figures are the ones shown). A printed figure *holds* when it is a "
         "plausible draw of the recipe over those orders: inside the prediction interval shown as "
-        "its tolerance, at a false-refutation rate of 1 in 5,000 per figure (docs/VERDICTS.md); "
+        f"its tolerance, at a false-refutation rate of 1 in 5,000 per figure{method}; "
         "otherwise it is *refuted*. A qualitative claim (a comparison, a region, a threshold) "
         "*holds* when it holds in every order, is *refuted* when it holds in none, and is "
         "*sensitive* when its truth depends on the order, in the orders computed here or as "
@@ -194,11 +195,13 @@ def _header(audit: dict) -> list[str]:
         else:
             named.append(_source_text(source, f" ({_escape(source.kind)})"))
     git = meta.get("git") or {}
-    commit = (git.get("commit") or "unknown")[:12] + (
-        " (uncommitted changes)" if git.get("dirty") else ""
-    )
+    if git.get("commit") is None:
+        code = "Not a git repository"
+    else:
+        dirty = " (uncommitted changes)" if git.get("dirty") else ""
+        code = f"Commit {_escape(git['commit'][:12] + dirty)}"
     created = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(meta["created_unix"]))
-    return [f"Audit of {'; '.join(named)}.", "", f"Commit {_escape(commit)}, {created}."]
+    return [f"Audit of {'; '.join(named)}.", "", f"{code}, {created}."]
 
 
 def _slug(text: str) -> str:

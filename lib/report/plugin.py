@@ -29,6 +29,7 @@ import pytest
 from lib import cache
 from lib.report import table, watchdog
 from lib.report.claim import META_PROPERTY, PROPERTY, Claim, ClaimMeta, ClaimRecord
+from lib.report.provenance import LOCK_FILE, Project
 from lib.seeds import parse_seeds
 
 _REQUIRED = ("id", "document", "section", "statement")
@@ -62,6 +63,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="SEEDS",
         help="robustness sweep: re-evaluate the comparative claims on these calibration seeds "
         "and uncertainty root keys, e.g. 0-9 or 0,3,5-7 (trains the ones not cached)",
+    )
+    parser.addini(
+        "claims_audit_method",
+        "where the project documents how its claims are judged (a path from the rootdir, or "
+        "a URL); the report's method paragraph points to it",
+        default="",
+    )
+    parser.addini(
+        "claims_audit_lock",
+        "the project's lock file (pinned name==version lines), relative to the rootdir; "
+        "the report records its digest and what differs from it",
+        default=LOCK_FILE,
     )
     group.addoption(
         "--orders",
@@ -107,7 +120,9 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hooks)
 
 
+@pytest.hookimpl(tryfirst=True)  # before the project's conftests read the cache folder
 def pytest_configure(config: pytest.Config) -> None:
+    cache.set_project_root(config.rootpath)
     for marker in MARKERS:
         config.addinivalue_line("markers", marker)
     capture = config.pluginmanager.getplugin("capturemanager")
@@ -126,6 +141,38 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _REPORT_DIR = pytest.StashKey[Path]()
+
+
+class ProjectError(ValueError):
+    """What the project told the plugin about itself cannot be used (the message says why)."""
+
+
+def audited_project(config: pytest.Config) -> Project:
+    """The project pytest audits: its rootdir, lock file, data digests and method document.
+
+    Raises:
+      ProjectError: the data hook gave something other than name -> digest strings, or one
+        name two different digests.
+    """
+    digests: dict[str, str] = {}
+    for given in config.hook.pytest_claims_audit_data(config=config):
+        if not isinstance(given, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in given.items()
+        ):
+            raise ProjectError(
+                f"pytest_claims_audit_data must return a dict of name -> sha256 strings; got {given!r}"
+            )
+        for name, digest in given.items():
+            if digests.setdefault(name, digest) != digest:
+                raise ProjectError(
+                    f"pytest_claims_audit_data gave {name!r} two digests: {digests[name]} and {digest}"
+                )
+    return Project(
+        root=config.rootpath,
+        lock=config.getini("claims_audit_lock"),
+        data=digests,
+        method=config.getini("claims_audit_method") or None,
+    )
 
 
 def _report_dir(config: pytest.Config) -> Path:
@@ -522,12 +569,19 @@ class AuditCollector:
                 )
             except audit.ReportError as error:
                 self.robustness_error = str(error)
-                if session.exitstatus == 0:
-                    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            else:
+                if seeds is not None and self.robustness is None:
+                    self.robustness_error = (
+                        "--seeds asks for a sweep, but no pytest_claims_audit_robustness hook "
+                        "computed one (lib/report/hooks.py)"
+                    )
+            if self.robustness_error and session.exitstatus == 0:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if no_report:
             return
         report_dir = self.config.stash[_REPORT_DIR]
         try:
+            project = audited_project(self.config)
             self.written = audit.write_report(
                 report_dir / PARTIAL_FOLDER if self.partial else report_dir,
                 records=records,
@@ -539,8 +593,9 @@ class AuditCollector:
                 missing=self.missing or None,
                 documents=documents,
                 figure_cache=cache.default_cache_dir() / "figures",
+                project=project,
             )
-        except audit.ReportError as error:
+        except (audit.ReportError, ProjectError) as error:
             self.write_error = str(error)
             if session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED

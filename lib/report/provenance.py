@@ -1,8 +1,10 @@
-"""Where a run came from: the code's git commit, the command line, the device, the lock file.
+"""Where a run came from: the audited project's git commit, its lock file and data, the
+command line, the device.
 
 Part of audit.json's `metadata`, so that two reports can be compared (`python -m lib.report
 diff`). Every field is None where it cannot be known (no git, not a checkout, no lock file):
-a report is still written, it just says less.
+a report is still written, it just says less. The project is the one pytest audits (its
+rootdir), never the engine's own checkout.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ import hashlib
 import re
 import subprocess
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 LOCK_FILE = "requirements.lock"
 _GIT_TIMEOUT_S = 10
 
@@ -35,7 +38,7 @@ def _git(*args: str, root: Path) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def git_state(root: Path = REPO_ROOT) -> dict[str, Any]:
+def git_state(root: Path) -> dict[str, Any]:
     """`{"commit": sha or None, "dirty": bool or None}` of the checkout at `root`.
 
     Dirty means tracked files differ from the commit or untracked files that git does not
@@ -48,19 +51,20 @@ def git_state(root: Path = REPO_ROOT) -> dict[str, Any]:
     return {"commit": commit.strip(), "dirty": None if status is None else bool(status.strip())}
 
 
-def lock_digest(root: Path = REPO_ROOT) -> str | None:
-    """sha256 of `requirements.lock`'s bytes at `root`, or None when there is no such file."""
-    path = root / LOCK_FILE
+def lock_digest(root: Path, lock: str = LOCK_FILE) -> str | None:
+    """sha256 of the lock file `lock`'s bytes at `root`, or None when there is no such file."""
+    path = root / lock
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except FileNotFoundError:
         return None
 
 
-def installed_versions(root: Path = REPO_ROOT) -> dict[str, Any]:
-    """The installed version of every distribution `requirements.lock` pins, and the names
-    whose installed version is not the pinned one (None where there is no lock file)."""
-    path = root / LOCK_FILE
+def installed_versions(root: Path, lock: str = LOCK_FILE) -> dict[str, Any]:
+    """The installed version of every distribution the lock file pins (`name==version`
+    lines, as pip writes them), and the names whose installed version is not the pinned one
+    (None where there is no lock file)."""
+    path = root / lock
     if not path.is_file():
         return {"installed": None, "differs_from_lock": None}
     pinned = dict(re.findall(r"^([A-Za-z0-9_.\-]+)==([^\s;\\]+)", path.read_text(), re.MULTILINE))
@@ -89,12 +93,41 @@ def device() -> dict[str, Any] | None:
     }
 
 
-def provenance(root: Path = REPO_ROOT) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Project:
+    """The audited project as its report describes it.
+
+    root: its folder (pytest's rootdir); None when nothing is known of it. lock: its lock
+    file, relative to `root`. data: the data its documents read, name -> sha256 (the
+    `pytest_claims_audit_data` hook). method: where it documents how its claims are judged
+    (a path relative to `root`, or a URL; the `claims_audit_method` ini option), or None.
+    """
+
+    root: Path | None = None
+    lock: str = LOCK_FILE
+    data: Mapping[str, str] = field(default_factory=dict)
+    method: str | None = None
+
+
+UNKNOWN_PROJECT = Project()
+"""A project nothing is known of: no commit, lock or data in its report."""
+
+
+def provenance(project: Project) -> dict[str, Any]:
     """The run's provenance for audit.json's metadata."""
+    if project.root is None:
+        git, lock = {"commit": None, "dirty": None}, None
+        versions: dict[str, Any] = {"installed": None, "differs_from_lock": None}
+    else:
+        git = git_state(project.root)
+        lock = lock_digest(project.root, project.lock)
+        versions = installed_versions(project.root, project.lock)
     return {
-        "git": git_state(root),
+        "git": git,
         "command": list(sys.argv),
         "device": device(),
-        "requirements_lock_sha256": lock_digest(root),
-        **installed_versions(root),
+        "requirements_lock_sha256": lock,
+        **versions,
+        "data_digests": dict(project.data),
+        "method": project.method,
     }
