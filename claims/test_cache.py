@@ -30,6 +30,7 @@ def shape_check(arrays):
 
 
 def test_second_call_is_a_hit(tmp_path):
+    """The same key twice: the second call is a hit with the same arrays, computed once."""
     compute, calls = compute_counter()
     first = cache.cached("entry", {"a": 1}, compute, cache_dir=tmp_path)
     second = cache.cached("entry", {"a": 1}, compute, cache_dir=tmp_path)
@@ -38,6 +39,7 @@ def test_second_call_is_a_hit(tmp_path):
 
 
 def test_other_key_is_other_entry(tmp_path):
+    """Another key: another entry, computed."""
     compute, calls = compute_counter()
     cache.cached("entry", {"a": 1}, compute, cache_dir=tmp_path)
     assert cache.cached("entry", {"a": 2}, compute, cache_dir=tmp_path).status == "computed"
@@ -46,6 +48,8 @@ def test_other_key_is_other_entry(tmp_path):
 
 @pytest.mark.parametrize("keep", [0, 10, 200, -1])
 def test_truncated_entry_is_recomputed(tmp_path, keep):
+    """An entry truncated (to 0, 10 or 200 bytes, or one byte short): the read fails and the
+    entry is recomputed."""
     compute, calls = compute_counter()
     path = cache.cached("entry", {"a": 1}, compute, cache_dir=tmp_path).path
     data = path.read_bytes()
@@ -55,6 +59,7 @@ def test_truncated_entry_is_recomputed(tmp_path, keep):
 
 
 def test_flipped_byte_fails_checksum(tmp_path):
+    """One flipped byte in an entry's payload: its checksum fails and it is recomputed."""
     compute, _ = compute_counter()
     path = cache.cached("entry", {"a": 1}, compute, cache_dir=tmp_path).path
     raw = bytearray(path.read_bytes())
@@ -66,6 +71,8 @@ def test_flipped_byte_fails_checksum(tmp_path):
 
 
 def test_entry_of_another_configuration_is_not_served(tmp_path):
+    """The entry of another configuration copied into place: its embedded key differs, so it is
+    recomputed, never served."""
     compute, _ = compute_counter()
     here = cache.cached("entry", {"a": 1}, compute, cache_dir=tmp_path).path
     other = cache.cached(
@@ -78,6 +85,7 @@ def test_entry_of_another_configuration_is_not_served(tmp_path):
 
 
 def test_wrong_shapes_are_recomputed(tmp_path):
+    """An entry with the wrong array shapes: its validator fails and it is recomputed."""
     key = {"a": 1}
     cache.cached("entry", key, lambda: {"x": np.zeros(4)}, cache_dir=tmp_path)
     compute, _ = compute_counter()
@@ -86,6 +94,8 @@ def test_wrong_shapes_are_recomputed(tmp_path):
 
 
 def test_unwritable_path_runs_uncached(tmp_path, monkeypatch):
+    """A cache folder under a regular file: the computation runs uncached and says "running
+    without a cache"."""
     said = []
     monkeypatch.setattr(cache, "progress_writer", said.append)
     blocker = tmp_path / "file"
@@ -97,6 +107,7 @@ def test_unwritable_path_runs_uncached(tmp_path, monkeypatch):
 
 
 def test_racing_processes_compute_once(tmp_path):
+    """Three processes racing for one entry: it is computed once, the other two hit."""
     script = textwrap.dedent(
         f"""
         import sys, time, numpy as np
@@ -120,6 +131,8 @@ def test_racing_processes_compute_once(tmp_path):
 
 
 def test_killed_writer_leaves_no_entry(tmp_path):
+    """A process killed (SIGKILL) during the computation, its lock held: no entry is left, and
+    the next call computes it."""
     script = textwrap.dedent(
         f"""
         import os, signal, sys, numpy as np
@@ -137,6 +150,7 @@ def test_killed_writer_leaves_no_entry(tmp_path):
 
 
 def test_stored_only_serves_what_is_stored(tmp_path):
+    """`cache.stored_only()` (the report drawing figures ahead) serves what is stored."""
     compute, calls = compute_counter()
     cache.cached("entry", {"a": 1}, compute, cache_dir=tmp_path)
     with cache.stored_only():
@@ -145,6 +159,8 @@ def test_stored_only_serves_what_is_stored(tmp_path):
 
 
 def test_stored_only_refuses_to_compute(tmp_path):
+    """`cache.stored_only()` asked for an entry not stored: NotStored at once, nothing computed
+    or written; outside the block the entry is computed as usual."""
     compute, calls = compute_counter()
     with cache.stored_only(), pytest.raises(cache.NotStored, match="entry is not in the cache"):
         cache.cached("entry", {"a": 1}, compute, cache_dir=tmp_path)
@@ -154,6 +170,8 @@ def test_stored_only_refuses_to_compute(tmp_path):
 
 
 def test_stored_only_does_not_wait_for_an_entry_being_computed(tmp_path):
+    """`cache.stored_only()` asked for an entry another process is computing: NotStored at once,
+    without waiting for its lock."""
     compute, calls = compute_counter()
     path = cache.cached("entry", {"a": 1}, compute, cache_dir=tmp_path).path
     path.unlink()
@@ -180,6 +198,7 @@ def test_stored_only_does_not_wait_for_an_entry_being_computed(tmp_path):
 
 
 def test_stored_only_with_an_unusable_folder_refuses(tmp_path):
+    """`cache.stored_only()` under an unusable cache folder: NotStored, nothing computed."""
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     compute, calls = compute_counter()

@@ -47,6 +47,8 @@ def code_digest(root: Path, module: str) -> str:
 
 @pytest.mark.parametrize(("module", "inside", "outside"), CASES, ids=[c[0] for c in CASES])
 def test_an_edit_in_the_closure_changes_the_key(tmp_path, module, inside, outside):
+    """An edit to a file in a cached result's import closure gives the result another key (so it
+    is recomputed); an edit outside it leaves the key as it was."""
     copy = tmp_path / "repo"
     shutil.copytree(REPO_ROOT / "lib", copy / "lib", ignore=shutil.ignore_patterns("__pycache__"))
     original = code_digest(copy, module)

@@ -28,8 +28,9 @@ def programs(folder: Path) -> list[Path]:
 
 @pytest.mark.fault
 def test_damaged_entries_are_compiled_afresh_with_the_same_result(tmp_path):
-    """Every stored program truncated or with a flipped byte: the next process says it could
-    not read them (they fail their seal), compiles again and computes the same bytes."""
+    """Every stored compiled program (`.cache/xla/`) truncated or with a flipped byte: the next
+    process warns it could not read them (they fail their seal, a sha256 of key and program),
+    compiles again and computes the same bytes."""
     env = child_env(**{compile_cache.FOLDER_VARIABLE: str(tmp_path / "xla")})
     first = run_python(CHILD, env=env)
     assert first.returncode == 0, first.stderr
@@ -51,8 +52,8 @@ def test_damaged_entries_are_compiled_afresh_with_the_same_result(tmp_path):
 
 
 def test_switched_off_or_unwritable_means_no_cache(tmp_path, monkeypatch):
-    """`CLAIMS_COMPILATION_CACHE=0`, or a folder that cannot be created: programs are compiled
-    in each process, as without the cache."""
+    """`CLAIMS_COMPILATION_CACHE=0`, or a folder that cannot be created: no compiled-program
+    cache; programs are compiled in each process."""
     monkeypatch.setenv(compile_cache.SWITCH_VARIABLE, "0")
     assert compile_cache.enable_compilation_cache(tmp_path) is None
     monkeypatch.delenv(compile_cache.SWITCH_VARIABLE)

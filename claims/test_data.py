@@ -162,6 +162,8 @@ def test_to_float_scales_to_unit_interval() -> None:
 @pytest.mark.fault
 class TestBadData:
     def test_flipped_payload_byte_is_rejected(self, data_dir: Path) -> None:
+        """One flipped byte in an IDX payload: a DataError naming the file, the expected and
+        found sha256 and how to get the data."""
         path = data_dir / MNIST_T10K_IMAGES
         raw = bytearray(read_idx(path))
         raw[16 + 1000] ^= 0xFF
@@ -176,6 +178,7 @@ class TestBadData:
         assert "CLAIMS_DATA_DIR" in message
 
     def test_missing_file_is_named(self, data_dir: Path) -> None:
+        """One file of a split missing: a DataError saying "missing", with the file's path."""
         path = data_dir / FASHION_T10K_LABELS
         path.unlink()
         with pytest.raises(DataError, match="missing") as info:
@@ -193,6 +196,8 @@ class TestBadData:
         ids=["half", "no-trailer", "not-gzip", "empty"],
     )
     def test_truncated_or_corrupt_gzip_is_a_data_error(self, data_dir: Path, damage) -> None:
+        """A `.gz` cut in half or without its trailer, not gzip at all, or empty: a DataError
+        naming the file."""
         path = data_dir / MNIST_T10K_LABELS
         path.write_bytes(damage(path.read_bytes()))
         with pytest.raises(DataError) as info:
@@ -200,6 +205,8 @@ class TestBadData:
         assert str(path) in str(info.value)
 
     def test_other_dataset_in_place_is_a_digest_mismatch(self, data_dir: Path) -> None:
+        """A valid IDX file of the wrong data set (MNIST images where Fashion-MNIST is
+        expected): a DataError with both sha256 digests and the install command."""
         path = data_dir / FASHION_T10K_IMAGES
         shutil.copyfile(data_dir / MNIST_T10K_IMAGES, path)
         expected = data_digests()["fashion-mnist/t10k-images-idx3-ubyte"]
@@ -213,6 +220,7 @@ class TestBadData:
         assert "apt-get install dataset-fashion-mnist" in message
 
     def test_wrong_image_dimensions_are_a_header_error(self, data_dir: Path) -> None:
+        """Images of the wrong size in the header (27x29): a DataError, bad IDX header."""
         path = data_dir / FASHION_T10K_IMAGES
         raw = bytearray(read_idx(path))
         raw[8:16] = (27).to_bytes(4, "big") + (29).to_bytes(4, "big")
@@ -221,17 +229,21 @@ class TestBadData:
             load_fashion_mnist("test")
 
     def test_labels_file_in_images_slot_is_a_header_error(self, data_dir: Path) -> None:
+        """A labels file in the images' place: a DataError, bad IDX header, with the magic
+        number expected and found."""
         shutil.copyfile(data_dir / FASHION_T10K_LABELS, data_dir / FASHION_T10K_IMAGES)
         with pytest.raises(DataError, match=r"expected magic 0x00000803, found 0x00000801"):
             load_fashion_mnist("test")
 
     def test_payload_length_must_match_header(self, data_dir: Path) -> None:
+        """A payload one byte longer than its header says: a DataError on the payload length."""
         path = data_dir / MNIST_T10K_IMAGES
         write_idx(path, read_idx(path) + b"\x00")
         with pytest.raises(DataError, match="payload bytes"):
             load_mnist_test()
 
     def test_label_out_of_range_is_rejected(self, data_dir: Path) -> None:
+        """A label outside [0, 10): a DataError with the value."""
         path = data_dir / MNIST_T10K_LABELS
         raw = bytearray(read_idx(path))
         raw[8 + 17] = 10
@@ -240,6 +252,7 @@ class TestBadData:
             load_mnist_test()
 
     def test_image_and_label_counts_must_agree(self, data_dir: Path) -> None:
+        """9,999 labels for 10,000 images: a DataError, the counts disagree."""
         path = data_dir / MNIST_T10K_LABELS
         raw = read_idx(path)
         write_idx(path, raw[:4] + (9_999).to_bytes(4, "big") + raw[8:-1])
@@ -249,6 +262,8 @@ class TestBadData:
     def test_empty_data_dir_is_not_a_fallback(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
+        """An empty CLAIMS_DATA_DIR: a DataError naming the missing subfolder; no fallback to
+        the other sources."""
         monkeypatch.setenv(data.ENV_VAR, str(tmp_path))
         with pytest.raises(DataError, match=r"has no fashion-mnist/ subdirectory"):
             load_fashion_mnist("test")
@@ -256,11 +271,15 @@ class TestBadData:
             load_mnist_test()
 
     def test_data_dir_without_the_files_is_not_a_fallback(self, data_dir: Path) -> None:
+        """A CLAIMS_DATA_DIR without one split's files: a DataError naming the missing file; no
+        fallback to the other sources."""
         with pytest.raises(DataError, match="missing") as info:
             load_fashion_mnist("train")  # the copy holds only the test split
         assert str(data_dir / "fashion-mnist" / "train-images-idx3-ubyte.gz") in str(info.value)
 
     def test_nonexistent_data_dir(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A CLAIMS_DATA_DIR that does not exist: a DataError "is not a directory" with the
+        path; no fallback."""
         missing = tmp_path / "nowhere"
         monkeypatch.setenv(data.ENV_VAR, str(missing))
         with pytest.raises(DataError, match="is not a directory") as info:
@@ -270,6 +289,8 @@ class TestBadData:
     def test_missing_everywhere_lists_the_places_searched(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
+        """No source has the data: a DataError listing every folder searched, the install
+        command, scripts/fetch_data.py and CLAIMS_DATA_DIR."""
         monkeypatch.delenv(data.ENV_VAR, raising=False)
         monkeypatch.setattr(data, "_FIXTURES_DIR", tmp_path / "fixtures")
         monkeypatch.setattr(data, "_SYSTEM_DIR", tmp_path / "system")
@@ -288,6 +309,8 @@ class TestBadData:
     def test_half_present_default_source_is_not_skipped(
         self, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
+        """A default source holding only part of a data set: a DataError naming the missing
+        file, not a silent move to the next source."""
         monkeypatch.delenv(data.ENV_VAR)
         (data_dir / MNIST_T10K_LABELS).unlink()
         monkeypatch.setattr(data, "_FIXTURES_DIR", data_dir)
@@ -296,10 +319,13 @@ class TestBadData:
         assert str(data_dir / MNIST_T10K_LABELS) in str(info.value)
 
     def test_unknown_split(self) -> None:
+        """An unknown split name: a DataError naming the valid ones."""
         with pytest.raises(DataError, match="'train' or 'test'"):
             load_fashion_mnist("validation")  # type: ignore[arg-type]
 
     def test_split_needs_more_than_the_training_size(self) -> None:
+        """`fashion_split` asked for no more images than the training size: a DataError naming
+        the bound."""
         with pytest.raises(DataError, match="n > 55000"):
             fashion_split(55_000)
 
@@ -309,5 +335,6 @@ class TestBadData:
         ids=["float32", "int64", "list"],
     )
     def test_to_float_rejects_non_uint8(self, images) -> None:
+        """`to_float` of a non-uint8 array (float32, int64, a list): a DataError; never cast."""
         with pytest.raises(DataError, match="uint8"):
             to_float(images)

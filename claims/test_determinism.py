@@ -115,8 +115,9 @@ def test_uncertainty_cold_runs_are_bit_identical(tmp_path):
 @pytest.mark.gate
 @pytest.mark.fault
 def test_training_killed_midway_then_rerun_matches_a_cold_run(tmp_path):
-    """SIGKILL during calibration training: no entry is left, the re-run on the same cache
-    trains from scratch, and its arrays are bit-identical to an independent cold run's."""
+    """SIGKILL during calibration training (Yat net, one seed, one epoch): no entry is left, the
+    re-run on the same cache trains from scratch, and its arrays are bit-identical to an
+    independent cold run's."""
     marker = tmp_path / "training-started"
     reference = start(CALIBRATION_CHILD.format(marker=str(tmp_path / "unused")), tmp_path / "a")
     killed = start(CALIBRATION_CHILD.format(marker=str(marker)), tmp_path / "b")

@@ -51,7 +51,9 @@ def entries(folder: Path) -> dict[str, bytes]:
 
 def test_kill_between_temp_write_and_rename_loses_nothing(tmp_path, monkeypatch):
     """SIGKILL after the temp file is written, before the rename: no entry appears, other
-    entries survive, and the re-run recomputes and removes the dead writer's temp file."""
+    entries survive, a stale lock file does not block, and the re-run recomputes. Bug fixed:
+    the dead writer's temp file stayed forever; the next writer of the entry, holding its
+    lock, removes it (lib/cache.py `_write`)."""
     other = cache.cached("other", {"k": 0}, lambda: {"x": -X}, cache_dir=tmp_path)
     # Test-only hook, in the child only: os.replace (the rename) kills the process instead.
     child = run_python(
@@ -111,8 +113,8 @@ RACE_MODULE = """
 
 
 def test_xdist_workers_and_a_second_pytest_run_compute_an_entry_once(tmp_path):
-    """Two pytest-xdist workers and a second pytest process race for one entry: it is
-    computed once, the other two callers read it, every run passes."""
+    """Two pytest-xdist workers and a second pytest process race for one entry: it is computed
+    once, the other two callers read it, every run passes."""
     folder = write_test_folder(tmp_path / "tests", RACE_MODULE)
     env = tiny_pytest_env(RACE_DIR=str(tmp_path))
     runs = [
@@ -153,8 +155,9 @@ READ_ONLY_CHILD = """
 
 @pytest.mark.parametrize("lock_exists", [False, True], ids=["no-lock-file", "old-lock-file"])
 def test_read_only_cache_folder_runs_uncached_and_says_so(tmp_path, lock_exists):
-    """A cache folder the user may not write: the run still computes, says it is not caching,
-    and leaves the folder's entries as they were."""
+    """A cache folder the user may not write (chmod 555), with or without an old lock file: the
+    run still computes, says it is not caching, and leaves the folder's entries byte for byte
+    as they were (as root the child runs under `setpriv` without CAP_DAC_OVERRIDE)."""
     prefix = permission_honouring_prefix(tmp_path / "probe")
     folder = tmp_path / "cache"
     cache.cached("other", {"k": 0}, lambda: {"x": X}, cache_dir=folder)
@@ -189,7 +192,10 @@ def test_read_only_cache_folder_runs_uncached_and_says_so(tmp_path, lock_exists)
     ids=["key-as-list", "key-as-bytes", "key-as-number", "no-fields"],
 )
 def test_entry_in_another_layout_is_recomputed_not_a_crash(tmp_path, said, fields):
-    """An .npz under the entry's name laid out by another version: recomputed, and said so."""
+    """An .npz under the entry's name laid out by another version (the key stored as a list,
+    bytes or a number, or no fields at all): "belongs to another configuration", recomputed.
+    Bug fixed: a key field that was not a 0-d array crashed the read with a ValueError
+    (lib/cache.py `_text_field`)."""
     path = cache.cached("entry", {"a": 1}, lambda: {"x": X}, cache_dir=tmp_path).path
     with open(path, "wb") as handle:
         np.savez(handle, x=X + 1, **fields)
@@ -236,9 +242,13 @@ LOADED_LIB_FILES = """
 
 @pytest.mark.parametrize("document", KEYS)
 def test_result_key_names_every_version_and_source_it_depends_on(document):
-    """An entry written by another library version, another numerical package or other code is
-    another entry: the key holds every package version, and digests every lib source the
-    result's module loads (checked against a fresh interpreter) and those it needs."""
+    """An entry written by another library version or other code is another entry: the key holds
+    every package version (`cache.library_versions()`) and digests every lib source the
+    result's module imports (`cache.lib_sources`, checked against a fresh interpreter). Bug
+    fixed: the keys named only lib, jax and numpy, and their code digests were hand-kept file
+    lists that had gone stale, so results of older code were served (lib/cache.py
+    `library_versions`, `lib_sources`; the keys in lib/calibration/experiment.py and
+    lib/uncertainty/results.py)."""
     module, make_key, shared = KEYS[document]
     key, files = digested(module, make_key)
     assert set(key["versions"]) == {"lib", "jax", "jaxlib", "flax", "optax", "numpy"}
@@ -258,8 +268,8 @@ KEY_CHILD = """
 
 
 def test_a_child_with_the_same_jax_settings_gets_the_same_key():
-    """This process (the plugin turned the compiled-program cache on, which is not keyed) and
-    a plain child agree on the key: they share entries."""
+    """This process (the plugin turned the compiled-program cache on, which is not keyed) and a
+    plain child with the suite's settings agree on the key: they share entries."""
     child = run_python(KEY_CHILD)
     assert child.returncode == 0, child.stderr
     assert json.loads(child.stdout) == uncertainty_results._key(UncertaintyConfig(), root_seed=0)
@@ -275,10 +285,12 @@ def test_a_child_with_the_same_jax_settings_gets_the_same_key():
     ids=["x64", "threefry-not-partitionable", "bfloat16-matmuls"],
 )
 def test_jax_setting_that_changes_numbers_is_another_entry(setting):
-    """Under a JAX setting that changes the numbers (float64 arrays under x64, other random
-    streams without threefry partitioning), the entry has another key: a default run never
-    reads it, and it never serves a default run (it was the same entry, and unc-04a was
-    REFUTED on float64 numbers)."""
+    """A JAX setting that changes the numbers (JAX_ENABLE_X64=1, JAX_THREEFRY_PARTITIONABLE=0,
+    bfloat16 matmuls) gives another key: such a run never reads the default run's entry, nor
+    serves it. Bug fixed: the key named only versions, backend and XLA_FLAGS, so an x64 run's
+    float64 entry was later served to a default run, and a claim was REFUTED on those numbers
+    (lib/cache.py `jax_settings`, `runtime_key`: every `jax.config` option except where
+    programs are kept and what is logged)."""
     changed = run_python(KEY_CHILD, env=child_env(**setting))
     assert changed.returncode == 0, changed.stderr
     assert json.loads(changed.stdout) != uncertainty_results._key(UncertaintyConfig(), root_seed=0)
@@ -286,7 +298,9 @@ def test_jax_setting_that_changes_numbers_is_another_entry(setting):
 
 @pytest.mark.parametrize("document", KEYS)
 def test_entry_of_another_version_is_not_served(tmp_path, monkeypatch, said, document):
-    """The entry of the same recipe under an older flax, copied into place: recomputed."""
+    """The entry of the same recipe under an older flax, copied into place: recomputed. Bug
+    fixed: a result trained under another flax, optax or jaxlib was served (lib/cache.py
+    `library_versions`)."""
     key = KEYS[document][1]()
     older = {**key, "versions": {**key["versions"], "flax": "0.0.1"}}
     stale = cache.cached("result", older, lambda: {"x": -X}, cache_dir=tmp_path).path
@@ -330,7 +344,10 @@ class FakeRun:
     ids=["short-trace", "fewer-members", "missing-field"],
 )
 def test_uncertainty_entry_with_wrong_shapes_is_recomputed(tmp_path, monkeypatch, damage):
-    """A stored run with the right key but wrong shapes (e.g. a buggy writer): recomputed."""
+    """A stored uncertainty run with the right key but wrong shapes (a trace one step short,
+    fewer ensemble members, a missing field): recomputed. Bug fixed: the validator checked
+    only two fields, so such entries were served; every field's shape now follows from the
+    config (lib/uncertainty/results.py `_result_shapes`, `_check_shapes`)."""
     monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
     config = UncertaintyConfig()
     good = fake_uncertainty_arrays(config)
@@ -345,7 +362,9 @@ def test_uncertainty_entry_with_wrong_shapes_is_recomputed(tmp_path, monkeypatch
 
 def test_root_key_runs_entry_with_wrong_shapes_is_recomputed(tmp_path, monkeypatch):
     """A stored entry of the root-key reruns holding 5 runs instead of 20 (the typicality and
-    the spread would be off): recomputed."""
+    the spread would be off): recomputed. Bug fixed: the spreads had no validator, and a
+    short spread silently changes every tolerance (lib/uncertainty/results.py
+    `_check_shapes`)."""
     monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
     config = UncertaintyConfig()
     good = fake_uncertainty_arrays(config)
@@ -376,8 +395,9 @@ def test_root_key_runs_entry_with_wrong_shapes_is_recomputed(tmp_path, monkeypat
     ids=["nan-logits", "inf-kernel-scores", "short-heldout", "missing-losses"],
 )
 def test_calibration_entry_with_nan_or_wrong_shapes_is_refused(damage):
-    """A stored or fresh calibration result holding NaN / inf, or of the wrong shapes, fails
-    its validator (so an entry is recomputed and a fresh result is an error, never used)."""
+    """A stored or fresh calibration result holding NaN or inf logits or kernel scores, or of
+    the wrong shapes, fails its validator: a stored entry is recomputed, a fresh result is an
+    error, never used."""
     split = SimpleNamespace(
         train_y=np.zeros(1000), heldout_y=np.zeros(50), test_y=np.zeros(40), ood_x=np.zeros(30)
     )
@@ -398,11 +418,11 @@ def test_calibration_entry_with_nan_or_wrong_shapes_is_refused(damage):
 
 @pytest.mark.parametrize("module", ["lib.calibration.evaluation", "lib.robustness.bootstrap"])
 def test_a_changed_scipy_version_misses_the_cache(tmp_path, monkeypatch, module):
-    """The calibration figures and the bootstrap use scipy (minimize_scalar, rankdata, ndtri),
-    but the keys named lib, jax, jaxlib, flax, optax and numpy only: an entry computed under
-    another scipy was served. Every entry is now keyed by `cache.distributions` of its
-    computation's module, derived from what that module's code imports (scipy directly,
-    jaxlib through jax), as the source digests are: another scipy is another entry."""
+    """An entry computed under another scipy (used by the calibration figures and the bootstrap)
+    is another entry: every key holds `cache.distributions` of its computation's module, the
+    distributions its lib sources import and their requirements. Bug fixed: the keys named a
+    hand list of packages without scipy, so such an entry was served (lib/cache.py
+    `distributions`, `cached`)."""
     keyed = cache.distributions(module)
     assert {"scipy", "jax", "jaxlib", "numpy"} <= set(keyed)
 
@@ -433,8 +453,9 @@ def test_a_changed_scipy_version_misses_the_cache(tmp_path, monkeypatch, module)
 
 
 def test_lib_sources_read_as_utf8_in_any_locale():
-    """`LC_ALL=C PYTHONUTF8=0` gave 22 UnicodeDecodeError at collection: `lib_sources` read
-    the sources in the locale's encoding, and lib/verdict.py holds UTF-8 (±). Read as UTF-8."""
+    """`LC_ALL=C PYTHONUTF8=0`: the sources are read as UTF-8 and collection succeeds. Bug
+    fixed: 22 UnicodeDecodeError at collection, the sources read in the locale's encoding
+    (lib/cache.py `_imported`)."""
     child = run_python(
         "from lib import cache; print(len(cache.lib_sources('lib.claims.calibration')))",
         env=child_env(LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONIOENCODING=""),

@@ -13,7 +13,8 @@ USAGE_ERROR = pytest.ExitCode.USAGE_ERROR  # 4
 
 
 def test_unknown_option_is_a_usage_error():
-    """`pytest claims --no-such-option`: exit 4 naming the option; nothing is collected or run."""
+    """`pytest claims --no-such-option`: a usage error, exit 4 naming the option; nothing is
+    collected or trained."""
     result = run_pytest(REPO_ROOT, "claims", "--no-such-option", "-k", "nothing")
     assert result.returncode == USAGE_ERROR
     assert "unrecognized arguments: --no-such-option" in result.stderr
@@ -21,7 +22,8 @@ def test_unknown_option_is_a_usage_error():
 
 
 def test_report_dir_without_a_folder_is_a_usage_error(tmp_path):
-    """`--report-dir` given last, without its folder: exit 4 naming the option."""
+    """`--report-dir` given last, without its folder: a usage error, exit 4, "expected one
+    argument"."""
     folder = write_test_folder(tmp_path, "def test_nothing():\n    pass\n")
     result = run_audit_pytest(folder, "--report-dir")
     assert result.returncode == USAGE_ERROR
@@ -38,9 +40,10 @@ def test_report_dir_without_a_folder_is_a_usage_error(tmp_path):
     ids=["garbage-xla-flag", "cuda-without-a-gpu"],
 )
 def test_a_setting_that_keeps_jax_from_starting_is_a_usage_error(setting, says):
-    """A garbage XLA_FLAGS crashed 8 workers with exit 5, no table, the flag never named;
-    JAX_PLATFORMS=cuda with no GPU gave 73 ERRORs reading only "AssertionError". JAX is now
-    tried in a child before any worker starts: exit 4, one line naming the cause."""
+    """A garbage XLA_FLAGS, or JAX_PLATFORMS=cuda with no GPU: JAX is tried in a child before
+    any worker starts, exit 4 with one line naming the flag or the missing device. Bug fixed:
+    XLA aborted every worker (exit 5, no table, the flag never named), or every claim was an
+    ERROR reading only "AssertionError" (claims/conftest.py, lib/startup.py)."""
     if "JAX_PLATFORMS" in setting and Path("/dev/nvidiactl").exists():
         pytest.skip("a GPU is visible here: JAX_PLATFORMS=cuda may start")
     result = run_pytest(REPO_ROOT, "claims", "-n", "2", "-k", "nothing", env=child_env(**setting))

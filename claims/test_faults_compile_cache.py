@@ -43,10 +43,13 @@ TWO_PROGRAMS = """
 
 
 def test_another_programs_file_under_a_programs_name_is_compiled_afresh(tmp_path):
-    """`double`'s stored program copied over `shift`'s file: JAX's own store loaded it and
-    `shift` returned `double`'s numbers, silently. Now the file fails its seal, JAX says so,
-    compiles `shift` afresh (the same bytes as before) and the fresh program replaces the
-    file: the run after that loads it without a word."""
+    """One compiled program's file copied over another's (`double`'s over `shift`'s): the file
+    fails its seal, JAX warns, `shift` is compiled afresh (the same bytes as before) and the
+    fresh program replaces the file, so the next run loads it silently. Bug fixed: JAX's own
+    store ties nothing in a file to its name, so `shift` silently returned `double`'s
+    numbers; the suite now gives JAX a store that seals each program, and hands it to child
+    processes as CLAIMS_COMPILATION_CACHE_DIR, not JAX's variable (lib/compile_cache.py
+    `SealedStore`, `enable_compilation_cache`)."""
     script = TWO_PROGRAMS.format(cache_dir=str(tmp_path))
     first = run_python(script, env=own_cache_env())
     assert first.returncode == 0, first.stderr
@@ -69,9 +72,10 @@ def test_another_programs_file_under_a_programs_name_is_compiled_afresh(tmp_path
 
 
 def test_program_stored_by_jax_itself_is_compiled_afresh_and_replaced(tmp_path):
-    """A folder written by JAX's own store (this suite's, before programs were sealed; or a
-    plain JAX process's): its unsealed files are never loaded; each program is compiled
-    afresh and replaced by a sealed one, quietly (an old cache is not damage)."""
+    """A folder written by JAX's own store (a plain JAX process's, or this suite's before
+    programs were sealed): its unsealed files are never loaded; each program is compiled
+    afresh and replaced by a sealed one, quietly (an old cache is not damage). Bug fixed:
+    part of the sealed store, see the test above (lib/compile_cache.py `SealedStore`)."""
     folder = tmp_path / "xla"
     plain_jax = TWO_PROGRAMS.replace(
         "print(enable_compilation_cache(Path({cache_dir!r})))",
@@ -118,11 +122,12 @@ SMALL_FILES = (
 
 
 def test_disk_that_cannot_take_a_program_runs_uncached_and_says_so(tmp_path):
-    """Compiled programs cannot be written (files limited to 1000 bytes, as on a full disk;
-    also tried on a full 1 MB tmpfs): JAX warns "Error writing persistent compilation cache
-    entry", which the suite's pytest configuration turned into an error of every test that
-    compiled. Now the test passes, the warnings summary says the program was not cached,
-    and no partial program is left behind."""
+    """Compiled programs cannot be written (files limited to 1000 bytes, as on a full disk; also
+    tried on a full 1 MB tmpfs): the run goes on uncached, the warnings summary says the
+    program was not cached, and no partial program is left. Bug fixed: JAX's warning "Error
+    writing persistent compilation cache entry" became an error of every test that compiled,
+    and JAX's store left a partial file (pyproject.toml filterwarnings; lib/compile_cache.py
+    `SealedStore.put` writes a temporary file and renames it)."""
     folder = tmp_path / "run"
     folder.mkdir()
     (folder / "test_full_disk.py").write_text(textwrap.dedent(FULL_DISK_MODULE))

@@ -93,11 +93,13 @@ def partial_audit(folder: Path) -> dict:
     ids=["ignore", "ignore-glob", "python-functions", "audit-marks", "xdist"],
 )
 def test_run_that_lost_claims_fails_and_keeps_the_complete_report(audited, args):
-    """`pytest claims -m "claim or health" --ignore=claims/test_uncertainty.py` (or
-    --ignore-glob, or `-o python_functions=...`) replaced report/audit.json with 51 of 73
-    claims, unmarked, exit 0: completeness was judged from what was collected. Now it is
-    judged from the documents' specs (`pytest_claims_audit_claims`): the claim left out is
-    named as not collected in out/partial/, the complete audit is kept, and the run fails."""
+    """A run that left claims out without `-k`, `-m` or a path asking for it (`--ignore`,
+    `--ignore-glob`, `-o python_functions=...`, with and without xdist): completeness is
+    judged from the documents' specs (hook `pytest_claims_audit_claims`), so the report goes
+    to the partial folder with each claim left out named as missing, the complete audit is
+    kept, and the run fails. Bug fixed: completeness was judged from what was collected, so
+    such a run replaced report/audit.json with 51 of 73 claims, exit 0 (lib/report/plugin.py
+    `_missing`, `_lost_claims`)."""
     folder, complete = audited
     result = run_audit_pytest(folder, "--report-dir", "out", *args)
     assert result.returncode == 1, result.stdout + result.stderr
@@ -110,8 +112,8 @@ def test_run_that_lost_claims_fails_and_keeps_the_complete_report(audited, args)
 
 
 def test_spec_without_a_test_is_missing_not_silent(audited, monkeypatch):
-    """A claim spec with no test vanished from the audit silently; now it is not collected,
-    the report is partial and the run fails."""
+    """A claim spec with no test: named as not collected, the report is partial and the run
+    fails. Bug fixed: it vanished from the audit silently (lib/report/plugin.py `_missing`)."""
     folder, complete = audited
     monkeypatch.setenv("SPEC_WITHOUT_TEST", "1")
     result = run_audit_pytest(folder, "--report-dir", "out")
@@ -121,7 +123,8 @@ def test_spec_without_a_test_is_missing_not_silent(audited, monkeypatch):
 
 
 def test_a_selection_the_user_asked_for_stays_a_partial_report(audited):
-    """`-k` is the user's choice: a partial report naming what was deselected, exit 0."""
+    """`-k` is the user's choice: a partial report naming what was deselected, exit 0 (the
+    counterpart of the lost-claims fix in lib/report/plugin.py `_lost_claims`)."""
     folder, complete = audited
     result = run_audit_pytest(folder, "--report-dir", "out", "-k", "one")
     assert result.returncode == 0, result.stdout
@@ -131,10 +134,10 @@ def test_a_selection_the_user_asked_for_stays_a_partial_report(audited):
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 def test_run_with_errors_keeps_the_complete_report(audited, monkeypatch, workers):
-    """Under `ulimit -v 2000000` 45 claims ERRORed (MemoryError), exit 1, and the complete
-    report/audit.json was replaced by that run's. Now a run with claims in error writes
-    out/partial/ (the complete audit kept byte for byte), unless
-    --report-errors-as-complete asks for it to be the report."""
+    """A run whose claims ended in errors (out of memory under `ulimit -v`, a crashed worker):
+    its report goes to the partial folder and the complete audit is kept byte for byte,
+    unless --report-errors-as-complete asks for it to be the report. Bug fixed: it replaced
+    the complete report (lib/report/plugin.py `_partial_reasons`)."""
     folder, complete = audited
     monkeypatch.setenv("C2_FAILS", "1")
     result = run_audit_pytest(folder, "--report-dir", "out", *workers)
@@ -159,9 +162,9 @@ def test_run_with_errors_keeps_the_complete_report(audited, monkeypatch, workers
     ids=["empty", "whitespace", "rootdir", "above-rootdir"],
 )
 def test_report_dir_that_is_empty_or_holds_the_project_is_a_usage_error(tmp_path, report_dir, says):
-    """`--report-dir ''` (an unset shell variable) was read as `.`: the report landed among
-    the project's files. Now an empty folder name, the rootdir or a folder above it is a
-    usage error (exit 4) before anything runs."""
+    """`--report-dir ''` (an unset shell variable), whitespace, the rootdir or a folder above
+    it: a usage error (exit 4) before anything runs. Bug fixed: it was read as `.` and the
+    report landed among the project's files (lib/report/plugin.py `_report_dir`)."""
     folder = write_test_folder(tmp_path / "project", MODULE_B)
     (folder / "conftest.py").write_text(textwrap.dedent(CONFTEST))
     result = run_audit_pytest(folder, "--report-dir", report_dir)
@@ -172,8 +175,9 @@ def test_report_dir_that_is_empty_or_holds_the_project_is_a_usage_error(tmp_path
 
 
 def test_default_report_folder_is_in_the_rootdir_wherever_pytest_starts(tmp_path):
-    """`cd claims && pytest .` wrote claims/report/ (and every later audit then recorded the
-    tree as dirty). The default report folder is report/ in the rootdir."""
+    """`cd claims && pytest .`: the report goes to report/ in the rootdir. Bug fixed: it wrote
+    claims/report/, and every later audit recorded the tree as dirty (lib/report/plugin.py
+    `_report_dir`)."""
     folder = write_test_folder(tmp_path, "")
     tests = write_test_folder(folder / "tests", MODULE_B)
     (tests / "pytest.ini").unlink()  # the rootdir is `folder`, the one with pytest.ini
@@ -194,8 +198,8 @@ FINDING_MODULE = """
 
 
 def test_runxfail_says_why_the_known_findings_fail_the_run(tmp_path):
-    """`--runxfail` gave exit 1 while the report said 0 errors, with no word why. Now the
-    summary names the known findings that --runxfail turned into failures."""
+    """`--runxfail`: the known findings fail as tests (exit 1) while the report counts them as
+    findings, and the summary names them as the reason."""
     folder = write_test_folder(tmp_path, FINDING_MODULE)
     result = run_audit_pytest(folder, "--no-report", "--runxfail")
     assert result.returncode == 1
@@ -233,11 +237,12 @@ STALL_MODULE = """
     ids=["worker-stopped", "past-budget-xdist", "past-budget-one-process"],
 )
 def test_a_wedged_worker_or_test_ends_the_run_naming_the_test(tmp_path, stall, workers, says):
-    """A worker stopped with SIGSTOP hung `pytest claims -n 2` until an outer timeout: no
-    report, no message. Now pytest-timeout fails a test past its budget (`timeout` in
-    pyproject.toml; here --timeout 2), and the plugin's watchdog kills a worker whose test
-    runs past the budget and a grace without answering: the claim is an ERROR naming the
-    test, the run ends (exit 1) and the complete report is kept."""
+    """An xdist worker stopped (SIGSTOP), or a test far past its budget: pytest-timeout fails a
+    test past `timeout` (pyproject.toml; here --timeout 2), and the plugin's watchdog kills a
+    worker whose test runs past the budget and a grace: the claim is an ERROR naming the
+    test, the run ends (exit 1) and the complete report is kept. Bug fixed: the run waited
+    forever, with no report and no message (lib/report/watchdog.py, lib/report/plugin.py
+    `pytest_configure_node`)."""
     folder = write_test_folder(tmp_path, STALL_MODULE)
     timeout = ("-p", "timeout", "--timeout", "2")
     complete = run_audit_pytest(folder, *timeout, "--report-dir", "out", *workers)

@@ -51,8 +51,10 @@ LOAD_CHILD = """
     ids=["data-dir", "dataset-folder", "file"],
 )
 def test_unreadable_data_is_a_data_error(tmp_path, unreadable):
-    """A data folder or file the user may not read (chmod 000): a DataError naming the path
-    and the fix, not a bare PermissionError."""
+    """A data folder, data set folder or file the user may not read (chmod 000): a DataError
+    with the path, the OS error and the fix (as root the child runs under `setpriv` without
+    CAP_DAC_OVERRIDE, or the test is skipped saying why). Bug fixed: it was a bare
+    PermissionError from the folder search (lib/data.py `_load`)."""
     prefix = permission_honouring_prefix(tmp_path / "probe")
     root = tmp_path / "data"
     (root / "mnist").mkdir(parents=True)
@@ -73,8 +75,11 @@ def test_unreadable_data_is_a_data_error(tmp_path, unreadable):
 
 def test_broken_data_fails_the_audit_with_the_data_error_and_keeps_the_report(tmp_path):
     """A real `pytest claims` run whose data folder is empty: every selected claim is an ERROR
-    naming the missing folder and the fix, the run exits 1 without a crash, and the previous
-    report is left as it was (this run names a subset: its audit goes to report/partial/)."""
+    naming the missing folder and the fix, "report not written: cannot build the report
+    (DataError ...)", exit 1, the previous report and the cache untouched (this run names a
+    file, so its audit goes to report/partial/). Bug fixed: the run crashed at the end with a
+    raw traceback from writing the report, without the claims table or an error summary
+    (lib/report/audit.py `write_report` turns any failure while building into ReportError)."""
     report_dir = tmp_path / "report"
     audit.write_report(report_dir, records=[], expected={}, cache_events=[], wall_s=0.0)
 
@@ -106,7 +111,8 @@ def test_broken_data_fails_the_audit_with_the_data_error_and_keeps_the_report(tm
 
 
 def test_data_dir_in_a_symlink_loop_is_a_data_error(tmp_path, monkeypatch):
-    """A CLAIMS_DATA_DIR symlink loop raised RuntimeError ("Symlink loop"), not DataError."""
+    """A CLAIMS_DATA_DIR in a symlink loop: a DataError naming the variable. Bug fixed: it was a
+    RuntimeError ("Symlink loop") from `Path.resolve` (lib/data.py `_find_directory`)."""
     loop = tmp_path / "data"
     loop.symlink_to(tmp_path / "other")
     (tmp_path / "other").symlink_to(loop)
@@ -117,8 +123,9 @@ def test_data_dir_in_a_symlink_loop_is_a_data_error(tmp_path, monkeypatch):
 
 
 def test_gzip_bomb_is_a_data_error_naming_the_file(tmp_path, monkeypatch):
-    """A gzip bomb in the images' place gave a MemoryError that did not name the file. The
-    decompression stops past the largest IDX file's size: a DataError naming the file."""
+    """A gzip bomb in the images' place: decompression stops one byte past the largest IDX file
+    read, a DataError naming the file. Bug fixed: it was a MemoryError naming nothing
+    (lib/data.py `_parse_idx`)."""
     folder = tmp_path / "mnist"
     folder.mkdir()
     shutil.copy(REPO_ROOT / "fixtures/mnist/t10k-labels-idx1-ubyte.gz", folder)

@@ -1,70 +1,44 @@
-"""docs/FAULTS.md is an index of the fault tests: it must not drift from them.
-
-Every test it names must exist, and every test marked `fault` must be named in it, so a
-fault test added, renamed or removed without its row fails here. Read statically: no
+"""The fault tests are their own index: each states in its docstring the fault and what the
+suite does (`scripts/faults_index.py` prints them as one table). Read statically: no test
 module is imported.
 """
 
 from __future__ import annotations
 
-import ast
-import re
+import importlib.util
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-FAULTS = REPO / "docs" / "FAULTS.md"
-# `claims/x.py::test_y[...]`, `claims/x.py::Class::test_y`, or `::test_y` (the file before).
-_REFERENCE = re.compile(r"`(claims/[\w/]+\.py)?((?:::\w+)+)(?:\[[^\]`]*\])?`")
-_FAULT_MARK = re.compile(r"\bmark\.fault\b")
 
 
-def named_tests() -> set[tuple[str, str]]:
-    """(file, test) of every test docs/FAULTS.md names, cell by cell of its tables."""
-    named = set()
-    for cell in FAULTS.read_text(encoding="utf-8").split("|"):
-        last = None
-        for match in _REFERENCE.finditer(cell):
-            last = match.group(1) or last
-            assert last, f"docs/FAULTS.md: {match.group(0)} names no file before it"
-            named.add((last, match.group(2)[2:]))
-    return named
+def _faults_index():
+    spec = importlib.util.spec_from_file_location("faults_index", REPO / "scripts" / "faults_index.py")  # fmt: skip
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def fault_tests(path: Path) -> dict[str, bool]:
-    """Test name ("test_x" or "Class::test_x") -> whether it is marked `fault`."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-
-    def marked(nodes) -> bool:
-        return any(_FAULT_MARK.search(ast.unparse(node)) for node in nodes)
-
-    module = marked(n.value for n in tree.body if isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "pytestmark" for t in n.targets))  # fmt: skip
-    tests = {}
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
-            tests[node.name] = module or marked(node.decorator_list)
-        elif isinstance(node, ast.ClassDef):
-            for method in node.body:
-                if isinstance(method, ast.FunctionDef) and method.name.startswith("test_"):
-                    decorators = [*node.decorator_list, *method.decorator_list]
-                    tests[f"{node.name}::{method.name}"] = module or marked(decorators)
-    return tests
+faults_index = _faults_index()
 
 
-def test_every_test_named_in_faults_md_exists():
-    missing = [
-        f"{file}::{test}"
-        for file, test in sorted(named_tests())
-        if not (REPO / file).is_file() or test not in fault_tests(REPO / file)
-    ]
-    assert not missing, f"docs/FAULTS.md names tests that do not exist: {missing}"
+def test_every_fault_test_has_a_docstring():
+    """A test marked `fault` (module `pytestmark`, class or function decorator) without a
+    docstring would be a row of the fault index that says nothing: each must have one."""
+    tests = faults_index.all_fault_tests(REPO)
+    # The scan must see the three ways of marking, or it checks nothing.
+    assert len(tests) > 50
+    assert "claims/test_cache.py::test_second_call_is_a_hit" in tests  # module pytestmark
+    assert "claims/test_data.py::TestBadData::test_unknown_split" in tests  # class decorator
+    assert "claims/test_fetch_data.py::test_a_missing_file_is_an_error" in tests  # decorator
+    assert "claims/test_data.py::test_to_float_scales_to_unit_interval" not in tests
+    undocumented = sorted(test for test, doc in tests.items() if not (doc or "").strip())
+    assert not undocumented, f"fault tests without a docstring: {undocumented}"
 
 
-def test_every_fault_test_is_named_in_faults_md():
-    named = named_tests()
-    unnamed = [
-        f"{path.relative_to(REPO)}::{test}"
-        for path in sorted((REPO / "claims").rglob("test_*.py"))
-        for test, fault in fault_tests(path).items()
-        if fault and (str(path.relative_to(REPO)), test) not in named
-    ]
-    assert not unnamed, f"tests marked fault without a row in docs/FAULTS.md: {unnamed}"
+def test_the_index_has_a_row_for_every_fault_test():
+    """scripts/faults_index.py runs and lists every fault test with its docstring."""
+    table = faults_index.index(REPO)
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    tests = faults_index.all_fault_tests(REPO)
+    assert [row.split("`")[1] for row in rows] == list(tests)
+    assert all(row.count(" | ") == 1 and row.rstrip(" |").split(" | ")[1] for row in rows)

@@ -1,6 +1,11 @@
 """Bad input swept over every public metric: NaN, +-inf, empty and mismatched arrays, bad labels,
 probabilities that are not distributions. Each must raise and name the argument, never return a
-number. (claims/properties/ checks single cases by hand, and the bounds of T and tpr.)
+number. (claims/properties/ checks single cases by hand, and the bounds of T and tpr: a T
+outside its bounds, bad `bounds` or a zero among the temperatures is a ValueError naming the
+argument, test_classification.py::test_bad_input_is_rejected_with_a_message_naming_the_argument;
+a held-out set whose NLL keeps falling past the search bounds, e.g. misaligned labels, makes
+`fit_temperature` return the bound by design, test_reference_cases.py::test_fit_temperature_by_hand,
+and the post's temperature claim then refutes far outside its tolerance.)
 """
 
 from __future__ import annotations
@@ -164,8 +169,11 @@ STATS_CALLS = {
 )
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
 def test_non_finite_input_to_a_bootstrap_statistic_is_rejected(name, arg, bad):
-    """A NaN or infinite value: ValueError naming the argument, as the metrics do. Before, a
-    p-value of ten NaN samples was 0.18, and a NaN score counted as a win (AUROC 1.0)."""
+    """A NaN or infinite value given to a bootstrap statistic (lib/stats.py `p_value`, `mean`,
+    `binned_gap`, `auroc`): ValueError naming the argument, as the metrics do. Not reachable
+    today (the metrics refuse such input first). Bug fixed: they computed on, a p-value of
+    ten NaN samples was 0.18 and a NaN score counted as a win (lib/stats.py checks with
+    lib/metrics/_checks.py)."""
     value = np.array(STATS_CALLS[name][arg], dtype=np.float64)
     value.flat[-1] = bad
     with pytest.raises(ValueError, match=rf"^{arg} must be finite; got {bad!r}"):
@@ -174,17 +182,20 @@ def test_non_finite_input_to_a_bootstrap_statistic_is_rejected(name, arg, bad):
 
 @pytest.mark.parametrize("name", ["mean", "binned_gap", "auroc"])
 def test_bootstrap_values_must_match_the_counted_examples(name):
-    """Per-example values one short of the counts' columns: ValueError, not a broadcast."""
+    """Per-example values one short of the counts' columns: ValueError, not a broadcast. Bug
+    fixed: they were broadcast (lib/stats.py checks with lib/metrics/_checks.py)."""
     args = {k: v[:-1] if k in ("values", "confidence", "pos_scores") else v for k, v in STATS_CALLS[name].items()}  # fmt: skip
     with pytest.raises(ValueError, match=r"must have one value per counted example"):
         getattr(stats, name)(**args)
 
 
 def test_temperature_stopped_in_a_flat_stretch_fails_its_health_check():
-    """With the 1e-12 probability floor the held-out NLL has flat stretches where the bounded
-    Brent search can stop: here T = 0.206 (NLL 13.8) where T = 20 gives 2.07. The check
-    against a grid of the same NLL catches it (the calibration nets' health claims run it on
-    every seed); a well-placed T passes."""
+    """A fitted temperature stuck in a flat stretch of the held-out NLL (the recipe's 1e-12
+    probability floor): here the bounded Brent search stops at T = 0.206 (NLL 13.8) where a
+    temperature of 20 gives 2.07. The search stays as published; a health check compares the
+    fitted T's NLL with the minimum over 401 temperatures of the search range and fails it
+    (the calibration nets' health claims run it on every seed); a well-placed T passes. Bug
+    fixed: nothing noticed (lib/calibration/health.py `temperature_at_nll_minimum`)."""
     logits, labels = np.array([[0.0, 80.0], [40.0, 0.0]]), np.array([0, 0])
     fitted = metrics.fit_temperature(logits, labels)
     check = temperature_at_nll_minimum(logits, labels, fitted)

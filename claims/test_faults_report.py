@@ -70,8 +70,11 @@ def new_claim() -> tuple[Claim, list]:
     ],
 )
 def test_non_finite_figure_is_an_error_not_a_refutation(check):
-    """A NaN or infinite figure raises ValueError and records nothing, so it can never be
-    read as "refuted" (which a known finding would accept quietly)."""
+    """A NaN or infinite published, measured, tolerance or details value reaching a claim (a
+    diverged run, a NaN in a spread): ValueError, nothing recorded, so it can never be read
+    as "refuted". Bug fixed: NaN compares false, so it read as refuted and a known finding
+    passed quietly; an infinite tolerance made anything hold (lib/report/claim.py
+    `_nonfinite_at`, `_refuse_nonfinite`, `close_to`, `all_close`)."""
     claim, properties = new_claim()
     with pytest.raises(ValueError, match=r"NaN|finite"):
         check(claim)
@@ -104,9 +107,11 @@ FINDINGS_MODULE = """
 
 
 def test_known_finding_that_errors_fails_the_run(tmp_path):
-    """A recorded finding whose test crashes or measures NaN is an ERROR that fails the run
-    (a strict xfail would count it as the expected failure). test_report.py shows that a run
-    whose finding reproduces still exits 0."""
+    """A recorded finding whose test crashes or measures NaN is an ERROR that fails the run,
+    each error printed once under the table (test_report.py shows that a run whose finding
+    reproduces still exits 0). Bug fixed: pytest counted the exception as the expected
+    failure, so the table said ERROR but the run exited 0 (lib/report/plugin.py
+    `AuditCollector.pytest_sessionfinish`, `pytest_terminal_summary`)."""
     folder = write_test_folder(tmp_path, FINDINGS_MODULE)
     failing = run_audit_pytest(folder, "--no-report")
     assert failing.returncode == 1, failing.stdout
@@ -139,7 +144,9 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 
 def test_report_dir_that_is_a_file_is_refused_and_left_alone(tmp_path):
-    """--report-dir naming an existing regular file: a clear error; the file is not moved."""
+    """--report-dir naming an existing regular file: ReportError "exists and is not a folder
+    (left as it is)"; the file is untouched. Bug fixed: the file was renamed to a hidden
+    `.name.old-<pid>` and replaced by a report folder (lib/report/audit.py `write_report`)."""
     notes = tmp_path / "notes.txt"
     notes.write_text("the user's notes")
     with pytest.raises(audit.ReportError, match=r"notes.txt exists and is not a folder"):
@@ -156,8 +163,9 @@ def test_report_dir_that_is_a_file_is_refused_and_left_alone(tmp_path):
     ids=["disk-full-while-writing", "experiment-failed-while-building"],
 )
 def test_failed_report_keeps_the_previous_one(tmp_path, monkeypatch, stage, error, match):
-    """The report cannot be finished (disk full, an experiment fails): a clear ReportError,
-    the previous report byte for byte as it was, no staging folder left behind."""
+    """The report cannot be finished (the disk fills while it is written, an experiment fails
+    while it is built): a clear ReportError, the previous report byte for byte as it was, no
+    staging folder left behind."""
     report_dir = tmp_path / "report"
     write(report_dir)
     before = snapshot(tmp_path)
@@ -182,8 +190,9 @@ DEMO_MODULE = """
 
 
 def test_report_dir_under_a_regular_file_fails_the_run_clearly(tmp_path):
-    """--report-dir below a regular file: the run says why and how to fix it, exits non-zero,
-    and the file and an earlier report elsewhere are untouched."""
+    """--report-dir below a regular file: "report not written: cannot create the report folder",
+    with the fix (another --report-dir or --no-report), exit 1 without a traceback; the file
+    and an earlier report elsewhere are untouched."""
     folder = write_test_folder(tmp_path / "run", DEMO_MODULE)
     write(folder / "report")
     blocker = folder / "blocker"
@@ -230,10 +239,11 @@ SETUP_MODULE = """
 
 
 def test_known_finding_whose_fixture_fails_at_setup_is_an_error(tmp_path):
-    """A recorded finding whose experiment (a fixture) raises during setup. When findings
-    were strict xfails, pytest counted this as "XFAIL at setup" and the plugin recorded
-    nothing: the run exited 0 with the claim missing from the table (43 claims selected, 40
-    listed). It is an ERROR row naming the exception, and the run fails."""
+    """A recorded finding whose experiment (a fixture) raises during setup: an ERROR row naming
+    the exception, and the run fails. Bug fixed: with findings as strict xfails pytest
+    counted this as "XFAIL at setup" and nothing was recorded, so the run exited 0 with the
+    claim missing from the table (findings are now `finding=` on the claim marker, not
+    xfails)."""
     result = run_audit_pytest(write_test_folder(tmp_path, SETUP_MODULE), "--no-report")
     assert result.returncode == 1, result.stdout
     assert claim_rows(result.stdout) == {"c-ok": "holds", "f-setup": "ERROR"}
@@ -260,9 +270,10 @@ GONE_MODULE = """
 
 
 def test_finding_that_no_longer_reproduces_says_so(tmp_path):
-    """A recorded finding whose claim now holds: the run fails. The table once said plain
-    "holds" (now FINDING GONE, with its footnote); audit.md said plain "holds" and now says
-    that the finding no longer reproduces."""
+    """A recorded finding whose claim now holds in every order: the run fails, the table says
+    FINDING GONE with its footnote and audit.md that the finding no longer reproduces. Bug
+    fixed: both said plain "holds" (lib/report/table.py `verdict_label`,
+    lib/report/markdown.py `FINDING_GONE`)."""
     folder = write_test_folder(tmp_path, GONE_MODULE)
     result = run_audit_pytest(folder, "--report-dir", "out")
     assert result.returncode == 1, result.stdout
@@ -302,10 +313,12 @@ CRASH_MODULE = """
 
 
 def test_killed_xdist_worker_is_an_error_of_its_claim_and_the_run_goes_on(tmp_path):
-    """A worker killed (SIGKILL) in a claim's test or in its fixture: the plugin read the dead
-    worker's `workeroutput` and crashed the session (exit 3, no table, no report, the other
-    tests never ran). Now that claim is an ERROR naming the crash, the others run, the
-    table is printed and the run exits 1; a run with claims in error goes to out/partial/."""
+    """An xdist worker killed (SIGKILL) in a claim's test or in its fixture: that claim is an
+    ERROR naming the crash (a crash during setup is matched to its claim), the other tests
+    run, the table is printed, the report goes to the partial folder, exit 1. Bug fixed: the
+    plugin read the dead worker's `workeroutput` and crashed the session, exit 3 with no
+    table, no report and the other tests never run (lib/report/plugin.py
+    `pytest_testnodedown`, `_record_crashes`)."""
     folder = write_test_folder(tmp_path, CRASH_MODULE)
     result = run_audit_pytest(folder, "-n", "2", "--report-dir", "out")
     assert result.returncode == 1, result.stdout + result.stderr
@@ -387,10 +400,12 @@ def partial_run_folder(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
     ],
 )
 def test_partial_run_keeps_the_complete_report(tmp_path, args, env, reason):
-    """A run of part of the suite (-k, a test named, -x stopping it): it replaced the complete
-    audit with an audit of the claims that ran, unmarked. Now the complete audit is left
-    byte for byte; the partial one goes to out/partial/, marked partial with the reason,
-    and nothing more is computed for it (no robustness section)."""
+    """A run of part of the suite (`-k`, `-m` or `--deselect` leaving claims out, a test named,
+    `-x` stopping it, with and without xdist): the complete audit is left byte for byte; the
+    partial one (claims only: no sections, figures or robustness) goes to the partial folder
+    with the reasons. Bug fixed: it replaced the complete audit with an unmarked audit of the
+    claims that ran (lib/report/plugin.py `pytest_collection_modifyitems`,
+    `_partial_reasons`, `_named_subset`)."""
     folder, complete = partial_run_folder(tmp_path)
     result = run_pytest(
         folder,
@@ -411,10 +426,12 @@ def snapshot_of(folder: Path, sub: str) -> dict[str, bytes]:
 
 
 def test_ctrl_c_stops_promptly_and_keeps_the_complete_report(tmp_path):
-    """Ctrl-C (SIGINT to the process group) during an xdist run: the run went on computing
-    the robustness section, then wrote an unmarked audit.json of the claims that had run
-    over the complete one. Now it computes nothing more, keeps the complete audit byte for
-    byte and writes out/partial/, marked interrupted; exit status 2."""
+    """Ctrl-C (SIGINT to the process group) during an xdist run: nothing more is computed, the
+    complete audit is kept byte for byte and the partial folder gets the claims that ran,
+    marked interrupted; exit 2. Bug fixed: the run went on computing the robustness section,
+    then replaced the complete audit.json with an unmarked one of the claims that had run and
+    deleted a figure (lib/report/plugin.py `_partial_reasons`, `pytest_sessionfinish`;
+    lib/report/audit.py `build(partial=...)`)."""
     folder, complete = partial_run_folder(tmp_path)
     child = subprocess.Popen(
         pytest_command(
@@ -447,9 +464,12 @@ def test_ctrl_c_stops_promptly_and_keeps_the_complete_report(tmp_path):
 
 @pytest.mark.parametrize("blocker", ["file", "symlink-to-folder"])
 def test_figures_that_are_not_a_folder_leave_the_whole_report_as_it_was(tmp_path, blocker):
-    """report/figures is a file, or a symbolic link to a folder: the write stopped with a
-    ReportError, but only after the new audit.json and audit.md had replaced the old ones
-    (a half-swapped report). Now every target is checked before anything moves."""
+    """report/figures is a file, or a symbolic link to a folder: ReportError naming the entry
+    and saying to move it away, the whole previous report as it was (every target is checked
+    before anything moves; a failure puts the old entries back; a SIGKILL between the three
+    renames is not covered). Bug fixed: the error came only after the new audit.json and
+    audit.md had replaced the old ones, a half-swapped report (lib/report/audit.py
+    `_swap_in`, `_conflict`)."""
     report_dir = tmp_path / "report"
     write(report_dir)
     shutil.rmtree(report_dir / "figures")
@@ -466,8 +486,10 @@ def test_figures_that_are_not_a_folder_leave_the_whole_report_as_it_was(tmp_path
 
 
 def test_files_the_user_put_in_the_figures_folder_are_kept(tmp_path):
-    """The figures folder was replaced as a whole, so a file (or folder) the user had put
-    there was deleted. Now what the suite does not write there is carried over."""
+    """A file or folder the user put into report/figures/: kept; anything the suite does not
+    write there is carried into the new folder. Bug fixed: the folder was replaced as a
+    whole, deleting them (lib/report/audit.py `_keep_user_files`, lib/report/figures.py
+    `figure_names`)."""
     report_dir = tmp_path / "report"
     write(report_dir)
     (report_dir / "figures" / "my_notes.txt").write_text("the user's notes")
@@ -505,9 +527,11 @@ WRITER = """
 
 
 def test_concurrent_writers_of_one_report_folder_take_turns(tmp_path):
-    """Two processes writing one --report-dir at once: about 200 of 300 writes failed with
-    "Directory not empty" and a `.figures.old-<pid>` folder was left. Now a lock on the
-    folder makes them take turns: every write succeeds and nothing is left behind."""
+    """Two processes writing one --report-dir at once: they take turns under an exclusive
+    `flock` on the report folder itself (no lock file left; the lock dies with its process),
+    every write succeeds and nothing is left behind. Bug fixed: many writes failed
+    ("Directory not empty") and `.figures.old-<pid>` folders were left (lib/report/audit.py
+    `_locked`)."""
     report_dir = tmp_path / "report"
     writers = [
         subprocess.Popen(
@@ -549,9 +573,12 @@ KILLED_WRITER = """
 
 
 def test_writer_killed_while_building_leaves_its_staging_in_the_report_folder_only(tmp_path):
-    """A run killed while it builds the report: its staging folder (`.report-*`) was left in
-    the report folder's parent, the repository root, for good. Now it is staged inside the
-    report folder, the previous report is untouched, and the next write removes it."""
+    """A run killed (SIGKILL) while it builds the report: the previous report is untouched, and
+    the staging folder (`.report-*`), now inside the report folder, is removed by the next
+    writer holding the lock. Bug fixed: the staging folder stayed in the report folder's
+    parent, the repository root, for good (lib/report/audit.py `write_report`,
+    `_remove_stale_staging`; `.report-*` folders left there by earlier versions must be
+    removed by hand)."""
     report_dir = tmp_path / "report"
     write(report_dir)
     before = snapshot(report_dir)
@@ -576,8 +603,9 @@ def test_writer_killed_while_building_leaves_its_staging_in_the_report_folder_on
 
 
 def test_rule_that_returns_no_judgement_is_named():
-    """A rule returning a bool gave `AttributeError: 'bool' object has no attribute
-    'published'`. Now a TypeError names the claim, the order and what the judge returned."""
+    """A claim's rule returning a bool: a TypeError naming the claim, the order and what the
+    judge returned. Bug fixed: it was `AttributeError: 'bool' object has no attribute
+    'published'` (lib/report/claim.py `_check_judgements`)."""
     spec = ClaimSpec(
         id="t-bool-rule",
         document="demo",

@@ -69,6 +69,10 @@ def rendered_markdown(audit: dict) -> str:
 
 @pytest.mark.parametrize("text", HOSTILE, ids=["img", "script", "pipes", "newlines", "links", "marks"])  # fmt: skip
 def test_hostile_text_is_text_in_markdown_and_html(text):
+    """`<img onerror>`, `<script>`, pipes, newlines and links in a claim's or section's text:
+    shown as text in audit.md and audit.html, links only to http(s). Bug fixed: the text
+    reached audit.md raw, and a newline broke a heading (lib/report/markdown.py `_escape`,
+    `_url`)."""
     audit = hostile_audit(text)
     page = rendered_markdown(audit)
     tags = set(re.findall(r"<([a-z0-9]+)", page))

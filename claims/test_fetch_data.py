@@ -186,6 +186,9 @@ def test_a_dropped_connection_is_retried_and_resumed(server, tmp_path):
 
 @pytest.mark.fault
 def test_a_connection_that_keeps_dropping_fails_and_keeps_the_part(server, tmp_path):
+    """`scripts/fetch_data.py` against a connection that keeps dropping: exit 1 naming where it
+    ended, after resuming once; the `.part` file is kept to resume later and never takes the
+    final name."""
     base_url, routes = server
     serve_mnist(routes, drop_after=500, drops=10)
     result = fetch(base_url, tmp_path, "--retries", "1")
@@ -200,7 +203,9 @@ def test_a_connection_that_keeps_dropping_fails_and_keeps_the_part(server, tmp_p
 
 @pytest.mark.fault
 def test_a_truncated_file_is_an_error_and_leaves_no_file(server, tmp_path):
-    """The server consistently serves the first half of the labels file (a matching length)."""
+    """The server consistently serves the first half of the labels file (with a matching
+    length): exit 1 naming the file as not a complete gzip file; neither it nor a `.part` is
+    left, and the other file is still fetched."""
     base_url, routes = server
     labels = (FIXTURES / LABELS).read_bytes()
     serve_mnist(routes, body=labels[: len(labels) // 2])
@@ -215,6 +220,8 @@ def test_a_truncated_file_is_an_error_and_leaves_no_file(server, tmp_path):
 
 @pytest.mark.fault
 def test_a_wrong_file_is_an_error_naming_the_digests(server, tmp_path):
+    """The server serves other data under the file's name: exit 1 naming the expected digest;
+    the wrong file never takes the final name and no `.part` is left."""
     base_url, routes = server
     serve_mnist(routes, body=gzip.compress(b"\x00\x00\x08\x01not the mnist labels"))
     result = fetch(base_url, tmp_path)
@@ -228,6 +235,8 @@ def test_a_wrong_file_is_an_error_naming_the_digests(server, tmp_path):
 
 @pytest.mark.fault
 def test_a_bad_file_under_the_final_name_is_replaced(server, tmp_path):
+    """A bad (truncated) file already under the final name: the fetch says it is replacing it,
+    and it is replaced once a download verifies."""
     base_url, routes = server
     labels = serve_mnist(routes)
     final = tmp_path / "mnist" / LABELS
@@ -241,6 +250,7 @@ def test_a_bad_file_under_the_final_name_is_replaced(server, tmp_path):
 
 @pytest.mark.fault
 def test_a_missing_file_is_an_error(server, tmp_path):
+    """A file missing on the server (404): exit 1 naming it; nothing is written under its name."""
     base_url, routes = server
     serve_mnist(routes)
     del routes[f"/mnist/{LABELS}"]
@@ -257,9 +267,10 @@ def test_the_digests_in_docs_data_md_are_the_ones_lib_data_checks():
 
 
 def test_a_server_that_trickles_meets_the_deadline(server, tmp_path):
-    """`--timeout` is seconds without data: a server sending a byte every 0.1 s never timed
-    out. `--deadline` bounds the whole file (every retry included): the fetch fails naming
-    it, in about the deadline."""
+    """A server trickling one byte every 0.1 s: `--deadline` (default 1800 s) bounds each file,
+    every retry included, and the fetch fails naming it in about the deadline. Bug fixed:
+    `--timeout` is seconds without data, so it never timed out (scripts/fetch_data.py
+    `download`, `fetch_file`)."""
     base_url, routes = server
     serve_mnist(routes, trickle_s=0.1)
     started = time.monotonic()

@@ -195,6 +195,9 @@ def test_a_changed_tolerance_or_published_figure_is_shown():
     ],
 )
 def test_unreadable_input_exits_two_with_a_clear_message(tmp_path, content, message):
+    """`python -m lib.report diff` given a missing file, not JSON, no `claims` list, a claim
+    without a verdict or not an object, a repeated id, or `metadata` not an object: exit 2,
+    one line on stderr naming the file and the problem, nothing on stdout."""
     good = write(tmp_path, "good.json", AUDIT)
     bad = tmp_path / "bad.json"
     if content is not None:
@@ -217,9 +220,9 @@ def test_tolerances_are_read_as_recorded():
 
 
 def test_figure_that_became_non_finite_or_disappeared_is_a_move(tmp_path):
-    """A figure that became NaN in the new audit printed "Figures: none moved beyond its
-    tolerance." and exited 0. A figure that becomes NaN or infinite, or that a claim no longer
-    records, is a move: listed, exit 1."""
+    """`python -m lib.report diff` with a figure that became NaN or infinite, or that a claim no
+    longer records: listed as a move, exit 1. Bug fixed: it printed "none moved" and exited 0
+    (lib/report/diff.py `_compare_figures`)."""
     new = copy.deepcopy(AUDIT)
     new["claims"][0]["details"]["measured_value"] = math.nan
     new["claims"][1]["details"]["measured_values"] = [math.inf, 2.1]
@@ -260,9 +263,10 @@ def test_figure_that_became_non_finite_or_disappeared_is_a_move(tmp_path):
     ],
 )
 def test_hostile_but_valid_json_exits_two_in_one_line(tmp_path, content, message):
-    """An integer of 400 or 5,000 digits or nesting 100,000 deep gave a traceback and exit 1,
-    the code of "a verdict moved"; a schema_version from the future was read as if current.
-    Now each is exit 2 with one line naming the file and the problem."""
+    """`python -m lib.report diff` given hostile but valid JSON (an integer of 400 or 5,000
+    digits, nesting 100,000 deep, a schema_version from the future): exit 2 with one line
+    naming the file and the problem. Bug fixed: a traceback with exit 1, the code of "a
+    verdict moved", or a future schema read as if current (lib/report/diff.py `load`)."""
     good = write(tmp_path, "good.json", AUDIT)
     bad = tmp_path / "bad.json"
     bad.write_text(content)
@@ -274,8 +278,8 @@ def test_hostile_but_valid_json_exits_two_in_one_line(tmp_path, content, message
 
 
 def test_a_huge_metadata_value_is_printed_cut(tmp_path):
-    """A 200 MB metadata value was printed whole; a value is cut to 200 characters, with its
-    length said."""
+    """`python -m lib.report diff` with a 200 MB metadata value: the value is cut to 200
+    characters, with its length said. Bug fixed: it was printed whole (lib/report/diff.py)."""
     new = copy.deepcopy(AUDIT)
     new["metadata"]["device"]["kinds"] = "x" * 1_000_000
     result = run_diff(str(write(tmp_path, "a.json", AUDIT)), str(write(tmp_path, "b.json", new)))
