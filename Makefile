@@ -22,7 +22,7 @@ bench: setup  ## time the fast paths, sweeps and audit against their targets: re
 # The audit again in another valid float order (128-bit vectors, lib/claims/evidence.py): it must pass
 # and give every claim report/audit.json's verdict (docs/VERDICTS.md).
 order-check: setup  ## the audit with 128-bit vectors: passes, with report/audit.json's verdicts
-	XLA_FLAGS="$$($(BIN)/python -c 'from lib.claims.evidence import NARROW_VECTORS_FLAG; print(NARROW_VECTORS_FLAG)')" \
+	XLA_FLAGS="$$($(BIN)/python -c 'from uncertainty_claims.claims.evidence import NARROW_VECTORS_FLAG; print(NARROW_VECTORS_FLAG)')" \
 		PYTHON=$(BIN)/python WORKERS=auto scripts/gpu_check.sh report/audit.json report/narrow-vectors
 
 lint: setup

@@ -13,4 +13,4 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # The claims-audit plugin: installed with this package it is loaded through its pytest11 entry
 # point under this same name (then this line adds nothing); named here for runs without
 # plugin autoloading (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1).
-pytest_plugins = ["lib.report.plugin"]
+pytest_plugins = ["uncertainty_claims.report.plugin"]

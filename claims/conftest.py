@@ -14,9 +14,9 @@ import pytest
 from scheduling import ALONE, DOCUMENTS, ByDocument, document_of
 
 if TYPE_CHECKING:
-    from lib.calibration.evaluation import CalibrationResults
-    from lib.orders import Orders
-    from lib.uncertainty.experiment import UncertaintyResult
+    from uncertainty_claims.calibration.evaluation import CalibrationResults
+    from uncertainty_claims.orders import Orders
+    from uncertainty_claims.uncertainty.experiment import UncertaintyResult
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -25,17 +25,17 @@ def pytest_configure(config: pytest.Config) -> None:
     before JAX's backend starts) and the compiled-program cache. Both reach the processes
     the tests start as environment variables (XLA_FLAGS, CLAIMS_COMPILATION_CACHE_DIR). The
     claims-audit plugin itself leaves JAX alone."""
-    from lib.compile_cache import enable_compilation_cache
-    from lib.numerics import request_deterministic_gpu_ops
+    from uncertainty_claims.compile_cache import enable_compilation_cache
+    from uncertainty_claims.numerics import request_deterministic_gpu_ops
 
     if _is_audit(config) and not hasattr(config, "workerinput") and _STARTED_AS not in config.stash:
-        from lib.warm_audit import fingerprint
+        from uncertainty_claims.warm_audit import fingerprint
 
         # Taken before the settings below reach the environment, as `-n auto` sees it.
         config.stash[_STARTED_AS] = fingerprint(_selection(config))
     seeds = config.getoption("--seeds")
     if seeds is not None:
-        from lib.robustness.sweep import POST_SEEDS
+        from uncertainty_claims.robustness.sweep import POST_SEEDS
 
         if len(seeds) < POST_SEEDS:
             raise pytest.UsageError(
@@ -46,7 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
     request_deterministic_gpu_ops()
     enable_compilation_cache()
     if starts_jax and not hasattr(config, "workerinput") and not config.option.collectonly:
-        from lib.startup import jax_start_error
+        from uncertainty_claims.startup import jax_start_error
 
         error = jax_start_error()
         if error is not None:
@@ -60,7 +60,7 @@ def _may_keep_jax_from_starting() -> bool:
     """Whether XLA_FLAGS or JAX_PLATFORMS hold anything beyond the suite's own settings (which
     its child processes inherit): then JAX is tried in a child before any worker starts
     (lib/startup.py), so a bad flag is one usage error naming it."""
-    from lib.numerics import DETERMINISTIC_GPU_FLAG
+    from uncertainty_claims.numerics import DETERMINISTIC_GPU_FLAG
 
     flags = set(os.environ.get("XLA_FLAGS", "").split()) - {DETERMINISTIC_GPU_FLAG}
     return bool(flags) or os.environ.get("JAX_PLATFORMS", "") not in ("", "cpu")
@@ -135,7 +135,7 @@ def calibration(
 ) -> Orders[CalibrationResults]:
     """Both calibration nets on seeds 0, 1, 2, trained per recipe in every valid float order
     (or loaded from the cache; at least --orders of them); the faithful order first."""
-    from lib.calibration.evaluation import calibration_orders
+    from uncertainty_claims.calibration.evaluation import calibration_orders
 
     return calibration_orders(first=_fill_from(request, "calibration"), n_orders=order_count)
 
@@ -146,30 +146,30 @@ def uncertainty(
 ) -> Orders[UncertaintyResult]:
     """The uncertainty guide's recipe from root key 0 in every valid float order (or loaded
     from the cache; at least --orders of them); the faithful order first."""
-    from lib.uncertainty.results import uncertainty_orders
+    from uncertainty_claims.uncertainty.results import uncertainty_orders
 
     return uncertainty_orders(first=_fill_from(request, "uncertainty"), n_orders=order_count)
 
 
 def pytest_claims_audit_documents() -> list:
     """This suite's documents in the report: their sections and figures (lib/report/hooks.py)."""
-    from lib.calibration.report import DOCUMENT as calibration
-    from lib.uncertainty.report import DOCUMENT as uncertainty
+    from uncertainty_claims.calibration.report import DOCUMENT as calibration
+    from uncertainty_claims.uncertainty.report import DOCUMENT as uncertainty
 
     return [calibration, uncertainty]
 
 
 def pytest_claims_audit_claims() -> list:
     """Every claim of this suite's documents: a complete audit has a verdict for each."""
-    from lib.claims.calibration import SPECS as calibration
-    from lib.claims.uncertainty import SPECS as uncertainty
+    from uncertainty_claims.claims.calibration import SPECS as calibration
+    from uncertainty_claims.claims.uncertainty import SPECS as uncertainty
 
     return [calibration, uncertainty]
 
 
 def pytest_claims_audit_data() -> dict[str, str]:
     """The data this suite's documents read: Fashion-MNIST and MNIST, file by file."""
-    from lib.data import data_digests
+    from uncertainty_claims.data import data_digests
 
     return data_digests()
 
@@ -178,7 +178,7 @@ def pytest_claims_audit_robustness(
     documents: list[str], sweep: tuple[int, ...] | None
 ) -> dict | None:
     """The robustness section: intervals, other binnings and, with --seeds, other seeds."""
-    from lib.robustness.summary import robustness_section
+    from uncertainty_claims.robustness.summary import robustness_section
 
     return robustness_section(documents, sweep)
 
@@ -213,7 +213,7 @@ def _is_audit(config: pytest.Config) -> bool:
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto` for an audit over a cache that the last identical complete audit filled:
     no workers (they would only import JAX and the tests again); otherwise xdist decides."""
-    from lib.warm_audit import fingerprint, is_warm
+    from uncertainty_claims.warm_audit import fingerprint, is_warm
 
     if not _is_audit(config):
         return None
@@ -237,7 +237,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     if hasattr(config, "workerinput") or config.option.collectonly or not _is_audit(config):
         return
-    from lib.warm_audit import forget_warm, record_warm
+    from uncertainty_claims.warm_audit import forget_warm, record_warm
 
     complete = session.exitstatus == pytest.ExitCode.OK and session.testscollected > 0
     if complete and not (session.shouldstop or session.shouldfail):

@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from lib import cache
+from uncertainty_claims import cache
 
 pytestmark = pytest.mark.fault
 
@@ -112,7 +112,7 @@ def test_racing_processes_compute_once(tmp_path):
         f"""
         import sys, time, numpy as np
         sys.path.insert(0, {str(cache.REPO_ROOT)!r})
-        from lib import cache
+        from uncertainty_claims import cache
         def compute():
             with open({str(tmp_path / "computed.log")!r}, "a") as log:
                 log.write("x\\n")
@@ -137,7 +137,7 @@ def test_killed_writer_leaves_no_entry(tmp_path):
         f"""
         import os, signal, sys, numpy as np
         sys.path.insert(0, {str(cache.REPO_ROOT)!r})
-        from lib import cache
+        from uncertainty_claims import cache
         def compute():
             os.kill(os.getpid(), signal.SIGKILL)  # dies mid-computation, lock held
         cache.cached("killed", {{"k": 1}}, compute, cache_dir={str(tmp_path)!r})

@@ -26,9 +26,13 @@ DIGEST_OF = """
 #  a file outside it). The first row is the defect a review found: the bootstrap samples'
 #  key listed its sources by hand and left out evaluation.py, which owns the subsample.
 CASES = [
-    ("lib.robustness.bootstrap", "lib/calibration/evaluation.py", "lib/report/table.py"),
-    ("lib.calibration.experiment", "lib/data.py", "lib/uncertainty/model.py"),
-    ("lib.uncertainty.results", "lib/health.py", "lib/calibration/models.py"),
+    (
+        "uncertainty_claims.robustness.bootstrap",
+        "lib/calibration/evaluation.py",
+        "lib/report/table.py",
+    ),
+    ("uncertainty_claims.calibration.experiment", "lib/data.py", "lib/uncertainty/model.py"),
+    ("uncertainty_claims.uncertainty.results", "lib/health.py", "lib/calibration/models.py"),
 ]
 
 
@@ -50,9 +54,12 @@ def test_an_edit_in_the_closure_changes_the_key(tmp_path, module, inside, outsid
     """An edit to a file in a cached result's import closure gives the result another key (so it
     is recomputed); an edit outside it leaves the key as it was."""
     copy = tmp_path / "repo"
-    shutil.copytree(REPO_ROOT / "lib", copy / "lib", ignore=shutil.ignore_patterns("__pycache__"))
+    # The folder lib/ is the package uncertainty_claims: the copy, first on the path, is it.
+    package = copy / "uncertainty_claims"
+    shutil.copytree(REPO_ROOT / "lib", package, ignore=shutil.ignore_patterns("__pycache__"))
+    inside, outside = (package / Path(name).relative_to("lib") for name in (inside, outside))
     original = code_digest(copy, module)
-    (copy / outside).write_text((copy / outside).read_text() + "\n# an edit elsewhere\n")
+    outside.write_text(outside.read_text() + "\n# an edit elsewhere\n")
     assert code_digest(copy, module) == original
-    (copy / inside).write_text((copy / inside).read_text() + "\n# an edit in the closure\n")
+    inside.write_text(inside.read_text() + "\n# an edit in the closure\n")
     assert code_digest(copy, module) != original

@@ -7,7 +7,7 @@ lib/claims/calibration.py; a test names it and hands over the results.
 
 from __future__ import annotations
 
-from lib.claims.calibration import SPECS
+from uncertainty_claims.claims.calibration import SPECS
 
 
 @SPECS.mark("cal-01")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from lib.claims.calibration import HEALTH_TESTS, SPECS
+from uncertainty_claims.claims.calibration import HEALTH_TESTS, SPECS
 
 
 @pytest.mark.health

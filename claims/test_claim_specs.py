@@ -20,10 +20,17 @@ from pathlib import Path
 
 import pytest
 
-from lib.claims import calibration, uncertainty
-from lib.orders import Orders
-from lib.report.claim import PROPERTY, Claim, ClaimMeta, ClaimRecord, ClaimSpec, ClaimSpecs
-from lib.verdict import Judgement, close_to
+from uncertainty_claims.claims import calibration, uncertainty
+from uncertainty_claims.orders import Orders
+from uncertainty_claims.report.claim import (
+    PROPERTY,
+    Claim,
+    ClaimMeta,
+    ClaimRecord,
+    ClaimSpec,
+    ClaimSpecs,
+)
+from uncertainty_claims.verdict import Judgement, close_to
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS: dict[Path, ClaimSpecs] = {

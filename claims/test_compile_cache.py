@@ -10,12 +10,12 @@ import jax
 import pytest
 from fault_tools import child_env, run_python
 
-from lib import compile_cache
+from uncertainty_claims import compile_cache
 
 # A child that turns the cache on and prints the bytes of a small jitted computation.
 CHILD = """
     import jax, jax.numpy as jnp
-    from lib.compile_cache import enable_compilation_cache
+    from uncertainty_claims.compile_cache import enable_compilation_cache
     print(enable_compilation_cache())
     x = jnp.linspace(-3.0, 3.0, 4096, dtype=jnp.float32).reshape(64, 64)
     print(jax.jit(lambda a: jnp.tanh(a @ a.T).sum(axis=0))(x).tobytes().hex())

@@ -15,9 +15,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lib.calibration.experiment import load_split
-from lib.calibration.training import TrainConfig, train_nets_faithful
-from lib.eager_replay import EagerTape
+from uncertainty_claims.calibration.experiment import load_split
+from uncertainty_claims.calibration.training import TrainConfig, train_nets_faithful
+from uncertainty_claims.eager_replay import EagerTape
 
 LOWERING = "/jax/core/compile/jaxpr_to_mlir_module_duration"
 PjitFunction = type(jax.jit(lambda x: x))

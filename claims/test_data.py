@@ -1,4 +1,4 @@
-"""Tests of lib.data: the real data sets and split, then broken copies that must fail loudly.
+"""Tests of uncertainty_claims.data: the real data sets and split, then broken copies that must fail loudly.
 
 The fault tests work on temporary copies under ``tmp_path`` with ``CLAIMS_DATA_DIR`` pointing at
 them; the loader's memo is keyed on the source directory, so each test sees its own copy.
@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lib import data
-from lib.data import (
+from uncertainty_claims import data
+from uncertainty_claims.data import (
     DataError,
     data_digests,
     fashion_split,

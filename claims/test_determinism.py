@@ -18,14 +18,14 @@ import numpy as np
 import pytest
 from fault_tools import REPO_ROOT, TIMEOUT_S, child_env, run_python
 
-from lib.calibration.report import DOCUMENT as calibration_doc
-from lib.report import audit
-from lib.report.claim import ClaimRecord
-from lib.uncertainty.report import DOCUMENT as uncertainty_doc
+from uncertainty_claims.calibration.report import DOCUMENT as calibration_doc
+from uncertainty_claims.report import audit
+from uncertainty_claims.report.claim import ClaimRecord
+from uncertainty_claims.uncertainty.report import DOCUMENT as uncertainty_doc
 
 UNCERTAINTY_CHILD = """
-    from lib.compile_cache import enable_compilation_cache
-    from lib.uncertainty.results import uncertainty_result
+    from uncertainty_claims.compile_cache import enable_compilation_cache
+    from uncertainty_claims.uncertainty.results import uncertainty_result
     enable_compilation_cache()
     uncertainty_result()
 """
@@ -34,10 +34,10 @@ UNCERTAINTY_CHILD = """
 CALIBRATION_CHILD = """
     import sys
     from pathlib import Path
-    from lib import cache
-    from lib.calibration.experiment import run_net
-    from lib.calibration.training import TrainConfig
-    from lib.compile_cache import enable_compilation_cache
+    from uncertainty_claims import cache
+    from uncertainty_claims.calibration.experiment import run_net
+    from uncertainty_claims.calibration.training import TrainConfig
+    from uncertainty_claims.compile_cache import enable_compilation_cache
 
     enable_compilation_cache()
 

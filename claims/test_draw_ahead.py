@@ -10,10 +10,10 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from lib import cache
-from lib.report import plugin
-from lib.report.documents import Document, FigureSpec, Source
-from lib.report.figure_cache import is_stored
+from uncertainty_claims import cache
+from uncertainty_claims.report import plugin
+from uncertainty_claims.report.documents import Document, FigureSpec, Source
+from uncertainty_claims.report.figure_cache import is_stored
 
 DRAWN: list[str] = []
 

@@ -13,9 +13,9 @@ import json
 import numpy as np
 import pytest
 
-from lib import cache
-from lib.calibration import evaluation
-from lib.calibration.experiment import NetRun, Split
+from uncertainty_claims import cache
+from uncertainty_claims.calibration import evaluation
+from uncertainty_claims.calibration.experiment import NetRun, Split
 
 
 def synthetic(seeds: tuple[int, ...]) -> tuple[dict[str, NetRun], Split]:

@@ -23,11 +23,11 @@ from fault_tools import (
     write_test_folder,
 )
 
-from lib import cache
-from lib.calibration import experiment as calibration_experiment
-from lib.calibration.training import TrainConfig
-from lib.uncertainty import UncertaintyConfig
-from lib.uncertainty import results as uncertainty_results
+from uncertainty_claims import cache
+from uncertainty_claims.calibration import experiment as calibration_experiment
+from uncertainty_claims.calibration.training import TrainConfig
+from uncertainty_claims.uncertainty import UncertaintyConfig
+from uncertainty_claims.uncertainty import results as uncertainty_results
 
 pytestmark = pytest.mark.fault
 
@@ -59,7 +59,7 @@ def test_kill_between_temp_write_and_rename_loses_nothing(tmp_path, monkeypatch)
     child = run_python(
         f"""
         import os, signal, numpy as np
-        from lib import cache
+        from uncertainty_claims import cache
         os.replace = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
         cache.cached("entry", {{"k": 1}}, lambda: {{"x": np.zeros(3)}}, cache_dir={str(tmp_path)!r})
         """
@@ -86,7 +86,7 @@ RACE_MODULE = """
     import numpy as np
     import pytest
 
-    from lib import cache
+    from uncertainty_claims import cache
 
     SHARED = Path(os.environ["RACE_DIR"])
 
@@ -147,7 +147,7 @@ def test_xdist_workers_and_a_second_pytest_run_compute_an_entry_once(tmp_path):
 
 READ_ONLY_CHILD = """
     import numpy as np
-    from lib import cache
+    from uncertainty_claims import cache
     result = cache.cached("entry", {{"k": 1}}, lambda: {{"x": np.ones(3)}}, cache_dir={folder!r})
     print(result.status, result.arrays["x"].sum())
 """
@@ -220,12 +220,12 @@ def digested(module: str, make_key) -> tuple[dict, set[Path]]:
 # The module whose key it is, and sources outside its package that its result depends on.
 KEYS = {
     "calibration": (
-        "lib.calibration.experiment",
+        "uncertainty_claims.calibration.experiment",
         lambda: calibration_experiment.cache_key("yat", (0, 1, 2), TrainConfig(), "faithful"),
         {"data.py"},
     ),
     "uncertainty": (
-        "lib.uncertainty.results",
+        "uncertainty_claims.uncertainty.results",
         lambda: uncertainty_results._key(UncertaintyConfig(), root_seed=0),
         {"health.py", "metrics/regression.py", "metrics/_checks.py"},  # health: spread figures
     ),
@@ -235,7 +235,7 @@ LOADED_LIB_FILES = """
     import importlib, sys
     importlib.import_module(sys.argv[1])
     for module in list(sys.modules.values()):
-        if module.__name__.split(".")[0] == "lib" and module.__file__:  # not namespace packages
+        if module.__name__.split(".")[0] == "uncertainty_claims" and module.__file__:  # not namespace packages
             print(module.__file__)
 """
 
@@ -251,7 +251,7 @@ def test_result_key_names_every_version_and_source_it_depends_on(document):
     lib/uncertainty/results.py)."""
     module, make_key, shared = KEYS[document]
     key, files = digested(module, make_key)
-    assert set(key["versions"]) == {"lib", "jax", "jaxlib", "flax", "optax", "numpy"}
+    assert set(key["versions"]) == {"uncertainty_claims", "jax", "jaxlib", "flax", "optax", "numpy"}
     assert {LIB / name for name in shared} <= files
     loaded = run_python(LOADED_LIB_FILES.replace("sys.argv[1]", repr(module)))
     assert loaded.returncode == 0, loaded.stderr
@@ -261,8 +261,8 @@ def test_result_key_names_every_version_and_source_it_depends_on(document):
 # A child prints the key of the uncertainty recipe's entry (root key 0) under its settings.
 KEY_CHILD = """
     import json
-    from lib.uncertainty import UncertaintyConfig
-    from lib.uncertainty.results import _key
+    from uncertainty_claims.uncertainty import UncertaintyConfig
+    from uncertainty_claims.uncertainty.results import _key
     print(json.dumps(_key(UncertaintyConfig(), root_seed=0), sort_keys=True))
 """
 
@@ -416,7 +416,10 @@ def test_calibration_entry_with_nan_or_wrong_shapes_is_refused(damage):
         validate(damage(good))
 
 
-@pytest.mark.parametrize("module", ["lib.calibration.evaluation", "lib.robustness.bootstrap"])
+@pytest.mark.parametrize(
+    "module",
+    ["uncertainty_claims.calibration.evaluation", "uncertainty_claims.robustness.bootstrap"],
+)
 def test_a_changed_scipy_version_misses_the_cache(tmp_path, monkeypatch, module):
     """An entry computed under another scipy (used by the calibration figures and the bootstrap)
     is another entry: every key holds `cache.distributions` of its computation's module, the
@@ -457,7 +460,7 @@ def test_lib_sources_read_as_utf8_in_any_locale():
     fixed: 22 UnicodeDecodeError at collection, the sources read in the locale's encoding
     (lib/cache.py `_imported`)."""
     child = run_python(
-        "from lib import cache; print(len(cache.lib_sources('lib.claims.calibration')))",
+        "from uncertainty_claims import cache; print(len(cache.lib_sources('uncertainty_claims.claims.calibration')))",
         env=child_env(LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONIOENCODING=""),
     )
     assert child.returncode == 0, child.stderr

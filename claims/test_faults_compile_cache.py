@@ -14,7 +14,7 @@ import textwrap
 import pytest
 from fault_tools import REPO_ROOT, TIMEOUT_S, pytest_command, run_python
 
-from lib import compile_cache
+from uncertainty_claims import compile_cache
 
 pytestmark = pytest.mark.fault
 
@@ -31,7 +31,7 @@ def own_cache_env(**overrides: str) -> dict[str, str]:
 TWO_PROGRAMS = """
     from pathlib import Path
     import jax, jax.numpy as jnp
-    from lib.compile_cache import enable_compilation_cache
+    from uncertainty_claims.compile_cache import enable_compilation_cache
     print(enable_compilation_cache(Path({cache_dir!r})))
     x = jnp.linspace(-3.0, 3.0, 4096, dtype=jnp.float32).reshape(64, 64)
     def double(a):
@@ -105,7 +105,7 @@ FULL_DISK_MODULE = """
         assert jax.jit(lambda a: a * 2.0 + 1.0)(jnp.arange(4.0)).tolist() == [1.0, 3.0, 5.0, 7.0]
 """
 COMPILE_CACHE_CONFTEST = """\
-from lib.compile_cache import enable_compilation_cache
+from uncertainty_claims.compile_cache import enable_compilation_cache
 
 
 def pytest_configure(config):
@@ -136,7 +136,14 @@ def test_disk_that_cannot_take_a_program_runs_uncached_and_says_so(tmp_path):
     cache_dir = tmp_path / "cache"
     command = pytest_command(
         *("-c", str(REPO_ROOT / "pyproject.toml"), "--rootdir", str(folder)),
-        *("-p", "xdist.plugin", "-p", "lib.report.plugin", "--no-report", str(folder)),
+        *(
+            "-p",
+            "xdist.plugin",
+            "-p",
+            "uncertainty_claims.report.plugin",
+            "--no-report",
+            str(folder),
+        ),
     )
     result = subprocess.run(
         [sys.executable, "-c", SMALL_FILES, *command[1:]],

@@ -23,8 +23,8 @@ USAGE_ERROR = pytest.ExitCode.USAGE_ERROR  # 4
 # The documents' claims as data: c-1 to c-3, and c-4 without a test when SPEC_WITHOUT_TEST.
 CONFTEST = """
     import os
-    from lib.report.claim import ClaimSpec, ClaimSpecs
-    from lib.verdict import close_to
+    from uncertainty_claims.report.claim import ClaimSpec, ClaimSpecs
+    from uncertainty_claims.verdict import close_to
 
     def spec(id):
         return ClaimSpec(
@@ -249,7 +249,7 @@ def test_a_wedged_worker_or_test_ends_the_run_naming_the_test(tmp_path, stall, w
     assert complete.returncode == 0, complete.stdout + complete.stderr
     kept = snapshot(folder / "out")
     started = time.monotonic()
-    plugins = ("-p", "xdist.plugin", "-p", "lib.report.plugin")
+    plugins = ("-p", "xdist.plugin", "-p", "uncertainty_claims.report.plugin")
     result = subprocess.run(
         pytest_command(*plugins, *timeout, "--report-dir", "out", *workers),
         cwd=folder,

@@ -16,9 +16,9 @@ from fault_tools import (
     run_python,
 )
 
-from lib import data
-from lib.data import DataError, load_mnist_test
-from lib.report import audit
+from uncertainty_claims import data
+from uncertainty_claims.data import DataError, load_mnist_test
+from uncertainty_claims.report import audit
 
 pytestmark = pytest.mark.fault
 
@@ -37,7 +37,7 @@ def test_data_dir_that_is_a_file_is_a_data_error(tmp_path, monkeypatch):
 
 
 LOAD_CHILD = """
-    from lib import data
+    from uncertainty_claims import data
     try:
         data.load_mnist_test()
     except data.DataError as error:

@@ -15,8 +15,8 @@ import inspect
 import numpy as np
 import pytest
 
-from lib import metrics, stats
-from lib.calibration.health import temperature_at_nll_minimum
+from uncertainty_claims import metrics, stats
+from uncertainty_claims.calibration.health import temperature_at_nll_minimum
 
 pytestmark = pytest.mark.fault
 
@@ -56,7 +56,7 @@ def call(name: str, **changes):
 
 
 def test_sweep_covers_every_public_metric():
-    """Every function in lib.metrics.__all__ is in the sweep, with its real argument names."""
+    """Every function in uncertainty_claims.metrics.__all__ is in the sweep, with its real argument names."""
     functions = {n for n in metrics.__all__ if inspect.isfunction(getattr(metrics, n))}
     assert set(CALLS) == functions
     for name, args in CALLS.items():

@@ -28,11 +28,18 @@ from fault_tools import (
     write_test_folder,
 )
 
-from lib.data import DataError
-from lib.orders import FAITHFUL, Orders
-from lib.report import audit
-from lib.report.claim import PROPERTY, Claim, ClaimMeta, ClaimRecord, ClaimSpec, ClaimSpecs
-from lib.report.table import FOOTNOTES
+from uncertainty_claims.data import DataError
+from uncertainty_claims.orders import FAITHFUL, Orders
+from uncertainty_claims.report import audit
+from uncertainty_claims.report.claim import (
+    PROPERTY,
+    Claim,
+    ClaimMeta,
+    ClaimRecord,
+    ClaimSpec,
+    ClaimSpecs,
+)
+from uncertainty_claims.report.table import FOOTNOTES
 
 pytestmark = pytest.mark.fault
 
@@ -361,7 +368,7 @@ PARTIAL_MODULE = """
 # The robustness section is computed after the claims; this records that it was asked for.
 SPY_CONFTEST = """
     from pathlib import Path
-    from lib.report import audit
+    from uncertainty_claims.report import audit
 
     def spy(*args, **kwargs):
         Path("robustness-asked").touch()
@@ -409,7 +416,15 @@ def test_partial_run_keeps_the_complete_report(tmp_path, args, env, reason):
     folder, complete = partial_run_folder(tmp_path)
     result = run_pytest(
         folder,
-        *("-p", "xdist.plugin", "-p", "lib.report.plugin", "--report-dir", "out", *args),
+        *(
+            "-p",
+            "xdist.plugin",
+            "-p",
+            "uncertainty_claims.report.plugin",
+            "--report-dir",
+            "out",
+            *args,
+        ),
         env=tiny_pytest_env(**env),
     )
     assert f"partial run ({reason}" in result.stdout, result.stdout
@@ -435,7 +450,16 @@ def test_ctrl_c_stops_promptly_and_keeps_the_complete_report(tmp_path):
     folder, complete = partial_run_folder(tmp_path)
     child = subprocess.Popen(
         pytest_command(
-            *("-p", "xdist.plugin", "-p", "lib.report.plugin", "-n", "2", "--report-dir", "out")
+            *(
+                "-p",
+                "xdist.plugin",
+                "-p",
+                "uncertainty_claims.report.plugin",
+                "-n",
+                "2",
+                "--report-dir",
+                "out",
+            )
         ),
         cwd=folder,
         env=tiny_pytest_env(STOP_HERE="1"),
@@ -505,8 +529,8 @@ def test_files_the_user_put_in_the_figures_folder_are_kept(tmp_path):
 WRITER = """
     import os, sys, time
     from pathlib import Path
-    from lib.report import audit
-    from lib.report.claim import ClaimRecord
+    from uncertainty_claims.report import audit
+    from uncertainty_claims.report.claim import ClaimRecord
 
     # Test-only hook: a slow file system (each rename takes 5 ms), so the writes overlap.
     rename = os.replace
@@ -562,8 +586,8 @@ def test_concurrent_writers_of_one_report_folder_take_turns(tmp_path):
 
 KILLED_WRITER = """
     import os, signal, sys
-    from lib.report import audit
-    from lib.report.claim import ClaimRecord
+    from uncertainty_claims.report import audit
+    from uncertainty_claims.report.claim import ClaimRecord
 
     # Test-only hook: the writer dies just before it would swap the new report in.
     audit._swap_in = lambda *args: os.kill(os.getpid(), signal.SIGKILL)

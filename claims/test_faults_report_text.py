@@ -14,7 +14,7 @@ import re
 import pytest
 from markdown_it import MarkdownIt
 
-from lib.report import html, markdown
+from uncertainty_claims.report import html, markdown
 
 pytestmark = pytest.mark.fault
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lib import data
+from uncertainty_claims import data
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "fetch_data.py"

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from lib.orders import Orders
-from lib.prediction import FIGURE_ALPHA, judge_figure
-from lib.report.claim import PROPERTY, Claim, ClaimRefuted, ClaimSpec, ClaimSpecs
-from lib.verdict import FigureRule, figures, satisfied
+from uncertainty_claims.orders import Orders
+from uncertainty_claims.prediction import FIGURE_ALPHA, judge_figure
+from uncertainty_claims.report.claim import PROPERTY, Claim, ClaimRefuted, ClaimSpec, ClaimSpecs
+from uncertainty_claims.verdict import FigureRule, figures, satisfied
 
 
 class Value(FigureRule):

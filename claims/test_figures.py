@@ -1,4 +1,4 @@
-"""lib.report.figures: what `draw_all` draws and reuses (the figure cache), what the
+"""uncertainty_claims.report.figures: what `draw_all` draws and reuses (the figure cache), what the
 figures show, and the claims they are said to illustrate."""
 
 import os
@@ -11,18 +11,18 @@ import numpy as np
 import pytest
 from matplotlib.collections import LineCollection
 
-from lib.calibration import report as calibration_report
-from lib.metrics import decompose_variance
-from lib.report import figure_cache
-from lib.report.documents import Document, FigureSpec
-from lib.report.figures import (
+from uncertainty_claims.calibration import report as calibration_report
+from uncertainty_claims.metrics import decompose_variance
+from uncertainty_claims.report import figure_cache
+from uncertainty_claims.report.documents import Document, FigureSpec
+from uncertainty_claims.report.figures import (
     auroc_figure,
     confidence_figure,
     draw_all,
     index,
     uncertainty_band_figure,
 )
-from lib.uncertainty import report as uncertainty_report
+from uncertainty_claims.uncertainty import report as uncertainty_report
 
 REPO = Path(__file__).resolve().parents[1]
 

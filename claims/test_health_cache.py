@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 from test_evaluation_cache import synthetic
 
-from lib import cache
-from lib.calibration import health
-from lib.calibration.evaluation import CalibrationResults, evaluate
-from lib.calibration.experiment import load_split
+from uncertainty_claims import cache
+from uncertainty_claims.calibration import health
+from uncertainty_claims.calibration.evaluation import CalibrationResults, evaluate
+from uncertainty_claims.calibration.experiment import load_split
 
 SEEDS = (4, 7)
 

@@ -6,7 +6,7 @@ devices of both processes: 3 seeds of the Yat net for 1 epoch on 1,000 training 
 uncertainty recipe from 3 root keys for 5 steps with 2 MC passes (the check is about where
 the runs are computed, not about learning). The same command in one process with four CPU
 devices is the reference. Both pad the 3 runs to 8, 2 per device
-(`lib.sharding.padded_length`), so every device computes the same program on the same inputs
+(`uncertainty_claims.sharding.padded_length`), so every device computes the same program on the same inputs
 in both set-ups: the results must be equal bit for bit, in every process; only process 0
 writes files. Compiling is most of the time (docs/MULTIHOST.md, "Time"): the processes keep
 their programs in the suite's compiled-program cache, which spares the reference and
@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lib.distributed import (
+from uncertainty_claims.distributed import (
     COORDINATOR_VARIABLE,
     CPU_DEVICES_FLAG,
     Launch,

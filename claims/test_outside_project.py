@@ -54,7 +54,7 @@ def outside(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize(
     ("plugin", "autoload"),
-    [(("-p", "lib.report.plugin"), False), ((), True)],
+    [(("-p", "uncertainty_claims.report.plugin"), False), ((), True)],
     ids=["p-flag", "entry-point"],
 )
 def test_guide_example_runs_through_the_plugin(outside, plugin, autoload):
@@ -83,7 +83,7 @@ def test_guide_example_runs_through_the_plugin(outside, plugin, autoload):
     markdown = (folder / "report" / "audit.md").read_text()
     assert "Not a git repository" in markdown
     text = markdown + (folder / "report" / "audit.html").read_text()
-    for ours in ("mnist", "VERDICTS.md", "TOLERANCES.md", "calibration", "uncertainty"):
+    for ours in ("mnist", "verdicts.md", "tolerances.md", "bounded net", "uncertainty estimation"):
         assert ours not in text.lower(), f"the outside project's report mentions {ours!r}"
 
 
@@ -91,7 +91,9 @@ def test_a_claim_is_selected_by_its_id(outside):
     """`pytest -k <claim id>` runs that claim's test alone: the id is a keyword of its test."""
     folder = outside / "by-id"
     folder.mkdir()
-    result = run_outside(folder, "-p", "lib.report.plugin", "-k", "toy-2", autoload=False)
+    result = run_outside(
+        folder, "-p", "uncertainty_claims.report.plugin", "-k", "toy-2", autoload=False
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "1 passed, 2 deselected" in result.stdout, result.stdout[-3000:]
     audit = json.loads((folder / "report" / "partial" / "audit.json").read_text())
@@ -115,7 +117,15 @@ def test_loading_the_plugin_leaves_jax_alone(outside):
     for name in ("CLAIMS_COMPILATION_CACHE_DIR", "XLA_FLAGS", "PYTHONPATH"):
         env.pop(name, None)  # this suite's settings, inherited from this process
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "lib.report.plugin", *STRICT, "--no-report"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "uncertainty_claims.report.plugin",
+            *STRICT,
+            "--no-report",
+        ],
         cwd=folder,
         env=env,
         capture_output=True,
@@ -131,7 +141,9 @@ def test_seeds_without_a_robustness_hook_fail_the_run(outside):
     is not silently ignored: the claims are judged, and the run fails saying why."""
     folder = outside / "no-sweep"
     folder.mkdir()
-    result = run_outside(folder, "-p", "lib.report.plugin", "--seeds", "0-2", autoload=False)
+    result = run_outside(
+        folder, "-p", "uncertainty_claims.report.plugin", "--seeds", "0-2", autoload=False
+    )
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
     assert "3 passed" in result.stdout
     assert "no pytest_claims_audit_robustness hook" in result.stdout + result.stderr
@@ -143,7 +155,7 @@ def test_the_cache_is_the_audited_projects(outside):
     folder = outside / "cache"
     folder.mkdir()
     (folder / "test_where.py").write_text(
-        "from pathlib import Path\n\nfrom lib import cache\n\n\n"
+        "from pathlib import Path\n\nfrom uncertainty_claims import cache\n\n\n"
         "def test_cache_in_this_project():\n"
         "    assert cache.default_cache_dir() == Path(__file__).parent / '.cache'\n"
     )
@@ -151,7 +163,15 @@ def test_the_cache_is_the_audited_projects(outside):
     for name in ("CLAIMS_CACHE_DIR", "PYTHONPATH"):
         env.pop(name, None)
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "lib.report.plugin", *STRICT, "--no-report"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "uncertainty_claims.report.plugin",
+            *STRICT,
+            "--no-report",
+        ],
         cwd=folder,
         env=env,
         capture_output=True,
@@ -160,3 +180,55 @@ def test_the_cache_is_the_audited_projects(outside):
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "1 passed" in result.stdout
+
+
+def test_installed_beside_a_project_with_its_own_lib(tmp_path):
+    """The package installed (a wheel built from this checkout) into a fresh venv, next to a
+    project whose own package is named `lib`: the plugin loads through its entry point, the
+    project's `lib.helpers` imports, and the guide's example runs through the plugin, in one
+    pytest run. (Installed as a top-level `lib`, the engine shadowed the project's.)"""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=TIMEOUT_S)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True, timeout=TIMEOUT_S,
+    ).stdout.strip()  # fmt: skip
+    # The dependencies (jax, pytest, ...) from this suite's environment; the package itself
+    # only from the wheel: a .pth line adds a folder, not the .pth files (editable finders) in it.
+    deps = subprocess.run(
+        [sys.executable, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True, timeout=TIMEOUT_S,
+    ).stdout.strip()  # fmt: skip
+    Path(site, "dependencies.pth").write_text(deps + "\n")
+    install = subprocess.run(
+        [python, "-m", "pip", "install", "--quiet", "--no-deps", str(REPO_ROOT)],
+        capture_output=True, text=True, timeout=TIMEOUT_S,
+    )  # fmt: skip
+    assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
+    project = tmp_path / "project"
+    project.mkdir()
+    for name, text in example_files().items():
+        (project / name).write_text(text)
+    (project / "lib").mkdir()
+    (project / "lib" / "__init__.py").write_text("")
+    (project / "lib" / "helpers.py").write_text("def double(x):\n    return 2 * x\n")
+    (project / "test_own_lib.py").write_text(
+        "from lib.helpers import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+    )
+    env = child_env()
+    for name in ("PYTHONPATH", "CLAIMS_CACHE_DIR", "PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        env.pop(name, None)
+    result = subprocess.run(
+        [python, "-m", "pytest", *STRICT, "--report-dir", "report"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "4 passed" in result.stdout, result.stdout[-3000:]
+    where = subprocess.run(
+        [python, "-c", "import uncertainty_claims; print(uncertainty_claims.__file__)"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
+    ).stdout  # fmt: skip
+    assert where.startswith(site), where
+    audit = json.loads((project / "report" / "audit.json").read_text())
+    assert sorted(c["id"] for c in audit["claims"]) == ["toy-1", "toy-2", "toy-3"]

@@ -1,4 +1,4 @@
-"""lib.report.provenance: the commit, dirty flag, lock digest and device audit.json records."""
+"""uncertainty_claims.report.provenance: the commit, dirty flag, lock digest and device audit.json records."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lib.report import provenance
+from uncertainty_claims.report import provenance
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from jax.extend.random import threefry_2x32
 
-from lib.numerics import unrolled_cpu_threefry
+from uncertainty_claims.numerics import unrolled_cpu_threefry
 
 cpu_only = pytest.mark.skipif(jax.default_backend() != "cpu", reason="the CPU lowering")
 
@@ -37,7 +37,7 @@ _DRAWS = textwrap.dedent(
     """
     import json, sys, jax, jax.numpy as jnp, numpy as np
     if sys.argv[1] == "unrolled":
-        from lib.numerics import unrolled_cpu_threefry
+        from uncertainty_claims.numerics import unrolled_cpu_threefry
         assert unrolled_cpu_threefry()
 
     @jax.jit
@@ -85,7 +85,7 @@ def test_unrolled_lowering_draws_the_bits_of_jaxs_own_cpu_lowering():
 @cpu_only
 def test_experiments_lower_threefry_unrolled():
     """`full_precision` (every experiment's entry point) switches the lowering on."""
-    from lib.numerics import full_precision
+    from uncertainty_claims.numerics import full_precision
 
     @full_precision
     def lowered() -> str:

@@ -14,20 +14,20 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from lib.calibration import training
-from lib.calibration.experiment import load_split
-from lib.calibration.models import build_model
-from lib.calibration.training import (
+from uncertainty_claims.calibration import training
+from uncertainty_claims.calibration.experiment import load_split
+from uncertainty_claims.calibration.models import build_model
+from uncertainty_claims.calibration.training import (
     TrainConfig,
     batch_indices,
     train_net_per_step,
     train_nets,
     train_nets_faithful,
 )
-from lib.uncertainty import GaussianMLP, UncertaintyConfig, make_ensemble, root_keys
-from lib.uncertainty.data import make_data
-from lib.uncertainty.experiment import run
-from lib.uncertainty.training import train_ensemble_loop, train_mc_dropout_loop
+from uncertainty_claims.uncertainty import GaussianMLP, UncertaintyConfig, make_ensemble, root_keys
+from uncertainty_claims.uncertainty.data import make_data
+from uncertainty_claims.uncertainty.experiment import run
+from uncertainty_claims.uncertainty.training import train_ensemble_loop, train_mc_dropout_loop
 
 RECIPE = UncertaintyConfig()
 THIRTY_STEPS = UncertaintyConfig(ensemble_steps=30)
@@ -260,7 +260,7 @@ def test_eager_replay_falls_back_to_eager_calls_with_one_warning(broken, monkeyp
     """Where the recorder cannot run (another JAX release), a recording fails, or a replayed
     step is not the eager call's bits, the steps run as eager calls: one warning, the eager
     loop's bits."""
-    from lib import eager_replay
+    from uncertainty_claims import eager_replay
 
     if broken == "other-jax":
         monkeypatch.setattr(eager_replay.jax, "__version__", "0.0.1")

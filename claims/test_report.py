@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from lib.report.claim import ClaimRecord
-from lib.report.table import render
+from uncertainty_claims.report.claim import ClaimRecord
+from uncertainty_claims.report.table import render
 
 DEMO_TESTS = textwrap.dedent(
     """
     import pytest
-    from lib.orders import Orders
-    from lib.verdict import close_to
+    from uncertainty_claims.orders import Orders
+    from uncertainty_claims.verdict import close_to
 
     def marker(id, finding=None):
         return pytest.mark.claim(
@@ -65,7 +65,7 @@ def run_pytest(folder: Path, *args: str) -> subprocess.CompletedProcess:
         "-m",
         "pytest",
         "-p",
-        "lib.report.plugin",
+        "uncertainty_claims.report.plugin",
         "-p",
         "no:cacheprovider",
         "-q",
@@ -204,7 +204,7 @@ def test_quiet_tables():
 
 
 def test_markdown_names_the_documents_and_places_each_figure_by_its_claims():
-    from lib.report import markdown
+    from uncertainty_claims.report import markdown
 
     claim = {
         "id": "cal-02a",
@@ -273,7 +273,15 @@ def test_documents_claims_and_suite_checks_are_counted_apart(tmp_path):
             """
         )
     )
-    command = [sys.executable, "-m", "pytest", "-p", "lib.report.plugin", "-p", "no:cacheprovider"]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "uncertainty_claims.report.plugin",
+        "-p",
+        "no:cacheprovider",
+    ]
     result = subprocess.run(
         [*command, "-q", "--report-dir", "out"],
         cwd=tmp_path,

@@ -1,4 +1,4 @@
-"""`python -m lib.report diff OLD.json NEW.json`: verdicts, figures and metadata that moved."""
+"""`python -m uncertainty_claims.report diff OLD.json NEW.json`: verdicts, figures and metadata that moved."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lib.report import diff
+from uncertainty_claims.report import diff
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -64,7 +64,7 @@ def write(folder: Path, name: str, audit: dict) -> Path:
 
 def run_diff(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "lib.report", "diff", *args],
+        [sys.executable, "-m", "uncertainty_claims.report", "diff", *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -195,7 +195,7 @@ def test_a_changed_tolerance_or_published_figure_is_shown():
     ],
 )
 def test_unreadable_input_exits_two_with_a_clear_message(tmp_path, content, message):
-    """`python -m lib.report diff` given a missing file, not JSON, no `claims` list, a claim
+    """`python -m uncertainty_claims.report diff` given a missing file, not JSON, no `claims` list, a claim
     without a verdict or not an object, a repeated id, or `metadata` not an object: exit 2,
     one line on stderr naming the file and the problem, nothing on stdout."""
     good = write(tmp_path, "good.json", AUDIT)
@@ -220,7 +220,7 @@ def test_tolerances_are_read_as_recorded():
 
 
 def test_figure_that_became_non_finite_or_disappeared_is_a_move(tmp_path):
-    """`python -m lib.report diff` with a figure that became NaN or infinite, or that a claim no
+    """`python -m uncertainty_claims.report diff` with a figure that became NaN or infinite, or that a claim no
     longer records: listed as a move, exit 1. Bug fixed: it printed "none moved" and exited 0
     (lib/report/diff.py `_compare_figures`)."""
     new = copy.deepcopy(AUDIT)
@@ -263,7 +263,7 @@ def test_figure_that_became_non_finite_or_disappeared_is_a_move(tmp_path):
     ],
 )
 def test_hostile_but_valid_json_exits_two_in_one_line(tmp_path, content, message):
-    """`python -m lib.report diff` given hostile but valid JSON (an integer of 400 or 5,000
+    """`python -m uncertainty_claims.report diff` given hostile but valid JSON (an integer of 400 or 5,000
     digits, nesting 100,000 deep, a schema_version from the future): exit 2 with one line
     naming the file and the problem. Bug fixed: a traceback with exit 1, the code of "a
     verdict moved", or a future schema read as if current (lib/report/diff.py `load`)."""
@@ -278,7 +278,7 @@ def test_hostile_but_valid_json_exits_two_in_one_line(tmp_path, content, message
 
 
 def test_a_huge_metadata_value_is_printed_cut(tmp_path):
-    """`python -m lib.report diff` with a 200 MB metadata value: the value is cut to 200
+    """`python -m uncertainty_claims.report diff` with a 200 MB metadata value: the value is cut to 200
     characters, with its length said. Bug fixed: it was printed whole (lib/report/diff.py)."""
     new = copy.deepcopy(AUDIT)
     new["metadata"]["device"]["kinds"] = "x" * 1_000_000

@@ -13,18 +13,26 @@ from pathlib import Path
 import pytest
 
 REPORT = Path(__file__).resolve().parents[1] / "lib" / "report"
-FORBIDDEN = ("lib.calibration", "lib.uncertainty", "lib.robustness", "jax", "flax")
+FORBIDDEN = (
+    "uncertainty_claims.calibration",
+    "uncertainty_claims.uncertainty",
+    "uncertainty_claims.robustness",
+    "jax",
+    "flax",
+)
 
 
 def imported(path: Path) -> list[tuple[int, str]]:
-    """(line, module) of every import in `path`, relative imports resolved in lib.report."""
+    """(line, module) of every import in `path`, relative imports resolved in uncertainty_claims.report."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:  # a module of lib/report: level 1 is lib.report, 2 is lib
-                parts = ["lib", "report"][: 3 - node.level]
+            if (
+                node.level
+            ):  # a module of lib/report: level 1 is uncertainty_claims.report, 2 is the package
+                parts = ["uncertainty_claims", "report"][: 3 - node.level]
                 base = ".".join(filter(None, [*parts, node.module]))
             else:
                 base = node.module or ""
@@ -53,15 +61,15 @@ def test_the_check_sees_imports_inside_functions(tmp_path: Path) -> None:
     module.write_text(
         "import numpy\n"
         "def f():\n"
-        "    from lib.calibration.evaluation import calibration_results\n"
+        "    from uncertainty_claims.calibration.evaluation import calibration_results\n"
         "    import jax.numpy as jnp\n"
-        "    from lib import robustness\n"
+        "    from uncertainty_claims import robustness\n"
     )
     assert forbidden(module) == [
-        "m.py:3 imports lib.calibration.evaluation",
-        "m.py:3 imports lib.calibration.evaluation.calibration_results",
+        "m.py:3 imports uncertainty_claims.calibration.evaluation",
+        "m.py:3 imports uncertainty_claims.calibration.evaluation.calibration_results",
         "m.py:4 imports jax.numpy",
-        "m.py:5 imports lib.robustness",
+        "m.py:5 imports uncertainty_claims.robustness",
     ]
 
 
@@ -73,9 +81,9 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from lib.report import audit
-from lib.report.claim import ClaimRecord
-from lib.report.documents import Document, FigureSpec, Source
+from uncertainty_claims.report import audit
+from uncertainty_claims.report.claim import ClaimRecord
+from uncertainty_claims.report.documents import Document, FigureSpec, Source
 
 
 def line(data):

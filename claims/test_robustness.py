@@ -16,14 +16,14 @@ import sys
 import numpy as np
 import pytest
 
-from lib.calibration.experiment import PUBLISHED_SEEDS
-from lib.claims import calibration as calibration_claims
-from lib.claims import uncertainty as uncertainty_claims
-from lib.report import figures, markdown, table
-from lib.robustness import bootstrap, sensitivity
-from lib.robustness.calibration import figure
-from lib.robustness.summary import robustness_section
-from lib.robustness.sweep import MAX_SUBSETS, across_runs, across_seeds, label
+from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
+from uncertainty_claims.claims import calibration as calibration_claims
+from uncertainty_claims.claims import uncertainty as uncertainty_claims
+from uncertainty_claims.report import figures, markdown, table
+from uncertainty_claims.robustness import bootstrap, sensitivity
+from uncertainty_claims.robustness.calibration import figure
+from uncertainty_claims.robustness.summary import robustness_section
+from uncertainty_claims.robustness.sweep import MAX_SUBSETS, across_runs, across_seeds, label
 
 pytestmark = pytest.mark.robustness
 
@@ -137,7 +137,7 @@ def test_labels_at_their_boundaries(holding, total, expected):
 def test_seeds_option_rejects_bad_syntax(tmp_path):
     """`--seeds 9-0`: a usage error (exit 4) that says why, before anything runs."""
     (tmp_path / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
-    plugin = ["-p", "lib.report.plugin", "-p", "no:cacheprovider"]
+    plugin = ["-p", "uncertainty_claims.report.plugin", "-p", "no:cacheprovider"]
     result = subprocess.run(
         [sys.executable, "-m", "pytest", *plugin, "--seeds", "9-0", "-q"],
         cwd=tmp_path,
@@ -171,7 +171,7 @@ def test_calibration_sweep(sweep_seeds):
 def test_uncertainty_sweep(sweep_seeds, uncertainty):
     """Run (or load) the guide's recipe from every root key of the sweep (in the scan order,
     as the sweep does); key 0 in that order gives the sweep's values."""
-    from lib.uncertainty.results import uncertainty_result
+    from uncertainty_claims.uncertainty.results import uncertainty_result
 
     runs = [uncertainty_result(key, implementation="scan") for key in sweep_seeds]
     for comparison in uncertainty_claims.COMPARISONS:

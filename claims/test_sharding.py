@@ -23,12 +23,12 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from lib.nudge import nudge_params
-from lib.sharding import padded_length
-from lib.uncertainty.config import UncertaintyConfig
-from lib.uncertainty.data import root_keys
-from lib.uncertainty.experiment import _inputs
-from lib.uncertainty.training import make_ensemble, new_mc_model
+from uncertainty_claims.nudge import nudge_params
+from uncertainty_claims.sharding import padded_length
+from uncertainty_claims.uncertainty.config import UncertaintyConfig
+from uncertainty_claims.uncertainty.data import root_keys
+from uncertainty_claims.uncertainty.experiment import _inputs
+from uncertainty_claims.uncertainty.training import make_ensemble, new_mc_model
 
 # A short uncertainty recipe: the check is about the order of computation, not convergence.
 SMALL = UncertaintyConfig(mc_steps=40, mc_samples=6, ensemble_steps=40)
@@ -53,11 +53,11 @@ _SCRIPT = textwrap.dedent(
     """
     import json, sys, jax, numpy as np
     from flax import nnx
-    from lib.calibration.training import TrainConfig, train_nets
-    from lib.compile_cache import enable_compilation_cache
-    from lib.sharding import run_mesh
-    from lib.uncertainty.config import UncertaintyConfig
-    from lib.uncertainty.experiment import run, run_many
+    from uncertainty_claims.calibration.training import TrainConfig, train_nets
+    from uncertainty_claims.compile_cache import enable_compilation_cache
+    from uncertainty_claims.sharding import run_mesh
+    from uncertainty_claims.uncertainty.config import UncertaintyConfig
+    from uncertainty_claims.uncertainty.experiment import run, run_many
 
     enable_compilation_cache()
 

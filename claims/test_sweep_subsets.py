@@ -15,9 +15,9 @@ import math
 import numpy as np
 import pytest
 
-from lib.robustness.calibration import mean_gap
-from lib.robustness.effects import Comparison, Effect, Region
-from lib.robustness.sweep import MAX_SUBSETS, across_seeds, seed_subsets
+from uncertainty_claims.robustness.calibration import mean_gap
+from uncertainty_claims.robustness.effects import Comparison, Effect, Region
+from uncertainty_claims.robustness.sweep import MAX_SUBSETS, across_seeds, seed_subsets
 
 pytestmark = pytest.mark.robustness
 

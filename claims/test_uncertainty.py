@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from lib.claims.uncertainty import SPECS
+from uncertainty_claims.claims.uncertainty import SPECS
 
 
 @SPECS.mark("unc-01")

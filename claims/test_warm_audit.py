@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fault_tools import REPO_ROOT, TIMEOUT_S, child_env, pytest_command
 
-from lib import warm_audit
+from uncertainty_claims import warm_audit
 
 AUDIT = {"args": ["claims"], "markexpr": "claim or health", "keyword": "", "seeds": None}
 SUITE = {**AUDIT, "markexpr": ""}

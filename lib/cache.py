@@ -38,7 +38,10 @@ _KEY_FIELD = "__key__"
 _CHECKSUM_FIELD = "__checksum__"
 _LOCK_TIMEOUT_S = 3600
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = __name__.partition(".")[0]
+"""This project's import name (its folder is `lib/`)."""
+PACKAGE_DIR = Path(__file__).resolve().parent
+REPO_ROOT = PACKAGE_DIR.parent
 
 # What this process's calls of `cached` did, for the report's metadata.
 EVENTS: list[dict] = []
@@ -72,7 +75,10 @@ def source_digest(paths: Iterable[Path]) -> str:
 
 
 def _module_file(name: str) -> Path | None:
-    base = REPO_ROOT.joinpath(*name.split("."))
+    top, *parts = name.split(".")
+    if top != PACKAGE:
+        return None
+    base = PACKAGE_DIR.joinpath(*parts)
     return next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
 
 
@@ -113,8 +119,8 @@ def _closure(module: str) -> tuple[list[Path], set[str]]:
             found.add(path)
             package = (name if path.name == "__init__.py" else name.rpartition(".")[0]).split(".")
             todo += _imported(path, package)
-        outside |= {name.split(".")[0] for name in todo if name and name.split(".")[0] != "lib"}
-        todo = [name for name in todo if name.split(".")[0] == "lib"]
+        outside |= {name.split(".")[0] for name in todo if name and name.split(".")[0] != PACKAGE}
+        todo = [name for name in todo if name.split(".")[0] == PACKAGE]
     return sorted(found), outside
 
 
@@ -140,7 +146,7 @@ def distributions(module: str) -> dict[str, str]:
     keyed needlessly only costs a recomputation when its version changes. This project's own
     distribution is left out (its code is digested)."""
     provided = importlib.metadata.packages_distributions()
-    own = set(provided.get("lib", ()))
+    own = set(provided.get(PACKAGE, ()))
     todo = [dist for name in _closure(module)[1] for dist in provided.get(name, ())]
     versions: dict[str, str] = {}
     while todo:
@@ -163,10 +169,10 @@ def library_versions() -> dict[str, str]:
     """Versions of this library and of the core of the numerical stack, for the keys' and
     the report's readers; what keys each entry is `distributions` of its computation's
     module, which `cached` adds to every key."""
-    from lib import __version__
+    from uncertainty_claims import __version__
 
     packages = ("jax", "jaxlib", "flax", "optax", "numpy")
-    return {"lib": __version__, **{name: importlib.metadata.version(name) for name in packages}}
+    return {PACKAGE: __version__, **{name: importlib.metadata.version(name) for name in packages}}
 
 
 # jax.config options that cannot change a computed number: where compiled programs are kept

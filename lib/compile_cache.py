@@ -21,7 +21,7 @@ compilation cache entry" and the run goes on with the program it compiled, uncac
 Only processes that call `enable_compilation_cache()` use the folder. It reaches child
 processes as `CLAIMS_COMPILATION_CACHE_DIR`, not as JAX's `JAX_COMPILATION_CACHE_DIR`, so
 a process without the check never loads these programs (nor could: the seal is not JAX's
-format). Results, not programs, stay in `lib.cache`.
+format). Results, not programs, stay in `uncertainty_claims.cache`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lib.cache import default_cache_dir
+from uncertainty_claims.cache import default_cache_dir
 
 FOLDER_VARIABLE = "CLAIMS_COMPILATION_CACHE_DIR"
 SWITCH_VARIABLE = "CLAIMS_COMPILATION_CACHE"

@@ -4,7 +4,7 @@
 before JAX sees them, gives each process its CPU devices, selects JAX's gloo collectives
 for CPUs, joins the coordinator and checks that every process was told the same number
 of processes. After it, `jax.devices()` lists every process's devices, so
-`lib.sharding.run_mesh()` spans all of them and `train_nets` / `run_many` split their
+`uncertainty_claims.sharding.run_mesh()` spans all of them and `train_nets` / `run_many` split their
 runs over every process (docs/MULTIHOST.md; claims/test_multiprocess.py).
 
 What JAX does not report as a Python error: when not every process joins within
@@ -234,7 +234,7 @@ def _or_detected(value: object) -> str:
 
 
 def _say(message: str) -> None:
-    print(f"[lib.distributed] {message}", file=sys.stderr, flush=True)
+    print(f"[uncertainty_claims.distributed] {message}", file=sys.stderr, flush=True)
 
 
 def _request_cpu_devices(count: int) -> None:
@@ -310,7 +310,7 @@ def _compare(state: Any, mine: dict[str, str], count: int, timeout_s: int) -> No
     """
     import jax
 
-    prefix = f"lib.distributed/{next(_exchanges)}"
+    prefix = f"uncertainty_claims.distributed/{next(_exchanges)}"
     state.client.key_value_set(f"{prefix}/{state.process_id}", json.dumps(mine))
     seen: dict[int, dict[str, str]] = {}
     for other in range(count):

@@ -59,7 +59,7 @@ def replicate(tree: Any, mesh: Mesh) -> Any:
     Over several processes each one copies its own value to its own devices. JAX's
     `device_put` would instead gather every leaf from every process to check that they
     agree (the whole training set, per call) and refuses PRNG key arrays; callers check
-    their settings once (`lib.distributed.check_same_everywhere`).
+    their settings once (`uncertainty_claims.distributed.check_same_everywhere`).
     """
     sharding = NamedSharding(mesh, PartitionSpec())
     if sharding.is_fully_addressable:

@@ -12,7 +12,7 @@ jobs; the CPU times much less so. Sections (`--only`, comma-separated; default a
   seeds vmapped, the nets side by side in threads as the suite trains them) against the
   documents' per-step loop (`train_net_per_step`); per-seed test accuracy must agree
   within 1 point. And the faithful order against the fast scan order, each as
-  `lib.calibration.experiment.train` (training and evaluation outputs), the two nets side
+  `uncertainty_claims.calibration.experiment.train` (training and evaluation outputs), the two nets side
   by side in threads as `run_nets` does: the verdict issue asks faithful <= 1.5x scan.
 - floor: matmul throughput on the recipe's layer shapes and on a 2048^2 matmul; the
   calibration training's matmul FLOPs from the shapes; our time / the floor.
@@ -55,7 +55,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lib.calibration.experiment import (
+from uncertainty_claims.calibration.experiment import (
     FAITHFUL,
     NETS,
     PUBLISHED_SEEDS,
@@ -64,14 +64,14 @@ from lib.calibration.experiment import (
     train,
     train_twin_batch,
 )
-from lib.calibration.training import TrainConfig, train_net_per_step, train_nets
-from lib.numerics import full_precision, request_deterministic_gpu_ops
-from lib.uncertainty import experiment
-from lib.uncertainty.config import UncertaintyConfig
-from lib.uncertainty.data import N_PER_CLUSTER, make_data, root_keys
-from lib.uncertainty.experiment import run, run_many
-from lib.uncertainty.model import GaussianMLP
-from lib.uncertainty.training import train_ensemble_loop
+from uncertainty_claims.calibration.training import TrainConfig, train_net_per_step, train_nets
+from uncertainty_claims.numerics import full_precision, request_deterministic_gpu_ops
+from uncertainty_claims.uncertainty import experiment
+from uncertainty_claims.uncertainty.config import UncertaintyConfig
+from uncertainty_claims.uncertainty.data import N_PER_CLUSTER, make_data, root_keys
+from uncertainty_claims.uncertainty.experiment import run, run_many
+from uncertainty_claims.uncertainty.model import GaussianMLP
+from uncertainty_claims.uncertainty.training import train_ensemble_loop
 
 REPO = Path(__file__).resolve().parent.parent
 SECTIONS = ("calibration", "floor", "uncertainty", "spread", "audit", "suite", "sweep")
@@ -235,7 +235,7 @@ def bench_calibration(split, repeats: int) -> dict:
         "accuracy_max_diff_pt": worst,
         "accuracy_agrees": worst <= 1.0,
         "orders": orders,
-        "orders_method": "lib.calibration.experiment.train(order, net, seeds 0-2, split): "
+        "orders_method": "uncertainty_claims.calibration.experiment.train(order, net, seeds 0-2, split): "
         "training and evaluation outputs, both nets side by side in threads",
         "faithful_over_scan": orders[FAITHFUL]["median_s"] / orders["scan_vmap"]["median_s"],
         "twin_batch": twins,

@@ -35,10 +35,10 @@ import numpy as np
 
 # Light imports only up here: a process that cannot join the others should fail before
 # spending seconds importing the experiments (they are imported in main).
-from lib import distributed
-from lib.cache import arrays_digest
-from lib.numerics import request_deterministic_gpu_ops
-from lib.seeds import parse_seeds
+from uncertainty_claims import distributed
+from uncertainty_claims.cache import arrays_digest
+from uncertainty_claims.numerics import request_deterministic_gpu_ops
+from uncertainty_claims.seeds import parse_seeds
 
 
 def timed(fn: Callable[[], Any], repeats: int) -> tuple[Any, list[float]]:
@@ -124,16 +124,20 @@ def main(argv: list[str] | None = None) -> None:
     except distributed.LaunchError as error:
         sys.exit(f"device_sweep: {error}")
     if args.compile_cache:
-        from lib.compile_cache import enable_compilation_cache
+        from uncertainty_claims.compile_cache import enable_compilation_cache
 
         enable_compilation_cache()
 
     import jax
 
-    from lib.calibration import experiment as calibration
-    from lib.calibration.training import TrainConfig, train_nets
-    from lib.sharding import run_mesh
-    from lib.uncertainty.experiment import UncertaintyConfig, headline_figures, run_many
+    from uncertainty_claims.calibration import experiment as calibration
+    from uncertainty_claims.calibration.training import TrainConfig, train_nets
+    from uncertainty_claims.sharding import run_mesh
+    from uncertainty_claims.uncertainty.experiment import (
+        UncertaintyConfig,
+        headline_figures,
+        run_many,
+    )
 
     nets = args.nets or calibration.NETS
     if set(nets) - set(calibration.NETS):

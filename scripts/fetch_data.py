@@ -37,7 +37,7 @@ import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from lib import data
+from uncertainty_claims import data
 
 SOURCES: dict[str, tuple[str, ...]] = {
     data.FASHION: ("http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",),

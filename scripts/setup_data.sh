@@ -14,11 +14,14 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 debian_file=/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
 python="${CLAIMS_PYTHON:-$root/.venv/bin/python}"
-[[ -x "$python" ]] || python=python3
 
 fetch() {
-    # lib/ must be importable also when the interpreter is not the project's virtualenv.
-    PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" "$python" "$root/scripts/fetch_data.py" "$@"
+    # The project installed in $python (make setup) provides uncertainty_claims.data.
+    if ! "$python" -c "import uncertainty_claims" 2>/dev/null; then
+        echo "cannot fetch the data: $python does not have this project installed (run make setup)" >&2
+        exit 1
+    fi
+    "$python" "$root/scripts/fetch_data.py" "$@"
 }
 
 if [[ -n "${CLAIMS_DATA_DIR:-}" ]]; then

@@ -15,11 +15,11 @@ import json
 
 import numpy as np
 
-from lib.claims.uncertainty import PRINTED
-from lib.numerics import request_deterministic_gpu_ops
-from lib.uncertainty import headline_figures
-from lib.uncertainty.health import health_figures
-from lib.uncertainty.results import spread, uncertainty_result
+from uncertainty_claims.claims.uncertainty import PRINTED
+from uncertainty_claims.numerics import request_deterministic_gpu_ops
+from uncertainty_claims.uncertainty import headline_figures
+from uncertainty_claims.uncertainty.health import health_figures
+from uncertainty_claims.uncertainty.results import spread, uncertainty_result
 
 
 def main() -> None:

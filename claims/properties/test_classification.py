@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy.optimize import minimize_scalar
 
-from lib.metrics import (
+from uncertainty_claims.metrics import (
     accuracy,
     brier,
     ece,
@@ -346,8 +346,8 @@ def test_bad_input_is_rejected_with_a_message_naming_the_argument(call, error, m
 def test_ece_over_temperatures_is_the_ece_at_each_temperature(logits, seed):
     """The oracle's vectorised ECE (lib/calibration/evaluation.py) is metrics.ece of the
     scaled softmax at every temperature, to float rounding."""
-    from lib import metrics
-    from lib.calibration.evaluation import ORACLE_TEMPERATURES, ece_over_temperatures
+    from uncertainty_claims import metrics
+    from uncertainty_claims.calibration.evaluation import ORACLE_TEMPERATURES, ece_over_temperatures
 
     labels = np.random.default_rng(seed).integers(0, logits.shape[1], len(logits))
     got = ece_over_temperatures(logits, labels, ORACLE_TEMPERATURES)

@@ -14,10 +14,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import lib.claims.calibration
-import lib.claims.uncertainty  # noqa: F401 (registers the guide's claims)
-from lib.calibration.experiment import ORDERS
-from lib.prediction import (
+import uncertainty_claims.claims.calibration
+import uncertainty_claims.claims.uncertainty  # noqa: F401 (registers the guide's claims)
+from uncertainty_claims.calibration.experiment import ORDERS
+from uncertainty_claims.prediction import (
     FAMILY_ALPHA,
     FAMILY_SIZE,
     FIGURE_ALPHA,
@@ -26,8 +26,8 @@ from lib.prediction import (
     power,
     shift_for_power,
 )
-from lib.report.claim import registered_specs
-from lib.uncertainty.results import ORDER_COUNT
+from uncertainty_claims.report.claim import registered_specs
+from uncertainty_claims.uncertainty.results import ORDER_COUNT
 
 pytestmark = pytest.mark.property
 

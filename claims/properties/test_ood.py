@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from lib.metrics import auroc, energy_score, fpr_at_tpr, max_logit_score, msp_score
+from uncertainty_claims.metrics import auroc, energy_score, fpr_at_tpr, max_logit_score, msp_score
 
 pytestmark = pytest.mark.property
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from lib.metrics import (
+from uncertainty_claims.metrics import (
     accuracy,
     auroc,
     brier,

@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from lib.metrics import decompose_variance, gaussian_nll
+from uncertainty_claims.metrics import decompose_variance, gaussian_nll
 
 pytestmark = pytest.mark.property
 

@@ -6,10 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from lib import metrics, stats
-from lib.robustness.bootstrap import bin_index
-from lib.robustness.effects import Region, safe_ratio
-from lib.seeds import parse_seeds
+from uncertainty_claims import metrics, stats
+from uncertainty_claims.robustness.bootstrap import bin_index
+from uncertainty_claims.robustness.effects import Region, safe_ratio
+from uncertainty_claims.seeds import parse_seeds
 
 pytestmark = pytest.mark.property
 

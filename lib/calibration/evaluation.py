@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lib import metrics
-from lib.cache import cached, lib_sources, source_digest
-from lib.calibration.experiment import (
+from uncertainty_claims import metrics
+from uncertainty_claims.cache import cached, lib_sources, source_digest
+from uncertainty_claims.calibration.experiment import (
     FAITHFUL,
     PUBLISHED_SEEDS,
     NetRun,
@@ -21,8 +21,8 @@ from lib.calibration.experiment import (
     order_names,
     run_nets,
 )
-from lib.calibration.training import TrainConfig
-from lib.orders import Orders
+from uncertainty_claims.calibration.training import TrainConfig
+from uncertainty_claims.orders import Orders
 
 SUBSAMPLE_SEED = 11
 SUBSAMPLE_TEST = 3000

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from lib import metrics
-from lib.calibration.evaluation import (
+from uncertainty_claims import metrics
+from uncertainty_claims.calibration.evaluation import (
     SUBSAMPLE_OOD,
     SUBSAMPLE_TEST,
     aggregate,
     calibration_results,
 )
-from lib.calibration.experiment import PUBLISHED_SEEDS
-from lib.calibration.health import calibration_health
-from lib.report import figures
-from lib.report.documents import Document, FigureSpec, Source
+from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
+from uncertainty_claims.calibration.health import calibration_health
+from uncertainty_claims.report import figures
+from uncertainty_claims.report.documents import Document, FigureSpec, Source
 
 SEED_INDEX = 0  # the post's figures are of its first seed
 NETS = ("yat", "relu")

@@ -31,11 +31,11 @@ import optax
 from flax import nnx
 from jax.sharding import Mesh
 
-from lib.calibration.models import ReluMLP, YatMLP, build_model
-from lib.nudge import nudge_params
-from lib.numerics import full_precision, same_bits, stack_on_host
-from lib.optimizers import adam
-from lib.sharding import over_runs, replicate
+from uncertainty_claims.calibration.models import ReluMLP, YatMLP, build_model
+from uncertainty_claims.nudge import nudge_params
+from uncertainty_claims.numerics import full_precision, same_bits, stack_on_host
+from uncertainty_claims.optimizers import adam
+from uncertainty_claims.sharding import over_runs, replicate
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def train_nets(
 
     Each model starts from the recipe's plain construction (`build_model`), so
     stacking the seeds cannot change any layer's initial values. With a `mesh`
-    (`lib.sharding.run_mesh()`), the seeds are split over its devices.
+    (`uncertainty_claims.sharding.run_mesh()`), the seeds are split over its devices.
     """
     graphdef, stacked = _stacked([build_model(net, seed, train_images) for seed in seeds])
     steps_idx = np.stack([batch_indices(s, len(train_images), config) for s in seeds])

@@ -20,21 +20,27 @@ from typing import Any
 import numpy as np
 from flax import nnx
 
-from lib import metrics
-from lib.calibration.evaluation import (
+from uncertainty_claims import metrics
+from uncertainty_claims.calibration.evaluation import (
     ORACLE_TEMPERATURES,
     CalibrationResults,
     aggregate,
     subsample_aurocs,
 )
-from lib.calibration.experiment import NETS
-from lib.calibration.health import calibration_health
-from lib.calibration.models import HIDDEN, N_CLASSES, N_PIXELS, build_model, yat_prototype_indices
-from lib.claims.evidence import HOST, seen_sensitive
-from lib.claims.judges import ComparedBeside
-from lib.report.claim import ClaimSpec, ClaimSpecs, Published, Rule
-from lib.robustness.bootstrap import claim_intervals
-from lib.robustness.calibration import (
+from uncertainty_claims.calibration.experiment import NETS
+from uncertainty_claims.calibration.health import calibration_health
+from uncertainty_claims.calibration.models import (
+    HIDDEN,
+    N_CLASSES,
+    N_PIXELS,
+    build_model,
+    yat_prototype_indices,
+)
+from uncertainty_claims.claims.evidence import HOST, seen_sensitive
+from uncertainty_claims.claims.judges import ComparedBeside
+from uncertainty_claims.report.claim import ClaimSpec, ClaimSpecs, Published, Rule
+from uncertainty_claims.robustness.bootstrap import claim_intervals
+from uncertainty_claims.robustness.calibration import (
     bad_retraining_gap,
     largest_shallow_ratio,
     mean_gap,
@@ -43,8 +49,8 @@ from lib.robustness.calibration import (
     std_ratio,
     values,
 )
-from lib.robustness.effects import Compared, Comparison, Effect, Region
-from lib.verdict import FigureRule, Judgement, Measured, figures, satisfied
+from uncertainty_claims.robustness.effects import Compared, Comparison, Effect, Region
+from uncertainty_claims.verdict import FigureRule, Judgement, Measured, figures, satisfied
 
 DOC = "calibration"
 S_HEAD = "Two nets, one head"
@@ -340,7 +346,7 @@ def heldout_nll_interior_minimum(c: CalibrationResults, published: Published) ->
 
 
 def split_sizes(c: CalibrationResults, published: Published) -> Judgement:
-    from lib.data import fashion_split
+    from uncertainty_claims.data import fashion_split
 
     train, heldout = fashion_split()
     sizes = (len(train), len(heldout), len(c.split.test_y))
@@ -353,7 +359,7 @@ def split_sizes(c: CalibrationResults, published: Published) -> Judgement:
 
 
 def heldout_only_for_temperature(c: CalibrationResults, published: Published) -> Judgement:
-    from lib.calibration.training import TrainConfig, batch_indices
+    from uncertainty_claims.calibration.training import TrainConfig, batch_indices
 
     n_train = len(c.split.train_y)
     largest = max(int(batch_indices(seed, n_train, TrainConfig()).max()) for seed in (0, 1, 2))

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from lib.robustness.effects import Compared
-from lib.verdict import Judgement
+from uncertainty_claims.robustness.effects import Compared
+from uncertainty_claims.verdict import Judgement
 
 
 def _no_details(_: Any) -> dict[str, Any]:

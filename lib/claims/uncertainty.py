@@ -24,13 +24,13 @@ import numpy as np
 import optax
 from flax import nnx
 
-from lib import metrics
-from lib.claims.evidence import HOST, seen_sensitive
-from lib.claims.judges import ComparedBeside
-from lib.report.claim import ClaimSpec, ClaimSpecs, Published, Rule
-from lib.robustness.effects import Compared, Comparison, Effect, Region
-from lib.robustness.sweep import across_runs
-from lib.robustness.uncertainty import (
+from uncertainty_claims import metrics
+from uncertainty_claims.claims.evidence import HOST, seen_sensitive
+from uncertainty_claims.claims.judges import ComparedBeside
+from uncertainty_claims.report.claim import ClaimSpec, ClaimSpecs, Published, Rule
+from uncertainty_claims.robustness.effects import Compared, Comparison, Effect, Region
+from uncertainty_claims.robustness.sweep import across_runs
+from uncertainty_claims.robustness.uncertainty import (
     METHODS,
     REGIONS,
     aleatoric_fit,
@@ -43,17 +43,26 @@ from lib.robustness.uncertainty import (
     total_ratio,
     true_model_nll,
 )
-from lib.uncertainty import GaussianMLP, headline_figures
-from lib.uncertainty.config import ENSEMBLE_PRINT_EVERY, MC_PRINT_EVERY, UncertaintyConfig
-from lib.uncertainty.data import true_function
-from lib.uncertainty.experiment import UncertaintyResult
-from lib.uncertainty.health import constant_baseline_nll, uncertainty_health
-from lib.uncertainty.model import LOG_VAR_MAX, LOG_VAR_MIN
-from lib.uncertainty.results import SPREAD_ROOT_SEEDS, root_key_runs, spread, uncertainty_result
-from lib.uncertainty.timing import guide_seconds
-from lib.uncertainty.unclamped import KEYS as UNCLAMPED_KEYS
-from lib.uncertainty.unclamped import unclamped_runs
-from lib.verdict import FigureRule, Judgement, Measured, figures, satisfied
+from uncertainty_claims.uncertainty import GaussianMLP, headline_figures
+from uncertainty_claims.uncertainty.config import (
+    ENSEMBLE_PRINT_EVERY,
+    MC_PRINT_EVERY,
+    UncertaintyConfig,
+)
+from uncertainty_claims.uncertainty.data import true_function
+from uncertainty_claims.uncertainty.experiment import UncertaintyResult
+from uncertainty_claims.uncertainty.health import constant_baseline_nll, uncertainty_health
+from uncertainty_claims.uncertainty.model import LOG_VAR_MAX, LOG_VAR_MIN
+from uncertainty_claims.uncertainty.results import (
+    SPREAD_ROOT_SEEDS,
+    root_key_runs,
+    spread,
+    uncertainty_result,
+)
+from uncertainty_claims.uncertainty.timing import guide_seconds
+from uncertainty_claims.uncertainty.unclamped import KEYS as UNCLAMPED_KEYS
+from uncertainty_claims.uncertainty.unclamped import unclamped_runs
+from uncertainty_claims.verdict import FigureRule, Judgement, Measured, figures, satisfied
 
 DOC = "uncertainty"
 S_DECOMP = "The Predictive Variance Decomposition"
@@ -314,7 +323,7 @@ def clamp_pins_mc(_: None, published: Published) -> Judgement:
 
 
 def ensemble_constructed_stacked(_: None, published: Published) -> Judgement:
-    from lib.uncertainty.training import make_ensemble
+    from uncertainty_claims.uncertainty.training import make_ensemble
 
     config = UncertaintyConfig()
     models, optimizers = make_ensemble(jax.random.key(0), config)

@@ -1,6 +1,6 @@
 """Uncertainty metrics computed in float64 numpy: calibration, OOD detection and regression."""
 
-from lib.metrics.classification import (
+from uncertainty_claims.metrics.classification import (
     N_BINS,
     ReliabilityBins,
     accuracy,
@@ -15,8 +15,18 @@ from lib.metrics.classification import (
     scale_logits,
     softmax,
 )
-from lib.metrics.ood import auroc, energy_score, fpr_at_tpr, max_logit_score, msp_score
-from lib.metrics.regression import VarianceDecomposition, decompose_variance, gaussian_nll
+from uncertainty_claims.metrics.ood import (
+    auroc,
+    energy_score,
+    fpr_at_tpr,
+    max_logit_score,
+    msp_score,
+)
+from uncertainty_claims.metrics.regression import (
+    VarianceDecomposition,
+    decompose_variance,
+    gaussian_nll,
+)
 
 __all__ = [
     "N_BINS",

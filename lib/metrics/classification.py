@@ -6,7 +6,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import minimize_scalar
 
-from lib.metrics._checks import as_count, as_labels, as_probs, as_real_array, as_scalar, check_range
+from uncertainty_claims.metrics._checks import (
+    as_count,
+    as_labels,
+    as_probs,
+    as_real_array,
+    as_scalar,
+    check_range,
+)
 
 # The calibration post's binning (15 equal-width bins), the default of every binned metric here.
 N_BINS = 15

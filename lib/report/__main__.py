@@ -1,4 +1,4 @@
-"""`python -m lib.report diff OLD.json NEW.json`: compare two audit reports (lib/report/diff.py)."""
+"""`python -m uncertainty_claims.report diff OLD.json NEW.json`: compare two audit reports (lib/report/diff.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lib.report", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m uncertainty_claims.report", description=__doc__
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     diff = commands.add_parser(
         "diff",
@@ -25,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
         help="also list figures with no tolerance that changed",
     )
     args = parser.parse_args(argv)
-    from lib.report import diff as audit_diff
+    from uncertainty_claims.report import diff as audit_diff
 
     return audit_diff.main(args.old, args.new, verbose=args.verbose)
 

@@ -21,13 +21,13 @@ from importlib import metadata as distributions
 from pathlib import Path
 from typing import Any
 
-import lib
-from lib.report import figures as drawing
-from lib.report import html, markdown
-from lib.report.claim import ClaimRecord
-from lib.report.documents import SCHEMA_VERSION, Document, by_name
-from lib.report.provenance import UNKNOWN_PROJECT, Project, provenance
-from lib.report.table import ordered, summary_line, verdict_counts
+import uncertainty_claims
+from uncertainty_claims.report import figures as drawing
+from uncertainty_claims.report import html, markdown
+from uncertainty_claims.report.claim import ClaimRecord
+from uncertainty_claims.report.documents import SCHEMA_VERSION, Document, by_name
+from uncertainty_claims.report.provenance import UNKNOWN_PROJECT, Project, provenance
+from uncertainty_claims.report.table import ordered, summary_line, verdict_counts
 
 
 class ReportError(RuntimeError):
@@ -55,7 +55,7 @@ def metadata(
         "created_unix": round(time.time(), 1),
         "wall_s": round(wall_s, 2),
         "versions": {
-            "lib": lib.__version__,
+            uncertainty_claims.__name__: uncertainty_claims.__version__,
             "python": platform.python_version(),
             **{name: _version(name) for name in ("jax", "flax", "optax", "numpy")},
         },

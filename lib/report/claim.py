@@ -37,9 +37,9 @@ from typing import Any, TypeVar
 
 import pytest
 
-from lib.orders import FAITHFUL, Orders
-from lib.prediction import FIGURE_ALPHA, judge_figure, share_interval
-from lib.verdict import (
+from uncertainty_claims.orders import FAITHFUL, Orders
+from uncertainty_claims.prediction import FIGURE_ALPHA, judge_figure, share_interval
+from uncertainty_claims.verdict import (
     FigureRule,
     Judgement,
     Measured,

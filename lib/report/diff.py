@@ -1,6 +1,6 @@
 """Compare two audit.json files: which verdicts, figures and run metadata moved.
 
-`python -m lib.report diff OLD.json NEW.json` prints
+`python -m uncertainty_claims.report diff OLD.json NEW.json` prints
 
 - claims whose verdict changed, and claims present in only one file (verdicts are compared
   as strings, whatever their names);
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lib.report.documents import SCHEMA_VERSION
+from uncertainty_claims.report.documents import SCHEMA_VERSION
 
 # Metadata that differs between any two runs; comparing it would only add noise.
 VOLATILE_METADATA = ("created_unix", "wall_s", "cache")

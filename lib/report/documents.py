@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-# The layout of audit.json: its version (what `python -m lib.report diff` can read), and its
+# The layout of audit.json: its version (what `python -m uncertainty_claims.report diff` can read), and its
 # top-level keys that are not a document's section.
 SCHEMA_VERSION = 1
 # Top-level keys of audit.json that are not a document's section.

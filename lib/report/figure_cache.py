@@ -27,10 +27,12 @@ from typing import Any
 import matplotlib
 import numpy as np
 
-from lib.cache import lib_sources, source_digest
+from uncertainty_claims.cache import PACKAGE, lib_sources, source_digest
 
 _CHECKSUMS = "sha256.json"
-_SAVER = "lib.report.figures"  # writes every figure's files: its code is in every key
+_SAVER = (
+    "uncertainty_claims.report.figures"  # writes every figure's files: its code is in every key
+)
 
 
 def data_digest(data: Any) -> str:
@@ -81,7 +83,7 @@ def _module_digest(module: str, source: str | None) -> str:
     lib modules it imports. The report's saving code and matplotlib's version join both."""
     paths = set(lib_sources(_SAVER))
     digest = hashlib.sha256()
-    if module.split(".")[0] == "lib":
+    if module.split(".")[0] == PACKAGE:
         paths |= set(lib_sources(module))
     else:
         if source is None:
@@ -102,7 +104,7 @@ def _lib_imports(text: str) -> set[str]:
             names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
-    return {name for name in names if name.split(".")[0] == "lib"}
+    return {name for name in names if name.split(".")[0] == PACKAGE}
 
 
 def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:

@@ -28,9 +28,14 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
-from lib import cache, metrics
-from lib.report.documents import Document, FigureSpec
-from lib.report.figure_cache import cached_figure, figure_files, is_stored, stored_figure
+from uncertainty_claims import cache, metrics
+from uncertainty_claims.report.documents import Document, FigureSpec
+from uncertainty_claims.report.figure_cache import (
+    cached_figure,
+    figure_files,
+    is_stored,
+    stored_figure,
+)
 
 DPI = 110
 T_RANGE = (0.05, 20.0)

@@ -13,8 +13,8 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from lib.report.claim import ClaimSpec
-    from lib.report.documents import Document
+    from uncertainty_claims.report.claim import ClaimSpec
+    from uncertainty_claims.report.documents import Document
 
 
 def pytest_claims_audit_documents(config: pytest.Config) -> list[Document]:

@@ -26,11 +26,11 @@ from pathlib import Path
 
 import pytest
 
-from lib import cache
-from lib.report import table, watchdog
-from lib.report.claim import META_PROPERTY, PROPERTY, Claim, ClaimMeta, ClaimRecord
-from lib.report.provenance import LOCK_FILE, Project
-from lib.seeds import parse_seeds
+from uncertainty_claims import cache
+from uncertainty_claims.report import table, watchdog
+from uncertainty_claims.report.claim import META_PROPERTY, PROPERTY, Claim, ClaimMeta, ClaimRecord
+from uncertainty_claims.report.provenance import LOCK_FILE, Project
+from uncertainty_claims.seeds import parse_seeds
 
 _REQUIRED = ("id", "document", "section", "statement")
 # The markers this plugin reads, registered by it: a project that loads it declares nothing.
@@ -115,7 +115,7 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from lib.report import hooks
+    from uncertainty_claims.report import hooks
 
     pluginmanager.add_hookspecs(hooks)
 
@@ -334,7 +334,10 @@ def _draw_ahead(config: pytest.Config) -> None:
     if not _others_still_running(config.workerinput):
         return
     try:
-        from lib.report import audit, figures  # imported late: they pull in matplotlib
+        from uncertainty_claims.report import (
+            audit,
+            figures,
+        )  # imported late: they pull in matplotlib
 
         documents = audit.registered(config.hook.pytest_claims_audit_documents(config=config))
         figures.draw_ahead(
@@ -381,7 +384,7 @@ def _preload(config: pytest.Config) -> None:
     """Import what the report needs (JAX, the experiments, matplotlib: seconds) while the
     workers run, not after them."""
     try:
-        from lib.report import audit  # noqa: F401
+        from uncertainty_claims.report import audit  # noqa: F401
 
         config.hook.pytest_claims_audit_documents(config=config)
     except Exception:  # the report imports them again, and says what failed
@@ -552,7 +555,7 @@ class AuditCollector:
         no_report = self.config.getoption("--no-report")
         if no_report and seeds is None:
             return
-        from lib.report import audit  # imported late: it pulls in matplotlib
+        from uncertainty_claims.report import audit  # imported late: it pulls in matplotlib
 
         records = list(self.records.values())
         documents = self.config.hook.pytest_claims_audit_documents(config=self.config)

@@ -1,7 +1,7 @@
 """Where a run came from: the audited project's git commit, its lock file and data, the
 command line, the device.
 
-Part of audit.json's `metadata`, so that two reports can be compared (`python -m lib.report
+Part of audit.json's `metadata`, so that two reports can be compared (`python -m uncertainty_claims.report
 diff`). Every field is None where it cannot be known (no git, not a checkout, no lock file):
 a report is still written, it just says less. The project is the one pytest audits (its
 rootdir), never the engine's own checkout.

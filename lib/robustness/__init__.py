@@ -4,5 +4,5 @@
 each document's comparative claims (the claim tests measure with them); ``bootstrap``
 resamples the test images; ``sensitivity`` varies the post's binning and OOD score;
 ``sweep`` re-evaluates the claims on other seeds;
-``summary`` assembles the report's section. Resampling primitives: ``lib.stats``.
+``summary`` assembles the report's section. Resampling primitives: ``uncertainty_claims.stats``.
 """

@@ -14,14 +14,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lib import metrics, stats
-from lib.cache import cached, lib_sources, source_digest
-from lib.calibration.evaluation import CalibrationResults, calibration_results, subsample_indices
-from lib.calibration.experiment import PUBLISHED_SEEDS, NetRun, Split, cache_key
-from lib.calibration.training import TrainConfig
-from lib.metrics.classification import PROB_FLOOR
-from lib.robustness.calibration import PerSeed
-from lib.robustness.effects import Comparison
+from uncertainty_claims import metrics, stats
+from uncertainty_claims.cache import cached, lib_sources, source_digest
+from uncertainty_claims.calibration.evaluation import (
+    CalibrationResults,
+    calibration_results,
+    subsample_indices,
+)
+from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS, NetRun, Split, cache_key
+from uncertainty_claims.calibration.training import TrainConfig
+from uncertainty_claims.metrics.classification import PROB_FLOOR
+from uncertainty_claims.robustness.calibration import PerSeed
+from uncertainty_claims.robustness.effects import Comparison
 
 CALIBRATION = ("acc", "ece", "nll", "brier", "ece_T", "nll_T")
 OOD = ("auroc.msp", "auroc.maxlogit", "auroc.energy", "auroc.kmax")
@@ -159,7 +163,7 @@ class FigureSamples:
 
     def figure_intervals(self, per_seed: PerSeed) -> dict[str, list[dict]]:
         """Per net and seed, every resampled figure's interval (JSON-able)."""
-        from lib.robustness.calibration import figure
+        from uncertainty_claims.robustness.calibration import figure
 
         return {
             net: [

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from lib.calibration.evaluation import aggregate
-from lib.robustness.effects import safe_ratio
+from uncertainty_claims.calibration.evaluation import aggregate
+from uncertainty_claims.robustness.effects import safe_ratio
 
 PerSeed = Mapping[str, Sequence[Mapping[str, Any]]]
 Figure = tuple[str, str]  # (net, dotted figure name), e.g. ("yat", "auroc.kmax")

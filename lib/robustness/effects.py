@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from lib.verdict import Judgement, satisfied
+from uncertainty_claims.verdict import Judgement, satisfied
 
 
 @dataclass(frozen=True)

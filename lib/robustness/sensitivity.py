@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lib import metrics
-from lib.calibration.evaluation import CalibrationResults
-from lib.claims.calibration import ece_ratio, ood_gap
-from lib.robustness.calibration import PerSeed
-from lib.robustness.effects import Comparison
+from uncertainty_claims import metrics
+from uncertainty_claims.calibration.evaluation import CalibrationResults
+from uncertainty_claims.claims.calibration import ece_ratio, ood_gap
+from uncertainty_claims.robustness.calibration import PerSeed
+from uncertainty_claims.robustness.effects import Comparison
 
 BINNINGS: tuple[tuple[str, int], ...] = tuple(
     (kind, n) for kind in ("width", "mass") for n in (10, metrics.N_BINS, 20, 30)

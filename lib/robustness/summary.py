@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from lib import stats
-from lib.calibration.experiment import PUBLISHED_SEEDS
-from lib.claims import calibration as calibration_claims
-from lib.claims import uncertainty as uncertainty_claims
-from lib.robustness import bootstrap, sensitivity
-from lib.robustness.calibration import PerSeed
-from lib.robustness.effects import Comparison
-from lib.robustness.sweep import FAILS, ROBUST, Robustness, across_runs, across_seeds
-from lib.robustness.sweep import METHOD as SEED_METHOD
+from uncertainty_claims import stats
+from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
+from uncertainty_claims.claims import calibration as calibration_claims
+from uncertainty_claims.claims import uncertainty as uncertainty_claims
+from uncertainty_claims.robustness import bootstrap, sensitivity
+from uncertainty_claims.robustness.calibration import PerSeed
+from uncertainty_claims.robustness.effects import Comparison
+from uncertainty_claims.robustness.sweep import FAILS, ROBUST, Robustness, across_runs, across_seeds
+from uncertainty_claims.robustness.sweep import METHOD as SEED_METHOD
 
 PUBLISHED_KEY = 0  # the uncertainty guide's root key
 
@@ -79,7 +79,7 @@ def _calibration(sweep: tuple[int, ...] | None) -> tuple[dict, list[dict], dict]
 
 
 def _uncertainty(sweep: tuple[int, ...] | None) -> dict:
-    from lib.uncertainty.results import uncertainty_result
+    from uncertainty_claims.uncertainty.results import uncertainty_result
 
     faithful = uncertainty_result(PUBLISHED_KEY)
     # Sweep keys in the fast scan order (any valid order is as good a sample over keys).

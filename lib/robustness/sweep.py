@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from lib import stats
-from lib.robustness.calibration import PerSeed
-from lib.robustness.effects import Comparison, Region
+from uncertainty_claims import stats
+from uncertainty_claims.robustness.calibration import PerSeed
+from uncertainty_claims.robustness.effects import Comparison, Region
 
 POST_SEEDS = 3  # the calibration post averages three seeds: a sweep needs at least as many
 ROBUST = 0.9

@@ -19,11 +19,15 @@ import numpy as np
 from flax import nnx
 from jax.sharding import Mesh
 
-from lib.metrics import decompose_variance
-from lib.numerics import full_precision
-from lib.sharding import over_runs, replicate
+from uncertainty_claims.metrics import decompose_variance
+from uncertainty_claims.numerics import full_precision
+from uncertainty_claims.sharding import over_runs, replicate
+from uncertainty_claims.uncertainty.config import (
+    ENSEMBLE_PRINT_EVERY,
+    MC_PRINT_EVERY,
+    UncertaintyConfig,
+)
 
-from .config import ENSEMBLE_PRINT_EVERY, MC_PRINT_EVERY, UncertaintyConfig
 from .data import make_data, root_keys
 from .prediction import _mc_passes, ensemble_predict, mc_predict, mc_predict_loop
 from .training import (
@@ -204,7 +208,7 @@ def run_many(
     (on this CPU from about 8 runs): their outputs then move by float rounding, which
     training can amplify a lot. So this is for spreads over reruns, where any valid order
     gives a valid sample; the faithful key-0 result always comes from :func:`run`. With a
-    ``mesh`` (``lib.sharding.run_mesh()``), the runs are split over its devices.
+    ``mesh`` (``uncertainty_claims.sharding.run_mesh()``), the runs are split over its devices.
     """
     nudges = [None] * len(root_seeds) if nudges is None else list(nudges)
     if len(nudges) != len(root_seeds):

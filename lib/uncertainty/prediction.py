@@ -1,4 +1,4 @@
-"""Predictive samples: MC-Dropout passes and ensemble members (decomposed by lib.metrics)."""
+"""Predictive samples: MC-Dropout passes and ensemble members (decomposed by uncertainty_claims.metrics)."""
 
 from __future__ import annotations
 

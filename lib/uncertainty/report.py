@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from lib.report import figures
-from lib.report.documents import Document, FigureSpec, Source
-from lib.uncertainty import printed_trace, region_summary, true_function
-from lib.uncertainty.data import LEFT_CLUSTER, RIGHT_CLUSTER
-from lib.uncertainty.health import uncertainty_health
-from lib.uncertainty.results import uncertainty_result
+from uncertainty_claims.report import figures
+from uncertainty_claims.report.documents import Document, FigureSpec, Source
+from uncertainty_claims.uncertainty import printed_trace, region_summary, true_function
+from uncertainty_claims.uncertainty.data import LEFT_CLUSTER, RIGHT_CLUSTER
+from uncertainty_claims.uncertainty.health import uncertainty_health
+from uncertainty_claims.uncertainty.results import uncertainty_result
 
 
 def uncertainty_section() -> dict:

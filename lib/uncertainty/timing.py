@@ -20,11 +20,11 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from lib.cache import cached, lib_sources, runtime_key, source_digest
-from lib.uncertainty.config import UncertaintyConfig
-from lib.uncertainty.data import make_data, root_keys
-from lib.uncertainty.prediction import ensemble_predict, mc_predict_loop
-from lib.uncertainty.training import train_ensemble_loop, train_mc_dropout_loop
+from uncertainty_claims.cache import cached, lib_sources, runtime_key, source_digest
+from uncertainty_claims.uncertainty.config import UncertaintyConfig
+from uncertainty_claims.uncertainty.data import make_data, root_keys
+from uncertainty_claims.uncertainty.prediction import ensemble_predict, mc_predict_loop
+from uncertainty_claims.uncertainty.training import train_ensemble_loop, train_mc_dropout_loop
 
 WARMUP_STEPS = 10
 SAMPLED_STEPS = 40

@@ -16,10 +16,10 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
-from lib.eager_replay import replay_steps
-from lib.nudge import nudge_params
-from lib.numerics import stack_on_host
-from lib.optimizers import adam
+from uncertainty_claims.eager_replay import replay_steps
+from uncertainty_claims.nudge import nudge_params
+from uncertainty_claims.numerics import stack_on_host
+from uncertainty_claims.optimizers import adam
 
 from .config import ENSEMBLE_PRINT_EVERY, MC_PRINT_EVERY, UncertaintyConfig
 from .data import ToyData
@@ -189,7 +189,7 @@ def train_ensemble_loop(
     - ``"eager"``: the vmapped step called without jit, op by op, literally as the guide's
       listing does (slow: Flax and JAX trace ``vmap`` and ``grad`` anew every step);
     - ``"replay"``: the guide's eager step once, recorded, then its per-op executables
-      replayed on each step's state (:mod:`lib.eager_replay`): the same bits as ``"eager"``
+      replayed on each step's state (:mod:`uncertainty_claims.eager_replay`): the same bits as ``"eager"``
       (claims/test_recipe.py) at a fraction of the cost;
     - ``"jit"``: the step under ``nnx.jit``, one fused program: another valid float order.
     ``nudge`` (not in the recipe; default off): see :func:`nudge_params`.
@@ -219,7 +219,7 @@ def train_ensemble_loop(
 
 def _replay_steps(models, optimizers, batch, steps: int, progress: Progress) -> jax.Array:
     """`steps` eager ensemble steps, replayed from a recording of the first
-    (`lib.eager_replay.replay_steps`); updates the models in place."""
+    (`uncertainty_claims.eager_replay.replay_steps`); updates the models in place."""
     graphdef, state = nnx.split((models, optimizers))
 
     def functional_step(state, batch):

@@ -2,7 +2,7 @@
 recipe (its fifth pitfall), never a change to it.
 
 `unclamped_runs()` trains, from each of root keys 0..20, the MC-Dropout net and the
-ensemble as `lib.uncertainty.experiment.run_many` does (same data, keys, initial weights,
+ensemble as `uncertainty_claims.uncertainty.experiment.run_many` does (same data, keys, initial weights,
 batches, resamples; the MC-Dropout nets train one after another, so on a CPU their losses
 are the faithful order's bit for bit; the ensembles of all keys train batched under `vmap`
 and the forward passes are jitted: other valid orders), but with a model whose
@@ -19,13 +19,13 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from lib.cache import cached, lib_sources, runtime_key, source_digest
-from lib.numerics import full_precision
-from lib.optimizers import adam
-from lib.uncertainty.config import UncertaintyConfig
-from lib.uncertainty.data import make_data, root_keys
-from lib.uncertainty.model import GaussianMLP
-from lib.uncertainty.training import _ensemble_scan, _mc_scan, bootstrap_indices
+from uncertainty_claims.cache import cached, lib_sources, runtime_key, source_digest
+from uncertainty_claims.numerics import full_precision
+from uncertainty_claims.optimizers import adam
+from uncertainty_claims.uncertainty.config import UncertaintyConfig
+from uncertainty_claims.uncertainty.data import make_data, root_keys
+from uncertainty_claims.uncertainty.model import GaussianMLP
+from uncertainty_claims.uncertainty.training import _ensemble_scan, _mc_scan, bootstrap_indices
 
 KEYS = tuple(range(21))
 _CODE_DIGEST = source_digest(lib_sources(__name__))
