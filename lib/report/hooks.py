@@ -51,6 +51,16 @@ def pytest_claims_audit_robustness(
 ) -> dict | None:
     """audit.json's `robustness` section for the `documents` audited (their names), or None.
 
-    `sweep`: the seeds of --seeds, or None. Called after the claims of a complete run; an
-    exception is reported as the section not computed, and fails the run.
+    `sweep`: the seeds of --seeds, or None; how few seeds a sweep may have is the project's
+    rule (check it in its own `pytest_configure`). Called after the claims of a complete run;
+    an exception is reported as the section not computed, and fails the run, as does a
+    sweep asked for (--seeds) with no section returned.
+
+    The section is a JSON-able dict with these keys, which the terminal table, audit.md and
+    audit.html render (this suite's: `uncertainty_claims.robustness.summary`):
+    `methods` (dict of str: how each statistic was computed; `labels` names what robust,
+    fragile and fails mean), `published_seeds` (list of int), `sweep_seeds` (list of int, or
+    None), `claims` (claim id -> its intervals and, with a sweep, its share of holding
+    subsets), `sensitivity` (list of rows: a claim under another choice of the document) and
+    `figure_intervals` (per-seed figures with their intervals, or None).
     """
