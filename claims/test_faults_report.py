@@ -440,6 +440,14 @@ def snapshot_of(folder: Path, sub: str) -> dict[str, bytes]:
     return {f"{sub}/{name}": data for name, data in snapshot(folder / sub).items()}
 
 
+def _as_a_foreground_job() -> None:
+    """SIGINT as a terminal's foreground job has it (acted on), whatever this process
+    inherited: bash ignores it in the jobs it starts in the background without job control
+    (`./.ci/run &` in a script), and the child would inherit that and never see Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_ctrl_c_stops_promptly_and_keeps_the_complete_report(tmp_path):
     """Ctrl-C (SIGINT to the process group) during an xdist run: nothing more is computed, the
     complete audit is kept byte for byte and the partial folder gets the claims that ran,
@@ -464,6 +472,7 @@ def test_ctrl_c_stops_promptly_and_keeps_the_complete_report(tmp_path):
         cwd=folder,
         env=tiny_pytest_env(STOP_HERE="1"),
         start_new_session=True,  # its own process group, as a terminal's foreground job
+        preexec_fn=_as_a_foreground_job,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
