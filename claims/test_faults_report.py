@@ -440,12 +440,16 @@ def snapshot_of(folder: Path, sub: str) -> dict[str, bytes]:
     return {f"{sub}/{name}": data for name, data in snapshot(folder / sub).items()}
 
 
-def _as_a_foreground_job() -> None:
-    """SIGINT as a terminal's foreground job has it (acted on), whatever this process
-    inherited: bash ignores it in the jobs it starts in the background without job control
-    (`./.ci/run &` in a script), and the child would inherit that and never see Ctrl-C."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+# Runs the rest of its command line (python -m pytest ...) with SIGINT as a terminal's
+# foreground job has it, whatever this process inherited: bash ignores SIGINT in the jobs it
+# starts in the background without job control (`./.ci/run &` in a script), and a child would
+# inherit that and never see Ctrl-C. An exec, not a preexec_fn: forking a process that runs
+# JAX warns, and the suite turns warnings into errors.
+_AS_A_FOREGROUND_JOB = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+)
 
 
 def test_ctrl_c_stops_promptly_and_keeps_the_complete_report(tmp_path):
@@ -456,23 +460,15 @@ def test_ctrl_c_stops_promptly_and_keeps_the_complete_report(tmp_path):
     deleted a figure (lib/report/plugin.py `_partial_reasons`, `pytest_sessionfinish`;
     lib/report/audit.py `build(partial=...)`)."""
     folder, complete = partial_run_folder(tmp_path)
+    python, *pytest_args = pytest_command(
+        *("-p", "xdist.plugin", "-p", "uncertainty_claims.report.plugin", "-n", "2"),
+        *("--report-dir", "out"),
+    )
     child = subprocess.Popen(
-        pytest_command(
-            *(
-                "-p",
-                "xdist.plugin",
-                "-p",
-                "uncertainty_claims.report.plugin",
-                "-n",
-                "2",
-                "--report-dir",
-                "out",
-            )
-        ),
+        [python, "-c", _AS_A_FOREGROUND_JOB, *pytest_args],
         cwd=folder,
         env=tiny_pytest_env(STOP_HERE="1"),
         start_new_session=True,  # its own process group, as a terminal's foreground job
-        preexec_fn=_as_a_foreground_job,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
