@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
@@ -23,7 +22,7 @@ from uncertainty_claims.cache import cached, lib_sources, runtime_key, source_di
 from uncertainty_claims.numerics import full_precision
 from uncertainty_claims.optimizers import adam
 from uncertainty_claims.uncertainty.config import UncertaintyConfig
-from uncertainty_claims.uncertainty.data import make_data, root_keys
+from uncertainty_claims.uncertainty.experiment import _inputs
 from uncertainty_claims.uncertainty.model import GaussianMLP
 from uncertainty_claims.uncertainty.training import _ensemble_scan, _mc_scan, bootstrap_indices
 
@@ -43,19 +42,24 @@ class UnclampedMLP(GaussianMLP):
         return self.mu_head(h), self.logvar_head(h)
 
 
-def _initial(root_seed: int, config: UncertaintyConfig):
-    """Root key `root_seed`'s data keys, data and initial nets (as `run` builds them)."""
-    dkey, tkey, bkey = root_keys(root_seed)
-    model = UnclampedMLP(dropout_rate=config.dropout_rate, rngs=nnx.Rngs(root_seed))
-    mc = nnx.split((model, nnx.Optimizer(model, adam(config.lr), wrt=nnx.Param)))
+@functools.cache
+def _graphdefs(config: UncertaintyConfig):
+    """The graph definitions of `run`'s MC-Dropout net and ensemble (with their optimizers),
+    built of `UnclampedMLP`s: the same parameters and states, another forward pass."""
 
-    @nnx.vmap(in_axes=0, out_axes=0)
-    def make_ensemble(key):
-        member = UnclampedMLP(dropout_rate=config.dropout_rate, rngs=nnx.Rngs(key))
-        return member, nnx.Optimizer(member, adam(config.lr), wrt=nnx.Param)
+    def models():
+        model = UnclampedMLP(dropout_rate=config.dropout_rate, rngs=nnx.Rngs(0))
 
-    ensemble = nnx.split(make_ensemble(jax.random.split(tkey, config.members)))
-    return make_data(dkey), bkey, mc, ensemble
+        @nnx.vmap(in_axes=0, out_axes=0)
+        def make_ensemble(key):
+            member = UnclampedMLP(dropout_rate=config.dropout_rate, rngs=nnx.Rngs(key))
+            return member, nnx.Optimizer(member, adam(config.lr), wrt=nnx.Param)
+
+        ensemble = make_ensemble(jax.random.split(jax.random.key(0), config.members))
+        return (model, nnx.Optimizer(model, adam(config.lr), wrt=nnx.Param)), ensemble
+
+    mc, ensemble = nnx.eval_shape(models)
+    return nnx.graphdef(mc), nnx.graphdef(ensemble)
 
 
 @functools.partial(jax.jit, static_argnames=("mc_def", "ens_def", "config"))
@@ -87,28 +91,17 @@ def _train(mc_def, ens_def, mc_state, ens_state, bkey, x, y, *, config: Uncertai
     }
 
 
-def _stacked(trees):
-    return jax.tree.map(lambda *leaves: jnp.stack(leaves), *trees)
-
-
 @full_precision
 def train_unclamped(
     root_seeds: tuple[int, ...], config: UncertaintyConfig = UncertaintyConfig()
 ) -> dict[str, np.ndarray]:
     """The recipe without the clamp from each root key, uncached: losses and reached
     log-variances, stacked over the keys."""
-    runs = [_initial(seed, config) for seed in root_seeds]
-    (mc_def, _), (ens_def, _) = runs[0][2], runs[0][3]
-    out = _train(
-        mc_def,
-        ens_def,
-        _stacked([mc for _, _, (_, mc), _ in runs]),
-        _stacked([ens for _, _, _, (_, ens) in runs]),
-        jnp.stack([bkey for _, bkey, _, _ in runs]),
-        jnp.stack([data.x for data, _, _, _ in runs]),
-        jnp.stack([data.y for data, _, _, _ in runs]),
-        config=config,
+    # run_many's inputs: each key's data, batch key and initial states, drawn as run draws them.
+    _, (_, _, mc_state, ens_state, bkey, x, y, _) = _inputs(
+        root_seeds, [None] * len(root_seeds), config
     )
+    out = _train(*_graphdefs(config), mc_state, ens_state, bkey, x, y, config=config)
     return {name: np.asarray(array) for name, array in jax.device_get(out).items()}
 
 
