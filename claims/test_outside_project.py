@@ -45,6 +45,26 @@ def run_outside(folder: Path, *plugin: str, autoload: bool) -> subprocess.Comple
     )
 
 
+def run_plugin_alone(folder: Path, *unset: str) -> subprocess.CompletedProcess:
+    """pytest in `folder` with the plugin named and no other plugin autoloaded, without the
+    environment variables `unset`; no report."""
+    env = child_env(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    for name in unset:
+        env.pop(name, None)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "uncertainty_claims.report.plugin", *STRICT, "--no-report"],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
+    )  # fmt: skip
+
+
+def purelib(python: Path | str) -> str:
+    """The folder where `python` installs pure-Python packages."""
+    return subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True, timeout=TIMEOUT_S,
+    ).stdout.strip()  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def outside(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("outside")
@@ -113,25 +133,8 @@ def test_loading_the_plugin_leaves_jax_alone(outside):
         "    assert 'CLAIMS_COMPILATION_CACHE_DIR' not in os.environ\n"
         "    assert 'xla_gpu_deterministic_ops' not in os.environ.get('XLA_FLAGS', '')\n"
     )
-    env = child_env(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-    for name in ("CLAIMS_COMPILATION_CACHE_DIR", "XLA_FLAGS", "PYTHONPATH"):
-        env.pop(name, None)  # this suite's settings, inherited from this process
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "uncertainty_claims.report.plugin",
-            *STRICT,
-            "--no-report",
-        ],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-    )
+    # this suite's settings, inherited from this process
+    result = run_plugin_alone(folder, "CLAIMS_COMPILATION_CACHE_DIR", "XLA_FLAGS", "PYTHONPATH")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "1 passed" in result.stdout
 
@@ -159,25 +162,7 @@ def test_the_cache_is_the_audited_projects(outside):
         "def test_cache_in_this_project():\n"
         "    assert cache.default_cache_dir() == Path(__file__).parent / '.cache'\n"
     )
-    env = child_env(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-    for name in ("CLAIMS_CACHE_DIR", "PYTHONPATH"):
-        env.pop(name, None)
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "uncertainty_claims.report.plugin",
-            *STRICT,
-            "--no-report",
-        ],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-    )
+    result = run_plugin_alone(folder, "CLAIMS_CACHE_DIR", "PYTHONPATH")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "1 passed" in result.stdout
 
@@ -190,17 +175,10 @@ def test_installed_beside_a_project_with_its_own_lib(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=TIMEOUT_S)
     python = venv / "bin" / "python"
-    site = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True, text=True, check=True, timeout=TIMEOUT_S,
-    ).stdout.strip()  # fmt: skip
+    site = purelib(python)
     # The dependencies (jax, pytest, ...) from this suite's environment; the package itself
     # only from the wheel: a .pth line adds a folder, not the .pth files (editable finders) in it.
-    deps = subprocess.run(
-        [sys.executable, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True, text=True, check=True, timeout=TIMEOUT_S,
-    ).stdout.strip()  # fmt: skip
-    Path(site, "dependencies.pth").write_text(deps + "\n")
+    Path(site, "dependencies.pth").write_text(purelib(sys.executable) + "\n")
     install = subprocess.run(
         [python, "-m", "pip", "install", "--quiet", "--no-deps", str(REPO_ROOT)],
         capture_output=True, text=True, timeout=TIMEOUT_S,

@@ -57,20 +57,22 @@ CLAIM_KEYS = {
 }
 
 
+# pytest with the plugin named, and no cache folder left behind.
+PLUGIN_PYTEST = [
+    sys.executable,
+    "-m",
+    "pytest",
+    "-p",
+    "uncertainty_claims.report.plugin",
+    "-p",
+    "no:cacheprovider",
+]
+
+
 def run_pytest(folder: Path, *args: str) -> subprocess.CompletedProcess:
     (folder / "test_demo.py").write_text(DEMO_TESTS)
     (folder / "pytest.ini").write_text("[pytest]\nmarkers =\n    claim: a documented claim\n")
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-p",
-        "uncertainty_claims.report.plugin",
-        "-p",
-        "no:cacheprovider",
-        "-q",
-        *args,
-    ]
+    command = [*PLUGIN_PYTEST, "-q", *args]
     return subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=120)
 
 
@@ -273,17 +275,8 @@ def test_documents_claims_and_suite_checks_are_counted_apart(tmp_path):
             """
         )
     )
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-p",
-        "uncertainty_claims.report.plugin",
-        "-p",
-        "no:cacheprovider",
-    ]
     result = subprocess.run(
-        [*command, "-q", "--report-dir", "out"],
+        [*PLUGIN_PYTEST, "-q", "--report-dir", "out"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
