@@ -116,3 +116,48 @@ def test_installed_versions_against_the_lock(tmp_path):
         "installed": None,
         "differs_from_lock": None,
     }
+
+
+class _Hooks:
+    def __init__(self, answers: list):
+        self._answers = answers
+
+    def pytest_claims_audit_data(self, config) -> list:
+        return self._answers
+
+
+class _Config:
+    """What `audited_project` reads of a pytest config: the data hook's answers, the rootdir
+    and two ini values."""
+
+    def __init__(self, root: Path, answers: list):
+        self.hook = _Hooks(answers)
+        self.rootpath = root
+        self._ini = {"claims_audit_lock": "requirements.lock", "claims_audit_method": ""}
+
+    def getini(self, name: str) -> str:
+        return self._ini[name]
+
+
+def test_the_audited_project_joins_the_data_hooks_answers(tmp_path):
+    from uncertainty_claims.report.plugin import audited_project
+
+    project = audited_project(_Config(tmp_path, [{"a": "1" * 64}, {"b": "2" * 64, "a": "1" * 64}]))
+    assert project.data == {"a": "1" * 64, "b": "2" * 64}
+    assert project.root == tmp_path and project.method is None
+
+
+@pytest.mark.parametrize(
+    ("answers", "says"),
+    [
+        ([["a", "1"]], "must return a dict of name -> sha256 strings"),
+        ([{"a": 1}], "must return a dict of name -> sha256 strings"),
+        ([{"a": "1" * 64}, {"a": "2" * 64}], "gave 'a' two digests"),
+    ],
+    ids=["not-a-dict", "digest-not-a-string", "two-digests-for-one-name"],
+)
+def test_unusable_data_digests_are_an_error_naming_the_problem(tmp_path, answers, says):
+    from uncertainty_claims.report.plugin import ProjectError, audited_project
+
+    with pytest.raises(ProjectError, match=says):
+        audited_project(_Config(tmp_path, answers))
