@@ -8,7 +8,8 @@ options, the jax/jaxlib versions and the device.
 
 JAX's own store names a file by its key but keeps nothing inside that ties the bytes to
 it: one program's file copied over another's name was loaded and run, and returned the
-other program's numbers, which the results cache then stored. So the suite hands JAX its
+other program's numbers, which the results cache then stored (still so on the pinned JAX:
+`test_jax_own_store_runs_a_swapped_program`). So the suite hands JAX its
 own store, `SealedStore`: an entry starts with a marker and sha256(key, program). A file
 under another key's name, truncated or damaged fails that check on load; JAX warns "Error
 reading persistent compilation cache entry", compiles afresh and the fresh program replaces
@@ -35,6 +36,10 @@ from pathlib import Path
 
 from uncertainty_claims.cache import default_cache_dir
 
+CHECKED_JAX = "0.10.2"
+"""The JAX release whose store interface (private: `jax._src.compilation_cache`) the seal
+plugs into, and whose own store was seen to serve a swapped file. On any other release no
+program is kept on disk: each process compiles its own."""
 FOLDER_VARIABLE = "CLAIMS_COMPILATION_CACHE_DIR"
 SWITCH_VARIABLE = "CLAIMS_COMPILATION_CACHE"
 # Least recently used programs are removed beyond this size; the suite's take ~20 MB.
@@ -128,8 +133,9 @@ def enable_compilation_cache(cache_dir: Path | None = None) -> Path | None:
     The folder is `$CLAIMS_COMPILATION_CACHE_DIR` when set (a parent's), else
     `<cache_dir or default_cache_dir()>/xla`. Every program is kept, however quick to
     compile: the many small ones add up to seconds per process. Returns the folder, or None
-    when `CLAIMS_COMPILATION_CACHE=0`, the folder cannot be written, or this JAX has not
-    the interface the store plugs into (then programs are compiled in each process).
+    when `CLAIMS_COMPILATION_CACHE=0`, the folder cannot be written, or this JAX is not
+    `CHECKED_JAX` or lacks the interface the store plugs into (then programs are compiled
+    in each process).
     """
     if os.environ.get(SWITCH_VARIABLE, "1") == "0":
         return None
@@ -141,6 +147,9 @@ def enable_compilation_cache(cache_dir: Path | None = None) -> Path | None:
     except OSError:
         return None
     import jax
+
+    if jax.__version__ != CHECKED_JAX:
+        return None
     from jax._src import compilation_cache as jax_cache
 
     if not (hasattr(jax_cache, "get_file_cache") and hasattr(jax_cache, "reset_cache")):
