@@ -19,8 +19,8 @@ import pytest
 from fault_tools import REPO_ROOT, TIMEOUT_S, child_env, run_python
 
 from uncertainty_claims.calibration.report import DOCUMENT as calibration_doc
+from uncertainty_claims.engine.claim import ClaimRecord
 from uncertainty_claims.report import audit
-from uncertainty_claims.report.claim import ClaimRecord
 from uncertainty_claims.uncertainty.report import DOCUMENT as uncertainty_doc
 
 UNCERTAINTY_CHILD = """

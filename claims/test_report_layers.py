@@ -82,7 +82,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from uncertainty_claims.report import audit
-from uncertainty_claims.report.claim import ClaimRecord
+from uncertainty_claims.engine.claim import ClaimRecord
 from uncertainty_claims.report.documents import Document, FigureSpec, Source
 
 

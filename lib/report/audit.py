@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import uncertainty_claims
+from uncertainty_claims.engine.claim import ClaimRecord
 from uncertainty_claims.report import figures as drawing
 from uncertainty_claims.report import html, markdown
-from uncertainty_claims.report.claim import ClaimRecord
 from uncertainty_claims.report.documents import SCHEMA_VERSION, Document, by_name
 from uncertainty_claims.report.provenance import UNKNOWN_PROJECT, Project, provenance
 from uncertainty_claims.report.table import ordered, summary_line, verdict_counts

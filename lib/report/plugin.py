@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 
 from uncertainty_claims import cache
+from uncertainty_claims.engine.claim import META_PROPERTY, PROPERTY, Claim, ClaimMeta, ClaimRecord
 from uncertainty_claims.report import table, watchdog
-from uncertainty_claims.report.claim import META_PROPERTY, PROPERTY, Claim, ClaimMeta, ClaimRecord
 from uncertainty_claims.report.provenance import LOCK_FILE, Project
 from uncertainty_claims.seeds import parse_seeds
 

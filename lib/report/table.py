@@ -8,8 +8,8 @@ from collections import Counter
 from itertools import groupby
 from typing import Any
 
+from uncertainty_claims.engine.claim import ClaimRecord
 from uncertainty_claims.report import robustness
-from uncertainty_claims.report.claim import ClaimRecord
 from uncertainty_claims.report.robustness import ci_text, interval_text
 
 _FIELDS = ("id", "published", "measured", "tolerance", "verdict")
