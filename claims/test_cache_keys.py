@@ -29,7 +29,7 @@ CASES = [
     (
         "uncertainty_claims.calibration.claims.bootstrap",
         "lib/calibration/evaluation.py",
-        "lib/report/table.py",
+        "lib/render/table.py",
     ),
     # The claims' specs (their wording) are outside the bootstrap's key: they import it, not back.
     (

@@ -102,7 +102,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     **{
         (path, calibration.SPECS["cal-09e"].published): reason
         for path, reason in (
-            ("lib/report/figures.py", "a label's height on a reliability plot"),
+            ("lib/calibration/figures.py", "a label's height on a reliability plot"),
             ("claims/test_figures.py", "a toy interval's upper offset"),
             ("claims/test_report_diff.py", "a toy tolerance"),
             ("claims/test_sweep_subsets.py", "the sd of toy ECEs"),

@@ -38,8 +38,8 @@ from uncertainty_claims.engine.claim import (
     ClaimSpecs,
 )
 from uncertainty_claims.orders import FAITHFUL, Orders
+from uncertainty_claims.render.table import FOOTNOTES
 from uncertainty_claims.report import audit
-from uncertainty_claims.report.table import FOOTNOTES
 
 pytestmark = pytest.mark.fault
 
@@ -279,8 +279,8 @@ GONE_MODULE = """
 def test_finding_that_no_longer_reproduces_says_so(tmp_path):
     """A recorded finding whose claim now holds in every order: the run fails, the table says
     FINDING GONE with its footnote and audit.md that the finding no longer reproduces. Bug
-    fixed: both said plain "holds" (lib/report/table.py `verdict_label`,
-    lib/report/markdown.py `FINDING_GONE`)."""
+    fixed: both said plain "holds" (lib/render/table.py `verdict_label`,
+    lib/render/markdown.py `FINDING_GONE`)."""
     folder = write_test_folder(tmp_path, GONE_MODULE)
     result = run_audit_pytest(folder, "--report-dir", "out")
     assert result.returncode == 1, result.stdout
@@ -517,7 +517,7 @@ def test_figures_that_are_not_a_folder_leave_the_whole_report_as_it_was(tmp_path
 def test_files_the_user_put_in_the_figures_folder_are_kept(tmp_path):
     """A file or folder the user put into report/figures/: kept; anything the suite does not
     write there is carried into the new folder. Bug fixed: the folder was replaced as a
-    whole, deleting them (lib/report/audit.py `_keep_user_files`, lib/report/figures.py
+    whole, deleting them (lib/report/audit.py `_keep_user_files`, lib/render/drawing.py
     `figure_names`)."""
     report_dir = tmp_path / "report"
     write(report_dir)

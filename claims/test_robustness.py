@@ -21,7 +21,7 @@ from uncertainty_claims.calibration.claims import specs as calibration_claims
 from uncertainty_claims.calibration.claims.measures import figure
 from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
 from uncertainty_claims.engine.sweep import MAX_SUBSETS, across_runs, across_seeds, label
-from uncertainty_claims.report import figures, markdown, table
+from uncertainty_claims.render import drawing, markdown, table
 from uncertainty_claims.suite import robustness_section
 from uncertainty_claims.uncertainty.claims import specs as uncertainty_claims
 
@@ -110,7 +110,7 @@ def test_report_of_a_sweep(calibration, tmp_path):
     assert all(len(line) <= 80 for line in lines)
     assert any(line.startswith("cal-02c") and "1/1" in line for line in lines)
     assert "### Across seeds 0, 1, 2" in "\n".join(markdown.render_robustness(section))
-    [path] = figures.draw_all(tmp_path, set(), robustness=section)
+    [path] = drawing.draw_all(tmp_path, set(), robustness=section)
     assert path.stat().st_size > 10_000
 
 

@@ -24,15 +24,15 @@ from uncertainty_claims.uncertainty.claims import specs as uncertainty_claims
 
 if TYPE_CHECKING:
     from uncertainty_claims.engine.claim import ClaimSpecs
-    from uncertainty_claims.report.documents import Document
+    from uncertainty_claims.render.documents import Document
 
 PUBLISHED_KEY = 0  # the uncertainty guide's root key
 
 
 def documents() -> list[Document]:
     """Both documents as the report shows them: source, section, figures."""
-    from uncertainty_claims.calibration.report import DOCUMENT as calibration
-    from uncertainty_claims.uncertainty.report import DOCUMENT as uncertainty
+    from uncertainty_claims.calibration.document import DOCUMENT as calibration
+    from uncertainty_claims.uncertainty.document import DOCUMENT as uncertainty
 
     return [calibration, uncertainty]
 

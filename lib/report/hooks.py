@@ -14,11 +14,11 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from uncertainty_claims.engine.claim import ClaimSpec
-    from uncertainty_claims.report.documents import Document
+    from uncertainty_claims.render.documents import Document
 
 
 def pytest_claims_audit_documents(config: pytest.Config) -> list[Document]:
-    """The documents whose sections and figures the report shows (lib/report/documents.py).
+    """The documents whose sections and figures the report shows (lib/render/documents.py).
 
     Every implementation's list is used, in the order pytest calls them. Called once, when
     the report is written; a document with claims but not registered is only listed.
