@@ -5,7 +5,7 @@ A document supplies its figures as `FigureSpec`s and their data (lib/render/docu
 PNG with an SVG twin beside it (lib/render/canvas.py), reusing the files of a figure whose
 data and code are unchanged (lib/render/figure_cache.py). Nothing here runs or loads an
 experiment, and no document's drawing code is here: the report draws what it is given,
-and the robustness section's own figure (lib/render/robustness_figure.py).
+plus the robustness section's figure (lib/render/robustness_figure.py), from the section.
 """
 
 from __future__ import annotations
