@@ -19,10 +19,10 @@ gate: setup  ## the slow gates: the audit in another float order gives the same 
 bench: setup  ## time the fast paths, sweeps and audit against their targets: report/bench.json
 	$(BIN)/python scripts/bench.py $(BENCH_ARGS)
 
-# The audit again in another valid float order (128-bit vectors, lib/claims/evidence.py): it must pass
+# The audit again in another valid float order (128-bit vectors, lib/engine/evidence.py): it must pass
 # and give every claim report/audit.json's verdict (docs/VERDICTS.md).
 order-check: setup  ## the audit with 128-bit vectors: passes, with report/audit.json's verdicts
-	XLA_FLAGS="$$($(BIN)/python -c 'from uncertainty_claims.claims.evidence import NARROW_VECTORS_FLAG; print(NARROW_VECTORS_FLAG)')" \
+	XLA_FLAGS="$$($(BIN)/python -c 'from uncertainty_claims.engine.evidence import NARROW_VECTORS_FLAG; print(NARROW_VECTORS_FLAG)')" \
 		PYTHON=$(BIN)/python WORKERS=auto scripts/gpu_check.sh report/audit.json report/narrow-vectors
 
 lint: setup

@@ -35,7 +35,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_STARTED_AS] = fingerprint(_selection(config))
     seeds = config.getoption("--seeds")
     if seeds is not None:
-        from uncertainty_claims.robustness.sweep import POST_SEEDS
+        from uncertainty_claims.engine.sweep import POST_SEEDS
 
         if len(seeds) < POST_SEEDS:
             raise pytest.UsageError(
@@ -153,18 +153,16 @@ def uncertainty(
 
 def pytest_claims_audit_documents() -> list:
     """This suite's documents in the report: their sections and figures (lib/report/hooks.py)."""
-    from uncertainty_claims.calibration.report import DOCUMENT as calibration
-    from uncertainty_claims.uncertainty.report import DOCUMENT as uncertainty
+    from uncertainty_claims.suite import documents
 
-    return [calibration, uncertainty]
+    return documents()
 
 
 def pytest_claims_audit_claims() -> list:
     """Every claim of this suite's documents: a complete audit has a verdict for each."""
-    from uncertainty_claims.claims.calibration import SPECS as calibration
-    from uncertainty_claims.claims.uncertainty import SPECS as uncertainty
+    from uncertainty_claims.suite import claim_registries
 
-    return [calibration, uncertainty]
+    return claim_registries()
 
 
 def pytest_claims_audit_data() -> dict[str, str]:
@@ -178,7 +176,7 @@ def pytest_claims_audit_robustness(
     documents: list[str], sweep: tuple[int, ...] | None
 ) -> dict | None:
     """The robustness section: intervals, other binnings and, with --seeds, other seeds."""
-    from uncertainty_claims.robustness.summary import robustness_section
+    from uncertainty_claims.suite import robustness_section
 
     return robustness_section(documents, sweep)
 

@@ -2,12 +2,12 @@
 
 One test per claim, judged on the reproduction in every valid float order. Each claim (its
 statement, section, published figure, reading and rule) is defined once, in
-lib/claims/calibration.py; a test names it and hands over the results.
+lib/calibration/claims/specs.py; a test names it and hands over the results.
 """
 
 from __future__ import annotations
 
-from uncertainty_claims.claims.calibration import SPECS
+from uncertainty_claims.calibration.claims.specs import SPECS
 
 
 @SPECS.mark("cal-01")

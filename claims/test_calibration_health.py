@@ -1,12 +1,12 @@
 """Health of the six calibration nets: the claims above are only as good as these models.
 
-Each check is a claim (`H-cal-...`), defined once in lib/claims/calibration.py."""
+Each check is a claim (`H-cal-...`), defined once in lib/calibration/claims/specs.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from uncertainty_claims.claims.calibration import HEALTH_TESTS, SPECS
+from uncertainty_claims.calibration.claims.specs import HEALTH_TESTS, SPECS
 
 
 @pytest.mark.health

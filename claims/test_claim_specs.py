@@ -1,9 +1,9 @@
-"""Each claim is one object (lib/claims): one test per spec, and its facts nowhere else.
+"""Each claim is one object (lib/<document>/claims/specs.py): one test per spec, and its facts nowhere else.
 
 Not claims: these tests check the claims' bookkeeping. A claim test exists for every spec
 and only for specs; the statement, reading and printed figures of each spec are written
 in its spec module only, never restated in another file of lib/ or claims/; and a spec
-becomes the record the audit reads (lib/report/claim.py).
+becomes the record the audit reads (lib/engine/claim.py).
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from uncertainty_claims.claims import calibration, uncertainty
-from uncertainty_claims.orders import Orders
-from uncertainty_claims.report.claim import (
+from uncertainty_claims.calibration.claims import specs as calibration
+from uncertainty_claims.engine.claim import (
     PROPERTY,
     Claim,
     ClaimMeta,
@@ -30,12 +29,14 @@ from uncertainty_claims.report.claim import (
     ClaimSpec,
     ClaimSpecs,
 )
-from uncertainty_claims.verdict import Judgement, close_to
+from uncertainty_claims.engine.verdict import Judgement, close_to
+from uncertainty_claims.orders import Orders
+from uncertainty_claims.uncertainty.claims import specs as uncertainty
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS: dict[Path, ClaimSpecs] = {
-    ROOT / "lib" / "claims" / "calibration.py": calibration.SPECS,
-    ROOT / "lib" / "claims" / "uncertainty.py": uncertainty.SPECS,
+    ROOT / "lib" / "calibration" / "claims" / "specs.py": calibration.SPECS,
+    ROOT / "lib" / "uncertainty" / "claims" / "specs.py": uncertainty.SPECS,
 }
 SPECS: dict[str, ClaimSpec] = {i: s for specs in DOCUMENTS.values() for i, s in specs.items()}
 
@@ -101,7 +102,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     **{
         (path, calibration.SPECS["cal-09e"].published): reason
         for path, reason in (
-            ("lib/report/figures.py", "a label's height on a reliability plot"),
+            ("lib/calibration/figures.py", "a label's height on a reliability plot"),
             ("claims/test_figures.py", "a toy interval's upper offset"),
             ("claims/test_report_diff.py", "a toy tolerance"),
             ("claims/test_sweep_subsets.py", "the sd of toy ECEs"),
@@ -110,8 +111,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     **{
         (path, calibration.SPECS["cal-11e"].published): reason
         for path, reason in (
-            ("lib/prediction.py", "printing's half unit of a two-decimal figure"),
-            ("lib/robustness/sweep.py", "a standard error bound"),
+            ("lib/engine/prediction.py", "printing's half unit of a two-decimal figure"),
+            ("lib/engine/sweep.py", "a standard error bound"),
             ("claims/properties/test_figure_rule.py", "printing's half unit"),
             ("claims/test_faults_report.py", "a sleep in seconds"),
             ("claims/test_report.py", "a toy tolerance"),

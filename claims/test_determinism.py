@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 from fault_tools import REPO_ROOT, TIMEOUT_S, child_env, run_python
 
-from uncertainty_claims.calibration.report import DOCUMENT as calibration_doc
+from uncertainty_claims.calibration.document import DOCUMENT as calibration_doc
+from uncertainty_claims.engine.claim import ClaimRecord
 from uncertainty_claims.report import audit
-from uncertainty_claims.report.claim import ClaimRecord
-from uncertainty_claims.uncertainty.report import DOCUMENT as uncertainty_doc
+from uncertainty_claims.uncertainty.document import DOCUMENT as uncertainty_doc
 
 UNCERTAINTY_CHILD = """
     from uncertainty_claims.compile_cache import enable_compilation_cache

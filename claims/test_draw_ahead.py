@@ -11,9 +11,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from uncertainty_claims import cache
+from uncertainty_claims.render.documents import Document, FigureSpec, Source
+from uncertainty_claims.render.figure_cache import is_stored
 from uncertainty_claims.report import plugin
-from uncertainty_claims.report.documents import Document, FigureSpec, Source
-from uncertainty_claims.report.figure_cache import is_stored
 
 DRAWN: list[str] = []
 

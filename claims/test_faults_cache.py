@@ -418,7 +418,10 @@ def test_calibration_entry_with_nan_or_wrong_shapes_is_refused(damage):
 
 @pytest.mark.parametrize(
     "module",
-    ["uncertainty_claims.calibration.evaluation", "uncertainty_claims.robustness.bootstrap"],
+    [
+        "uncertainty_claims.calibration.evaluation",
+        "uncertainty_claims.calibration.claims.bootstrap",
+    ],
 )
 def test_a_changed_scipy_version_misses_the_cache(tmp_path, monkeypatch, module):
     """An entry computed under another scipy (used by the calibration figures and the bootstrap)
@@ -460,7 +463,7 @@ def test_lib_sources_read_as_utf8_in_any_locale():
     fixed: 22 UnicodeDecodeError at collection, the sources read in the locale's encoding
     (lib/cache.py `_imported`)."""
     child = run_python(
-        "from uncertainty_claims import cache; print(len(cache.lib_sources('uncertainty_claims.claims.calibration')))",
+        "from uncertainty_claims import cache; print(len(cache.lib_sources('uncertainty_claims.calibration.claims.specs')))",
         env=child_env(LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONIOENCODING=""),
     )
     assert child.returncode == 0, child.stderr

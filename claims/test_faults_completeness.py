@@ -23,8 +23,8 @@ USAGE_ERROR = pytest.ExitCode.USAGE_ERROR  # 4
 # The documents' claims as data: c-1 to c-3, and c-4 without a test when SPEC_WITHOUT_TEST.
 CONFTEST = """
     import os
-    from uncertainty_claims.report.claim import ClaimSpec, ClaimSpecs
-    from uncertainty_claims.verdict import close_to
+    from uncertainty_claims.engine.claim import ClaimSpec, ClaimSpecs
+    from uncertainty_claims.engine.verdict import close_to
 
     def spec(id):
         return ClaimSpec(

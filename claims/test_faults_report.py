@@ -29,9 +29,7 @@ from fault_tools import (
 )
 
 from uncertainty_claims.data import DataError
-from uncertainty_claims.orders import FAITHFUL, Orders
-from uncertainty_claims.report import audit
-from uncertainty_claims.report.claim import (
+from uncertainty_claims.engine.claim import (
     PROPERTY,
     Claim,
     ClaimMeta,
@@ -39,7 +37,9 @@ from uncertainty_claims.report.claim import (
     ClaimSpec,
     ClaimSpecs,
 )
-from uncertainty_claims.report.table import FOOTNOTES
+from uncertainty_claims.orders import FAITHFUL, Orders
+from uncertainty_claims.render.table import FOOTNOTES
+from uncertainty_claims.report import audit
 
 pytestmark = pytest.mark.fault
 
@@ -80,7 +80,7 @@ def test_non_finite_figure_is_an_error_not_a_refutation(check):
     """A NaN or infinite published, measured, tolerance or details value reaching a claim (a
     diverged run, a NaN in a spread): ValueError, nothing recorded, so it can never be read
     as "refuted". Bug fixed: NaN compares false, so it read as refuted and a known finding
-    passed quietly; an infinite tolerance made anything hold (lib/report/claim.py
+    passed quietly; an infinite tolerance made anything hold (lib/engine/claim.py
     `_nonfinite_at`, `_refuse_nonfinite`, `close_to`, `all_close`)."""
     claim, properties = new_claim()
     with pytest.raises(ValueError, match=r"NaN|finite"):
@@ -279,8 +279,8 @@ GONE_MODULE = """
 def test_finding_that_no_longer_reproduces_says_so(tmp_path):
     """A recorded finding whose claim now holds in every order: the run fails, the table says
     FINDING GONE with its footnote and audit.md that the finding no longer reproduces. Bug
-    fixed: both said plain "holds" (lib/report/table.py `verdict_label`,
-    lib/report/markdown.py `FINDING_GONE`)."""
+    fixed: both said plain "holds" (lib/render/table.py `verdict_label`,
+    lib/render/markdown.py `FINDING_GONE`)."""
     folder = write_test_folder(tmp_path, GONE_MODULE)
     result = run_audit_pytest(folder, "--report-dir", "out")
     assert result.returncode == 1, result.stdout
@@ -517,7 +517,7 @@ def test_figures_that_are_not_a_folder_leave_the_whole_report_as_it_was(tmp_path
 def test_files_the_user_put_in_the_figures_folder_are_kept(tmp_path):
     """A file or folder the user put into report/figures/: kept; anything the suite does not
     write there is carried into the new folder. Bug fixed: the folder was replaced as a
-    whole, deleting them (lib/report/audit.py `_keep_user_files`, lib/report/figures.py
+    whole, deleting them (lib/report/audit.py `_keep_user_files`, lib/render/drawing.py
     `figure_names`)."""
     report_dir = tmp_path / "report"
     write(report_dir)
@@ -535,7 +535,7 @@ WRITER = """
     import os, sys, time
     from pathlib import Path
     from uncertainty_claims.report import audit
-    from uncertainty_claims.report.claim import ClaimRecord
+    from uncertainty_claims.engine.claim import ClaimRecord
 
     # Test-only hook: a slow file system (each rename takes 5 ms), so the writes overlap.
     rename = os.replace
@@ -592,7 +592,7 @@ def test_concurrent_writers_of_one_report_folder_take_turns(tmp_path):
 KILLED_WRITER = """
     import os, signal, sys
     from uncertainty_claims.report import audit
-    from uncertainty_claims.report.claim import ClaimRecord
+    from uncertainty_claims.engine.claim import ClaimRecord
 
     # Test-only hook: the writer dies just before it would swap the new report in.
     audit._swap_in = lambda *args: os.kill(os.getpid(), signal.SIGKILL)
@@ -634,7 +634,7 @@ def test_writer_killed_while_building_leaves_its_staging_in_the_report_folder_on
 def test_rule_that_returns_no_judgement_is_named():
     """A claim's rule returning a bool: a TypeError naming the claim, the order and what the
     judge returned. Bug fixed: it was `AttributeError: 'bool' object has no attribute
-    'published'` (lib/report/claim.py `_check_judgements`)."""
+    'published'` (lib/engine/claim.py `_check_judgements`)."""
     spec = ClaimSpec(
         id="t-bool-rule",
         document="demo",

@@ -14,7 +14,7 @@ import re
 import pytest
 from markdown_it import MarkdownIt
 
-from uncertainty_claims.report import html, markdown
+from uncertainty_claims.render import html, markdown
 
 pytestmark = pytest.mark.fault
 
@@ -71,7 +71,7 @@ def rendered_markdown(audit: dict) -> str:
 def test_hostile_text_is_text_in_markdown_and_html(text):
     """`<img onerror>`, `<script>`, pipes, newlines and links in a claim's or section's text:
     shown as text in audit.md and audit.html, links only to http(s). Bug fixed: the text
-    reached audit.md raw, and a newline broke a heading (lib/report/markdown.py `_escape`,
+    reached audit.md raw, and a newline broke a heading (lib/render/markdown.py `_escape`,
     `_url`)."""
     audit = hostile_audit(text)
     page = rendered_markdown(audit)

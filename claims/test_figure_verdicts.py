@@ -1,4 +1,4 @@
-"""The claim engine's two kinds of verdict (lib/report/claim.py): a figure claim judged over
+"""The claim engine's two kinds of verdict (lib/engine/claim.py): a figure claim judged over
 all orders at once by its prediction interval, a qualitative claim in each order."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import json
 
 import pytest
 
+from uncertainty_claims.engine.claim import PROPERTY, Claim, ClaimRefuted, ClaimSpec, ClaimSpecs
+from uncertainty_claims.engine.prediction import FIGURE_ALPHA, judge_figure
+from uncertainty_claims.engine.verdict import FigureRule, figures, satisfied
 from uncertainty_claims.orders import Orders
-from uncertainty_claims.prediction import FIGURE_ALPHA, judge_figure
-from uncertainty_claims.report.claim import PROPERTY, Claim, ClaimRefuted, ClaimSpec, ClaimSpecs
-from uncertainty_claims.verdict import FigureRule, figures, satisfied
 
 
 class Value(FigureRule):

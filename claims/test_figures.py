@@ -1,4 +1,4 @@
-"""uncertainty_claims.report.figures: what `draw_all` draws and reuses (the figure cache), what the
+"""uncertainty_claims.render.drawing: what `draw_all` draws and reuses (the figure cache), what the
 figures show, and the claims they are said to illustrate."""
 
 import os
@@ -11,18 +11,14 @@ import numpy as np
 import pytest
 from matplotlib.collections import LineCollection
 
-from uncertainty_claims.calibration import report as calibration_report
+from uncertainty_claims.calibration import document as calibration_document
+from uncertainty_claims.calibration.figures import auroc_figure, confidence_figure
 from uncertainty_claims.metrics import decompose_variance
-from uncertainty_claims.report import figure_cache
-from uncertainty_claims.report.documents import Document, FigureSpec
-from uncertainty_claims.report.figures import (
-    auroc_figure,
-    confidence_figure,
-    draw_all,
-    index,
-    uncertainty_band_figure,
-)
-from uncertainty_claims.uncertainty import report as uncertainty_report
+from uncertainty_claims.render import figure_cache
+from uncertainty_claims.render.documents import Document, FigureSpec
+from uncertainty_claims.render.drawing import draw_all, index
+from uncertainty_claims.uncertainty import document as uncertainty_document
+from uncertainty_claims.uncertainty.figures import uncertainty_band_figure
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -183,7 +179,7 @@ def test_auroc_figure_draws_the_intervals_it_is_given(calibration):
         ]
         for net in ("yat", "relu")
     }
-    data = calibration_report.figure_data({"figure_intervals": intervals})["auroc_per_seed.png"]
+    data = calibration_document.figure_data({"figure_intervals": intervals})["auroc_per_seed.png"]
     with_bars = auroc_figure(data)
     bars = [c for c in with_bars.axes[0].collections if isinstance(c, LineCollection)]
     assert len(bars) == 5  # one per series
@@ -197,7 +193,7 @@ def test_auroc_figure_draws_the_intervals_it_is_given(calibration):
 def test_confidence_histograms_do_not_mix_their_fills(calibration):
     """In-distribution: an opaque fill; OOD: hatching with no fill. No translucent fill that
     would blend the two into a third colour where they overlap."""
-    fig = confidence_figure(calibration_report.figure_data(None)["confidence_hist.png"])
+    fig = confidence_figure(calibration_document.figure_data(None)["confidence_hist.png"])
     for ax in fig.axes:
         fills = [p for p in ax.patches if p.get_fill()]
         faces = [p.get_facecolor() for p in fills]
@@ -208,7 +204,7 @@ def test_confidence_histograms_do_not_mix_their_fills(calibration):
 
 def test_uncertainty_band_shows_aleatoric_and_epistemic_variance(uncertainty):
     """The lower panels plot the decomposition itself: E[σ²] and Var[μ] over the grid."""
-    fig = uncertainty_band_figure(uncertainty_report.figure_data(None)["uncertainty_band.png"])
+    fig = uncertainty_band_figure(uncertainty_document.figure_data(None)["uncertainty_band.png"])
     for ax, (means, variances) in zip(
         fig.axes[2:4],
         (
@@ -247,6 +243,6 @@ def test_every_claim_a_figure_illustrates_is_a_claim_of_the_suite(tmp_path):
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     collected = set(re.findall(r"^CLAIM-ID (\S+)$", result.stdout, flags=re.MULTILINE))
     assert len(collected) > 50
-    documents = (calibration_report.DOCUMENT, uncertainty_report.DOCUMENT)
+    documents = (calibration_document.DOCUMENT, uncertainty_document.DOCUMENT)
     named = {claim_id for document in documents for spec in document.figures for claim_id in spec.claims}  # fmt: skip
     assert named and named <= collected, sorted(named - collected)

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from uncertainty_claims.report.claim import ClaimRecord
-from uncertainty_claims.report.table import render
+from uncertainty_claims.engine.claim import ClaimRecord
+from uncertainty_claims.render.table import render
 
 DEMO_TESTS = textwrap.dedent(
     """
     import pytest
     from uncertainty_claims.orders import Orders
-    from uncertainty_claims.verdict import close_to
+    from uncertainty_claims.engine.verdict import close_to
 
     def marker(id, finding=None):
         return pytest.mark.claim(
@@ -206,7 +206,7 @@ def test_quiet_tables():
 
 
 def test_markdown_names_the_documents_and_places_each_figure_by_its_claims():
-    from uncertainty_claims.report import markdown
+    from uncertainty_claims.render import markdown
 
     claim = {
         "id": "cal-02a",

@@ -16,11 +16,12 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from uncertainty_claims.calibration.report import DOCUMENT as calibration_document
-from uncertainty_claims.report import audit, html
-from uncertainty_claims.report.claim import ClaimRecord
-from uncertainty_claims.robustness.summary import robustness_section
-from uncertainty_claims.uncertainty.report import DOCUMENT as uncertainty_document
+from uncertainty_claims.calibration.document import DOCUMENT as calibration_document
+from uncertainty_claims.engine.claim import ClaimRecord
+from uncertainty_claims.render import html
+from uncertainty_claims.report import audit
+from uncertainty_claims.suite import robustness_section
+from uncertainty_claims.uncertainty.document import DOCUMENT as uncertainty_document
 
 VOID = {"meta", "img", "br", "hr", "link", "input", "col", "area", "base", "source", "wbr"}
 

@@ -1,8 +1,10 @@
-"""The report only renders: no module of lib/report imports an experiment or JAX.
+"""The report only renders, and the engine judges: no module of lib/report, lib/render or
+lib/engine imports a document, an experiment or JAX, and the engine imports neither the
+plugin nor the rendering.
 
 Read statically, so an import inside a function counts as much as one at the top: the
-documents' side (lib/calibration/report.py, lib/uncertainty/report.py, lib/robustness)
-supplies the data, and a project that loads the plugin never imports JAX through it.
+documents' side (lib/calibration, lib/uncertainty, lib/suite.py) supplies the data and the
+figures, and a project that loads the plugin never imports JAX through it.
 """
 
 from __future__ import annotations
@@ -12,27 +14,38 @@ from pathlib import Path
 
 import pytest
 
-REPORT = Path(__file__).resolve().parents[1] / "lib" / "report"
-FORBIDDEN = (
+LIB = Path(__file__).resolve().parents[1] / "lib"
+DOCUMENTS = (
     "uncertainty_claims.calibration",
     "uncertainty_claims.uncertainty",
-    "uncertainty_claims.robustness",
+    "uncertainty_claims.suite",
     "jax",
     "flax",
 )
+# What each room may not import: the report and its rendering no document's code, data or
+# metrics; the engine, besides, not the report that shows its verdicts.
+FORBIDDEN = {
+    "report": (*DOCUMENTS, "uncertainty_claims.data", "uncertainty_claims.metrics"),
+    "render": (
+        *DOCUMENTS,
+        "uncertainty_claims.data",
+        "uncertainty_claims.metrics",
+        "uncertainty_claims.report",
+    ),
+    "engine": (*DOCUMENTS, "uncertainty_claims.report", "uncertainty_claims.render"),
+}
+ROOM_FILES = [(room, path) for room in FORBIDDEN for path in sorted((LIB / room).glob("*.py"))]
 
 
-def imported(path: Path) -> list[tuple[int, str]]:
-    """(line, module) of every import in `path`, relative imports resolved in uncertainty_claims.report."""
+def imported(path: Path, room: str = "report") -> list[tuple[int, str]]:
+    """(line, module) of every import in `path`, relative imports resolved in its room."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if (
-                node.level
-            ):  # a module of lib/report: level 1 is uncertainty_claims.report, 2 is the package
-                parts = ["uncertainty_claims", "report"][: 3 - node.level]
+            if node.level:  # a module of a room: level 1 is the room, 2 is the package
+                parts = ["uncertainty_claims", room][: 3 - node.level]
                 base = ".".join(filter(None, [*parts, node.module]))
             else:
                 base = node.module or ""
@@ -40,19 +53,19 @@ def imported(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-def forbidden(path: Path) -> list[str]:
+def forbidden(path: Path, room: str = "report") -> list[str]:
     return sorted(
         {
             f"{path.name}:{line} imports {name}"
-            for line, name in imported(path)
-            if any(name == f or name.startswith(f + ".") for f in FORBIDDEN)
+            for line, name in imported(path, room)
+            if any(name == f or name.startswith(f + ".") for f in FORBIDDEN[room])
         }
     )
 
 
-@pytest.mark.parametrize("path", sorted(REPORT.glob("*.py")), ids=lambda p: p.name)
-def test_report_module_imports_no_experiment_and_no_jax(path: Path) -> None:
-    assert forbidden(path) == []
+@pytest.mark.parametrize(("room", "path"), ROOM_FILES, ids=lambda p: getattr(p, "name", p))
+def test_a_room_imports_no_document_and_no_jax(room: str, path: Path) -> None:
+    assert forbidden(path, room) == []
 
 
 def test_the_check_sees_imports_inside_functions(tmp_path: Path) -> None:
@@ -63,13 +76,13 @@ def test_the_check_sees_imports_inside_functions(tmp_path: Path) -> None:
         "def f():\n"
         "    from uncertainty_claims.calibration.evaluation import calibration_results\n"
         "    import jax.numpy as jnp\n"
-        "    from uncertainty_claims import robustness\n"
+        "    from .. import suite\n"
     )
     assert forbidden(module) == [
         "m.py:3 imports uncertainty_claims.calibration.evaluation",
         "m.py:3 imports uncertainty_claims.calibration.evaluation.calibration_results",
         "m.py:4 imports jax.numpy",
-        "m.py:5 imports uncertainty_claims.robustness",
+        "m.py:5 imports uncertainty_claims.suite",
     ]
 
 
@@ -82,8 +95,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from uncertainty_claims.report import audit
-from uncertainty_claims.report.claim import ClaimRecord
-from uncertainty_claims.report.documents import Document, FigureSpec, Source
+from uncertainty_claims.engine.claim import ClaimRecord
+from uncertainty_claims.render.documents import Document, FigureSpec, Source
 
 
 def line(data):

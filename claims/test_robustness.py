@@ -1,4 +1,4 @@
-"""Robustness beside the audit (lib/robustness): its statistics read the claims' own definitions.
+"""Robustness beside the audit (lib/suite.py and the documents' claims packages): its statistics read the claims' own definitions.
 
 Not claims: these tests check that the intervals, the sensitivity variants and the sweep
 are computed from the same figures and definitions as the faithful claims. The sweep tests
@@ -16,14 +16,14 @@ import sys
 import numpy as np
 import pytest
 
+from uncertainty_claims.calibration.claims import bootstrap, sensitivity
+from uncertainty_claims.calibration.claims import specs as calibration_claims
+from uncertainty_claims.calibration.claims.measures import figure
 from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
-from uncertainty_claims.claims import calibration as calibration_claims
-from uncertainty_claims.claims import uncertainty as uncertainty_claims
-from uncertainty_claims.report import figures, markdown, table
-from uncertainty_claims.robustness import bootstrap, sensitivity
-from uncertainty_claims.robustness.calibration import figure
-from uncertainty_claims.robustness.summary import robustness_section
-from uncertainty_claims.robustness.sweep import MAX_SUBSETS, across_runs, across_seeds, label
+from uncertainty_claims.engine.sweep import MAX_SUBSETS, across_runs, across_seeds, label
+from uncertainty_claims.render import drawing, markdown, table
+from uncertainty_claims.suite import robustness_section
+from uncertainty_claims.uncertainty.claims import specs as uncertainty_claims
 
 pytestmark = pytest.mark.robustness
 
@@ -110,7 +110,7 @@ def test_report_of_a_sweep(calibration, tmp_path):
     assert all(len(line) <= 80 for line in lines)
     assert any(line.startswith("cal-02c") and "1/1" in line for line in lines)
     assert "### Across seeds 0, 1, 2" in "\n".join(markdown.render_robustness(section))
-    [path] = figures.draw_all(tmp_path, set(), robustness=section)
+    [path] = drawing.draw_all(tmp_path, set(), robustness=section)
     assert path.stat().st_size > 10_000
 
 

@@ -3,14 +3,14 @@
 One test per claim, judged on the reproduction in every valid float order (a claim about
 the recipe over other root keys, or about the code, is judged once and takes no results).
 Each claim (its statement, section, published figures, reading and rule) is defined once,
-in lib/claims/uncertainty.py; a test names it and hands over the results.
+in lib/uncertainty/claims/specs.py; a test names it and hands over the results.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from uncertainty_claims.claims.uncertainty import SPECS
+from uncertainty_claims.uncertainty.claims.specs import SPECS
 
 
 @SPECS.mark("unc-01")

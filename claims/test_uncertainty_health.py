@@ -1,12 +1,12 @@
 """Health of the uncertainty models: the guide's claims are only as good as these nets.
 
-Each check is a claim (`H-unc-...`), defined once in lib/claims/uncertainty.py."""
+Each check is a claim (`H-unc-...`), defined once in lib/uncertainty/claims/specs.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from uncertainty_claims.claims.uncertainty import HEALTH_TESTS, SPECS
+from uncertainty_claims.uncertainty.claims.specs import HEALTH_TESTS, SPECS
 
 
 @pytest.mark.health

@@ -1,4 +1,4 @@
-"""The figure rule's error rates, measured by simulation (lib/prediction.py).
+"""The figure rule's error rates, measured by simulation (lib/engine/prediction.py).
 
 The audit's own situation: its figure claims as registered (how many figures each judges),
 each document's default number of orders and the `--orders` the docs name for power, and
@@ -14,10 +14,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import uncertainty_claims.claims.calibration
-import uncertainty_claims.claims.uncertainty  # noqa: F401 (registers the guide's claims)
+import uncertainty_claims.calibration.claims.specs
+import uncertainty_claims.uncertainty.claims.specs  # noqa: F401 (registers the guide's claims)
 from uncertainty_claims.calibration.experiment import ORDERS
-from uncertainty_claims.prediction import (
+from uncertainty_claims.engine.claim import registered_specs
+from uncertainty_claims.engine.prediction import (
     FAMILY_ALPHA,
     FAMILY_SIZE,
     FIGURE_ALPHA,
@@ -26,7 +27,6 @@ from uncertainty_claims.prediction import (
     power,
     shift_for_power,
 )
-from uncertainty_claims.report.claim import registered_specs
 from uncertainty_claims.uncertainty.results import ORDER_COUNT
 
 pytestmark = pytest.mark.property

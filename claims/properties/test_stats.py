@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from uncertainty_claims import metrics, stats
-from uncertainty_claims.robustness.bootstrap import bin_index
-from uncertainty_claims.robustness.effects import Region, safe_ratio
+from uncertainty_claims.calibration.claims.bootstrap import bin_index
+from uncertainty_claims.engine.effects import Region, safe_ratio
 from uncertainty_claims.seeds import parse_seeds
 
 pytestmark = pytest.mark.property

@@ -1,7 +1,7 @@
 """Writes the audit: report/audit.{json,md,html} and report/figures/*.{png,svg}.
 
 `build` assembles the audit dict, the one step that asks the documents for data (their
-sections; lib/report/documents.py); the Markdown, HTML and figures are rendered from it
+sections; lib/render/documents.py); the Markdown, HTML and figures are rendered from it
 and from the documents' figure data. Nothing here imports an experiment: the documents'
 side reads them through the same cached functions the claim tests use.
 """
@@ -22,12 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import uncertainty_claims
-from uncertainty_claims.report import figures as drawing
-from uncertainty_claims.report import html, markdown
-from uncertainty_claims.report.claim import ClaimRecord
-from uncertainty_claims.report.documents import SCHEMA_VERSION, Document, by_name
+from uncertainty_claims.engine.claim import ClaimRecord
+from uncertainty_claims.render import drawing, html, markdown
+from uncertainty_claims.render.documents import SCHEMA_VERSION, Document, by_name
+from uncertainty_claims.render.table import ordered, summary_line, verdict_counts
 from uncertainty_claims.report.provenance import UNKNOWN_PROJECT, Project, provenance
-from uncertainty_claims.report.table import ordered, summary_line, verdict_counts
 
 
 class ReportError(RuntimeError):
@@ -126,7 +125,7 @@ def build(
 ) -> dict:
     """The audit as a JSON-able dict (the contract of issues 3 to 5, 7).
 
-    `documents`: those registered (lib/report/documents.py); each audited one with a section
+    `documents`: those registered (lib/render/documents.py); each audited one with a section
     has it under its name. `partial`: why the run was not a complete audit (interrupted, a
     subset); such an audit holds the claims that ran and says why, without the documents'
     sections (which could start experiments the run never finished). `missing`: the claims
@@ -171,7 +170,7 @@ def write_report(
 
     `robustness`: the section made by `robustness()`, if any, with its figure. `partial`,
     `missing`, `documents`, `project`: see `build`; a partial audit is audit.json and audit.md alone.
-    `figure_cache`: where drawn figures are kept and reused (lib/report/figure_cache.py);
+    `figure_cache`: where drawn figures are kept and reused (lib/render/figure_cache.py);
     None draws every figure. One writer at a time (a
     lock on the folder); the report is staged inside the folder and swapped in once it is
     complete.

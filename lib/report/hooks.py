@@ -13,12 +13,12 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from uncertainty_claims.report.claim import ClaimSpec
-    from uncertainty_claims.report.documents import Document
+    from uncertainty_claims.engine.claim import ClaimSpec
+    from uncertainty_claims.render.documents import Document
 
 
 def pytest_claims_audit_documents(config: pytest.Config) -> list[Document]:
-    """The documents whose sections and figures the report shows (lib/report/documents.py).
+    """The documents whose sections and figures the report shows (lib/render/documents.py).
 
     Every implementation's list is used, in the order pytest calls them. Called once, when
     the report is written; a document with claims but not registered is only listed.
@@ -57,7 +57,7 @@ def pytest_claims_audit_robustness(
     sweep asked for (--seeds) with no section returned.
 
     The section is a JSON-able dict with these keys, which the terminal table, audit.md and
-    audit.html render (this suite's: `uncertainty_claims.robustness.summary`):
+    audit.html render (this suite's: `uncertainty_claims.suite`):
     `methods` (dict of str: how each statistic was computed; `labels` names what robust,
     fragile and fails mean), `published_seeds` (list of int), `sweep_seeds` (list of int, or
     None), `claims` (claim id -> its intervals and, with a sweep, its share of holding

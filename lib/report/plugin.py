@@ -27,8 +27,9 @@ from pathlib import Path
 import pytest
 
 from uncertainty_claims import cache
-from uncertainty_claims.report import table, watchdog
-from uncertainty_claims.report.claim import META_PROPERTY, PROPERTY, Claim, ClaimMeta, ClaimRecord
+from uncertainty_claims.engine.claim import META_PROPERTY, PROPERTY, Claim, ClaimMeta, ClaimRecord
+from uncertainty_claims.render import table
+from uncertainty_claims.report import watchdog
 from uncertainty_claims.report.provenance import LOCK_FILE, Project
 from uncertainty_claims.seeds import parse_seeds
 
@@ -334,13 +335,12 @@ def _draw_ahead(config: pytest.Config) -> None:
     if not _others_still_running(config.workerinput):
         return
     try:
-        from uncertainty_claims.report import (
-            audit,
-            figures,
-        )  # imported late: they pull in matplotlib
+        # imported late: they pull in matplotlib
+        from uncertainty_claims.render import drawing
+        from uncertainty_claims.report import audit
 
         documents = audit.registered(config.hook.pytest_claims_audit_documents(config=config))
-        figures.draw_ahead(
+        drawing.draw_ahead(
             cache.default_cache_dir() / "figures",
             [d for d in documents if d.name in ran],
             robustness=_stored_robustness(config, documents),

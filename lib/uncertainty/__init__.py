@@ -3,7 +3,7 @@
 Reads top-down as the data flows: ``config`` (the recipe) -> ``data`` -> ``model`` -> ``training`` -> ``prediction``
 -> ``experiment``. The entry point is :func:`run`; the guide's printed figures come from
 :func:`headline_figures`; the claims that compare them with the printed values are in
-:mod:`uncertainty_claims.claims.uncertainty`.
+:mod:`uncertainty_claims.uncertainty.claims.specs`.
 """
 
 from .config import UncertaintyConfig

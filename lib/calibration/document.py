@@ -1,7 +1,7 @@
 """The calibration post in the report: its source, audit.json section and figure data.
 
 Read from the cached faithful-order results, the same the claim tests use; the report
-(lib/report) only renders what this module gathers. Registered by claims/conftest.py.
+(lib/report, lib/render) only renders what this module gathers. Registered by claims/conftest.py.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from uncertainty_claims import metrics
+from uncertainty_claims.calibration import figures
 from uncertainty_claims.calibration.evaluation import (
     SUBSAMPLE_OOD,
     SUBSAMPLE_TEST,
@@ -17,8 +18,7 @@ from uncertainty_claims.calibration.evaluation import (
 )
 from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
 from uncertainty_claims.calibration.health import calibration_health
-from uncertainty_claims.report import figures
-from uncertainty_claims.report.documents import Document, FigureSpec, Source
+from uncertainty_claims.render.documents import Document, FigureSpec, Source
 
 SEED_INDEX = 0  # the post's figures are of its first seed
 NETS = ("yat", "relu")
@@ -51,7 +51,7 @@ def calibration_section() -> dict:
 
 
 def figure_data(robustness: dict | None) -> dict[str, Any]:
-    """The data of each figure (lib/report/figures.py says what each reads): the post's
+    """The data of each figure (lib/calibration/figures.py says what each reads): the post's
     figures on its first seed, and the per-seed AUROCs with the robustness section's
     test-image intervals where it has them."""
     results = calibration_results()

@@ -1,7 +1,8 @@
 """The uncertainty guide in the report: its source, audit.json section and figure data.
 
 Read from the cached faithful-order result of root key 0, the one the claim tests use; the
-report (lib/report) only renders what this module gathers. Registered by claims/conftest.py.
+report (lib/report, lib/render) only renders what this module gathers. Registered by
+claims/conftest.py.
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from uncertainty_claims.report import figures
-from uncertainty_claims.report.documents import Document, FigureSpec, Source
+from uncertainty_claims.render.documents import Document, FigureSpec, Source
 from uncertainty_claims.uncertainty import printed_trace, region_summary, true_function
 from uncertainty_claims.uncertainty.data import LEFT_CLUSTER, RIGHT_CLUSTER
+from uncertainty_claims.uncertainty.figures import uncertainty_band_figure
 from uncertainty_claims.uncertainty.health import uncertainty_health
 from uncertainty_claims.uncertainty.results import uncertainty_result
 
@@ -38,7 +39,7 @@ def uncertainty_section() -> dict:
 
 
 def figure_data(robustness: dict | None) -> dict[str, Any]:
-    """The data of the band figure (lib/report/figures.py `uncertainty_band_figure`)."""
+    """The data of the band figure (lib/uncertainty/figures.py `uncertainty_band_figure`)."""
     result = uncertainty_result()
     grid = np.asarray(result.grid, dtype=np.float64)
     return {
@@ -79,7 +80,7 @@ DOCUMENT = Document(
             "with its total and epistemic ±2σ bands, and the aleatoric and epistemic variance "
             "along x.",
             BAND_CLAIMS,
-            figures.uncertainty_band_figure,
+            uncertainty_band_figure,
         ),
     ),
     figure_data,

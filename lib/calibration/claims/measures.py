@@ -4,18 +4,17 @@ A statistic takes `PerSeed` (net -> list of `evaluate_seed` figure dicts, one pe
 as in `CalibrationResults.per_seed`) over any set of seeds, so the same definition
 serves the faithful claim on seeds 0-2, each test-image resample of them, and any
 other set of seeds. The claims themselves (effects, regions, readings) are defined once,
-in lib/claims/calibration.py.
+in lib/calibration/claims/specs.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from uncertainty_claims.calibration.evaluation import aggregate
-from uncertainty_claims.robustness.effects import safe_ratio
+from uncertainty_claims.engine.effects import PerSeed, safe_ratio
 
-PerSeed = Mapping[str, Sequence[Mapping[str, Any]]]
 Figure = tuple[str, str]  # (net, dotted figure name), e.g. ("yat", "auroc.kmax")
 
 

@@ -6,10 +6,10 @@ on the reproduction in every valid float order (lib/orders.py: the guide's own o
 jitted scan, 20 float-rounding twins; docs/RECIPES.md, Uncertainty and Computation order).
 
 A printed figure is *reproduced* when it is a plausible draw of the recipe over the valid
-float orders (lib/prediction.py, fixtures/TOLERANCES.md). It is *typical of the recipe*
+float orders (lib/engine/prediction.py, fixtures/TOLERANCES.md). It is *typical of the recipe*
 when it lies within the range of the same figure over 20 other root keys (spread
 "root_seeds"). A comparative claim's rule is a
-`Comparison` (lib/robustness/effects.py), which the robustness sweep reads too
+`Comparison` (lib/engine/effects.py), which the robustness sweep reads too
 (`COMPARISONS`).
 """
 
@@ -25,12 +25,14 @@ import optax
 from flax import nnx
 
 from uncertainty_claims import metrics
-from uncertainty_claims.claims.evidence import HOST, seen_sensitive
-from uncertainty_claims.claims.judges import ComparedBeside
-from uncertainty_claims.report.claim import ClaimSpec, ClaimSpecs, Published, Rule
-from uncertainty_claims.robustness.effects import Compared, Comparison, Effect, Region
-from uncertainty_claims.robustness.sweep import across_runs
-from uncertainty_claims.robustness.uncertainty import (
+from uncertainty_claims.engine.claim import ClaimSpec, ClaimSpecs, Published, Rule
+from uncertainty_claims.engine.effects import Compared, Comparison, Effect, Region
+from uncertainty_claims.engine.evidence import HOST, seen_sensitive
+from uncertainty_claims.engine.judges import ComparedBeside
+from uncertainty_claims.engine.sweep import across_runs
+from uncertainty_claims.engine.verdict import FigureRule, Judgement, Measured, figures, satisfied
+from uncertainty_claims.uncertainty import GaussianMLP, headline_figures
+from uncertainty_claims.uncertainty.claims.measures import (
     METHODS,
     REGIONS,
     aleatoric_fit,
@@ -43,7 +45,6 @@ from uncertainty_claims.robustness.uncertainty import (
     total_ratio,
     true_model_nll,
 )
-from uncertainty_claims.uncertainty import GaussianMLP, headline_figures
 from uncertainty_claims.uncertainty.config import (
     ENSEMBLE_PRINT_EVERY,
     MC_PRINT_EVERY,
@@ -62,7 +63,6 @@ from uncertainty_claims.uncertainty.results import (
 from uncertainty_claims.uncertainty.timing import guide_seconds
 from uncertainty_claims.uncertainty.unclamped import KEYS as UNCLAMPED_KEYS
 from uncertainty_claims.uncertainty.unclamped import unclamped_runs
-from uncertainty_claims.verdict import FigureRule, Judgement, Measured, figures, satisfied
 
 DOC = "uncertainty"
 S_DECOMP = "The Predictive Variance Decomposition"

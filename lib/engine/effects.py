@@ -1,6 +1,6 @@
 """A comparative claim as data: the effects it measures and the regions where it holds.
 
-A `Comparison` is the rule of a comparative claim: its spec (lib/claims) judges the claim
+A `Comparison` is the rule of a comparative claim: its spec (a document's claims/specs.py) judges the claim
 with it (`Compared`), and the robustness sweeps (other seeds, binnings, test-image
 resamples) re-evaluate the same object.
 """
@@ -8,11 +8,15 @@ resamples) re-evaluate the same object.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from uncertainty_claims.verdict import Judgement, satisfied
+from uncertainty_claims.engine.verdict import Judgement, satisfied
+
+PerSeed = Mapping[str, Sequence[Mapping[str, Any]]]
+"""Per-seed figures, what a comparison over several seeds reads: per group (a net), one
+mapping of figures per seed, in seed order."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,7 @@ class Comparison:
     can; a spread across seeds cannot). `extreme`: the statistic reads the most extreme seed
     (a maximum, an argmin), for which a bootstrap over seeds is not valid. The claim's
     verdict reads the regions as they are in each float order; the order noise shows as
-    orders that disagree (lib/report/claim.py), not as a wider region.
+    orders that disagree (lib/engine/claim.py), not as a wider region.
     """
 
     claim_id: str

@@ -23,9 +23,8 @@ from uncertainty_claims.calibration.evaluation import (
 )
 from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS, NetRun, Split, cache_key
 from uncertainty_claims.calibration.training import TrainConfig
+from uncertainty_claims.engine.effects import Comparison, PerSeed
 from uncertainty_claims.metrics.classification import PROB_FLOOR
-from uncertainty_claims.robustness.calibration import PerSeed
-from uncertainty_claims.robustness.effects import Comparison
 
 CALIBRATION = ("acc", "ece", "nll", "brier", "ece_T", "nll_T")
 OOD = ("auroc.msp", "auroc.maxlogit", "auroc.energy", "auroc.kmax")
@@ -163,7 +162,7 @@ class FigureSamples:
 
     def figure_intervals(self, per_seed: PerSeed) -> dict[str, list[dict]]:
         """Per net and seed, every resampled figure's interval (JSON-able)."""
-        from uncertainty_claims.robustness.calibration import figure
+        from uncertainty_claims.calibration.claims.measures import figure
 
         return {
             net: [

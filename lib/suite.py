@@ -1,26 +1,45 @@
-"""The `robustness` section of report/audit.json, from the cached experiments.
+"""This suite's two documents together: what claims/conftest.py registers with the report.
 
-Beside the faithful audit and never changing its verdicts: intervals on the published
-seeds (test-image bootstrap), the comparative claims re-evaluated on the sweep's seeds
-(`--seeds`), and the calibration claims under other binnings and OOD scores.
+Their documents (source, section, figures), their claims' registries, and the `robustness`
+section of report/audit.json, from the cached experiments. Beside the faithful audit and
+never changing its verdicts: intervals on the published seeds (test-image bootstrap), the
+comparative claims re-evaluated on the sweep's seeds (`--seeds`), and the calibration
+claims under other binnings and OOD scores. The one module that knows both documents; the
+engine and the report import neither.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from uncertainty_claims import stats
+from uncertainty_claims.calibration.claims import bootstrap, sensitivity
+from uncertainty_claims.calibration.claims import specs as calibration_claims
 from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
-from uncertainty_claims.claims import calibration as calibration_claims
-from uncertainty_claims.claims import uncertainty as uncertainty_claims
-from uncertainty_claims.robustness import bootstrap, sensitivity
-from uncertainty_claims.robustness.calibration import PerSeed
-from uncertainty_claims.robustness.effects import Comparison
-from uncertainty_claims.robustness.sweep import FAILS, ROBUST, Robustness, across_runs, across_seeds
-from uncertainty_claims.robustness.sweep import METHOD as SEED_METHOD
+from uncertainty_claims.engine.effects import Comparison, PerSeed
+from uncertainty_claims.engine.sweep import FAILS, ROBUST, Robustness, across_runs, across_seeds
+from uncertainty_claims.engine.sweep import METHOD as SEED_METHOD
+from uncertainty_claims.uncertainty.claims import specs as uncertainty_claims
+
+if TYPE_CHECKING:
+    from uncertainty_claims.engine.claim import ClaimSpecs
+    from uncertainty_claims.render.documents import Document
 
 PUBLISHED_KEY = 0  # the uncertainty guide's root key
+
+
+def documents() -> list[Document]:
+    """Both documents as the report shows them: source, section, figures."""
+    from uncertainty_claims.calibration.document import DOCUMENT as calibration
+    from uncertainty_claims.uncertainty.document import DOCUMENT as uncertainty
+
+    return [calibration, uncertainty]
+
+
+def claim_registries() -> list[ClaimSpecs]:
+    """Every claim of both documents: a complete audit has a verdict for each."""
+    return [calibration_claims.SPECS, uncertainty_claims.SPECS]
 
 
 def _resampled(comparison: Comparison) -> bool:

@@ -1,5 +1,5 @@
-"""Judges shared by the two documents' claims, outside the experiments' import closure (and
-outside lib/robustness, whose modules key the bootstrap's cache)."""
+"""Judges shared by the documents' claims, outside the experiments' import closure (and
+outside lib/engine/effects.py, which keys the calibration bootstrap's cache)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from uncertainty_claims.robustness.effects import Compared
-from uncertainty_claims.verdict import Judgement
+from uncertainty_claims.engine.effects import Compared
+from uncertainty_claims.engine.verdict import Judgement
 
 
 def _no_details(_: Any) -> dict[str, Any]:

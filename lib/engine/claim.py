@@ -10,7 +10,7 @@ ask the `claim` fixture to `check` the results in every valid float order (lib/o
 
 - A figure claim (its judge a `FigureRule`, returning `figures(...)`) is judged over all
   orders at once: it holds when each published figure is a plausible draw of the orders'
-  figures (lib/prediction.py), else it is refuted.
+  figures (lib/engine/prediction.py), else it is refuted.
 - A qualitative claim (its judge returning a `Judgement`) holds or is refuted when every
   order agrees; otherwise it is sensitive (reported with the share of orders it holds in).
 
@@ -37,9 +37,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from uncertainty_claims.orders import FAITHFUL, Orders
-from uncertainty_claims.prediction import FIGURE_ALPHA, judge_figure, share_interval
-from uncertainty_claims.verdict import (
+from uncertainty_claims.engine.prediction import FIGURE_ALPHA, judge_figure, share_interval
+from uncertainty_claims.engine.verdict import (
     FigureRule,
     Judgement,
     Measured,
@@ -49,6 +48,7 @@ from uncertainty_claims.verdict import (
     satisfied,
     verdict_over,
 )
+from uncertainty_claims.orders import FAITHFUL, Orders
 
 PROPERTY = "claim_record"
 META_PROPERTY = "claim_meta"
@@ -305,7 +305,7 @@ def _refuse_nonfinite(claim_id: str, order: str, judgement: Judgement | Measured
 
 def _figure_verdict(measured: Mapping[str, Measured]) -> tuple[str, str, dict[str, Any]]:
     """A figure claim over all orders at once: each published figure against its prediction
-    interval over the orders (lib/prediction.py). Holds when every figure lies in its
+    interval over the orders (lib/engine/prediction.py). Holds when every figure lies in its
     interval, else refuted; the orders never disagree about it."""
     faithful = measured[FAITHFUL]
     verdicts = [

@@ -19,8 +19,7 @@ from typing import Any
 import numpy as np
 
 from uncertainty_claims import stats
-from uncertainty_claims.robustness.calibration import PerSeed
-from uncertainty_claims.robustness.effects import Comparison, Region
+from uncertainty_claims.engine.effects import Comparison, PerSeed, Region
 
 POST_SEEDS = 3  # the calibration post averages three seeds: a sweep needs at least as many
 ROBUST = 0.9

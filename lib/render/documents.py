@@ -2,7 +2,7 @@
 
 The report renders; the documents' side gathers. A project registers its documents through
 the `pytest_claims_audit_documents` hook (lib/report/hooks.py); this suite's are in
-lib/calibration/report.py and lib/uncertainty/report.py, registered by claims/conftest.py.
+lib/calibration/document.py and lib/uncertainty/document.py, registered by claims/conftest.py.
 A document registered without a section or figures only has its claims listed.
 """
 
@@ -52,7 +52,7 @@ class FigureSpec:
     """A figure of the report: its PNG file (an SVG twin is written beside it), what it shows,
     the claims it illustrates, and `draw`, a function from the figure's data (arrays,
     numbers, strings, lists and dicts of them) to a matplotlib Figure. A drawn figure is
-    cached by a digest of its data and of `draw`'s code (lib/report/figure_cache.py)."""
+    cached by a digest of its data and of `draw`'s code (lib/render/figure_cache.py)."""
 
     file: str
     caption: str

@@ -4,9 +4,9 @@ several valid float orders (`verdict_over`).
 Two kinds of claim, two kinds of return value:
 - a figure claim (a printed number the recipe reproduces) returns its figures, `figures()`:
   a `Measured`, judged over all orders together (is the published number a plausible draw
-  of the recipe? lib/prediction.py);
+  of the recipe? lib/engine/prediction.py);
 - a qualitative claim (a comparison, a region, a threshold, an identity) returns whether it
-  holds in this order, `satisfied()`: a `Judgement` (lib/robustness/effects.py builds those
+  holds in this order, `satisfied()`: a `Judgement` (lib/engine/effects.py builds those
   from a `Comparison`). `close_to` and `all_close` are such judgements of a figure against
   a tolerance given by hand, for a test without a spec.
 """
@@ -63,7 +63,7 @@ class Measured:
 class FigureRule:
     """Base of a figure claim's judge (a callable of one order's results and the published
     figures): it returns `figures(...)` in each order, and its claim is judged over all
-    orders together. The engine counts a registry's figures by it (lib/prediction.py)."""
+    orders together. The engine counts a registry's figures by it (lib/engine/prediction.py)."""
 
 
 def figures(

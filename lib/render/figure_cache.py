@@ -30,9 +30,7 @@ import numpy as np
 from uncertainty_claims.cache import PACKAGE, lib_sources, source_digest
 
 _CHECKSUMS = "sha256.json"
-_SAVER = (
-    "uncertainty_claims.report.figures"  # writes every figure's files: its code is in every key
-)
+_SAVER = "uncertainty_claims.render.canvas"  # saves every figure: its code is in every key
 
 
 def data_digest(data: Any) -> str:

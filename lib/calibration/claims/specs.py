@@ -5,8 +5,8 @@ Each claim states one assertion of the post in our words, cites its section, and
 on the reproduction in every valid float order (lib/orders.py; the faithful order, docs/RECIPES.md,
 gives the headline figure). Figures are 3-seed means unless the claim names a
 seed; ECE is in percent as printed. A printed figure is judged over all orders together:
-is it a plausible draw of the recipe (lib/prediction.py, fixtures/TOLERANCES.md)?
-A comparative claim's rule is a `Comparison` (lib/robustness/effects.py), which the
+is it a plausible draw of the recipe (lib/engine/prediction.py, fixtures/TOLERANCES.md)?
+A comparative claim's rule is a `Comparison` (lib/engine/effects.py), which the
 robustness sweeps read too (`COMPARISONS`).
 """
 
@@ -21,6 +21,16 @@ import numpy as np
 from flax import nnx
 
 from uncertainty_claims import metrics
+from uncertainty_claims.calibration.claims.bootstrap import claim_intervals
+from uncertainty_claims.calibration.claims.measures import (
+    bad_retraining_gap,
+    largest_shallow_ratio,
+    mean_gap,
+    mean_ratio,
+    seeds_of,
+    std_ratio,
+    values,
+)
 from uncertainty_claims.calibration.evaluation import (
     ORACLE_TEMPERATURES,
     CalibrationResults,
@@ -36,21 +46,11 @@ from uncertainty_claims.calibration.models import (
     build_model,
     yat_prototype_indices,
 )
-from uncertainty_claims.claims.evidence import HOST, seen_sensitive
-from uncertainty_claims.claims.judges import ComparedBeside
-from uncertainty_claims.report.claim import ClaimSpec, ClaimSpecs, Published, Rule
-from uncertainty_claims.robustness.bootstrap import claim_intervals
-from uncertainty_claims.robustness.calibration import (
-    bad_retraining_gap,
-    largest_shallow_ratio,
-    mean_gap,
-    mean_ratio,
-    seeds_of,
-    std_ratio,
-    values,
-)
-from uncertainty_claims.robustness.effects import Compared, Comparison, Effect, Region
-from uncertainty_claims.verdict import FigureRule, Judgement, Measured, figures, satisfied
+from uncertainty_claims.engine.claim import ClaimSpec, ClaimSpecs, Published, Rule
+from uncertainty_claims.engine.effects import Compared, Comparison, Effect, Region
+from uncertainty_claims.engine.evidence import HOST, seen_sensitive
+from uncertainty_claims.engine.judges import ComparedBeside
+from uncertainty_claims.engine.verdict import FigureRule, Judgement, Measured, figures, satisfied
 
 DOC = "calibration"
 S_HEAD = "Two nets, one head"
@@ -511,7 +511,7 @@ def compared(
 ) -> ClaimSpec:
     """A comparative claim judged on the per-seed figures; `intervals`: its effects' paired
     test-image 95% intervals on seeds 0-2 (faithful order) are recorded beside the verdict
-    (lib/robustness/bootstrap.py), which does not use them; `beside`, figures of the
+    (lib/calibration/claims/bootstrap.py), which does not use them; `beside`, figures of the
     per-seed results recorded next to each order's judgement, never judged."""
 
     def intervals_beside() -> dict[str, Any]:

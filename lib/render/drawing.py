@@ -1,0 +1,171 @@
+"""Draws the documents' figures into a folder, and keeps drawn figures for reuse.
+
+A document supplies its figures as `FigureSpec`s and their data (lib/render/documents.py);
+`draw_all(folder, documents)` calls each figure's `draw` on its data and writes it as a
+PNG with an SVG twin beside it (lib/render/canvas.py), reusing the files of a figure whose
+data and code are unchanged (lib/render/figure_cache.py). Nothing here runs or loads an
+experiment, and no document's drawing code is here: the report draws what it is given,
+plus the robustness section's figure (lib/render/robustness_figure.py), from the section.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from uncertainty_claims import cache
+from uncertainty_claims.render.canvas import save
+from uncertainty_claims.render.documents import Document, FigureSpec
+from uncertainty_claims.render.figure_cache import (
+    cached_figure,
+    figure_files,
+    is_stored,
+    stored_figure,
+)
+from uncertainty_claims.render.robustness_figure import robustness_claims, robustness_figure
+
+ROBUSTNESS = FigureSpec(
+    "robustness.png",
+    "Each comparative claim's effect on the published seeds with its 95% test-image "
+    "interval, the region where the claim holds shaded; after --seeds, also across seeds.",
+    (),  # the claims of the robustness section: `robustness_claims`
+    robustness_figure,
+)
+
+
+def figure_names(documents: Iterable[Document]) -> set[str]:
+    """The names of every file the report can write into the figures folder (PNG and SVG)
+    for these documents, the robustness figure included."""
+    specs = [ROBUSTNESS, *(spec for document in documents for spec in document.figures)]
+    return {name for spec in specs for name in figure_files(spec.file)}
+
+
+def _specs(
+    documents: Iterable[Document], robustness: dict | None
+) -> list[tuple[str, FigureSpec, list[str]]]:
+    """(document, spec, claims) of every figure drawn, in order: each document's, then the
+    robustness figure when the section has claims to draw."""
+    if not all(isinstance(d, Document) for d in documents):
+        raise TypeError(f"documents must be Document objects; got {documents!r}")
+    specs = [(d.name, spec, list(spec.claims)) for d in documents for spec in d.figures]
+    if robustness is not None and robustness_claims(robustness):
+        specs.append(("robustness", ROBUSTNESS, robustness_claims(robustness)))
+    return specs
+
+
+def index(documents: Iterable[Document], robustness: dict | None = None) -> list[dict[str, Any]]:
+    """audit.json's `figures` index of what `draw_all` writes: per figure its file, SVG twin,
+    document ("robustness" for the robustness figure), caption and claim ids."""
+    return [
+        {
+            "file": spec.file,
+            "svg": str(Path(spec.file).with_suffix(".svg")),
+            "document": document,
+            "caption": spec.caption,
+            "claims": claims,
+        }
+        for document, spec, claims in _specs(documents, robustness)
+    ]
+
+
+def draw_all(
+    folder: Path,
+    documents: Iterable[Document],
+    *,
+    robustness: dict | None = None,
+    cache_dir: Path | None = None,
+) -> list[Path]:
+    """Write the figures of `documents` into `folder`, each a PNG and an SVG beside it.
+
+    Args:
+      folder: an existing directory.
+      documents: the documents whose figures are drawn, in this order (each one's data is
+        gathered by its own `figure_data`, checked to cover its figures before any drawing).
+      robustness: the report's robustness section, drawn as robustness.png (last) when it
+        has claims to draw.
+      cache_dir: where drawn figures are kept by the digest of their data and code
+        (lib/render/figure_cache.py); a figure found there is copied, not drawn. None: every
+        figure is drawn.
+
+    Returns:
+      The PNGs' paths, in the order of `index(documents, robustness)`.
+    """
+    documents = list(documents)
+    specs = _specs(documents, robustness)  # checks `documents` before any data is gathered
+    data = {spec.file: value for d in documents for spec, value in _data(d, robustness)}
+    if robustness is not None:
+        data[ROBUSTNESS.file] = robustness
+    folder = Path(folder)
+    if cache_dir is not None:
+        _store_side_by_side(cache_dir, [(spec, data[spec.file]) for _, spec, _ in specs])
+    paths = []
+    for _, spec, _ in specs:
+        if cache_dir is None:
+            paths.append(save(spec.draw(data[spec.file]), folder / spec.file))
+        else:
+            paths.append(cached_figure(cache_dir, spec.file, spec.draw, data[spec.file], save, folder)[0])  # fmt: skip
+    return paths
+
+
+def draw_ahead(
+    cache_dir: Path, documents: Iterable[Document], robustness: dict | None = None
+) -> None:
+    """Draw the figures of `documents` that `cache_dir` lacks into it, one after another in
+    this process, as `draw_all` would draw them with the `robustness` section: the
+    robustness figure too when given one that has claims to draw. A figure drawn without
+    the section's intervals is drawn again by a report that has them. Only documents whose
+    figure data the cache already holds are drawn: nothing is computed here."""
+    data = {}
+    stored = []
+    for document in documents:
+        try:  # from stored results only: a worker drawing ahead never trains
+            with cache.stored_only():
+                data |= {spec.file: value for spec, value in _data(document, robustness)}
+            stored.append(document)
+        except cache.NotStored:
+            continue  # the report draws it once the results are there
+    data[ROBUSTNESS.file] = robustness
+    for _, spec, _ in _specs(stored, robustness):
+        if not is_stored(cache_dir, spec.file, spec.draw, data[spec.file]):
+            _store(cache_dir, spec, data[spec.file])
+
+
+def _store(cache_dir: Path, spec: FigureSpec, data: Any) -> None:
+    stored_figure(cache_dir, spec.file, spec.draw, data, save)
+
+
+def _store_side_by_side(cache_dir: Path, figures: list[tuple[FigureSpec, Any]]) -> None:
+    """Draw the figures the cache lacks into it, in processes side by side: drawing is
+    matplotlib's single-threaded work, seconds per figure, and at the end of an audit the
+    cores are free. Spawned, not forked: the caller may hold JAX's threads. A figure whose
+    drawing function cannot be sent to another process (a lambda) is left to the caller."""
+    missing = [
+        (spec, data)
+        for spec, data in figures
+        if _sendable(spec.draw) and not is_stored(cache_dir, spec.file, spec.draw, data)
+    ]
+    processes = min(len(missing), os.cpu_count() or 1)
+    if processes < 2:
+        return
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(processes, mp_context=context) as pool:
+        for done in [pool.submit(_store, cache_dir, spec, data) for spec, data in missing]:
+            done.result()
+
+
+def _sendable(draw: Any) -> bool:
+    try:
+        pickle.dumps(draw)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return False
+    return True
+
+
+def _data(document: Document, robustness: dict | None) -> list[tuple[FigureSpec, Any]]:
+    data = document.data_of_figures(robustness)
+    return [(spec, data[spec.file]) for spec in document.figures]
