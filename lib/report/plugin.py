@@ -324,7 +324,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def _draw_ahead(config: pytest.Config) -> None:
     """On a worker done with its tests while others still run: draw the figures of the
     documents whose claims it ran into the figure cache, for the controller's report to
-    copy. When each worker runs one document (as claims/scheduling.py has it), the first
+    copy. When each worker runs one document (as tests/scheduling.py has it), the first
     to finish would otherwise idle until the last one does, and the report would draw
     them after. The last worker to finish draws nothing: the report draws what is left
     side by side, sooner than this worker could one after another."""
