@@ -1,8 +1,28 @@
-"""Root pytest configuration: hypothesis profiles and the claims-audit plugin."""
+"""Root pytest configuration, shared by the audit (claims/) and the harness's own tests
+(tests/): hypothesis profiles, the claims-audit plugin, the JAX settings the experiments run
+under, the order tests start in and how they are spread over xdist workers, and the
+experiments as session fixtures (both folders' tests read them). The audit's own hooks (its
+documents, claims, data, robustness section, the warm audit) are claims/conftest.py's.
+
+The experiments are imported inside the fixtures: pytest loads this file before it parses
+the command line, and a usage error should not wait for jax and scipy to import.
+`scheduling` is tests/scheduling.py (tests/ is on pytest's `pythonpath`, pyproject.toml).
+"""
+
+from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
+import pytest
 from hypothesis import settings
+from scheduling import ALONE, DOCUMENTS, ByDocument, document_of
+
+if TYPE_CHECKING:
+    from uncertainty_claims.calibration.evaluation import CalibrationResults
+    from uncertainty_claims.orders import Orders
+    from uncertainty_claims.uncertainty.experiment import UncertaintyResult
+
 
 # "ci" (default): derandomized, so a run is reproducible and CI never flakes on a new example.
 # "dev": random exploration, for hunting counterexamples locally (HYPOTHESIS_PROFILE=dev).
@@ -14,3 +34,121 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # point under this same name (then this line adds nothing); named here for runs without
 # plugin autoloading (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1).
 pytest_plugins = ["uncertainty_claims.report.plugin"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The settings this suite's experiments run under, in the controller and in each xdist
+    worker, before any test module imports jax: deterministic GPU ops (XLA_FLAGS must be set
+    before JAX's backend starts) and the compiled-program cache. Both reach the processes
+    the tests start as environment variables (XLA_FLAGS, CLAIMS_COMPILATION_CACHE_DIR). The
+    claims-audit plugin itself leaves JAX alone."""
+    from uncertainty_claims.compile_cache import enable_compilation_cache
+    from uncertainty_claims.numerics import request_deterministic_gpu_ops
+
+    starts_jax = _may_keep_jax_from_starting()
+    request_deterministic_gpu_ops()
+    enable_compilation_cache()
+    if starts_jax and not hasattr(config, "workerinput") and not config.option.collectonly:
+        from uncertainty_claims.startup import jax_start_error
+
+        error = jax_start_error()
+        if error is not None:
+            raise pytest.UsageError(
+                f"JAX cannot start with XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}, "
+                f"JAX_PLATFORMS={os.environ.get('JAX_PLATFORMS', '')!r}: {error}"
+            )
+
+
+def _may_keep_jax_from_starting() -> bool:
+    """Whether XLA_FLAGS or JAX_PLATFORMS hold anything beyond the suite's own settings (which
+    its child processes inherit): then JAX is tried in a child before any worker starts
+    (lib/startup.py), so a bad flag is one usage error naming it."""
+    from uncertainty_claims.numerics import DETERMINISTIC_GPU_FLAG
+
+    flags = set(os.environ.get("XLA_FLAGS", "").split()) - {DETERMINISTIC_GPU_FLAG}
+    return bool(flags) or os.environ.get("JAX_PLATFORMS", "") not in ("", "cpu")
+
+
+def _start_order(item: pytest.Item) -> int:
+    """The 2-device sharding run first (the longest test, it shares nothing), then the tests
+    of the trained experiments: on an empty cache they train the recipes and fill the
+    compiled-program cache that the other slow tests' child processes then reuse; then
+    those, then the quick tests (so the last test beside `ALONE` is a quick one); `ALONE`
+    at the very end."""
+    if item.nodeid in ALONE:
+        return 4
+    if item.get_closest_marker("slow"):
+        return 0 if item.path.name == "test_sharding.py" else 2
+    fixtures = getattr(item, "fixturenames", ())
+    return 1 if any(name in fixtures for name in DOCUMENTS) else 3
+
+
+_GATE_SKIP = pytest.mark.skip(
+    reason="a slow gate (cold audits in two float orders, cold reruns): `make gate` runs them, "
+    "CI as its own step"
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if "gate" not in (config.option.markexpr or ""):  # chosen by `-m gate` only
+        for item in items:
+            if item.get_closest_marker("gate"):
+                item.add_marker(_GATE_SKIP)
+    items.sort(key=_start_order)  # stable: file order within each group
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Under `-n` (xdist's default `--dist load`), each document's test files on one worker
+    and `ALONE` last (claims/scheduling.py); an explicit other `--dist` is left to xdist."""
+    if config.getvalue("dist") != "load":
+        return None
+    return ByDocument(config, log, documents=DOCUMENTS, alone=ALONE)
+
+
+# The test whose set-up is under way: the one that first asks for a session fixture.
+_SETTING_UP = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.config.stash[_SETTING_UP] = item.nodeid
+
+
+def _fill_from(request: pytest.FixtureRequest, document: str) -> int:
+    """Where a process starts filling a document's missing orders (the `first` of
+    `calibration_orders` and `uncertainty_orders`).
+
+    The document's own tests run on one worker (claims/scheduling.py), beside the other
+    document's: the uncertainty worker starts with the faithful run, mostly one core's eager
+    replay, and the calibration worker with the scan orders, whose two nets fill both cores
+    in few threads. Cold audits (2 cores): 124 s and 111 s so, against 135 s and 130 s with
+    both faithful first, and 136 s when the uncertainty worker started with its scan. Another
+    file's tests, which may run beside the document's own, start one order further on, so
+    as not to queue on the entry the document's worker is computing.
+    """
+    nodeid = request.config.stash.get(_SETTING_UP, "")
+    start = 1 if document == "calibration" else 0
+    return start if document_of(nodeid, DOCUMENTS) == document else start + 1
+
+
+@pytest.fixture(scope="session")
+def calibration(
+    request: pytest.FixtureRequest, order_count: int | None
+) -> Orders[CalibrationResults]:
+    """Both calibration nets on seeds 0, 1, 2, trained per recipe in every valid float order
+    (or loaded from the cache; at least --orders of them); the faithful order first."""
+    from uncertainty_claims.calibration.evaluation import calibration_orders
+
+    return calibration_orders(first=_fill_from(request, "calibration"), n_orders=order_count)
+
+
+@pytest.fixture(scope="session")
+def uncertainty(
+    request: pytest.FixtureRequest, order_count: int | None
+) -> Orders[UncertaintyResult]:
+    """The uncertainty guide's recipe from root key 0 in every valid float order (or loaded
+    from the cache; at least --orders of them); the faithful order first."""
+    from uncertainty_claims.uncertainty.results import uncertainty_orders
+
+    return uncertainty_orders(first=_fill_from(request, "uncertainty"), n_orders=order_count)

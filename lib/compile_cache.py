@@ -17,7 +17,7 @@ the file. A file without the marker (stored by JAX's own store) is compiled afre
 replaced without a word. Entries are written to a temporary file and renamed into place, so a full disk or a
 kill leaves no partial entry; a failed write makes JAX warn "Error writing persistent
 compilation cache entry" and the run goes on with the program it compiled, uncached
-(claims/test_faults_compile_cache.py).
+(tests/test_faults_compile_cache.py).
 
 Only processes that call `enable_compilation_cache()` use the folder. It reaches child
 processes as `CLAIMS_COMPILATION_CACHE_DIR`, not as JAX's `JAX_COMPILATION_CACHE_DIR`, so

@@ -5,7 +5,7 @@ before JAX sees them, gives each process its CPU devices, selects JAX's gloo col
 for CPUs, joins the coordinator and checks that every process was told the same number
 of processes. After it, `jax.devices()` lists every process's devices, so
 `uncertainty_claims.sharding.run_mesh()` spans all of them and `train_nets` / `run_many` split their
-runs over every process (docs/MULTIHOST.md; claims/test_multiprocess.py).
+runs over every process (docs/MULTIHOST.md; tests/test_multiprocess.py).
 
 What JAX does not report as a Python error: when not every process joins within
 `init_timeout_s` (one died, was never started, or was told another coordinator or

@@ -7,7 +7,7 @@ program. The guide's ensemble step runs like that, and most of its cost is the P
 around the ops (Flax's module traversal, tracing `vmap` and `grad` anew each step). An
 `EagerTape` records the primitives one eager call executes, with where each input came
 from; replaying it calls the same primitives' implementations on the new inputs, so every
-result is the eager call's bit for bit (claims/test_recipe.py checks 30 ensemble steps).
+result is the eager call's bit for bit (tests/test_recipe.py checks 30 ensemble steps).
 
 Only for functions whose sequence of primitives does not depend on the values they see
 (no Python branching on array contents); `record` refuses a function whose outputs it

@@ -8,7 +8,7 @@ default, four calibration figures left their tolerances (cal-08b, cal-09c, cal-1
 cal-14) and the MC-Dropout trace no longer reproduced (unc-04a); under "highest" the MC
 trace matched the guide's to four digits and the calibration figures held. So the
 experiments' programs are traced under "highest"; on a CPU this changes no bit
-(claims/test_recipe.py).
+(tests/test_recipe.py).
 
 Determinism: by default XLA may sum in a different order from one GPU run to the next
 (atomic reductions), so two runs of the same seeds differed on the H200 (seed-0 Yat
@@ -17,7 +17,7 @@ The flag must be in XLA_FLAGS before JAX starts its backend; a CPU ignores it.
 
 Random bits: JAX lowers its threefry2x32 hash as straight-line code on every backend but
 the CPU, where it emits a loop of five rolled iterations (smaller programs). Both are the
-same uint32 arithmetic, so they give the same bits (claims/test_random_bits.py checks the
+same uint32 arithmetic, so they give the same bits (tests/test_random_bits.py checks the
 hash's published test vectors and JAX's own CPU lowering); the rolled loop carries its
 rotation amounts as data and passes every intermediate through memory, and on this
 2-core CPU it made the uncertainty recipe's dropout draws cost 2.2x as much as the

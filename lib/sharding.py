@@ -37,7 +37,7 @@ def default_mesh() -> Mesh | None:
 
     The experiments' cached runs use this, so a multi-GPU host spreads the seeds of a
     sweep without being asked; split or not, a run's result is the same
-    (claims/test_sharding.py).
+    (tests/test_sharding.py).
     """
     return run_mesh() if len(jax.devices()) > 1 else None
 

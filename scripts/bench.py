@@ -23,7 +23,7 @@ jobs; the CPU times much less so. Sections (`--only`, comma-separated; default a
   bit-for-bit check of the MC-Dropout outputs; `--spread-keys` adds more counts.
 - audit: `pytest claims -n WORKERS -m "claim or health"` (what `make audit` runs) with
   empty result and compiled-program caches (cold), then again on them (warm).
-- suite: the same for `pytest claims -n WORKERS` (what `make test` runs).
+- suite: the same for `pytest claims tests -n WORKERS` (what `make test` runs).
 - sweep: `train_nets` on `--seeds` seeds per net and `run_many` on `--keys` root keys, each
   a first call (compiling) and a steady one (the GPU targets: 1,000 seeds per net <= 30 s,
   1,000 keys <= 60 s, both including compilation).
@@ -703,9 +703,10 @@ def main() -> None:
             report.setdefault("uncertainty", {})["spread"] = spread
             report["uncertainty"]["spread_speedup"] = spread["spread_speedup"]
         elif section in ("audit", "suite"):
+            folders = ["claims"] if section == "audit" else ["claims", "tests"]
             marks = ["-m", "claim or health"] if section == "audit" else []
             report[section] = cold_and_warm(
-                ["claims", "-n", args.workers, *marks], not args.no_warm
+                [*folders, "-n", args.workers, *marks], not args.no_warm
             )
         elif section == "sweep":
             report[section] = bench_sweep(split, args.seeds, args.keys, args.repeats)

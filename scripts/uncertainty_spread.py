@@ -26,7 +26,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="also write the spreads as JSON here")
     args = parser.parse_args()
-    request_deterministic_gpu_ops()  # as claims/conftest.py does: same arithmetic, same cache keys
+    request_deterministic_gpu_ops()  # as conftest.py does: same arithmetic, same cache keys
     result = uncertainty_result()
     seed0 = {**headline_figures(result), **health_figures(result)}
     spreads = {kind: spread(kind) for kind in ("root_seeds", "float_noise")}

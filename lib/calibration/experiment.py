@@ -322,7 +322,7 @@ def run_nets(
 
     One net's program keeps about 1.6 of this machine's 2 cores busy (its matrices are
     small); two side by side fill them. Each program is the executable it would be alone,
-    so no result changes (claims/test_recipe.py).
+    so no result changes (tests/test_recipe.py).
     """
     with ThreadPoolExecutor(max_workers=len(NETS)) as pool:
         runs = {net: pool.submit(run_net, net, seeds, config, order) for net in NETS}

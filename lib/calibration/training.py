@@ -5,7 +5,7 @@ Three implementations of the same recipe, each a valid float order:
   net at a time, each batch through the documents' step (their `nnx.jit` update traced over
   the split model and optimizer state), in chunks of steps scanned on the device once each
   run has proved on its first chunk that the scan gives the step-by-step loop's bits. It
-  gives the same bits as `train_net_per_step` (claims/test_recipe.py) at about a quarter of
+  gives the same bits as `train_net_per_step` (tests/test_recipe.py) at about a quarter of
   the cost.
 - `train_net_per_step`: the documents' code as written (`nnx.jit` step, device arrays);
   the reference the faithful path is checked against.

@@ -325,7 +325,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def _draw_ahead(config: pytest.Config) -> None:
     """On a worker done with its tests while others still run: draw the figures of the
     documents whose claims it ran into the figure cache, for the controller's report to
-    copy. When each worker runs one document (as claims/scheduling.py has it), the first
+    copy. When each worker runs one document (as tests/scheduling.py has it), the first
     to finish would otherwise idle until the last one does, and the report would draw
     them after. The last worker to finish draws nothing: the report draws what is left
     side by side, sooner than this worker could one after another."""
@@ -686,17 +686,19 @@ def _error_record(meta: dict, reason: str) -> ClaimRecord:
 
 def _named_subset(config: pytest.Config) -> list[str]:
     """The command-line paths that name only part of the suite: a test, a file, or a folder
-    that does not hold every testpath. Empty when the suite's folders were run whole."""
+    that does not hold every testpath. A folder outside every testpath (another folder of
+    tests named beside the suite's, e.g. a project's own harness tests) cuts nothing from
+    the suite. Empty when the suite's folders were run whole."""
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         return []  # no paths given: the testpaths, or the current folder
-    testpaths = [config.rootpath / p for p in config.getini("testpaths")]
+    testpaths = [(config.rootpath / p).resolve() for p in config.getini("testpaths")]
     named = []
     for arg in config.args:
         path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
         whole = "::" not in arg and path.is_dir()
-        if not (
-            whole and all(t.resolve() == path or path in t.resolve().parents for t in testpaths)
-        ):
+        holds_all = all(t == path or path in t.parents for t in testpaths)
+        outside = not any(t == path or path in t.parents or t in path.parents for t in testpaths)
+        if not (whole and (holds_all or outside)):
             named.append(arg)
     return named
 

@@ -107,7 +107,7 @@ def run(
     bits, lib/eager_replay.py). ``"scan"`` (default) runs each
     training in one jitted ``lax.scan`` and the MC passes as one vmap: its MC-Dropout part
     equals the faithful one bit for bit on a CPU, its jitted ensemble is another valid
-    float order (claims/test_recipe.py).
+    float order (tests/test_recipe.py).
     ``nudge`` (an addition beside the recipe, off by default): if an int, 5% of each net's
     initial weights, chosen with that seed, are moved by one float32 ulp before training —
     a float-noise twin of the same run, for measuring how far rounding alone moves a figure.
@@ -265,7 +265,7 @@ def _graphdefs(c: UncertaintyConfig):
 def _initial_states(seeds: jax.Array, tkeys: jax.Array, *, c: UncertaintyConfig):
     # Threefry draws the same bits for a batch of keys as for each key alone, and the
     # initializers' float arithmetic is elementwise: these are run()'s initial weights
-    # (claims/test_sharding.py compares the trained results).
+    # (tests/test_sharding.py compares the trained results).
     def one(seed, tkey):
         mc, ensemble = _models(seed, tkey, c)
         return nnx.state(mc), nnx.state(ensemble)

@@ -190,7 +190,7 @@ def train_ensemble_loop(
       listing does (slow: Flax and JAX trace ``vmap`` and ``grad`` anew every step);
     - ``"replay"``: the guide's eager step once, recorded, then its per-op executables
       replayed on each step's state (:mod:`uncertainty_claims.eager_replay`): the same bits as ``"eager"``
-      (claims/test_recipe.py) at a fraction of the cost;
+      (tests/test_recipe.py) at a fraction of the cost;
     - ``"jit"``: the step under ``nnx.jit``, one fused program: another valid float order.
     ``nudge`` (not in the recipe; default off): see :func:`nudge_params`.
 

@@ -2,7 +2,7 @@
 
 Not claims: these tests check the claims' bookkeeping. A claim test exists for every spec
 and only for specs; the statement, reading and printed figures of each spec are written
-in its spec module only, never restated in another file of lib/ or claims/; and a spec
+in its spec module only, never restated in another file of lib/, claims/ or tests/; and a spec
 becomes the record the audit reads (lib/engine/claim.py).
 """
 
@@ -93,9 +93,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     **{
         (path, calibration.SPECS["cal-08b"].published): "a worked fault's NLL (at T = 20), "
         "not the post's temperature"
-        for path in ("lib/calibration/health.py", "claims/test_faults_metrics.py")
+        for path in ("lib/calibration/health.py", "tests/test_faults_metrics.py")
     },
-    ("claims/test_data.py", calibration.SPECS["cal-12a"].published): "an image size in an "
+    ("tests/test_data.py", calibration.SPECS["cal-12a"].published): "an image size in an "
     "IDX header, not the post's field magnitude",
     # Short round numbers that the post prints as seed spreads (cal-09e, cal-11e) and that
     # code and tests use for other things.
@@ -103,9 +103,9 @@ ALLOWED: dict[tuple[str, str], str] = {
         (path, calibration.SPECS["cal-09e"].published): reason
         for path, reason in (
             ("lib/calibration/figures.py", "a label's height on a reliability plot"),
-            ("claims/test_figures.py", "a toy interval's upper offset"),
-            ("claims/test_report_diff.py", "a toy tolerance"),
-            ("claims/test_sweep_subsets.py", "the sd of toy ECEs"),
+            ("tests/test_figures.py", "a toy interval's upper offset"),
+            ("tests/test_report_diff.py", "a toy tolerance"),
+            ("tests/test_sweep_subsets.py", "the sd of toy ECEs"),
         )
     },
     **{
@@ -114,9 +114,9 @@ ALLOWED: dict[tuple[str, str], str] = {
             ("lib/engine/prediction.py", "printing's half unit of a two-decimal figure"),
             ("lib/engine/sweep.py", "a standard error bound"),
             ("claims/properties/test_figure_rule.py", "printing's half unit"),
-            ("claims/test_faults_report.py", "a sleep in seconds"),
-            ("claims/test_report.py", "a toy tolerance"),
-            ("claims/test_report_diff.py", "a toy figure's move"),
+            ("tests/test_faults_report.py", "a sleep in seconds"),
+            ("tests/test_report.py", "a toy tolerance"),
+            ("tests/test_report_diff.py", "a toy figure's move"),
         )
     },
 }
@@ -160,14 +160,14 @@ def restated(files: list[Path], specs: dict[Path, ClaimSpecs]) -> dict[tuple[Pat
 def _scanned() -> list[Path]:
     return sorted(
         path
-        for folder in ("lib", "claims")
+        for folder in ("lib", "claims", "tests")
         for path in (ROOT / folder).rglob("*")
         if path.suffix in (".py", ".md") and path.is_file()
     )
 
 
 def test_each_statement_reading_and_figure_is_written_once():
-    """Outside its spec module, no file of lib/ or claims/ restates a claim's statement,
+    """Outside its spec module, no file of lib/, claims/ or tests/ restates a claim's statement,
     the reading of its words or a figure it publishes (test data uses other numbers)."""
     files = _scanned()
     assert len(files) > 50 and all(module in files for module in DOCUMENTS)

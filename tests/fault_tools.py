@@ -1,4 +1,4 @@
-"""Helpers of the fault tests (claims/test_faults_*.py): child processes and read-only folders.
+"""Helpers of the fault tests (tests/test_faults_*.py and others): child processes and read-only folders.
 
 Every child gets a timeout; `subprocess.run` kills it when the timeout expires, and `Popen`
 users below kill theirs in a `finally`, so no test leaves a process behind.

@@ -435,6 +435,28 @@ def test_partial_run_keeps_the_complete_report(tmp_path, args, env, reason):
     assert not (folder / "robustness-asked").exists()
 
 
+def test_a_folder_outside_the_testpaths_named_beside_them_cuts_nothing(tmp_path):
+    """`pytest claims tests` (make test): the suite's testpath and a folder of other tests
+    beside it is a complete audit, written to the report folder itself; a file of the
+    testpath named beside that folder is still a partial run. Bug fixed: naming the folder of
+    the harness's own tests made the run partial ("only part of the suite named: tests"), as
+    if it cut something from the suite (lib/report/plugin.py `_named_subset`)."""
+    folder = tmp_path / "project"
+    write_test_folder(folder / "suite", PARTIAL_MODULE)
+    ini = (folder / "suite" / "pytest.ini").rename(folder / "pytest.ini")
+    ini.write_text(ini.read_text() + "testpaths = suite\n")
+    (folder / "more").mkdir()
+    (folder / "more" / "test_more.py").write_text("def test_more():\n    pass\n")
+    whole = run_audit_pytest(folder, "suite", "more", "--report-dir", "out")
+    assert whole.returncode == 0, whole.stdout
+    assert "partial run" not in whole.stdout, whole.stdout
+    assert len(json.loads((folder / "out" / "audit.json").read_text())["claims"]) == 3
+    assert not (folder / "out" / "partial").exists()
+    cut = run_audit_pytest(folder, "suite/test_module.py", "more", "--report-dir", "out")
+    reason = "partial run (only part of the suite named: suite/test_module.py)"
+    assert reason in cut.stdout, cut.stdout
+
+
 def snapshot_of(folder: Path, sub: str) -> dict[str, bytes]:
     """`snapshot(folder / sub)`, keyed as part of `snapshot(folder)`."""
     return {f"{sub}/{name}": data for name, data in snapshot(folder / sub).items()}

@@ -14,7 +14,7 @@ from uncertainty_claims import warm_audit
 
 AUDIT = {"args": ["claims"], "markexpr": "claim or health", "keyword": "", "seeds": None}
 SUITE = {**AUDIT, "markexpr": ""}
-# What claims/conftest.py puts in the environment when a run starts (compile cache, GPU flags).
+# What conftest.py puts in the environment when a run starts (compile cache, GPU flags).
 _SET_BY_THE_SUITE = ("CLAIMS_COMPILATION_CACHE_DIR", "XLA_FLAGS")
 WORKERS = re.compile(r"^created: \d+/\d+ workers", re.MULTILINE)  # xdist's line
 
@@ -86,7 +86,7 @@ def test_auto_workers_become_none_once_the_audit_completed(tmp_path):
     the first starts xdist's workers and stamps the folder, the second runs in one process.
     A run that is not an audit (not selected by the claim and health marks alone) neither
     stamps nor skips the workers: its other tests do their work every run."""
-    suite = _run(tmp_path, "claims/test_warm_audit.py", "-k", "same_selection_only")
+    suite = _run(tmp_path, "tests/test_warm_audit.py", "-k", "same_selection_only")
     assert suite.returncode == 0, suite.stdout[-3000:]
     assert not (tmp_path / "cache" / warm_audit.STAMP_NAME).exists()
     audit = ("claims/test_uncertainty.py", "-m", "claim or health", "-k", "defaulted_scalar")

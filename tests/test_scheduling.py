@@ -1,4 +1,4 @@
-"""How the suite's tests are spread over xdist workers (claims/scheduling.py): each
+"""How the suite's tests are spread over xdist workers (tests/scheduling.py): each
 document's test files on one worker; the tests that need the whole machine last, beside at
 most one quick test."""
 
@@ -32,8 +32,9 @@ def pytest_sessionfinish(session):
             json.dump(EVENTS, handle)
 """
 
-FILES = ("test_calibration.py", "test_calibration_health.py", "test_uncertainty.py")
-FILES += ("test_uncertainty_health.py", "test_figures.py")  # the last: no document's file
+FILES = ("claims/test_calibration.py", "claims/test_calibration_health.py")
+FILES += ("claims/test_uncertainty.py", "claims/test_uncertainty_health.py")
+FILES += ("tests/test_figures.py",)  # no document's file
 
 
 def events(tmp_path, folder: Path, *args: str) -> list[tuple[str, str, str]]:
@@ -41,7 +42,7 @@ def events(tmp_path, folder: Path, *args: str) -> list[tuple[str, str, str]]:
     them, of `pytest -n 2 args` run in `folder`."""
     (tmp_path / "event_recorder.py").write_text(RECORDER)
     out = tmp_path / "events.json"
-    path = os.pathsep.join([str(tmp_path), str(REPO_ROOT / "claims")])
+    path = os.pathsep.join([str(tmp_path), str(REPO_ROOT / "tests")])
     run = subprocess.run(
         [*pytest_command("-n", "2", "-p", "event_recorder", *args)],
         cwd=folder,
@@ -58,17 +59,16 @@ def workers_by_file(tmp_path, *args: str) -> dict[str, set[str]]:
     """Which workers the suite's `FILES` go to, planned, not run (--setup-plan): xdist still
     sends each test to a worker."""
     found: dict[str, set[str]] = defaultdict(set)
-    files = (f"claims/{name}" for name in FILES)
-    for nodeid, _, worker in events(tmp_path, REPO_ROOT, *files, "--setup-plan", *args):
-        found[nodeid.split("::")[0].removeprefix("claims/")].add(worker)
+    for nodeid, _, worker in events(tmp_path, REPO_ROOT, *FILES, "--setup-plan", *args):
+        found[nodeid.split("::")[0]].add(worker)
     return found
 
 
 def test_each_documents_tests_run_on_one_worker(tmp_path):
     found = workers_by_file(tmp_path)
     assert set(found) == set(FILES)
-    calibration = found["test_calibration.py"] | found["test_calibration_health.py"]
-    uncertainty = found["test_uncertainty.py"] | found["test_uncertainty_health.py"]
+    calibration = found["claims/test_calibration.py"] | found["claims/test_calibration_health.py"]
+    uncertainty = found["claims/test_uncertainty.py"] | found["claims/test_uncertainty_health.py"]
     assert len(calibration) == 1 and len(uncertainty) == 1 and calibration != uncertainty
 
 

@@ -1,4 +1,4 @@
-"""How this suite's tests are spread over xdist workers (claims/conftest.py uses it).
+"""How this suite's tests are spread over xdist workers (the root conftest.py uses it).
 
 - One document's test files (test_<document>*.py) run on one worker. Their tests wait on
   the same trained results: spread over workers, every worker would queue on one
@@ -16,7 +16,7 @@ from xdist.scheduler import LoadScopeScheduling
 DOCUMENTS = ("calibration", "uncertainty")  # the suite's fixtures of each document's results
 
 ALONE = (
-    "claims/test_multiprocess.py::"
+    "tests/test_multiprocess.py::"
     "test_two_processes_hold_the_one_process_results_and_only_process_0_writes",
 )
 """This suite's tests that need the whole machine: three JAX processes, 38 s alone on 2

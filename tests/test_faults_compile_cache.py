@@ -131,7 +131,7 @@ def test_disk_that_cannot_take_a_program_runs_uncached_and_says_so(tmp_path):
     folder = tmp_path / "run"
     folder.mkdir()
     (folder / "test_full_disk.py").write_text(textwrap.dedent(FULL_DISK_MODULE))
-    # The compiled-program cache is this suite's setting (claims/conftest.py), not the plugin's.
+    # The compiled-program cache is this suite's setting (conftest.py), not the plugin's.
     (folder / "conftest.py").write_text(COMPILE_CACHE_CONFTEST)
     cache_dir = tmp_path / "cache"
     command = pytest_command(

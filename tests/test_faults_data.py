@@ -1,4 +1,4 @@
-"""Data faults beyond claims/test_data.py::TestBadData: a data folder that is a file or cannot be
+"""Data faults beyond tests/test_data.py::TestBadData: a data folder that is a file or cannot be
 read, and broken data met by a whole audit run (which must fail with the data error, not crash).
 """
 
