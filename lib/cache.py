@@ -12,7 +12,6 @@ a file lock makes concurrent processes compute each entry once.
 from __future__ import annotations
 
 import ast
-import contextlib
 import functools
 import hashlib
 import importlib.metadata
@@ -25,8 +24,7 @@ import tempfile
 import threading
 import time
 import zipfile
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextvars import ContextVar
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -230,25 +228,6 @@ def arrays_digest(arrays: Mapping[str, np.ndarray]) -> str:
     return digest.hexdigest()
 
 
-class NotStored(LookupError):
-    """Within `stored_only()`: the entry asked for is not in the cache (or is being computed)."""
-
-
-_STORED_ONLY: ContextVar[bool] = ContextVar("stored_only", default=False)
-
-
-@contextlib.contextmanager
-def stored_only() -> Iterator[None]:
-    """Within this block (in this thread), `cached` serves what the cache holds and raises
-    NotStored where it would compute the entry or wait for a process computing it: for
-    work worth doing only on results that are already there."""
-    token = _STORED_ONLY.set(True)
-    try:
-        yield
-    finally:
-        _STORED_ONLY.reset(token)
-
-
 @dataclass(frozen=True)
 class CacheResult:
     """Arrays of one entry and how they were obtained ("hit", "computed" or "uncached")."""
@@ -367,17 +346,17 @@ def cached(
         _say(f"computed {name} in {time.perf_counter() - start:.1f} s")
         return arrays
 
-    stored_only = _STORED_ONLY.get()
     try:
         directory.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(path) + ".lock", timeout=_LOCK_TIMEOUT_S)
-        lock.acquire(timeout=0 if stored_only else None)
-    except Timeout as error:  # stored_only: another process is computing the entry
-        raise NotStored(f"{name} is being computed elsewhere") from error
-    except OSError as error:
-        if stored_only:
-            raise NotStored(f"the cache folder {directory} cannot be used ({error})") from error
-        _say(f"cache folder {directory} is not writable ({error}); running without a cache")
+        lock.acquire()
+    except OSError as error:  # filelock's Timeout is an OSError too
+        if isinstance(error, Timeout):
+            _say(
+                f"another process has held {name}'s lock for {_LOCK_TIMEOUT_S} s; running without a cache"
+            )
+        else:
+            _say(f"cache folder {directory} is not writable ({error}); running without a cache")
         start = time.perf_counter()
         arrays = run()
         _event(name, "uncached", time.perf_counter() - start)
@@ -388,8 +367,6 @@ def cached(
             _say(f"cache hit: {name}")
             _event(name, "hit", 0.0)
             return CacheResult(arrays, "hit", path)
-        if stored_only:
-            raise NotStored(f"{name} is not in the cache")
         start = time.perf_counter()
         arrays = run()
         status = "computed"

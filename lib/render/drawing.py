@@ -18,7 +18,6 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from uncertainty_claims import cache
 from uncertainty_claims.render.canvas import save
 from uncertainty_claims.render.documents import Document, FigureSpec
 from uncertainty_claims.render.figure_cache import (
@@ -110,29 +109,6 @@ def draw_all(
         else:
             paths.append(cached_figure(cache_dir, spec.file, spec.draw, data[spec.file], save, folder)[0])  # fmt: skip
     return paths
-
-
-def draw_ahead(
-    cache_dir: Path, documents: Iterable[Document], robustness: dict | None = None
-) -> None:
-    """Draw the figures of `documents` that `cache_dir` lacks into it, one after another in
-    this process, as `draw_all` would draw them with the `robustness` section: the
-    robustness figure too when given one that has claims to draw. A figure drawn without
-    the section's intervals is drawn again by a report that has them. Only documents whose
-    figure data the cache already holds are drawn: nothing is computed here."""
-    data = {}
-    stored = []
-    for document in documents:
-        try:  # from stored results only: a worker drawing ahead never trains
-            with cache.stored_only():
-                data |= {spec.file: value for spec, value in _data(document, robustness)}
-            stored.append(document)
-        except cache.NotStored:
-            continue  # the report draws it once the results are there
-    data[ROBUSTNESS.file] = robustness
-    for _, spec, _ in _specs(stored, robustness):
-        if not is_stored(cache_dir, spec.file, spec.draw, data[spec.file]):
-            _store(cache_dir, spec, data[spec.file])
 
 
 def _store(cache_dir: Path, spec: FigureSpec, data: Any) -> None:

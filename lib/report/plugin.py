@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import tempfile
 import threading
@@ -202,9 +201,6 @@ def _report_dir(config: pytest.Config) -> Path:
     return path
 
 
-# The documents whose claims this process ran.
-_DOCUMENTS_RUN = pytest.StashKey[set[str]]()
-
 # Every claim collected, node id -> meta (before -k / -m deselection), and the node ids of the
 # claims left to run: a report is complete only when every collected claim ran.
 _COLLECTED = pytest.StashKey[dict[str, dict]]()
@@ -271,7 +267,6 @@ def claim(request: pytest.FixtureRequest) -> Claim:
         origin=marker.kwargs.get("origin", "document"),
         gates=marker.kwargs.get("gates", True),
     )
-    request.config.stash.setdefault(_DOCUMENTS_RUN, set()).add(meta.document)
     return Claim(meta, request.node.user_properties)
 
 
@@ -319,65 +314,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         if _COLLECTED in session.config.stash:
             output["claims_collected"] = json.dumps(session.config.stash[_COLLECTED])
             output["claims_selected"] = json.dumps(session.config.stash.get(_SELECTED, []))
-        _draw_ahead(session.config)
-
-
-def _draw_ahead(config: pytest.Config) -> None:
-    """On a worker done with its tests while others still run: draw the figures of the
-    documents whose claims it ran into the figure cache, for the controller's report to
-    copy. When each worker runs one document (as tests/scheduling.py has it), the first
-    to finish would otherwise idle until the last one does, and the report would draw
-    them after. The last worker to finish draws nothing: the report draws what is left
-    side by side, sooner than this worker could one after another."""
-    ran = config.stash.get(_DOCUMENTS_RUN, set())
-    if not ran or config.getoption("--no-report") or config.workerinput["workercount"] < 2:
-        return
-    if not _others_still_running(config.workerinput):
-        return
-    try:
-        # imported late: they pull in matplotlib
-        from uncertainty_claims.render import drawing
-        from uncertainty_claims.report import audit
-
-        documents = audit.registered(config.hook.pytest_claims_audit_documents(config=config))
-        drawing.draw_ahead(
-            cache.default_cache_dir() / "figures",
-            [d for d in documents if d.name in ran],
-            robustness=_stored_robustness(config, documents),
-        )
-    except Exception as error:  # a speed-up only: the report draws what is missing
-        cache.progress_writer(
-            f"[claims] drawing the figures ahead failed ({type(error).__name__}: {error}); "
-            "the report draws them"
-        )
-
-
-def _others_still_running(workerinput: dict) -> bool:
-    """Whether another worker of this run has yet to finish: each worker leaves a mark on
-    finishing, and the last one removes the marks. Two workers finishing at once may both
-    count themselves last (nothing is drawn ahead; the report draws it)."""
-    marks = Path(tempfile.gettempdir()) / f"claims-finished-{workerinput['testrunuid']}"
-    marks.mkdir(exist_ok=True)
-    (marks / workerinput["workerid"]).touch()
-    if len(list(marks.iterdir())) < workerinput["workercount"]:
-        return True
-    shutil.rmtree(marks, ignore_errors=True)
-    return False
-
-
-def _stored_robustness(config: pytest.Config, documents: list) -> dict | None:
-    """The robustness section as the report of a complete audit of `documents` computes it,
-    when every result behind it is already in the cache (its figures can then be drawn
-    ahead too); else None."""
-    try:
-        with cache.stored_only():
-            return config.hook.pytest_claims_audit_robustness(
-                config=config,
-                documents=[d.name for d in documents],
-                sweep=config.getoption("--seeds"),
-            )
-    except cache.NotStored:
-        return None
 
 
 def _preload(config: pytest.Config) -> None:
