@@ -19,12 +19,12 @@ import pytest
 
 from uncertainty_claims import data, metrics
 from uncertainty_claims.calibration import evaluation
+from uncertainty_claims.calibration.claims.specs import SPECS as CALIBRATION
 from uncertainty_claims.calibration.models import build_model
 from uncertainty_claims.calibration.training import TrainConfig, batch_indices
-from uncertainty_claims.claims.calibration import SPECS as CALIBRATION
-from uncertainty_claims.claims.uncertainty import SPECS as UNCERTAINTY
 from uncertainty_claims.numerics import full_precision
 from uncertainty_claims.uncertainty import experiment as uncertainty_experiment
+from uncertainty_claims.uncertainty.claims.specs import SPECS as UNCERTAINTY
 
 pytestmark = pytest.mark.fault
 
