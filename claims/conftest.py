@@ -11,7 +11,7 @@ import os
 from typing import TYPE_CHECKING
 
 import pytest
-from scheduling import ALONE, DOCUMENTS, ByDocument, document_of
+from scheduling import ALONE, DOCUMENTS, ByDocument
 
 if TYPE_CHECKING:
     from uncertainty_claims.calibration.evaluation import CalibrationResults
@@ -103,52 +103,22 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     return ByDocument(config, log, documents=DOCUMENTS, alone=ALONE)
 
 
-# The test whose set-up is under way: the one that first asks for a session fixture.
-_SETTING_UP = pytest.StashKey[str]()
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    item.config.stash[_SETTING_UP] = item.nodeid
-
-
-def _fill_from(request: pytest.FixtureRequest, document: str) -> int:
-    """Where a process starts filling a document's missing orders (the `first` of
-    `calibration_orders` and `uncertainty_orders`).
-
-    The document's own tests run on one worker (claims/scheduling.py), beside the other
-    document's: the uncertainty worker starts with the faithful run, mostly one core's eager
-    replay, and the calibration worker with the scan orders, whose two nets fill both cores
-    in few threads. Cold audits (2 cores): 124 s and 111 s so, against 135 s and 130 s with
-    both faithful first, and 136 s when the uncertainty worker started with its scan. Another
-    file's tests, which may run beside the document's own, start one order further on, so
-    as not to queue on the entry the document's worker is computing.
-    """
-    nodeid = request.config.stash.get(_SETTING_UP, "")
-    start = 1 if document == "calibration" else 0
-    return start if document_of(nodeid, DOCUMENTS) == document else start + 1
-
-
 @pytest.fixture(scope="session")
-def calibration(
-    request: pytest.FixtureRequest, order_count: int | None
-) -> Orders[CalibrationResults]:
+def calibration(order_count: int | None) -> Orders[CalibrationResults]:
     """Both calibration nets on seeds 0, 1, 2, trained per recipe in every valid float order
     (or loaded from the cache; at least --orders of them); the faithful order first."""
     from uncertainty_claims.calibration.evaluation import calibration_orders
 
-    return calibration_orders(first=_fill_from(request, "calibration"), n_orders=order_count)
+    return calibration_orders(n_orders=order_count)
 
 
 @pytest.fixture(scope="session")
-def uncertainty(
-    request: pytest.FixtureRequest, order_count: int | None
-) -> Orders[UncertaintyResult]:
+def uncertainty(order_count: int | None) -> Orders[UncertaintyResult]:
     """The uncertainty guide's recipe from root key 0 in every valid float order (or loaded
     from the cache; at least --orders of them); the faithful order first."""
     from uncertainty_claims.uncertainty.results import uncertainty_orders
 
-    return uncertainty_orders(first=_fill_from(request, "uncertainty"), n_orders=order_count)
+    return uncertainty_orders(n_orders=order_count)
 
 
 def pytest_claims_audit_documents() -> list:
