@@ -11,7 +11,6 @@ import os
 from typing import TYPE_CHECKING
 
 import pytest
-from scheduling import ALONE, DOCUMENTS, ByDocument
 
 if TYPE_CHECKING:
     from uncertainty_claims.calibration.evaluation import CalibrationResults
@@ -66,13 +65,52 @@ def _may_keep_jax_from_starting() -> bool:
     return bool(flags) or os.environ.get("JAX_PLATFORMS", "") not in ("", "cpu")
 
 
+DOCUMENTS = ("calibration", "uncertainty")  # the suite's fixtures of each document's results
+
+LAST = (
+    "claims/test_multiprocess.py::"
+    "test_two_processes_hold_the_one_process_results_and_only_process_0_writes",
+)
+"""Three JAX processes (38 s alone on 2 cores, over a minute beside a training): collected,
+so handed out, last, so that no training runs beside it, only the last few tests."""
+
+
+def _document_of(nodeid: str) -> str | None:
+    """The document whose experiments a test file checks, by its name: test_<document>*.py."""
+    stem = nodeid.split("::", 1)[0].rpartition("/")[2].removesuffix(".py")
+    return next((d for d in DOCUMENTS if stem.startswith(f"test_{d}")), None)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Under `-n` (xdist's default `--dist load`), each document's test files are one work
+    unit, so on one worker; the other tests are load-balanced one by one, in collection
+    order (`_start_order`). One document's tests wait on the same trained results: spread
+    over workers, every worker would queue on one document's trainings in turn; grouped, the
+    two documents' experiments train side by side. An explicit other `--dist` is xdist's.
+
+    This is xdist's own `--dist loadgroup` with an `xdist_group` mark per document, written
+    as xdist writes it (its LoadGroupScheduling is this `_split_scope`): with pytest 9.2,
+    pytest-xdist 3.8's loadgroup groups nothing (it marks a group by renaming the node id
+    through a field pytest no longer reads: pytest-xdist issue 1386)."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByDocument(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _document_of(nodeid) or nodeid
+
+    return ByDocument(config, log)
+
+
 def _start_order(item: pytest.Item) -> int:
     """The 2-device sharding run first (the longest test, it shares nothing), then the tests
     of the trained experiments: on an empty cache they train the recipes and fill the
     compiled-program cache that the other slow tests' child processes then reuse; then
-    those, then the quick tests (so the last test beside `ALONE` is a quick one); `ALONE`
-    at the very end."""
-    if item.nodeid in ALONE:
+    those, then the quick tests; `LAST` at the very end. (xdist hands out the two document
+    groups before any single test, then the rest in this order.)"""
+    if item.nodeid in LAST:
         return 4
     if item.get_closest_marker("slow"):
         return 0 if item.path.name == "test_sharding.py" else 2
@@ -92,15 +130,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if item.get_closest_marker("gate"):
                 item.add_marker(_GATE_SKIP)
     items.sort(key=_start_order)  # stable: file order within each group
-
-
-@pytest.hookimpl(optionalhook=True, tryfirst=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """Under `-n` (xdist's default `--dist load`), each document's test files on one worker
-    and `ALONE` last (claims/scheduling.py); an explicit other `--dist` is left to xdist."""
-    if config.getvalue("dist") != "load":
-        return None
-    return ByDocument(config, log, documents=DOCUMENTS, alone=ALONE)
 
 
 @pytest.fixture(scope="session")
