@@ -6,7 +6,6 @@ documents, claims, data, robustness section, the warm audit) are claims/conftest
 
 The experiments are imported inside the fixtures: pytest loads this file before it parses
 the command line, and a usage error should not wait for jax and scipy to import.
-`scheduling` is tests/scheduling.py (tests/ is on pytest's `pythonpath`, pyproject.toml).
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
-from scheduling import ALONE, DOCUMENTS, ByDocument, document_of
 
 if TYPE_CHECKING:
     from uncertainty_claims.calibration.evaluation import CalibrationResults
@@ -69,13 +67,52 @@ def _may_keep_jax_from_starting() -> bool:
     return bool(flags) or os.environ.get("JAX_PLATFORMS", "") not in ("", "cpu")
 
 
+DOCUMENTS = ("calibration", "uncertainty")  # the suite's fixtures of each document's results
+
+LAST = (
+    "tests/test_multiprocess.py::"
+    "test_two_processes_hold_the_one_process_results_and_only_process_0_writes",
+)
+"""Three JAX processes (38 s alone on 2 cores, over a minute beside a training): collected,
+so handed out, last, so that no training runs beside it, only the last few tests."""
+
+
+def _document_of(nodeid: str) -> str | None:
+    """The document whose experiments a test file checks, by its name: test_<document>*.py."""
+    stem = nodeid.split("::", 1)[0].rpartition("/")[2].removesuffix(".py")
+    return next((d for d in DOCUMENTS if stem.startswith(f"test_{d}")), None)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Under `-n` (xdist's default `--dist load`), each document's test files are one work
+    unit, so on one worker; the other tests are load-balanced one by one, in collection
+    order (`_start_order`). One document's tests wait on the same trained results: spread
+    over workers, every worker would queue on one document's trainings in turn; grouped, the
+    two documents' experiments train side by side. An explicit other `--dist` is xdist's.
+
+    This is xdist's own `--dist loadgroup` with an `xdist_group` mark per document, written
+    as xdist writes it (its LoadGroupScheduling is this `_split_scope`): with pytest 9.2,
+    pytest-xdist 3.8's loadgroup groups nothing (it marks a group by renaming the node id
+    through a field pytest no longer reads: pytest-xdist issue 1386)."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByDocument(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _document_of(nodeid) or nodeid
+
+    return ByDocument(config, log)
+
+
 def _start_order(item: pytest.Item) -> int:
     """The 2-device sharding run first (the longest test, it shares nothing), then the tests
     of the trained experiments: on an empty cache they train the recipes and fill the
     compiled-program cache that the other slow tests' child processes then reuse; then
-    those, then the quick tests (so the last test beside `ALONE` is a quick one); `ALONE`
-    at the very end."""
-    if item.nodeid in ALONE:
+    those, then the quick tests; `LAST` at the very end. (xdist hands out the two document
+    groups before any single test, then the rest in this order.)"""
+    if item.nodeid in LAST:
         return 4
     if item.get_closest_marker("slow"):
         return 0 if item.path.name == "test_sharding.py" else 2
@@ -97,58 +134,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=_start_order)  # stable: file order within each group
 
 
-@pytest.hookimpl(optionalhook=True, tryfirst=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """Under `-n` (xdist's default `--dist load`), each document's test files on one worker
-    and `ALONE` last (claims/scheduling.py); an explicit other `--dist` is left to xdist."""
-    if config.getvalue("dist") != "load":
-        return None
-    return ByDocument(config, log, documents=DOCUMENTS, alone=ALONE)
-
-
-# The test whose set-up is under way: the one that first asks for a session fixture.
-_SETTING_UP = pytest.StashKey[str]()
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    item.config.stash[_SETTING_UP] = item.nodeid
-
-
-def _fill_from(request: pytest.FixtureRequest, document: str) -> int:
-    """Where a process starts filling a document's missing orders (the `first` of
-    `calibration_orders` and `uncertainty_orders`).
-
-    The document's own tests run on one worker (claims/scheduling.py), beside the other
-    document's: the uncertainty worker starts with the faithful run, mostly one core's eager
-    replay, and the calibration worker with the scan orders, whose two nets fill both cores
-    in few threads. Cold audits (2 cores): 124 s and 111 s so, against 135 s and 130 s with
-    both faithful first, and 136 s when the uncertainty worker started with its scan. Another
-    file's tests, which may run beside the document's own, start one order further on, so
-    as not to queue on the entry the document's worker is computing.
-    """
-    nodeid = request.config.stash.get(_SETTING_UP, "")
-    start = 1 if document == "calibration" else 0
-    return start if document_of(nodeid, DOCUMENTS) == document else start + 1
-
-
 @pytest.fixture(scope="session")
-def calibration(
-    request: pytest.FixtureRequest, order_count: int | None
-) -> Orders[CalibrationResults]:
+def calibration(order_count: int | None) -> Orders[CalibrationResults]:
     """Both calibration nets on seeds 0, 1, 2, trained per recipe in every valid float order
     (or loaded from the cache; at least --orders of them); the faithful order first."""
     from uncertainty_claims.calibration.evaluation import calibration_orders
 
-    return calibration_orders(first=_fill_from(request, "calibration"), n_orders=order_count)
+    return calibration_orders(n_orders=order_count)
 
 
 @pytest.fixture(scope="session")
-def uncertainty(
-    request: pytest.FixtureRequest, order_count: int | None
-) -> Orders[UncertaintyResult]:
+def uncertainty(order_count: int | None) -> Orders[UncertaintyResult]:
     """The uncertainty guide's recipe from root key 0 in every valid float order (or loaded
     from the cache; at least --orders of them); the faithful order first."""
     from uncertainty_claims.uncertainty.results import uncertainty_orders
 
-    return uncertainty_orders(first=_fill_from(request, "uncertainty"), n_orders=order_count)
+    return uncertainty_orders(n_orders=order_count)

@@ -1,17 +1,15 @@
-"""How the suite's tests are spread over xdist workers (tests/scheduling.py): each
-document's test files on one worker; the tests that need the whole machine last, beside at
-most one quick test."""
+"""How the suite's tests are spread over xdist workers (the root conftest.py): each
+document's test files on one worker; an explicit `--dist` is xdist's; the three-process test
+is handed out last."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections import defaultdict
 from pathlib import Path
 
 from fault_tools import REPO_ROOT, TIMEOUT_S, child_env, pytest_command
-from scheduling import ALONE
 
 # Records, in the controller, which worker ran each test.
 RECORDER = """
@@ -42,11 +40,10 @@ def events(tmp_path, folder: Path, *args: str) -> list[tuple[str, str, str]]:
     them, of `pytest -n 2 args` run in `folder`."""
     (tmp_path / "event_recorder.py").write_text(RECORDER)
     out = tmp_path / "events.json"
-    path = os.pathsep.join([str(tmp_path), str(REPO_ROOT / "tests")])
     run = subprocess.run(
         [*pytest_command("-n", "2", "-p", "event_recorder", *args)],
         cwd=folder,
-        env=child_env(PYTHONPATH=path, EVENTS_OUT=str(out)),
+        env=child_env(PYTHONPATH=str(tmp_path), EVENTS_OUT=str(out)),
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,
@@ -79,67 +76,21 @@ def test_an_explicit_dist_mode_is_xdists(tmp_path):
     assert found == {name: {"gw0", "gw1"} for name in FILES}
 
 
-TINY_CONFTEST = """
-import pytest
-from scheduling import ByDocument
+LAST = (
+    "tests/test_multiprocess.py::"
+    "test_two_processes_hold_the_one_process_results_and_only_process_0_writes"
+)
 
 
-def pytest_collection_modifyitems(items):
-    items.sort(key=lambda item: item.name == "test_alone")
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_xdist_make_scheduler(config, log):
-    return ByDocument(config, log, documents=(), alone=("test_tiny.py::test_alone",))
-"""
-
-TINY_TESTS = """
-import time
-
-
-def test_long():
-    time.sleep(4)
-
-
-def test_quick(n):
-    time.sleep(0.05)
-
-
-def pytest_generate_tests(metafunc):
-    if "n" in metafunc.fixturenames:
-        metafunc.parametrize("n", range(8))
-
-
-def test_alone():
-    pass
-"""
-
-
-def test_a_test_that_needs_the_machine_waits_for_the_others(tmp_path):
-    """A worker through with the quick tests while the other still runs the long one does
-    not start the `alone` test: it starts after the long one, beside at most one held
-    quick test (without the wait it starts some 3.5 s into the long one)."""
-    folder = tmp_path / "tiny"
-    folder.mkdir()
-    (folder / "conftest.py").write_text(TINY_CONFTEST)
-    (folder / "test_tiny.py").write_text(TINY_TESTS)
-    seen = events(tmp_path, folder)
-    alone = "test_tiny.py::test_alone"
-    start = next(
-        i for i, (nodeid, when, _) in enumerate(seen) if (nodeid, when) == (alone, "setup")
-    )
-    ended = {nodeid for nodeid, when, _ in seen[:start] if when == "teardown"}
-    assert "test_tiny.py::test_long" in ended
-    others = {nodeid for nodeid, _, _ in seen} - {alone}
-    assert len(others) == 9 and len(others - ended) <= 1
-
-
-def test_every_alone_test_exists():
+def test_the_three_process_test_is_handed_out_last():
+    """xdist hands out the two document groups first, then single tests in collection order:
+    the three-process test, collected last, runs beside at most the last quick tests."""
     collected = subprocess.run(
-        pytest_command("--collect-only", "-q", *{nodeid.split("::")[0] for nodeid in ALONE}),
+        pytest_command("--collect-only", "-q", "claims", "tests"),
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,
     )
-    assert set(ALONE) <= set(collected.stdout.split()), collected.stdout[-2000:]
+    tests = [line for line in collected.stdout.splitlines() if "::" in line]
+    assert tests and tests[-1] == LAST, collected.stdout[-2000:]

@@ -193,14 +193,7 @@ def calibration_results(
     return CalibrationResults(split, runs, per_seed, order, runs_key(runs, seeds, order))
 
 
-def calibration_orders(first: int = 0, n_orders: int | None = None) -> Orders[CalibrationResults]:
+def calibration_orders(n_orders: int | None = None) -> Orders[CalibrationResults]:
     """Both nets on the published seeds in at least `n_orders` valid orders (`order_names`;
-    default `ORDERS`), faithful first.
-
-    `first` rotates the order in which missing orders are trained: parallel workers that
-    each start with another order fill the cache side by side instead of queueing on one.
-    """
-    names = order_names(n_orders)
-    rotated = names[first % len(names) :] + names[: first % len(names)]
-    results = {order: calibration_results(order=order) for order in rotated}
-    return Orders({order: results[order] for order in names})
+    default `ORDERS`), faithful first."""
+    return Orders({order: calibration_results(order=order) for order in order_names(n_orders)})

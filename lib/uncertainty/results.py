@@ -135,31 +135,22 @@ def twins(
 
 
 def uncertainty_orders(
-    config: UncertaintyConfig = UncertaintyConfig(), first: int = 0, n_orders: int | None = None
+    config: UncertaintyConfig = UncertaintyConfig(), n_orders: int | None = None
 ) -> Orders:
     """Key 0's results in at least `n_orders` valid orders (default 22): the guide's own,
-    one jitted scan per training, and whole batches of 20 float-rounding twins.
-
-    `first` rotates the order in which missing entries are computed, so that parallel
-    workers fill the cache side by side instead of queueing on one entry.
-    """
+    one jitted scan per training, and whole batches of 20 float-rounding twins."""
     batches = twin_batches(n_orders, len(SPREAD_NUDGES), document="uncertainty")
 
     def batch_of_twins(batch: int) -> dict:
         pairs = zip(twin_nudges(batch), twins(config, batch), strict=True)
         return {f"twin-{nudge}": twin for nudge, twin in pairs}
 
-    parts = [
-        lambda: {FAITHFUL: uncertainty_result(0, config)},
-        lambda: {"scan": uncertainty_result(0, config, "scan")},
-        *(functools.partial(batch_of_twins, b) for b in range(batches)),
-    ]
-    k = first % len(parts)
-    results = {}
-    for part in parts[k:] + parts[:k]:
-        results |= part()
-    first_two = {FAITHFUL: results.pop(FAITHFUL), "scan": results.pop("scan")}
-    by_nudge = sorted(results.items(), key=lambda item: int(item[0].removeprefix("twin-")))
+    first_two = {
+        FAITHFUL: uncertainty_result(0, config),
+        "scan": uncertainty_result(0, config, "scan"),
+    }
+    twins_all = {name: twin for b in range(batches) for name, twin in batch_of_twins(b).items()}
+    by_nudge = sorted(twins_all.items(), key=lambda item: int(item[0].removeprefix("twin-")))
     return Orders(first_two | dict(by_nudge))
 
 
