@@ -357,6 +357,9 @@ PARTIAL_MODULE = """
     @claim_marker("c-2")
     def test_two(claim):
         if os.environ.get("STOP_HERE"):  # an experiment that is running when Ctrl-C comes
+            deadline = time.monotonic() + 30  # c-1's record reaches the report first
+            while not Path("c-1-recorded").exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
             Path("running").touch()
             time.sleep(60)
         claim.close_to(1.0, "1.0", 0.1)
@@ -366,6 +369,7 @@ PARTIAL_MODULE = """
         claim.close_to(float(os.environ.get("C3_MEASURES", "1.0")), "1.0", 0.1)
 """
 # The robustness section is computed after the claims; this records that it was asked for.
+# And the process writing the report (the xdist controller) marks when it has c-1's result.
 SPY_CONFTEST = """
     from pathlib import Path
     from uncertainty_claims.report import audit
@@ -374,6 +378,15 @@ SPY_CONFTEST = """
         Path("robustness-asked").touch()
 
     audit.robustness = spy
+
+    IN_A_WORKER = []
+
+    def pytest_configure(config):
+        IN_A_WORKER.append(hasattr(config, "workerinput"))
+
+    def pytest_runtest_logreport(report):
+        if not IN_A_WORKER[0] and report.when == "call" and report.nodeid.endswith("test_one"):
+            Path("c-1-recorded").touch()
 """
 
 
@@ -384,6 +397,7 @@ def partial_run_folder(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
     complete = run_audit_pytest(folder, "--report-dir", "out")
     assert complete.returncode == 0, complete.stdout
     (folder / "robustness-asked").unlink()
+    (folder / "c-1-recorded").unlink()
     return folder, snapshot(folder / "out")
 
 
