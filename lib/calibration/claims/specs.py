@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from flax import nnx
 
-from uncertainty_claims import metrics
+from uncertainty_claims import data, metrics
 from uncertainty_claims.calibration.claims.bootstrap import claim_intervals
 from uncertainty_claims.calibration.claims.measures import (
     bad_retraining_gap,
@@ -364,6 +364,20 @@ rounding of one forward pass in another program; another batch of 256 rows moves
 percents."""
 
 
+class _RowsAsFloat:
+    """The training rows of uint8 `images` as float32, converted only where indexed (the
+    conversion is elementwise, so these are the bits of converting every row first)."""
+
+    def __init__(self, images: np.ndarray, rows: np.ndarray):
+        self._images, self._rows = images, rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index: np.ndarray) -> np.ndarray:
+        return data.to_float(self._images[self._rows[index]])
+
+
 def heldout_only_for_temperature(c: CalibrationResults, published: Published) -> Judgement:
     """The batches the run trained on, read from what it recorded: each net's and seed's
     loss at step 1 is its initial net's mean cross-entropy on the recipe's first batch of the
@@ -372,19 +386,18 @@ def heldout_only_for_temperature(c: CalibrationResults, published: Published) ->
     import jax.numpy as jnp
     import optax
 
-    from uncertainty_claims import data
     from uncertainty_claims.calibration.training import TrainConfig, batch_indices
     from uncertainty_claims.numerics import full_precision
 
     train = data.load_fashion_mnist("train")
     rows, _ = data.fashion_split(len(train.labels))
-    images, labels = data.to_float(train.images[rows]), train.labels[rows]
+    images = _RowsAsFloat(train.images, rows)
 
     @full_precision  # as the run trained
     def first_loss(net: str, seed: int) -> float:
         batch = batch_indices(seed, len(rows), TrainConfig())[0]
         logits = build_model(net, seed, images)(jnp.asarray(images[batch]))
-        labels_ = jnp.asarray(labels[batch], jnp.int32)
+        labels_ = jnp.asarray(train.labels[rows[batch]], jnp.int32)
         return float(optax.softmax_cross_entropy_with_integer_labels(logits, labels_).mean())
 
     gaps = {
