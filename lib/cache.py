@@ -85,9 +85,10 @@ def _module_file(name: str) -> Path | None:
 _AST_LOCK = threading.Lock()
 
 
-def _imported(path: Path, package: list[str]) -> list[str]:
+@functools.cache
+def _imported(path: Path, package: tuple[str, ...]) -> tuple[str, ...]:
     """The modules `path` imports (imports inside functions too), relative ones resolved
-    against `package`."""
+    against `package`; read once per process, as its module is imported once."""
     names: list[str] = []
     with _AST_LOCK:
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -98,7 +99,7 @@ def _imported(path: Path, package: list[str]) -> list[str]:
             parent = package[: len(package) - node.level + 1] if node.level else []
             base = ".".join([*parent, *filter(None, [node.module])])
             names += [base, *(f"{base}.{alias.name}" for alias in node.names)]
-    return names
+    return tuple(names)
 
 
 def _closure(module: str) -> tuple[list[Path], set[str]]:
@@ -116,7 +117,7 @@ def _closure(module: str) -> tuple[list[Path], set[str]]:
                 continue
             found.add(path)
             package = (name if path.name == "__init__.py" else name.rpartition(".")[0]).split(".")
-            todo += _imported(path, package)
+            todo += _imported(path, tuple(package))
         outside |= {name.split(".")[0] for name in todo if name and name.split(".")[0] != PACKAGE}
         todo = [name for name in todo if name.split(".")[0] == PACKAGE]
     return sorted(found), outside
@@ -167,10 +168,19 @@ def library_versions() -> dict[str, str]:
     """Versions of this library and of the core of the numerical stack, for the keys' and
     the report's readers; what keys each entry is `distributions` of its computation's
     module, which `cached` adds to every key."""
+    return dict(_library_versions())
+
+
+@functools.cache
+def _library_versions() -> tuple[tuple[str, str], ...]:
+    """Read once per process: the installed distributions do not change under it."""
     from uncertainty_claims import __version__
 
     packages = ("jax", "jaxlib", "flax", "optax", "numpy")
-    return {PACKAGE: __version__, **{name: importlib.metadata.version(name) for name in packages}}
+    return (
+        (PACKAGE, __version__),
+        *((name, importlib.metadata.version(name)) for name in packages),
+    )
 
 
 # jax.config options that cannot change a computed number: where compiled programs are kept
