@@ -9,7 +9,7 @@ options, the jax/jaxlib versions and the device.
 JAX's own store names a file by its key but keeps nothing inside that ties the bytes to
 it: one program's file copied over another's name was loaded and run, and returned the
 other program's numbers, which the results cache then stored (still so on the pinned JAX:
-`test_jax_own_store_runs_a_swapped_program`). So the suite hands JAX its
+tests/test_faults_compile_cache.py `test_jax_own_store_runs_a_swapped_program`). So the suite hands JAX its
 own store, `SealedStore`: an entry starts with a marker and sha256(key, program). A file
 under another key's name, truncated or damaged fails that check on load; JAX warns "Error
 reading persistent compilation cache entry", compiles afresh and the fresh program replaces

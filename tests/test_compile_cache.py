@@ -4,15 +4,11 @@ a damaged entry is compiled afresh, never run."""
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import jax
 import pytest
-from fault_tools import TIMEOUT_S, child_env, run_python
+from fault_tools import child_env, run_python
 
 from uncertainty_claims import compile_cache
 
@@ -76,43 +72,6 @@ def test_another_jax_release_keeps_no_programs(tmp_path, monkeypatch):
     before = jax.config.jax_compilation_cache_dir
     assert compile_cache.enable_compilation_cache(tmp_path) is None
     assert jax.config.jax_compilation_cache_dir == before
-
-
-# JAX's own persistent cache, configured through its public options only.
-PLAIN_JAX_STORE = """
-    import sys
-    import jax, jax.numpy as jnp
-    jax.config.update("jax_compilation_cache_dir", sys.argv[1])
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-    x = jnp.linspace(-3.0, 3.0, 4096, dtype=jnp.float32).reshape(64, 64)
-    def double(a):
-        return a * 2.0
-    def shift(a):
-        return a + 1.0
-    print(float(jax.jit(double)(x)[0, 0]), float(jax.jit(shift)(x)[0, 0]))
-"""
-
-
-@pytest.mark.fault
-def test_jax_own_store_runs_a_swapped_program(tmp_path):
-    """Why the suite seals its programs instead of using JAX's own store as it is: with that
-    store, one program's file copied over another's name is loaded and run, and `shift`
-    returns `double`'s numbers. When a JAX release checks its entries, this fails: the seal
-    can then give way to JAX's own store."""
-    folder = tmp_path / "plain"
-    script = textwrap.dedent(PLAIN_JAX_STORE)
-    command = [sys.executable, "-c", script, str(folder)]
-    env = {k: v for k, v in child_env().items() if k != "JAX_COMPILATION_CACHE_DIR"}
-    first = subprocess.run(command, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
-    assert first.returncode == 0, first.stderr
-    assert first.stdout.split() == ["-6.0", "-2.0"]
-    [double] = folder.glob("jit_double-*")
-    [shift] = folder.glob("jit_shift-*")
-    shutil.copyfile(double, shift)
-    swapped = subprocess.run(command, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
-    assert swapped.returncode == 0, swapped.stderr
-    assert swapped.stdout.split() == ["-6.0", "-6.0"], "JAX's own store now refuses a swapped file"
 
 
 def test_children_share_the_test_runs_folder():

@@ -28,11 +28,7 @@ def own_cache_env(**overrides: str) -> dict[str, str]:
 
 
 # Two programs of the same signature: either's machine code runs on the other's inputs.
-TWO_PROGRAMS = """
-    from pathlib import Path
-    import jax, jax.numpy as jnp
-    from uncertainty_claims.compile_cache import enable_compilation_cache
-    print(enable_compilation_cache(Path({cache_dir!r})))
+PROGRAMS = """
     x = jnp.linspace(-3.0, 3.0, 4096, dtype=jnp.float32).reshape(64, 64)
     def double(a):
         return a * 2.0
@@ -40,6 +36,26 @@ TWO_PROGRAMS = """
         return a + 1.0
     print(jax.jit(double)(x).tobytes().hex(), jax.jit(shift)(x).tobytes().hex())
 """
+# ... kept in the suite's sealed store, which prints its folder first,
+TWO_PROGRAMS = (
+    """
+    from pathlib import Path
+    import jax, jax.numpy as jnp
+    from uncertainty_claims.compile_cache import enable_compilation_cache
+    print(enable_compilation_cache(Path({cache_dir!r})))
+"""
+    + PROGRAMS
+)
+# ... or in JAX's own persistent cache, set through its public options only.
+TWO_PROGRAMS_IN_JAX_STORE = (
+    """
+    import jax, jax.numpy as jnp
+    jax.config.update("jax_compilation_cache_dir", {cache_dir!r})
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+"""
+    + PROGRAMS
+)
 
 
 def test_another_programs_file_under_a_programs_name_is_compiled_afresh(tmp_path):
@@ -69,6 +85,27 @@ def test_another_programs_file_under_a_programs_name_is_compiled_afresh(tmp_path
     assert healed.returncode == 0, healed.stderr
     assert healed.stdout == first.stdout
     assert "persistent compilation cache" not in healed.stderr
+
+
+def test_jax_own_store_runs_a_swapped_program(tmp_path):
+    """Why the suite seals its programs instead of using JAX's own store as it is: with that
+    store, `double`'s file copied over `shift`'s is loaded and run, and `shift` returns
+    `double`'s numbers. When a JAX release checks its entries, this fails: the seal can then
+    give way to JAX's own store."""
+    script = TWO_PROGRAMS_IN_JAX_STORE.format(cache_dir=str(tmp_path))
+    first = run_python(script, env=own_cache_env())
+    assert first.returncode == 0, first.stderr
+    doubled, shifted = first.stdout.split()
+    assert doubled != shifted
+    [double] = tmp_path.glob("jit_double-*")
+    [shift] = tmp_path.glob("jit_shift-*")
+    shutil.copyfile(double, shift)
+
+    swapped = run_python(script, env=own_cache_env())
+    assert swapped.returncode == 0, swapped.stderr
+    assert swapped.stdout.split() == [doubled, doubled], (
+        "JAX's own store now refuses a swapped file"
+    )
 
 
 def test_program_stored_by_jax_itself_is_compiled_afresh_and_replaced(tmp_path):
