@@ -168,19 +168,16 @@ def library_versions() -> dict[str, str]:
     """Versions of this library and of the core of the numerical stack, for the keys' and
     the report's readers; what keys each entry is `distributions` of its computation's
     module, which `cached` adds to every key."""
-    return dict(_library_versions())
+    return dict(_library_versions())  # a copy: a caller cannot change the next one's
 
 
 @functools.cache
-def _library_versions() -> tuple[tuple[str, str], ...]:
+def _library_versions() -> dict[str, str]:
     """Read once per process: the installed distributions do not change under it."""
     from uncertainty_claims import __version__
 
     packages = ("jax", "jaxlib", "flax", "optax", "numpy")
-    return (
-        (PACKAGE, __version__),
-        *((name, importlib.metadata.version(name)) for name in packages),
-    )
+    return {PACKAGE: __version__, **{name: importlib.metadata.version(name) for name in packages}}
 
 
 # jax.config options that cannot change a computed number: where compiled programs are kept
@@ -361,12 +358,12 @@ def cached(
         lock = FileLock(str(path) + ".lock", timeout=_LOCK_TIMEOUT_S)
         lock.acquire()
     except OSError as error:  # filelock's Timeout is an OSError too
-        if isinstance(error, Timeout):
-            _say(
-                f"another process has held {name}'s lock for {_LOCK_TIMEOUT_S} s; running without a cache"
-            )
-        else:
-            _say(f"cache folder {directory} is not writable ({error}); running without a cache")
+        why = (
+            f"another process has held {name}'s lock for {_LOCK_TIMEOUT_S} s"
+            if isinstance(error, Timeout)
+            else f"cache folder {directory} is not writable ({error})"
+        )
+        _say(f"{why}; running without a cache")
         start = time.perf_counter()
         arrays = run()
         _event(name, "uncached", time.perf_counter() - start)
