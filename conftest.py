@@ -1,6 +1,6 @@
 """Root pytest configuration, shared by the audit (claims/) and the harness's own tests
 (tests/): hypothesis profiles, the claims-audit plugin, the JAX settings the experiments run
-under, the order tests start in and how they are spread over xdist workers, and the
+under, the order test files are handed out to xdist workers in, and the
 experiments as session fixtures (both folders' tests read them). The audit's own hooks (its
 documents, claims, data, robustness section, the warm audit) are claims/conftest.py's.
 
@@ -69,55 +69,55 @@ def _may_keep_jax_from_starting() -> bool:
 
 DOCUMENTS = ("calibration", "uncertainty")  # the suite's fixtures of each document's results
 
-LAST = (
-    "tests/test_multiprocess.py::"
-    "test_two_processes_hold_the_one_process_results_and_only_process_0_writes",
-)
-"""Three JAX processes (38 s alone on 2 cores, over a minute beside a training): collected,
-so handed out, last, so that no training runs beside it, only the last few tests."""
+FIRST_FILE = "tests/test_sharding.py"
+"""The 2-device sharding run, the longest test; it shares nothing, so it starts first."""
+LAST_FILE = "tests/test_multiprocess.py"
+"""Three JAX processes (38 s alone on 2 cores, over a minute beside a training): handed out
+last, so that no training runs beside it, only the last few tests."""
 
 
-def _document_of(nodeid: str) -> str | None:
+def _document_of(file: str) -> str | None:
     """The document whose experiments a test file checks, by its name: test_<document>*.py."""
-    stem = nodeid.split("::", 1)[0].rpartition("/")[2].removesuffix(".py")
+    stem = file.rpartition("/")[2].removesuffix(".py")
     return next((d for d in DOCUMENTS if stem.startswith(f"test_{d}")), None)
 
 
-@pytest.hookimpl(optionalhook=True, tryfirst=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """Under `-n` (xdist's default `--dist load`), each document's test files are one work
-    unit, so on one worker; the other tests are load-balanced one by one, in collection
-    order (`_start_order`). One document's tests wait on the same trained results: spread
-    over workers, every worker would queue on one document's trainings in turn; grouped, the
-    two documents' experiments train side by side. An explicit other `--dist` is xdist's.
-
-    This is xdist's own `--dist loadgroup` with an `xdist_group` mark per document, written
-    as xdist writes it (its LoadGroupScheduling is this `_split_scope`): with pytest 9.2,
-    pytest-xdist 3.8's loadgroup groups nothing (it marks a group by renaming the node id
-    through a field pytest no longer reads: pytest-xdist issue 1386)."""
-    if config.getvalue("dist") != "load":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class ByDocument(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return _document_of(nodeid) or nodeid
-
-    return ByDocument(config, log)
-
-
-def _start_order(item: pytest.Item) -> int:
-    """The 2-device sharding run first (the longest test, it shares nothing), then the tests
-    of the trained experiments: on an empty cache they train the recipes and fill the
-    compiled-program cache that the other slow tests' child processes then reuse; then
-    those, then the quick tests; `LAST` at the very end. (xdist hands out the two document
-    groups before any single test, then the rest in this order.)"""
-    if item.nodeid in LAST:
-        return 4
+def _kind(item: pytest.Item) -> int:
+    """0: the sharding run; 1: a test of the trained experiments (on an empty cache they
+    train the recipes and fill the compiled-program cache that the other slow tests' child
+    processes then reuse); 2: another slow test; 3: a quick one; 4: the last file's."""
+    file = _file_of(item)
+    if file in (FIRST_FILE, LAST_FILE):
+        return 0 if file == FIRST_FILE else 4
     if item.get_closest_marker("slow"):
-        return 0 if item.path.name == "test_sharding.py" else 2
+        return 2
     fixtures = getattr(item, "fixturenames", ())
     return 1 if any(name in fixtures for name in DOCUMENTS) else 3
+
+
+def _hand_out_order(items: list[pytest.Item]) -> dict[str, tuple[int, int, int]]:
+    """Each test file's place in the order xdist hands files out (`--dist loadfile`, set in
+    pyproject.toml: a file's tests run on one worker, files go out in the order of their
+    first test). A file comes by the earliest `_kind` of its tests; the documents' files
+    alternate, calibration's first, uncertainty's first, then each one's next, so the two
+    documents' experiments train side by side on two workers and a worker that has finished
+    one document takes up the other's remaining files."""
+    places: dict[str, tuple[int, int, int]] = {}
+    files_of: dict[str, int] = dict.fromkeys(DOCUMENTS, 0)
+    for item in items:
+        file = _file_of(item)
+        document = _document_of(file)
+        if document is None:
+            earliest = min(_kind(item), places.get(file, (_kind(item),))[0])
+            places[file] = (earliest, len(items), 0)  # after the documents' files of its kind
+        elif file not in places:
+            places[file] = (1, files_of[document], DOCUMENTS.index(document))
+            files_of[document] += 1
+    return places
+
+
+def _file_of(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
 
 
 _GATE_SKIP = pytest.mark.skip(
@@ -131,7 +131,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if item.get_closest_marker("gate"):
                 item.add_marker(_GATE_SKIP)
-    items.sort(key=_start_order)  # stable: file order within each group
+    places = _hand_out_order(items)
+    items.sort(key=lambda item: places[_file_of(item)])  # stable: collection order in a file
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
-"""How the suite's tests are spread over xdist workers (the root conftest.py): each
-document's test files on one worker; an explicit `--dist` is xdist's; the three-process test
-is handed out last."""
+"""How the suite's tests are spread over xdist workers (`--dist loadfile` in pyproject.toml,
+the order in the root conftest.py): each test file on one worker, the two documents' claims
+first and on two workers; an explicit `--dist` is xdist's; the three-process test's file is
+handed out last."""
 
 from __future__ import annotations
 
@@ -61,36 +62,54 @@ def workers_by_file(tmp_path, *args: str) -> dict[str, set[str]]:
     return found
 
 
-def test_each_documents_tests_run_on_one_worker(tmp_path):
+def test_each_file_runs_on_one_worker_and_the_documents_start_on_two(tmp_path):
     found = workers_by_file(tmp_path)
     assert set(found) == set(FILES)
-    calibration = found["claims/test_calibration.py"] | found["claims/test_calibration_health.py"]
-    uncertainty = found["claims/test_uncertainty.py"] | found["claims/test_uncertainty_health.py"]
-    assert len(calibration) == 1 and len(uncertainty) == 1 and calibration != uncertainty
+    assert all(len(workers) == 1 for workers in found.values()), found
+    assert found["claims/test_calibration.py"] != found["claims/test_uncertainty.py"]
+
+
+def test_the_documents_files_alternate_at_the_start():
+    """Calibration's claims, uncertainty's claims, then each one's health: the two trainings
+    start side by side, and a worker done with one document takes up the other's next file."""
+    files = list(dict.fromkeys(test.split("::")[0] for test in collected("claims", "tests")))
+    assert files[0] == "tests/test_sharding.py"
+    assert files[1:5] == [
+        "claims/test_calibration.py",
+        "claims/test_uncertainty.py",
+        "claims/test_calibration_health.py",
+        "claims/test_uncertainty_health.py",
+    ]
 
 
 def test_an_explicit_dist_mode_is_xdists(tmp_path):
-    """Only xdist's default (`load`) is replaced; `--dist each` still runs every test on
+    """`--dist loadfile` is only the suite's default: `--dist each` still runs every test on
     every worker."""
     found = workers_by_file(tmp_path, "--dist", "each")
     assert found == {name: {"gw0", "gw1"} for name in FILES}
 
 
-LAST = (
-    "tests/test_multiprocess.py::"
-    "test_two_processes_hold_the_one_process_results_and_only_process_0_writes"
-)
-
-
-def test_the_three_process_test_is_handed_out_last():
-    """xdist hands out the two document groups first, then single tests in collection order:
-    the three-process test, collected last, runs beside at most the last quick tests."""
-    collected = subprocess.run(
-        pytest_command("--collect-only", "-q", "claims", "tests"),
+def collected(*args: str) -> list[str]:
+    """The node ids `pytest --collect-only` lists, in the order xdist hands them out."""
+    run = subprocess.run(
+        pytest_command("--collect-only", "-q", *args),
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,
     )
-    tests = [line for line in collected.stdout.splitlines() if "::" in line]
-    assert tests and tests[-1] == LAST, collected.stdout[-2000:]
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    return [line for line in run.stdout.splitlines() if "::" in line]
+
+
+def test_the_three_process_tests_file_is_handed_out_last():
+    """xdist hands out files in the order of their first test: the three-process test's file,
+    collected last, runs beside at most the last quick tests."""
+    tests = collected("claims", "tests")
+    files = list(dict.fromkeys(test.split("::")[0] for test in tests))
+    assert files[-1] == LAST_FILE
+    assert f"{LAST_FILE}::{THREE_PROCESSES}" in tests
+
+
+LAST_FILE = "tests/test_multiprocess.py"
+THREE_PROCESSES = "test_two_processes_hold_the_one_process_results_and_only_process_0_writes"
