@@ -69,17 +69,24 @@ def test_each_file_runs_on_one_worker_and_the_documents_start_on_two(tmp_path):
     assert found["claims/test_calibration.py"] != found["claims/test_uncertainty.py"]
 
 
-def test_the_documents_files_alternate_at_the_start():
-    """Calibration's claims, uncertainty's claims, then each one's health: the two trainings
-    start side by side, and a worker done with one document takes up the other's next file."""
+def test_files_are_handed_out_in_the_conftests_order(tmp_path):
+    """Not by their number of tests (xdist's default reorder): the sharding run and
+    calibration's claims start the two workers, and uncertainty's claims go to the worker
+    that calibration's do not hold. The documents' files alternate in the collection."""
+    runs: dict[str, list[str]] = defaultdict(list)
+    for nodeid, _, worker in events(tmp_path, REPO_ROOT, SHARDING, *FILES, "--setup-plan"):
+        file = nodeid.split("::")[0]
+        if file not in runs[worker]:
+            runs[worker].append(file)
+    assert {files[0] for files in runs.values()} == {SHARDING, FILES[0]}, runs
+    calibration = next(w for w, files in runs.items() if FILES[0] in files)
+    assert FILES[2] not in runs[calibration], runs
+
     files = list(dict.fromkeys(test.split("::")[0] for test in collected("claims", "tests")))
-    assert files[0] == "tests/test_sharding.py"
-    assert files[1:5] == [
-        "claims/test_calibration.py",
-        "claims/test_uncertainty.py",
-        "claims/test_calibration_health.py",
-        "claims/test_uncertainty_health.py",
-    ]
+    assert files[:5] == [SHARDING, FILES[0], FILES[2], FILES[1], FILES[3]]
+
+
+SHARDING = "tests/test_sharding.py"
 
 
 def test_an_explicit_dist_mode_is_xdists(tmp_path):
