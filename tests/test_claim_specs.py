@@ -40,7 +40,7 @@ DOCUMENTS: dict[Path, ClaimSpecs] = {
 }
 SPECS: dict[str, ClaimSpec] = {i: s for specs in DOCUMENTS.values() for i, s in specs.items()}
 
-PLUGINS = ("--no-report", "-p", "no:cacheprovider", "-n", "0", "-p", "claim_markers")
+PLUGINS = ("--no-report", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "claim_markers")
 # claim_markers: prints the claim marker of every test pytest collects.
 COLLECT_PLUGIN = """
 import json
