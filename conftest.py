@@ -108,8 +108,10 @@ def _hand_out_order(items: list[pytest.Item]) -> dict[str, tuple[int, int, int]]
         file = _file_of(item)
         document = _document_of(file)
         if document is None:
-            earliest = min(_kind(item), places.get(file, (_kind(item),))[0])
-            places[file] = (earliest, len(items), 0)  # after the documents' files of its kind
+            kind = _kind(item)
+            if file in places:  # the earliest kind of its tests
+                kind = min(kind, places[file][0])
+            places[file] = (kind, len(items), 0)  # after the documents' files of its kind
         elif file not in places:
             places[file] = (1, files_of[document], DOCUMENTS.index(document))
             files_of[document] += 1
