@@ -174,7 +174,7 @@ def library_versions() -> dict[str, str]:
 @functools.cache
 def _library_versions() -> dict[str, str]:
     """Read once per process: the installed distributions do not change under it."""
-    from uncertainty_claims import __version__
+    from . import __version__
 
     packages = ("jax", "jaxlib", "flax", "optax", "numpy")
     return {PACKAGE: __version__, **{name: importlib.metadata.version(name) for name in packages}}

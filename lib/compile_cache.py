@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from uncertainty_claims.cache import default_cache_dir
+from .cache import default_cache_dir
 
 CHECKED_JAX = "0.10.2"
 """The JAX release whose store interface (private: `jax._src.compilation_cache`) the seal

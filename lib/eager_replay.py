@@ -31,7 +31,7 @@ from jax._src import core, dispatch, pjit, tree_util
 from jax._src.interpreters import pxla
 from jax._src.lib import _jax
 
-from uncertainty_claims.numerics import same_bits
+from .numerics import same_bits
 
 CHECKED_JAX = "0.10.2"
 """The JAX release whose internals the recorder and the replay were checked against."""

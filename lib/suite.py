@@ -13,26 +13,26 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
-from uncertainty_claims import stats
-from uncertainty_claims.calibration.claims import bootstrap, sensitivity
-from uncertainty_claims.calibration.claims import specs as calibration_claims
-from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
-from uncertainty_claims.engine.effects import Comparison, PerSeed
-from uncertainty_claims.engine.sweep import FAILS, ROBUST, Robustness, across_runs, across_seeds
-from uncertainty_claims.engine.sweep import METHOD as SEED_METHOD
-from uncertainty_claims.uncertainty.claims import specs as uncertainty_claims
+from . import stats
+from .calibration.claims import bootstrap, sensitivity
+from .calibration.claims import specs as calibration_claims
+from .calibration.experiment import PUBLISHED_SEEDS
+from .engine.effects import Comparison, PerSeed
+from .engine.sweep import FAILS, ROBUST, Robustness, across_runs, across_seeds
+from .engine.sweep import METHOD as SEED_METHOD
+from .uncertainty.claims import specs as uncertainty_claims
 
 if TYPE_CHECKING:
-    from uncertainty_claims.engine.claim import ClaimSpecs
-    from uncertainty_claims.render.documents import Document
+    from .engine.claim import ClaimSpecs
+    from .render.documents import Document
 
 PUBLISHED_KEY = 0  # the uncertainty guide's root key
 
 
 def documents() -> list[Document]:
     """Both documents as the report shows them: source, section, figures."""
-    from uncertainty_claims.calibration.document import DOCUMENT as calibration
-    from uncertainty_claims.uncertainty.document import DOCUMENT as uncertainty
+    from .calibration.document import DOCUMENT as calibration
+    from .uncertainty.document import DOCUMENT as uncertainty
 
     return [calibration, uncertainty]
 
@@ -98,7 +98,7 @@ def _calibration(sweep: tuple[int, ...] | None) -> tuple[dict, list[dict], dict]
 
 
 def _uncertainty(sweep: tuple[int, ...] | None) -> dict:
-    from uncertainty_claims.uncertainty.results import uncertainty_result
+    from .uncertainty.results import uncertainty_result
 
     faithful = uncertainty_result(PUBLISHED_KEY)
     # Sweep keys in the fast scan order (any valid order is as good a sample over keys).

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from uncertainty_claims.cache import REPO_ROOT, default_cache_dir
+from .cache import REPO_ROOT, default_cache_dir
 
 STAMP_NAME = "warm-audit.json"
 _ENV_PREFIXES = ("JAX_", "XLA_", "CLAIMS_", "TF_", "CUDA_", "NVIDIA_", "TPU_")

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from uncertainty_claims import metrics
-from uncertainty_claims.calibration import figures
-from uncertainty_claims.calibration.evaluation import (
+from .. import metrics
+from ..render.documents import Document, FigureSpec, Source
+from . import figures
+from .evaluation import (
     SUBSAMPLE_OOD,
     SUBSAMPLE_TEST,
     aggregate,
     calibration_results,
 )
-from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
-from uncertainty_claims.calibration.health import calibration_health
-from uncertainty_claims.render.documents import Document, FigureSpec, Source
+from .experiment import PUBLISHED_SEEDS
+from .health import calibration_health
 
 SEED_INDEX = 0  # the post's figures are of its first seed
 NETS = ("yat", "relu")

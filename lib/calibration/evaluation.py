@@ -9,9 +9,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from uncertainty_claims import metrics
-from uncertainty_claims.cache import cached, lib_sources, source_digest
-from uncertainty_claims.calibration.experiment import (
+from .. import metrics
+from ..cache import cached, lib_sources, source_digest
+from ..orders import Orders
+from .experiment import (
     FAITHFUL,
     PUBLISHED_SEEDS,
     NetRun,
@@ -21,8 +22,7 @@ from uncertainty_claims.calibration.experiment import (
     order_names,
     run_nets,
 )
-from uncertainty_claims.calibration.training import TrainConfig
-from uncertainty_claims.orders import Orders
+from .training import TrainConfig
 
 SUBSAMPLE_SEED = 11
 SUBSAMPLE_TEST = 3000

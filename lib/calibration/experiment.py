@@ -17,17 +17,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from uncertainty_claims import data
-from uncertainty_claims.cache import CacheResult, cached, lib_sources, runtime_key, source_digest
-from uncertainty_claims.calibration.training import (
+from .. import data
+from ..cache import CacheResult, cached, lib_sources, runtime_key, source_digest
+from ..numerics import full_precision
+from ..orders import FAITHFUL, twin_batches
+from ..sharding import default_mesh
+from .training import (
     TrainConfig,
     train_nets,
     train_nets_faithful,
     train_twins,
 )
-from uncertainty_claims.numerics import full_precision
-from uncertainty_claims.orders import FAITHFUL, twin_batches
-from uncertainty_claims.sharding import default_mesh
 
 NETS = ("yat", "relu")
 PUBLISHED_SEEDS = (0, 1, 2)

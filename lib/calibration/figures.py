@@ -13,8 +13,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from uncertainty_claims import metrics
-from uncertainty_claims.render.canvas import new_figure
+from .. import metrics
+from ..render.canvas import new_figure
 
 T_RANGE = (0.05, 20.0)
 SPARSE_BIN = 30  # reliability bins with fewer images get their count printed

@@ -7,12 +7,12 @@ import json
 
 import numpy as np
 
-from uncertainty_claims import metrics
-from uncertainty_claims.cache import cached, lib_sources, source_digest
-from uncertainty_claims.calibration.evaluation import CalibrationResults
-from uncertainty_claims.health import HealthCheck, classifier_health
-from uncertainty_claims.metrics.classification import TEMPERATURE_BOUNDS
-from uncertainty_claims.orders import FAITHFUL
+from .. import metrics
+from ..cache import cached, lib_sources, source_digest
+from ..health import HealthCheck, classifier_health
+from ..metrics.classification import TEMPERATURE_BOUNDS
+from ..orders import FAITHFUL
+from .evaluation import CalibrationResults
 
 # The fitted temperature is checked against these: the search range, log-spaced.
 TEMPERATURE_GRID = np.geomspace(*TEMPERATURE_BOUNDS, 401)

@@ -31,11 +31,11 @@ import optax
 from flax import nnx
 from jax.sharding import Mesh
 
-from uncertainty_claims.calibration.models import ReluMLP, YatMLP, build_model
-from uncertainty_claims.nudge import nudge_params
-from uncertainty_claims.numerics import full_precision, same_bits, stack_on_host
-from uncertainty_claims.optimizers import adam
-from uncertainty_claims.sharding import over_runs, replicate
+from ..nudge import nudge_params
+from ..numerics import full_precision, same_bits, stack_on_host
+from ..optimizers import adam
+from ..sharding import over_runs, replicate
+from .models import ReluMLP, YatMLP, build_model
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,9 @@ from typing import Any, TypeVar
 
 import pytest
 
-from uncertainty_claims.engine.prediction import FIGURE_ALPHA, judge_figure, share_interval
-from uncertainty_claims.engine.verdict import (
+from ..orders import FAITHFUL, Orders
+from .prediction import FIGURE_ALPHA, judge_figure, share_interval
+from .verdict import (
     FigureRule,
     Judgement,
     Measured,
@@ -48,7 +49,6 @@ from uncertainty_claims.engine.verdict import (
     satisfied,
     verdict_over,
 )
-from uncertainty_claims.orders import FAITHFUL, Orders
 
 PROPERTY = "claim_record"
 META_PROPERTY = "claim_meta"

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from uncertainty_claims.engine.verdict import Judgement, satisfied
+from .verdict import Judgement, satisfied
 
 PerSeed = Mapping[str, Sequence[Mapping[str, Any]]]
 """Per-seed figures, what a comparison over several seeds reads: per group (a net), one

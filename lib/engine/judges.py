@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from uncertainty_claims.engine.effects import Compared
-from uncertainty_claims.engine.verdict import Judgement
+from .effects import Compared
+from .verdict import Judgement
 
 
 def _no_details(_: Any) -> dict[str, Any]:

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from uncertainty_claims import stats
-from uncertainty_claims.engine.effects import Comparison, PerSeed, Region
+from .. import stats
+from .effects import Comparison, PerSeed, Region
 
 POST_SEEDS = 3  # the calibration post averages three seeds: a sweep needs at least as many
 ROBUST = 0.9

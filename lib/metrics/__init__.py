@@ -1,6 +1,6 @@
 """Uncertainty metrics computed in float64 numpy: calibration, OOD detection and regression."""
 
-from uncertainty_claims.metrics.classification import (
+from .classification import (
     N_BINS,
     ReliabilityBins,
     accuracy,
@@ -15,14 +15,14 @@ from uncertainty_claims.metrics.classification import (
     scale_logits,
     softmax,
 )
-from uncertainty_claims.metrics.ood import (
+from .ood import (
     auroc,
     energy_score,
     fpr_at_tpr,
     max_logit_score,
     msp_score,
 )
-from uncertainty_claims.metrics.regression import (
+from .regression import (
     VarianceDecomposition,
     decompose_variance,
     gaussian_nll,

@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import minimize_scalar
 
-from uncertainty_claims.metrics._checks import (
+from ._checks import (
     as_count,
     as_labels,
     as_probs,

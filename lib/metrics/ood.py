@@ -9,8 +9,8 @@ from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 from scipy.stats import rankdata
 
-from uncertainty_claims.metrics._checks import as_real_array, as_scalar
-from uncertainty_claims.metrics.classification import softmax
+from ._checks import as_real_array, as_scalar
+from .classification import softmax
 
 
 def _scores(pos_scores: ArrayLike, neg_scores: ArrayLike) -> tuple[np.ndarray, np.ndarray]:

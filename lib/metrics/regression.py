@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 from numpy.typing import ArrayLike
 
-from uncertainty_claims.metrics._checks import as_real_array, check_range, check_same_shape
+from ._checks import as_real_array, check_range, check_same_shape
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

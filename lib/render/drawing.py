@@ -18,15 +18,15 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from uncertainty_claims.render.canvas import save
-from uncertainty_claims.render.documents import Document, FigureSpec
-from uncertainty_claims.render.figure_cache import (
+from .canvas import save
+from .documents import Document, FigureSpec
+from .figure_cache import (
     cached_figure,
     figure_files,
     is_stored,
     stored_figure,
 )
-from uncertainty_claims.render.robustness_figure import robustness_claims, robustness_figure
+from .robustness_figure import robustness_claims, robustness_figure
 
 ROBUSTNESS = FigureSpec(
     "robustness.png",

@@ -27,7 +27,7 @@ from typing import Any
 import matplotlib
 import numpy as np
 
-from uncertainty_claims.cache import PACKAGE, lib_sources, source_digest
+from ..cache import PACKAGE, lib_sources, source_digest
 
 _CHECKSUMS = "sha256.json"
 _SAVER = "uncertainty_claims.render.canvas"  # saves every figure: its code is in every key

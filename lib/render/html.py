@@ -16,9 +16,9 @@ from html import escape
 from itertools import groupby
 from typing import Any
 
-from uncertainty_claims.render.documents import sources_of
-from uncertainty_claims.render.notes import verdict_note
-from uncertainty_claims.render.table import ci_text
+from .documents import sources_of
+from .notes import verdict_note
+from .table import ci_text
 
 _CSS = """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2328;

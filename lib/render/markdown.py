@@ -8,10 +8,10 @@ import urllib.parse
 from itertools import groupby
 from typing import Any
 
-from uncertainty_claims.render import robustness
-from uncertainty_claims.render.documents import sources_of
-from uncertainty_claims.render.notes import verdict_note
-from uncertainty_claims.render.robustness import ci_text, interval_text
+from . import robustness
+from .documents import sources_of
+from .notes import verdict_note
+from .robustness import ci_text, interval_text
 
 # A recorded finding whose claim now holds in every order (the claim's test fails).
 FINDING_GONE = "finding gone: the recorded finding no longer reproduces (the run fails)"

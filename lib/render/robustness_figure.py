@@ -8,7 +8,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from uncertainty_claims.render.canvas import new_figure
+from .canvas import new_figure
 
 HOLDS_COLOUR = "tab:green"
 FAILS_COLOUR = "tab:red"

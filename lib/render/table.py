@@ -8,9 +8,9 @@ from collections import Counter
 from itertools import groupby
 from typing import Any
 
-from uncertainty_claims.engine.claim import ClaimRecord
-from uncertainty_claims.render import robustness
-from uncertainty_claims.render.robustness import ci_text, interval_text
+from ..engine.claim import ClaimRecord
+from . import robustness
+from .robustness import ci_text, interval_text
 
 _FIELDS = ("id", "published", "measured", "tolerance", "verdict")
 _SHARES = {"published": 5, "measured": 5, "tolerance": 4}  # of the width left after id, verdict

@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
         help="also list figures with no tolerance that changed",
     )
     args = parser.parse_args(argv)
-    from uncertainty_claims.report import diff as audit_diff
+    from . import diff as audit_diff
 
     return audit_diff.main(args.old, args.new, verbose=args.verbose)
 

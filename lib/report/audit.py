@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import uncertainty_claims
-from uncertainty_claims.engine.claim import ClaimRecord
-from uncertainty_claims.render import drawing, html, markdown
-from uncertainty_claims.render.documents import SCHEMA_VERSION, Document, by_name
-from uncertainty_claims.render.table import ordered, summary_line, verdict_counts
-from uncertainty_claims.report.provenance import UNKNOWN_PROJECT, Project, provenance
+
+from ..engine.claim import ClaimRecord
+from ..render import drawing, html, markdown
+from ..render.documents import SCHEMA_VERSION, Document, by_name
+from ..render.table import ordered, summary_line, verdict_counts
+from .provenance import UNKNOWN_PROJECT, Project, provenance
 
 
 class ReportError(RuntimeError):

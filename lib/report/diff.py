@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from uncertainty_claims.render.documents import SCHEMA_VERSION
+from ..render.documents import SCHEMA_VERSION
 
 # Metadata that differs between any two runs; comparing it would only add noise.
 VOLATILE_METADATA = ("created_unix", "wall_s", "cache")

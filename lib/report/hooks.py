@@ -13,8 +13,8 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from uncertainty_claims.engine.claim import ClaimSpec
-    from uncertainty_claims.render.documents import Document
+    from ..engine.claim import ClaimSpec
+    from ..render.documents import Document
 
 
 def pytest_claims_audit_documents(config: pytest.Config) -> list[Document]:

@@ -25,12 +25,12 @@ from pathlib import Path
 
 import pytest
 
-from uncertainty_claims import cache
-from uncertainty_claims.engine.claim import META_PROPERTY, PROPERTY, Claim, ClaimMeta, ClaimRecord
-from uncertainty_claims.render import table
-from uncertainty_claims.report import watchdog
-from uncertainty_claims.report.provenance import LOCK_FILE, Project
-from uncertainty_claims.seeds import parse_seeds
+from .. import cache
+from ..engine.claim import META_PROPERTY, PROPERTY, Claim, ClaimMeta, ClaimRecord
+from ..render import table
+from ..seeds import parse_seeds
+from . import watchdog
+from .provenance import LOCK_FILE, Project
 
 _REQUIRED = ("id", "document", "section", "statement")
 # The markers this plugin reads, registered by it: a project that loads it declares nothing.
@@ -115,7 +115,7 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from uncertainty_claims.report import hooks
+    from . import hooks
 
     pluginmanager.add_hookspecs(hooks)
 
@@ -320,7 +320,7 @@ def _preload(config: pytest.Config) -> None:
     """Import what the report needs (JAX, the experiments, matplotlib: seconds) while the
     workers run, not after them."""
     try:
-        from uncertainty_claims.report import audit  # noqa: F401
+        from . import audit  # noqa: F401
 
         config.hook.pytest_claims_audit_documents(config=config)
     except Exception:  # the report imports them again, and says what failed
@@ -491,7 +491,7 @@ class AuditCollector:
         no_report = self.config.getoption("--no-report")
         if no_report and seeds is None:
             return
-        from uncertainty_claims.report import audit  # imported late: it pulls in matplotlib
+        from . import audit  # imported late: it pulls in matplotlib
 
         records = list(self.records.values())
         documents = self.config.hook.pytest_claims_audit_documents(config=self.config)

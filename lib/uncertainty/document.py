@@ -11,12 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from uncertainty_claims.render.documents import Document, FigureSpec, Source
-from uncertainty_claims.uncertainty import printed_trace, region_summary, true_function
-from uncertainty_claims.uncertainty.data import LEFT_CLUSTER, RIGHT_CLUSTER
-from uncertainty_claims.uncertainty.figures import uncertainty_band_figure
-from uncertainty_claims.uncertainty.health import uncertainty_health
-from uncertainty_claims.uncertainty.results import uncertainty_result
+from ..render.documents import Document, FigureSpec, Source
+from . import printed_trace, region_summary, true_function
+from .data import LEFT_CLUSTER, RIGHT_CLUSTER
+from .figures import uncertainty_band_figure
+from .health import uncertainty_health
+from .results import uncertainty_result
 
 
 def uncertainty_section() -> dict:

@@ -19,15 +19,14 @@ import numpy as np
 from flax import nnx
 from jax.sharding import Mesh
 
-from uncertainty_claims.metrics import decompose_variance
-from uncertainty_claims.numerics import full_precision
-from uncertainty_claims.sharding import over_runs, replicate
-from uncertainty_claims.uncertainty.config import (
+from ..metrics import decompose_variance
+from ..numerics import full_precision
+from ..sharding import over_runs, replicate
+from .config import (
     ENSEMBLE_PRINT_EVERY,
     MC_PRINT_EVERY,
     UncertaintyConfig,
 )
-
 from .data import make_data, root_keys
 from .prediction import _mc_passes, ensemble_predict, mc_predict, mc_predict_loop
 from .training import (

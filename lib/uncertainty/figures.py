@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from uncertainty_claims import metrics
-from uncertainty_claims.render.canvas import new_figure
+from .. import metrics
+from ..render.canvas import new_figure
 
 ALEATORIC_COLOUR = "tab:orange"
 EPISTEMIC_COLOUR = "tab:blue"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from uncertainty_claims.health import HealthCheck, beats_baseline, converged, not_pinned
-from uncertainty_claims.metrics import gaussian_nll
-from uncertainty_claims.uncertainty.experiment import UncertaintyResult
-from uncertainty_claims.uncertainty.model import LOG_VAR_MAX, LOG_VAR_MIN
+from ..health import HealthCheck, beats_baseline, converged, not_pinned
+from ..metrics import gaussian_nll
+from .experiment import UncertaintyResult
+from .model import LOG_VAR_MAX, LOG_VAR_MIN
 
 
 def _at_clip(variances: np.ndarray) -> np.ndarray:

@@ -18,18 +18,18 @@ from typing import Literal
 import jax
 import numpy as np
 
-from uncertainty_claims.cache import cached, lib_sources, runtime_key, source_digest
-from uncertainty_claims.orders import FAITHFUL, Orders, twin_batches
-from uncertainty_claims.sharding import default_mesh
-from uncertainty_claims.uncertainty.config import UncertaintyConfig
-from uncertainty_claims.uncertainty.data import GRID_POINTS, N_PER_CLUSTER
-from uncertainty_claims.uncertainty.experiment import (
+from ..cache import cached, lib_sources, runtime_key, source_digest
+from ..orders import FAITHFUL, Orders, twin_batches
+from ..sharding import default_mesh
+from .config import UncertaintyConfig
+from .data import GRID_POINTS, N_PER_CLUSTER
+from .experiment import (
     UncertaintyResult,
     headline_figures,
     run,
     run_many,
 )
-from uncertainty_claims.uncertainty.health import health_figures
+from .health import health_figures
 
 SPREAD_ROOT_SEEDS = tuple(range(1, 21))
 SPREAD_NUDGES = tuple(range(1, 21))

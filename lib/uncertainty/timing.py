@@ -20,11 +20,11 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from uncertainty_claims.cache import cached, lib_sources, runtime_key, source_digest
-from uncertainty_claims.uncertainty.config import UncertaintyConfig
-from uncertainty_claims.uncertainty.data import make_data, root_keys
-from uncertainty_claims.uncertainty.prediction import ensemble_predict, mc_predict_loop
-from uncertainty_claims.uncertainty.training import train_ensemble_loop, train_mc_dropout_loop
+from ..cache import cached, lib_sources, runtime_key, source_digest
+from .config import UncertaintyConfig
+from .data import make_data, root_keys
+from .prediction import ensemble_predict, mc_predict_loop
+from .training import train_ensemble_loop, train_mc_dropout_loop
 
 WARMUP_STEPS = 10
 SAMPLED_STEPS = 40

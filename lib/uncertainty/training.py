@@ -16,11 +16,10 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
-from uncertainty_claims.eager_replay import replay_steps
-from uncertainty_claims.nudge import nudge_params
-from uncertainty_claims.numerics import stack_on_host
-from uncertainty_claims.optimizers import adam
-
+from ..eager_replay import replay_steps
+from ..nudge import nudge_params
+from ..numerics import stack_on_host
+from ..optimizers import adam
 from .config import ENSEMBLE_PRINT_EVERY, MC_PRINT_EVERY, UncertaintyConfig
 from .data import ToyData
 from .model import GaussianMLP, gaussian_nll

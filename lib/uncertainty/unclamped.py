@@ -18,13 +18,13 @@ import jax
 import numpy as np
 from flax import nnx
 
-from uncertainty_claims.cache import cached, lib_sources, runtime_key, source_digest
-from uncertainty_claims.numerics import full_precision
-from uncertainty_claims.optimizers import adam
-from uncertainty_claims.uncertainty.config import UncertaintyConfig
-from uncertainty_claims.uncertainty.experiment import _inputs
-from uncertainty_claims.uncertainty.model import GaussianMLP
-from uncertainty_claims.uncertainty.training import _ensemble_scan, _mc_scan, bootstrap_indices
+from ..cache import cached, lib_sources, runtime_key, source_digest
+from ..numerics import full_precision
+from ..optimizers import adam
+from .config import UncertaintyConfig
+from .experiment import _inputs
+from .model import GaussianMLP
+from .training import _ensemble_scan, _mc_scan, bootstrap_indices
 
 KEYS = tuple(range(21))
 _CODE_DIGEST = source_digest(lib_sources(__name__))

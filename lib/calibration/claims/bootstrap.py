@@ -14,17 +14,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from uncertainty_claims import metrics, stats
-from uncertainty_claims.cache import cached, lib_sources, source_digest
-from uncertainty_claims.calibration.evaluation import (
+from ... import metrics, stats
+from ...cache import cached, lib_sources, source_digest
+from ...engine.effects import Comparison, PerSeed
+from ...metrics.classification import PROB_FLOOR
+from ..evaluation import (
     CalibrationResults,
     calibration_results,
     subsample_indices,
 )
-from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS, NetRun, Split, cache_key
-from uncertainty_claims.calibration.training import TrainConfig
-from uncertainty_claims.engine.effects import Comparison, PerSeed
-from uncertainty_claims.metrics.classification import PROB_FLOOR
+from ..experiment import PUBLISHED_SEEDS, NetRun, Split, cache_key
+from ..training import TrainConfig
 
 CALIBRATION = ("acc", "ece", "nll", "brier", "ece_T", "nll_T")
 OOD = ("auroc.msp", "auroc.maxlogit", "auroc.energy", "auroc.kmax")
@@ -162,7 +162,7 @@ class FigureSamples:
 
     def figure_intervals(self, per_seed: PerSeed) -> dict[str, list[dict]]:
         """Per net and seed, every resampled figure's interval (JSON-able)."""
-        from uncertainty_claims.calibration.claims.measures import figure
+        from .measures import figure
 
         return {
             net: [

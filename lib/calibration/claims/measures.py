@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from uncertainty_claims.calibration.evaluation import aggregate
-from uncertainty_claims.engine.effects import PerSeed, safe_ratio
+from ...engine.effects import PerSeed, safe_ratio
+from ..evaluation import aggregate
 
 Figure = tuple[str, str]  # (net, dotted figure name), e.g. ("yat", "auroc.kmax")
 

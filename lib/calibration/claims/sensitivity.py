@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from uncertainty_claims import metrics
-from uncertainty_claims.calibration.claims.specs import ece_ratio, ood_gap
-from uncertainty_claims.calibration.evaluation import CalibrationResults
-from uncertainty_claims.engine.effects import Comparison, PerSeed
+from ... import metrics
+from ...engine.effects import Comparison, PerSeed
+from ..evaluation import CalibrationResults
+from .specs import ece_ratio, ood_gap
 
 BINNINGS: tuple[tuple[str, int], ...] = tuple(
     (kind, n) for kind in ("width", "mass") for n in (10, metrics.N_BINS, 20, 30)

@@ -20,9 +20,29 @@ from typing import Any
 import numpy as np
 from flax import nnx
 
-from uncertainty_claims import data, metrics
-from uncertainty_claims.calibration.claims.bootstrap import claim_intervals
-from uncertainty_claims.calibration.claims.measures import (
+from ... import data, metrics
+from ...engine.claim import ClaimSpec, ClaimSpecs, Published, Rule
+from ...engine.effects import Compared, Comparison, Effect, Region
+from ...engine.evidence import HOST, seen_sensitive
+from ...engine.judges import ComparedBeside
+from ...engine.verdict import FigureRule, Judgement, Measured, figures, satisfied
+from ..evaluation import (
+    ORACLE_TEMPERATURES,
+    CalibrationResults,
+    aggregate,
+    subsample_aurocs,
+)
+from ..experiment import NETS
+from ..health import calibration_health
+from ..models import (
+    HIDDEN,
+    N_CLASSES,
+    N_PIXELS,
+    build_model,
+    yat_prototype_indices,
+)
+from .bootstrap import claim_intervals
+from .measures import (
     bad_retraining_gap,
     largest_shallow_ratio,
     mean_gap,
@@ -31,26 +51,6 @@ from uncertainty_claims.calibration.claims.measures import (
     std_ratio,
     values,
 )
-from uncertainty_claims.calibration.evaluation import (
-    ORACLE_TEMPERATURES,
-    CalibrationResults,
-    aggregate,
-    subsample_aurocs,
-)
-from uncertainty_claims.calibration.experiment import NETS
-from uncertainty_claims.calibration.health import calibration_health
-from uncertainty_claims.calibration.models import (
-    HIDDEN,
-    N_CLASSES,
-    N_PIXELS,
-    build_model,
-    yat_prototype_indices,
-)
-from uncertainty_claims.engine.claim import ClaimSpec, ClaimSpecs, Published, Rule
-from uncertainty_claims.engine.effects import Compared, Comparison, Effect, Region
-from uncertainty_claims.engine.evidence import HOST, seen_sensitive
-from uncertainty_claims.engine.judges import ComparedBeside
-from uncertainty_claims.engine.verdict import FigureRule, Judgement, Measured, figures, satisfied
 
 DOC = "calibration"
 S_HEAD = "Two nets, one head"
@@ -346,7 +346,7 @@ def heldout_nll_interior_minimum(c: CalibrationResults, published: Published) ->
 
 
 def split_sizes(c: CalibrationResults, published: Published) -> Judgement:
-    from uncertainty_claims.data import fashion_split
+    from ...data import fashion_split
 
     train, heldout = fashion_split()
     sizes = (len(train), len(heldout), len(c.split.test_y))
@@ -386,8 +386,8 @@ def heldout_only_for_temperature(c: CalibrationResults, published: Published) ->
     import jax.numpy as jnp
     import optax
 
-    from uncertainty_claims.calibration.training import TrainConfig, batch_indices
-    from uncertainty_claims.numerics import full_precision
+    from ...numerics import full_precision
+    from ..training import TrainConfig, batch_indices
 
     train = data.load_fashion_mnist("train")
     rows, _ = data.fashion_split(len(train.labels))
@@ -419,7 +419,7 @@ def identical_confidence_pipeline(c: CalibrationResults, published: Published) -
     """The confidences the run's figures were computed from, for both nets and every seed:
     its ECE, its full-set max-probability AUROC and its subsample one (confidences rounded
     to 3 decimals) are, to the bit, those of the max of the softmax of its float64 logits."""
-    from uncertainty_claims.calibration.evaluation import subsample_indices
+    from ..evaluation import subsample_indices
 
     def confidence(logits: np.ndarray) -> np.ndarray:
         return metrics.softmax(np.asarray(logits, dtype=np.float64)).max(axis=1)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from uncertainty_claims import metrics
-from uncertainty_claims.uncertainty.data import true_function
-from uncertainty_claims.uncertainty.experiment import UncertaintyResult
-from uncertainty_claims.uncertainty.health import constant_baseline_nll
+from ... import metrics
+from ..data import true_function
+from ..experiment import UncertaintyResult
+from ..health import constant_baseline_nll
 
 METHODS = ("mc", "ensemble")
 REGIONS = ("away", "gap", "tails")

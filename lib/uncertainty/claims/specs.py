@@ -24,15 +24,33 @@ import numpy as np
 import optax
 from flax import nnx
 
-from uncertainty_claims import metrics
-from uncertainty_claims.engine.claim import ClaimSpec, ClaimSpecs, Published, Rule
-from uncertainty_claims.engine.effects import Compared, Comparison, Effect, Region
-from uncertainty_claims.engine.evidence import HOST, seen_sensitive
-from uncertainty_claims.engine.judges import ComparedBeside
-from uncertainty_claims.engine.sweep import across_runs
-from uncertainty_claims.engine.verdict import FigureRule, Judgement, Measured, figures, satisfied
-from uncertainty_claims.uncertainty import GaussianMLP, headline_figures
-from uncertainty_claims.uncertainty.claims.measures import (
+from ... import metrics
+from ...engine.claim import ClaimSpec, ClaimSpecs, Published, Rule
+from ...engine.effects import Compared, Comparison, Effect, Region
+from ...engine.evidence import HOST, seen_sensitive
+from ...engine.judges import ComparedBeside
+from ...engine.sweep import across_runs
+from ...engine.verdict import FigureRule, Judgement, Measured, figures, satisfied
+from .. import GaussianMLP, headline_figures
+from ..config import (
+    ENSEMBLE_PRINT_EVERY,
+    MC_PRINT_EVERY,
+    UncertaintyConfig,
+)
+from ..data import true_function
+from ..experiment import UncertaintyResult
+from ..health import constant_baseline_nll, uncertainty_health
+from ..model import LOG_VAR_MAX, LOG_VAR_MIN
+from ..results import (
+    SPREAD_ROOT_SEEDS,
+    root_key_runs,
+    spread,
+    uncertainty_result,
+)
+from ..timing import guide_seconds
+from ..unclamped import KEYS as UNCLAMPED_KEYS
+from ..unclamped import unclamped_runs
+from .measures import (
     METHODS,
     REGIONS,
     aleatoric_fit,
@@ -45,24 +63,6 @@ from uncertainty_claims.uncertainty.claims.measures import (
     total_ratio,
     true_model_nll,
 )
-from uncertainty_claims.uncertainty.config import (
-    ENSEMBLE_PRINT_EVERY,
-    MC_PRINT_EVERY,
-    UncertaintyConfig,
-)
-from uncertainty_claims.uncertainty.data import true_function
-from uncertainty_claims.uncertainty.experiment import UncertaintyResult
-from uncertainty_claims.uncertainty.health import constant_baseline_nll, uncertainty_health
-from uncertainty_claims.uncertainty.model import LOG_VAR_MAX, LOG_VAR_MIN
-from uncertainty_claims.uncertainty.results import (
-    SPREAD_ROOT_SEEDS,
-    root_key_runs,
-    spread,
-    uncertainty_result,
-)
-from uncertainty_claims.uncertainty.timing import guide_seconds
-from uncertainty_claims.uncertainty.unclamped import KEYS as UNCLAMPED_KEYS
-from uncertainty_claims.uncertainty.unclamped import unclamped_runs
 
 DOC = "uncertainty"
 S_DECOMP = "The Predictive Variance Decomposition"
@@ -338,7 +338,7 @@ def clamp_pins_mc(_: None, published: Published) -> Judgement:
 
 
 def ensemble_constructed_stacked(_: None, published: Published) -> Judgement:
-    from uncertainty_claims.uncertainty.training import make_ensemble
+    from ..training import make_ensemble
 
     config = UncertaintyConfig()
     models, optimizers = make_ensemble(jax.random.key(0), config)

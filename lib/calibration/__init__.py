@@ -1,0 +1,7 @@
+"""Reproduction of "Calibrating a Bounded Net" (docs/RECIPES.md, Calibration).
+
+Read in the order the data flows: ``models`` -> ``training`` -> ``experiment`` (the trained
+nets in each valid float order) -> ``evaluation`` (the recipe's figures) -> ``health``;
+``figures`` and ``document`` draw and describe them for the report, and ``claims`` holds the
+post's claims.
+"""
