@@ -344,7 +344,7 @@ def test_bad_input_is_rejected_with_a_message_naming_the_argument(call, error, m
     st.integers(0, 2**32 - 1),
 )
 def test_ece_over_temperatures_is_the_ece_at_each_temperature(logits, seed):
-    """The oracle's vectorised ECE (lib/calibration/evaluation.py) is metrics.ece of the
+    """The oracle's ECE over temperatures (lib/calibration/evaluation.py) is metrics.ece of the
     scaled softmax at every temperature, to float rounding."""
     from uncertainty_claims import metrics
     from uncertainty_claims.calibration.evaluation import ORACLE_TEMPERATURES, ece_over_temperatures

@@ -21,8 +21,8 @@ from importlib import metadata as distributions
 from pathlib import Path
 from typing import Any
 
-import uncertainty_claims
-
+from .. import __version__
+from ..cache import PACKAGE
 from ..engine.claim import ClaimRecord
 from ..render import drawing, html, markdown
 from ..render.documents import SCHEMA_VERSION, Document, by_name
@@ -55,7 +55,7 @@ def metadata(
         "created_unix": round(time.time(), 1),
         "wall_s": round(wall_s, 2),
         "versions": {
-            uncertainty_claims.__name__: uncertainty_claims.__version__,
+            PACKAGE: __version__,
             "python": platform.python_version(),
             **{name: _version(name) for name in ("jax", "flax", "optax", "numpy")},
         },
