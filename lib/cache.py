@@ -144,24 +144,45 @@ def distributions(module: str) -> dict[str, str]:
     a package a computation starts to import is keyed without anyone listing it; a package
     keyed needlessly only costs a recomputation when its version changes. This project's own
     distribution is left out (its code is digested)."""
-    provided = importlib.metadata.packages_distributions()
+    provided = _packages_distributions()
     own = set(provided.get(PACKAGE, ()))
     todo = [dist for name in _closure(module)[1] for dist in provided.get(name, ())]
     versions: dict[str, str] = {}
     while todo:
-        name = todo.pop()
-        try:
-            found = importlib.metadata.distribution(name)
-        except importlib.metadata.PackageNotFoundError:
+        found = _distribution(todo.pop())
+        if found is None:
             continue  # an optional requirement not installed: it runs nowhere
-        canonical = re.sub(r"[-_.]+", "-", found.metadata["Name"]).lower()
-        if canonical in versions or found.metadata["Name"] in own:
+        name, canonical, version, requires = found
+        if canonical in versions or name in own:
             continue
-        versions[canonical] = found.version
-        for requirement in found.requires or ():
-            if "extra ==" not in requirement.partition(";")[2]:
-                todo.append(_REQUIREMENT.match(requirement).group(1))
+        versions[canonical] = version
+        todo += requires
     return dict(sorted(versions.items()))
+
+
+# Read once per process, as `_library_versions`: the installed distributions do not change
+# under a running process, and every computation's key reads them.
+@functools.cache
+def _packages_distributions() -> dict[str, list[str]]:
+    return importlib.metadata.packages_distributions()
+
+
+@functools.cache
+def _distribution(name: str) -> tuple[str, str, str, tuple[str, ...]] | None:
+    """(name, canonical name, version, the names it requires outside extras) of the
+    installed distribution `name`, or None when it is not installed."""
+    try:
+        found = importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    metadata = found.metadata
+    requires = tuple(
+        _REQUIREMENT.match(requirement).group(1)
+        for requirement in found.requires or ()
+        if "extra ==" not in requirement.partition(";")[2]
+    )
+    canonical = re.sub(r"[-_.]+", "-", metadata["Name"]).lower()
+    return metadata["Name"], canonical, found.version, requires
 
 
 def library_versions() -> dict[str, str]:

@@ -449,13 +449,20 @@ def test_a_changed_scipy_version_misses_the_cache(tmp_path, monkeypatch, module)
         return found
 
     monkeypatch.setattr(cache.importlib.metadata, "distribution", older_scipy)
-    cache.distributions.cache_clear()
+    _forget_installed()
     try:
         other = cache.cached("figures", {"k": 1}, compute, cache_dir=tmp_path)
     finally:
         monkeypatch.undo()
-        cache.distributions.cache_clear()
+        _forget_installed()
     assert other.status == "computed" and other.path != first.path
+
+
+def _forget_installed() -> None:
+    """Drop what this process has read of the installed distributions (read once per
+    process: nothing installs a package under a running audit, but this test does)."""
+    for memo in (cache.distributions, cache._packages_distributions, cache._distribution):
+        memo.cache_clear()
 
 
 def test_lib_sources_read_as_utf8_in_any_locale():
