@@ -16,8 +16,8 @@ import json
 import numpy as np
 
 from uncertainty_claims.numerics import request_deterministic_gpu_ops
-from uncertainty_claims.uncertainty import headline_figures
 from uncertainty_claims.uncertainty.claims.specs import PRINTED
+from uncertainty_claims.uncertainty.experiment import headline_figures
 from uncertainty_claims.uncertainty.health import health_figures
 from uncertainty_claims.uncertainty.results import spread, uncertainty_result
 

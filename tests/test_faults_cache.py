@@ -26,8 +26,8 @@ from fault_tools import (
 from uncertainty_claims import cache
 from uncertainty_claims.calibration import experiment as calibration_experiment
 from uncertainty_claims.calibration.training import TrainConfig
-from uncertainty_claims.uncertainty import UncertaintyConfig
 from uncertainty_claims.uncertainty import results as uncertainty_results
+from uncertainty_claims.uncertainty.config import UncertaintyConfig
 
 pytestmark = pytest.mark.fault
 
@@ -261,7 +261,7 @@ def test_result_key_names_every_version_and_source_it_depends_on(document):
 # A child prints the key of the uncertainty recipe's entry (root key 0) under its settings.
 KEY_CHILD = """
     import json
-    from uncertainty_claims.uncertainty import UncertaintyConfig
+    from uncertainty_claims.uncertainty.config import UncertaintyConfig
     from uncertainty_claims.uncertainty.results import _key
     print(json.dumps(_key(UncertaintyConfig(), root_seed=0), sort_keys=True))
 """

@@ -24,10 +24,15 @@ from uncertainty_claims.calibration.training import (
     train_nets,
     train_nets_faithful,
 )
-from uncertainty_claims.uncertainty import GaussianMLP, UncertaintyConfig, make_ensemble, root_keys
-from uncertainty_claims.uncertainty.data import make_data
+from uncertainty_claims.uncertainty.config import UncertaintyConfig
+from uncertainty_claims.uncertainty.data import make_data, root_keys
 from uncertainty_claims.uncertainty.experiment import run
-from uncertainty_claims.uncertainty.training import train_ensemble_loop, train_mc_dropout_loop
+from uncertainty_claims.uncertainty.model import GaussianMLP
+from uncertainty_claims.uncertainty.training import (
+    make_ensemble,
+    train_ensemble_loop,
+    train_mc_dropout_loop,
+)
 
 RECIPE = UncertaintyConfig()
 THIRTY_STEPS = UncertaintyConfig(ensemble_steps=30)

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from ..render.documents import Document, FigureSpec, Source
-from . import printed_trace, region_summary, true_function
-from .data import LEFT_CLUSTER, RIGHT_CLUSTER
+from .data import LEFT_CLUSTER, RIGHT_CLUSTER, true_function
+from .experiment import printed_trace, region_summary
 from .figures import uncertainty_band_figure
 from .health import uncertainty_health
 from .results import uncertainty_result

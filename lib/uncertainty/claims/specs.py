@@ -31,16 +31,15 @@ from ...engine.evidence import HOST, seen_sensitive
 from ...engine.judges import ComparedBeside
 from ...engine.sweep import across_runs
 from ...engine.verdict import FigureRule, Judgement, Measured, figures, satisfied
-from .. import GaussianMLP, headline_figures
 from ..config import (
     ENSEMBLE_PRINT_EVERY,
     MC_PRINT_EVERY,
     UncertaintyConfig,
 )
 from ..data import true_function
-from ..experiment import UncertaintyResult
+from ..experiment import UncertaintyResult, headline_figures
 from ..health import constant_baseline_nll, uncertainty_health
-from ..model import LOG_VAR_MAX, LOG_VAR_MIN
+from ..model import LOG_VAR_MAX, LOG_VAR_MIN, GaussianMLP
 from ..results import (
     SPREAD_ROOT_SEEDS,
     root_key_runs,
