@@ -284,6 +284,27 @@ def test_fitted_temperature_minimises_the_heldout_nll_curve(seed, t_true):
     assert heldout_nll_curve(z, labels, [t_hat])[0] <= curve.min() + 1e-8
 
 
+@st.composite
+def logits_labels_temperatures(draw: st.DrawFn):
+    """Logits with ties (small whole numbers) and wide ranges, labels, and temperatures."""
+    n, c = draw(st.integers(1, 40)), draw(st.integers(2, 8))
+    value = st.one_of(st.floats(-1e3, 1e3), st.integers(-3, 3).map(float))
+    logits = draw(hnp.arrays(np.float64, (n, c), elements=value))
+    labels = draw(hnp.arrays(np.int64, n, elements=st.integers(0, c - 1)))
+    temperatures = draw(hnp.arrays(np.float64, st.integers(1, 8), elements=st.floats(0.01, 100.0)))
+    return logits, labels, temperatures
+
+
+@settings(max_examples=200)
+@given(logits_labels_temperatures())
+def test_heldout_nll_curve_is_the_nll_at_each_temperature_bit_for_bit(case):
+    """The curve (the temperature health check, the held-out NLL figure) is
+    `nll(softmax(logits / T), labels)` at every T, to the last bit."""
+    logits, labels, temperatures = case
+    want = [nll(softmax(logits / t), labels) for t in temperatures]
+    np.testing.assert_array_equal(heldout_nll_curve(logits, labels, temperatures), want)
+
+
 P = np.array([[0.5, 0.5], [0.25, 0.75]])
 Y = np.array([0, 1])
 
