@@ -1,4 +1,4 @@
-"""Health checks: did a trained model actually learn? (issue: model health)
+"""Health checks: did a trained model actually learn?
 
 An audit trusts a claim only if the model behind it trained properly. Each
 check returns a `HealthCheck` with the measured figure and the threshold, so a
@@ -7,9 +7,13 @@ failing model is reported with its number beside the claims it supports.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
+
+from .engine.verdict import Judgement, Region, Threshold
 
 # "Flat at the end": the last tenth of training moved the loss by less than this
 # fraction of the range it covered during training.
@@ -20,18 +24,56 @@ PINNED_FRACTION = 0.5
 
 @dataclass(frozen=True)
 class HealthCheck:
-    """One check of one model: pass/fail, the measured figure and the threshold it met."""
+    """One check of one model: pass/fail, the measured figure and the threshold it met.
+
+    `limit`: the value of `measured` at which the check flips in this run; it passes when
+    `measured` is below it (or at it, where `inclusive`). Use `check` to build one.
+    """
 
     name: str
     passed: bool
     measured: float
     threshold: str
+    limit: float
+    inclusive: bool
+
+    @classmethod
+    def check(
+        cls, name: str, measured: float, limit: float, threshold: str, *, inclusive: bool
+    ) -> HealthCheck:
+        passed = measured < limit or (inclusive and measured == limit)
+        return cls(name, bool(passed), float(measured), threshold, float(limit), inclusive)
+
+    @property
+    def margin(self) -> float:
+        """How far the measured figure lies beyond its limit (below 0: inside)."""
+        return self.measured - self.limit
 
     def to_json(self) -> dict:
         """JSON-safe: a non-finite measured figure (e.g. a loss that never improved) becomes null."""
         record = asdict(self)
-        record["measured"] = self.measured if np.isfinite(self.measured) else None
+        for name in ("measured", "limit"):
+            record[name] = record[name] if np.isfinite(record[name]) else None
         return record
+
+    def threshold_of(self, label: str) -> Threshold:
+        """The check as a threshold claim's number: its margin, which must stay below 0."""
+        return Threshold(f"{label}: {self.name}, measured - limit", self.margin, self.region)
+
+    @property
+    def region(self) -> Region:
+        return Region(high=0.0, closed=self.inclusive)
+
+
+def health_judgement(checks: Sequence[HealthCheck], labels: Sequence[str]) -> Judgement:
+    """Every check passes: a threshold claim on each check's margin (labelled by `labels`,
+    e.g. the seeds), shown with the measured figures and the threshold."""
+    return Judgement(
+        all(c.passed for c in checks),
+        checks[0].threshold,
+        [round(c.measured, 4) for c in checks],
+        thresholds=tuple(c.threshold_of(label) for c, label in zip(checks, labels, strict=True)),
+    )
 
 
 def converged(losses: np.ndarray) -> HealthCheck:
@@ -44,7 +86,9 @@ def converged(losses: np.ndarray) -> HealthCheck:
     """
     losses = np.asarray(losses, dtype=np.float64)
     if len(losses) < 20 or not np.all(np.isfinite(losses)):
-        return HealthCheck("converged", False, float("nan"), "a finite trace of >= 20 steps")
+        return HealthCheck.check(
+            "converged", math.nan, math.nan, "a finite trace of >= 20 steps", inclusive=False
+        )
     chunks = np.array_split(losses, 10)
     tenths = np.array([chunk.mean() for chunk in chunks])
     change = abs(tenths[-2] - tenths[-1])
@@ -52,29 +96,37 @@ def converged(losses: np.ndarray) -> HealthCheck:
     fraction = float(change / span) if span > 0 else 0.0
     # A change within 3 standard errors of the two means' difference is minibatch noise, not a trend.
     noise = 3 * np.sqrt(sum(chunk.var(ddof=1) / len(chunk) for chunk in chunks[-2:]))
-    flat = fraction < FLAT_FRACTION or change <= noise
-    return HealthCheck(
-        "converged", bool(flat), fraction, f"last-tenth change < {FLAT_FRACTION} x range, or noise"
+    # Flat when fraction < FLAT_FRACTION or change <= noise: one limit, whichever is larger.
+    noise_fraction = float(noise / span) if span > 0 else 0.0
+    within_noise = noise_fraction >= FLAT_FRACTION
+    return HealthCheck.check(
+        "converged",
+        fraction,
+        noise_fraction if within_noise else FLAT_FRACTION,
+        f"last-tenth change < {FLAT_FRACTION} x range, or noise",
+        inclusive=within_noise,
     )
 
 
 def beats_baseline(model_loss: float, baseline_loss: float, baseline: str) -> HealthCheck:
     """The model's loss on its own objective is below a trivial predictor's."""
-    return HealthCheck(
+    return HealthCheck.check(
         f"beats {baseline}",
-        bool(model_loss < baseline_loss),
-        float(model_loss),
+        model_loss,
+        baseline_loss,
         f"< {baseline_loss:.4f} ({baseline})",
+        inclusive=False,
     )
 
 
 def not_pinned(fraction_at_bound: float, what: str) -> HealthCheck:
     """No output head sits at a bound (a clip, or probability 1) for most inputs."""
-    return HealthCheck(
+    return HealthCheck.check(
         f"{what} not pinned",
-        bool(fraction_at_bound <= PINNED_FRACTION),
-        float(fraction_at_bound),
+        fraction_at_bound,
+        PINNED_FRACTION,
         f"<= {PINNED_FRACTION}",
+        inclusive=True,
     )
 
 

@@ -227,37 +227,10 @@ def test_a_spec_is_judged_on_every_order_with_its_published_figure_and_reading()
     assert [name for name, _ in properties] == [PROPERTY]
 
 
-@pytest.mark.parametrize(
-    ("orders", "here"),
-    [
-        ({"faithful": 1.05, "other": 1.02}, "holds"),
-        ({"faithful": 1.5, "other": 1.4}, "refuted"),
-        ({"faithful": 1.05, "other": 1.4}, "sensitive"),
-    ],
-    ids=["all-hold-here", "all-refuted-here", "split-here"],
-)
-def test_a_recorded_sensitivity_is_the_verdict_whatever_the_orders_here_say(orders, here):
-    """Another machine's orders can disagree where this one's agree: a claim recorded as
-    order-sensitive is sensitive everywhere (never failing), with the evidence and what the
-    orders computed here said."""
-    spec = toy_spec(f"t-spec-sensitive-{here}", sensitive="held on machine A, not on B")
-    record, _ = checked(spec, Orders(orders))
-    assert record.verdict == "sensitive"
-    assert record.details["sensitivity"] == "held on machine A, not on B"
-    assert record.details["verdict_in_these_orders"] == here
-
-
-@pytest.mark.parametrize(
-    ("kw", "message"),
-    [
-        ({"finding": "refuted", "sensitive": "depends"}, "cannot be both"),
-        ({"once": True, "sensitive": "depends"}, "cannot be order-sensitive"),
-    ],
-    ids=["finding-and-sensitive", "once-and-sensitive"],
-)
-def test_a_spec_cannot_record_a_sensitivity_that_contradicts_it(kw, message):
-    with pytest.raises(ValueError, match=message):
-        toy_spec("t-spec-contradiction", **kw)
+def test_no_record_sets_a_verdict():
+    """A spec cannot carry a verdict of its own: the verdict comes from the run's orders."""
+    with pytest.raises(TypeError, match="sensitive"):
+        toy_spec("t-spec-recorded", sensitive="held on machine A, not on B")
 
 
 def test_a_spec_judged_once_reads_the_faithful_order_or_nothing():

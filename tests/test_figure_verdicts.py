@@ -1,5 +1,6 @@
-"""The claim engine's two kinds of verdict (lib/engine/claim.py): a figure claim judged over
-all orders at once by its prediction interval, a qualitative claim in each order."""
+"""The claim engine's verdicts (lib/engine/claim.py): a figure claim and a threshold claim
+judged over all orders at once by prediction intervals, any other qualitative claim in each
+order."""
 
 from __future__ import annotations
 
@@ -8,8 +9,23 @@ import json
 import pytest
 
 from uncertainty_claims.engine.claim import PROPERTY, Claim, ClaimRefuted, ClaimSpec, ClaimSpecs
-from uncertainty_claims.engine.prediction import FIGURE_ALPHA, judge_figure
-from uncertainty_claims.engine.verdict import FigureRule, figures, satisfied
+from uncertainty_claims.engine.prediction import (
+    FIGURE_ALPHA,
+    detectable_shift,
+    half_unit,
+    judge_figure,
+    orders_to_conclude,
+    t_quantile,
+)
+from uncertainty_claims.engine.verdict import (
+    FigureRule,
+    Judgement,
+    Region,
+    Threshold,
+    figures,
+    satisfied,
+    within,
+)
 from uncertainty_claims.orders import Orders
 
 
@@ -24,6 +40,8 @@ SPECS = ClaimSpecs(
         ClaimSpec("fv-pair", "fv-doc", "S", "prints 5.00 and 7.0", ("5.00", "7.0"), lambda v, p: figures([v, v + 2], p)),
         ClaimSpec("fv-qual", "fv-doc", "S", "above 5", "> 5", lambda v, p: satisfied(v > 5, published=p, measured=v)),
         ClaimSpec("fv-mixed", "fv-doc", "S", "mixed", "5.00", lambda v, p: figures(v, p) if v > 5 else satisfied(True, published=p, measured=v)),
+        ClaimSpec("fv-threshold", "fv-doc", "S", "above 5", "> 5", lambda v, p: within(v, Region(5.0, closed=False), published=p)),
+        ClaimSpec("fv-busy", "fv-doc", "S", "fast", "< 1 s", lambda v, p: satisfied(v < 1, published=p, measured=v, inconclusive="the machine was busy" if v < 0 else None)),
     ]
 )  # fmt: skip
 
@@ -65,12 +83,81 @@ def test_a_published_figure_far_outside_its_orders_is_refuted():
 
 
 def test_orders_that_disagree_never_make_a_figure_claim_sensitive():
-    """The old rule called a figure sensitive when some orders strayed from it; now the
-    orders' spread is the distribution the figure is judged against."""
-    wide = (4.0, 6.0, 4.5, 5.5, 5.2, 4.8)
-    record, _ = check("fv-figure", orders(*wide))
-    assert record["verdict"] == "holds"
+    """The orders' spread is the distribution the figure is judged against: a figure among
+    widely spread orders is never sensitive; where the interval is wider than half the
+    figure either way it cannot check it, and the claim is inconclusive, never a pass."""
+    wide = (4.5, 5.5, 4.8, 5.2, 5.1, 4.9)
+    record, error = check("fv-figure", orders(*wide))
+    assert error is None and record["verdict"] == "inconclusive"
     assert "holds_in_orders" not in record["details"]
+    (figure,) = record["details"]["figures"]
+    low, high = figure["interval"]
+    assert figure["verdict"] == "inconclusive" and low > 0 and (high - low) / 2 > 2.5
+    assert record["details"]["orders_to_conclude"] == figure["orders_to_conclude"] > len(wide)
+
+
+def test_an_interval_that_holds_zero_is_inconclusive_and_more_orders_would_conclude():
+    spread = (4.2, 5.8, 4.68, 5.32, 5.16, 4.84)  # sd 0.55
+    verdict = judge_figure(spread, "5.00")
+    assert verdict.low < 0 < verdict.high and verdict.verdict == "inconclusive"
+    needed = verdict.orders_to_conclude
+    assert needed is not None
+    # At that many orders (mean and sd as measured) the half width fits inside |mean|
+    # and half the figure; one order fewer, it does not.
+    half = lambda n: float(t_quantile(n)) * verdict.sd + half_unit("5.00")  # noqa: E731
+    assert half(needed) < 2.5 <= half(needed - 1)
+    # A spread so wide that even unbounded orders leave the interval over half the figure.
+    assert orders_to_conclude(5.0, 2.0, half_unit("5.00"), 5.0) is None
+
+
+def test_the_power_reported_is_the_simulated_rate_of_catching_a_shift():
+    """The reported shift is caught with probability 0.8: checked against the noncentral t
+    (printing's half unit negligible), which the simulation does not use."""
+    from uncertainty_claims.engine.prediction import power
+
+    sd, n = 0.07, 8
+    shift = detectable_shift(sd, n, slack=1e-9)
+    assert power(shift / sd, n) == pytest.approx(0.8, abs=0.01)
+    verdict = judge_figure(CHAOTIC, "5.00")
+    assert verdict.detectable == pytest.approx(
+        detectable_shift(verdict.sd, 8, half_unit("5.00")) / 5.0
+    )
+    assert verdict.to_json()["relative_shift_caught_0.8"] == verdict.detectable
+
+
+def test_a_threshold_claim_is_judged_by_its_interval_not_by_counting_orders():
+    """Every order above 5, but the interval over them reaches below 5: another machine's
+    order plausibly falls below, so the claim is sensitive on every machine."""
+    close = (5.3, 5.5, 5.2, 5.6, 5.4, 5.35)
+    record, error = check("fv-threshold", orders(*close))
+    assert error is None and record["details"]["holds_in_orders"] == [6, 6]
+    assert record["verdict"] == "sensitive"
+    (effect,) = record["details"]["effects"]
+    assert (
+        effect["interval_is"] == "straddles" and effect["interval"][0] < 5 < effect["interval"][1]
+    )
+    far = tuple(v + 10 for v in close)
+    assert check("fv-threshold", orders(*far))[0]["verdict"] == "holds"
+    below = tuple(v - 10 for v in close)
+    record, error = check("fv-threshold", orders(*below))
+    assert record["verdict"] == "refuted" and isinstance(error, ClaimRefuted)
+
+
+def test_a_threshold_claim_whose_orders_disagree_reads_the_same_as_one_whose_do_not():
+    """The verdict does not hang on whether an order happens to cross the threshold."""
+    crossing = (5.3, 5.5, 4.95, 5.6, 5.4, 5.35)
+    assert check("fv-threshold", orders(*crossing))[0]["verdict"] == "sensitive"
+
+
+def test_a_threshold_judgement_must_hold_exactly_when_its_thresholds_do():
+    with pytest.raises(ValueError, match="holds exactly when each"):
+        Judgement(True, "> 5", 4.0, thresholds=(Threshold("x", 4.0, Region(5.0)),))
+
+
+def test_a_claim_this_run_cannot_measure_is_inconclusive():
+    record, error = check("fv-busy", orders(-1.0))
+    assert error is None and record["verdict"] == "inconclusive"
+    assert record["details"]["inconclusive"] == "the machine was busy"
 
 
 def test_calm_orders_leave_printing_s_half_unit():

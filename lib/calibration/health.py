@@ -35,11 +35,12 @@ def temperature_at_nll_minimum(
     """
     fitted, *grid = metrics.heldout_nll_curve(logits, labels, [temperature, *TEMPERATURE_GRID])
     excess = max(0.0, float(fitted - min(grid)))
-    return HealthCheck(
+    return HealthCheck.check(
         "temperature at the NLL minimum",
-        excess <= NLL_SLACK,
         excess,
+        NLL_SLACK,
         f"<= {NLL_SLACK:g} nats above the minimum over {len(grid)} temperatures",
+        inclusive=True,
     )
 
 

@@ -8,22 +8,27 @@ order's results (and the published figure) to what the claim measures there. A d
 specs form one `ClaimSpecs` registry; its tests are marked from it (`SPECS.mark(id)`) and
 ask the `claim` fixture to `check` the results in every valid float order (lib/orders.py).
 
-- A figure claim (its judge a `FigureRule`, returning `figures(...)`) is judged over all
-  orders at once: it holds when each published figure is a plausible draw of the orders'
-  figures (lib/engine/prediction.py), else it is refuted.
-- A qualitative claim (its judge returning a `Judgement`) holds or is refuted when every
-  order agrees; otherwise it is sensitive (reported with the share of orders it holds in).
+Every number is judged the same way, by its prediction interval over the orders
+(lib/engine/prediction.py), so a verdict does not depend on which orders a machine happens
+to compute:
+- a figure claim (its judge a `FigureRule`, returning `figures(...)`) holds when each
+  published figure lies in its interval and the interval can tell it from 0 and from a
+  figure half as large or half as large again; refuted when one lies outside; otherwise
+  *inconclusive* (with the orders that would conclude it);
+- a threshold claim (its judgements carry `Threshold`s) holds when each value's interval
+  lies inside its region, is refuted when one lies wholly outside, and is sensitive when
+  one straddles a boundary;
+- any other qualitative claim (an identity, a shape) holds or is refuted when every order
+  agrees; otherwise it is sensitive.
+A judgement that says the run cannot judge the claim (`inconclusive=`) makes it
+inconclusive. No recorded note sets a verdict: it comes from this run's measurements.
 
-One machine computes only some of the valid orders, and they can agree there but not
-elsewhere (another CPU's vector width, a GPU). A claim seen to depend on the machine
-carries the evidence as a recorded sensitivity (`sensitive=` on its spec): its verdict is
-then *sensitive* on every machine, whatever the orders computed here say.
 The record is written *before* the test passes or fails, so a refuted claim still reports
 its number; it travels to the controller through pytest's `user_properties`, which
 pytest-xdist forwards. A claim whose refutation is a recorded finding (`finding=` on its
-spec or marker) is an expected failure when refuted, and fails the run when it holds (the
-record must be updated); it is never also a recorded sensitivity. A test without a spec
-passes its own judge (`check(orders, judge)`, `close_to`, `holds`).
+spec or marker) is an expected failure when refuted, and fails the run when it is not (the
+record must be updated). A test without a spec passes its own judge (`check(orders,
+judge)`, `close_to`, `holds`).
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from typing import Any, TypeVar
 import pytest
 
 from ..orders import FAITHFUL, Orders
-from .prediction import FIGURE_ALPHA, judge_figure, share_interval
+from .prediction import FIGURE_ALPHA, judge_figure, prediction_interval, share_interval
 from .verdict import (
     FigureRule,
     Judgement,
@@ -52,7 +57,7 @@ from .verdict import (
 
 PROPERTY = "claim_record"
 META_PROPERTY = "claim_meta"
-VERDICTS = ("holds", "refuted", "sensitive", "error")
+VERDICTS = ("holds", "refuted", "sensitive", "inconclusive", "error")
 ORIGINS = ("document", "suite")
 """Who makes a claim: a document (its assertions), or the suite (its own checks: model
 health, typicality of the published run, recipe invariants). Reports count them apart."""
@@ -63,7 +68,7 @@ class ClaimRefuted(AssertionError):
 
 
 class FindingGone(AssertionError):
-    """A recorded finding no longer reproduces: the claim holds in every order."""
+    """A recorded finding no longer reproduces: the claim is not refuted."""
 
 
 @dataclass(frozen=True)
@@ -75,24 +80,18 @@ class ClaimMeta:
     section: str
     statement: str
     finding: str | None = None
-    sensitive: str | None = None
     origin: str = "document"
     gates: bool = True
 
     def __post_init__(self) -> None:
-        if not self.gates and (self.finding or self.sensitive):
+        if not self.gates and self.finding:
             raise ValueError(
                 f"claim {self.id}: a claim that never gates the run (a benchmark figure) is "
-                "recorded as measured; it carries no finding or sensitivity"
+                "recorded as measured; it carries no finding"
             )
         if self.origin not in ORIGINS:
             raise ValueError(
                 f"claim {self.id}: origin must be one of {ORIGINS}; got {self.origin!r}"
-            )
-        if self.finding and self.sensitive:
-            raise ValueError(
-                f"claim {self.id}: a recorded finding is refuted in every valid order, a "
-                "recorded sensitivity is not; it cannot be both"
             )
 
 
@@ -109,9 +108,7 @@ class ClaimSpec:
     threshold). `judge(results, published)`: the claim on one order's results (or on None,
     for a claim that reads no results), measure and rule together. `reading`: how the
     document's qualitative words become the rule, in our words. `finding`: a recorded
-    refutation, with the measured value. `sensitive`: a recorded order sensitivity, the
-    evidence (orders or machines where it held and where it did not, with the figures) that
-    its verdict depends on the float order. `once`: judged on the faithful order alone (a
+    refutation, with the measured value. `once`: judged on the faithful order alone (a
     claim about the code, the recipe or other root keys, which no float order changes).
     `beside`: statistics recorded next to the verdict, never judged (e.g. bootstrap
     intervals). `origin`: "document" for a document's assertion, "suite" for the suite's own
@@ -128,7 +125,6 @@ class ClaimSpec:
     judge: Rule
     reading: str | None = None
     finding: str | None = None
-    sensitive: str | None = None
     once: bool = False
     beside: Callable[[], dict[str, Any]] | None = None
     origin: str = "document"
@@ -152,12 +148,7 @@ class ClaimSpec:
                 f"claim spec {self.id}: a figure claim needs its published figures and is "
                 "judged over every order"
             )
-        if self.once and self.sensitive:
-            raise ValueError(
-                f"claim spec {self.id}: judged once, where no float order changes the verdict, "
-                "it cannot be order-sensitive"
-            )
-        _ = self.meta  # ClaimMeta checks the finding and the sensitivity together
+        _ = self.meta  # ClaimMeta checks the finding
 
     @property
     def figure_count(self) -> int:
@@ -176,7 +167,6 @@ class ClaimSpec:
             self.section,
             self.statement,
             self.finding,
-            self.sensitive,
             self.origin,
             self.gates,
         )
@@ -305,37 +295,90 @@ def _refuse_nonfinite(claim_id: str, order: str, judgement: Judgement | Measured
 
 def _figure_verdict(measured: Mapping[str, Measured]) -> tuple[str, str, dict[str, Any]]:
     """A figure claim over all orders at once: each published figure against its prediction
-    interval over the orders (lib/engine/prediction.py). Holds when every figure lies in its
-    interval, else refuted; the orders never disagree about it."""
+    interval over the orders (lib/engine/prediction.py). Refuted when a figure lies outside
+    its interval; else inconclusive when an interval cannot check its figure; else holds."""
     faithful = measured[FAITHFUL]
     verdicts = [
         judge_figure([m.measured[i] for m in measured.values()], printed)
         for i, printed in enumerate(faithful.published)
     ]
-    holds = all(v.holds for v in verdicts)
+    each = {v.verdict for v in verdicts}
+    verdict = next(v for v in ("refuted", "inconclusive", "holds") if v in each)
     tolerance = ", ".join(f"[{fmt(v.low)}, {fmt(v.high)}]" for v in verdicts)
     rule = {
         "rule": f"prediction interval over {len(measured)} orders, "
         f"false-refutation rate {FIGURE_ALPHA:g} per figure",
         "figures": [v.to_json() for v in verdicts],
     }
+    if verdict == "inconclusive":
+        needed = [v.orders_to_conclude for v in verdicts if not v.conclusive]
+        rule["orders_to_conclude"] = None if None in needed else max(needed)  # type: ignore[type-var]
     # Named as a figure checked against a hand-given tolerance names them (lib/report/diff.py).
     if len(faithful.measured) == 1:
         rule["measured_value"] = faithful.measured[0]
     else:
         rule["measured_values"] = list(faithful.measured)
-    return ("holds" if holds else "refuted"), tolerance, rule
+    return verdict, tolerance, rule
+
+
+def _threshold_verdict(judged: Mapping[str, Judgement]) -> tuple[str, list[dict[str, Any]]]:
+    """A threshold claim over all orders at once: each value's prediction interval over the
+    orders against its region. Refuted when one interval misses its region, holds when every
+    interval lies inside its region, else sensitive: a boundary lies within the values
+    another valid order (another machine) plausibly gives."""
+    faithful = judged[FAITHFUL]
+    names = [t.name for t in faithful.thresholds]
+    effects, states = [], []
+    for i, threshold in enumerate(faithful.thresholds):
+        values = []
+        for order, judgement in judged.items():
+            if [t.name for t in judgement.thresholds] != names:
+                raise TypeError(
+                    f"order {order!r} compares {[t.name for t in judgement.thresholds]}, the "
+                    f"faithful order {names}: a claim compares the same numbers in every order"
+                )
+            values.append(judgement.thresholds[i].value)
+        low, high, mean, sd = prediction_interval(values)
+        region = threshold.region
+        inside = region.contains(low) and region.contains(high)  # a region is an interval
+        state = "inside" if inside else "outside" if region.misses(low, high) else "straddles"
+        states.append(state)
+        effects.append(
+            {
+                "effect": threshold.name,
+                "region": str(region),
+                "faithful": threshold.value,
+                "values": values,
+                "interval": [low, high],
+                "mean_over_orders": mean,
+                "sd_over_orders": sd,
+                "interval_is": state,
+            }
+        )
+    if "outside" in states:
+        return "refuted", effects
+    return ("holds" if set(states) == {"inside"} else "sensitive"), effects
 
 
 def _qualitative_verdict(judged: Mapping[str, Judgement]) -> tuple[str, str, dict[str, Any]]:
-    """A qualitative claim in each order: holds or refuted where every order agrees, else
-    sensitive; the share of orders where it holds, with its 95% interval."""
+    """A qualitative claim: a threshold claim by its values' intervals (`_threshold_verdict`),
+    any other by its orders (holds or refuted where every order agrees, else sensitive); the
+    share of orders where it holds, with its 95% interval, either way."""
     holds = {name: j.holds for name, j in judged.items()}
     k, n = sum(holds.values()), len(holds)
     rule: dict[str, Any] = {"holds_in_orders": [k, n]}
     if n > 1:
         rule["share_interval"] = list(share_interval(k, n))
-    return verdict_over(holds), fmt(judged[FAITHFUL].tolerance), rule
+    faithful = judged[FAITHFUL]
+    if faithful.thresholds:
+        verdict, rule["effects"] = _threshold_verdict(judged)
+        rule["rule"] = (
+            f"prediction interval of each value over {n} orders against its region, "
+            f"false rate {FIGURE_ALPHA:g} per value"
+        )
+    else:
+        verdict = verdict_over(holds)
+    return verdict, fmt(faithful.tolerance), rule
 
 
 def _check_judgements(claim_id: str, judgements: Mapping[str, Any]) -> None:
@@ -443,16 +486,15 @@ class Claim:
         reading = self.spec.reading if self.spec is not None else None
         details: dict[str, Any] = {**({"reading": reading} if reading else {})}
         if isinstance(faithful, Measured):
-            here, tolerance, rule = _figure_verdict(judgements)  # type: ignore[arg-type]
+            verdict, tolerance, rule = _figure_verdict(judgements)  # type: ignore[arg-type]
         else:
-            here, tolerance, rule = _qualitative_verdict(judgements)  # type: ignore[arg-type]
+            verdict, tolerance, rule = _qualitative_verdict(judgements)  # type: ignore[arg-type]
+            reasons = sorted({j.inconclusive for j in judgements.values() if j.inconclusive})  # type: ignore[union-attr]
+            if reasons:
+                verdict, rule["inconclusive"] = "inconclusive", "; ".join(reasons)
         details |= {**rule, **faithful.details, **extra}
-        verdict = "sensitive" if self.meta.sensitive else here
         if self.meta.finding:
             details["finding"] = self.meta.finding
-        if self.meta.sensitive:
-            details["sensitivity"] = self.meta.sensitive
-            details["verdict_in_these_orders"] = here
         if not self.meta.gates:
             details["gates"] = False
         # Every claim lists its figure per order; one judged once (about the code or the
@@ -467,11 +509,7 @@ class Claim:
             if spread is not None:
                 details["range_over_orders"] = spread
         record = ClaimRecord(
-            **{
-                k: v
-                for k, v in asdict(self.meta).items()
-                if k not in ("finding", "sensitive", "gates")
-            },
+            **{k: v for k, v in asdict(self.meta).items() if k not in ("finding", "gates")},
             published=fmt(faithful.published),
             measured=fmt(faithful.measured),
             tolerance=tolerance,
@@ -487,9 +525,9 @@ class Claim:
             if self.meta.finding:
                 pytest.xfail(self.meta.finding)
             raise ClaimRefuted(f"{self.meta.id}: {figures}: {self.meta.statement}")
-        if verdict == "holds" and self.meta.finding:
+        if verdict != "refuted" and self.meta.finding:
             raise FindingGone(
-                f"{self.meta.id}: recorded as a finding ({self.meta.finding}), but it now holds "
-                f"in every order ({figures}): update the record"
+                f"{self.meta.id}: recorded as a finding ({self.meta.finding}), but it is now "
+                f"{verdict} ({figures}): update the record"
             )
         return record

@@ -12,34 +12,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .verdict import Judgement, satisfied
+from .verdict import Judgement, Region, Threshold
 
 PerSeed = Mapping[str, Sequence[Mapping[str, Any]]]
 """Per-seed figures, what a comparison over several seeds reads: per group (a net), one
 mapping of figures per seed, in seed order."""
-
-
-@dataclass(frozen=True)
-class Region:
-    """The values of an effect for which a claim holds: an interval, closed or open."""
-
-    low: float = -math.inf
-    high: float = math.inf
-    closed: bool = True
-
-    def contains(self, value: float) -> bool:
-        """Whether `value` lies in the region (NaN never does)."""
-        if self.closed:
-            return self.low <= value <= self.high
-        return self.low < value < self.high
-
-    def __str__(self) -> str:
-        if self.low == -math.inf:
-            return f"{'<=' if self.closed else '<'} {self.high:g}"
-        if self.high == math.inf:
-            return f"{'>=' if self.closed else '>'} {self.low:g}"
-        brackets = "[]" if self.closed else "()"
-        return f"in {brackets[0]}{self.low:g}, {self.high:g}{brackets[1]}"
 
 
 @dataclass(frozen=True)
@@ -87,8 +64,14 @@ class Comparison:
             else {e.name: v for e, v in zip(self.effects, values, strict=True)}
         )
         regions = "; ".join(str(e.region) for e in self.effects)
-        return satisfied(
-            self.holds_for(values), published=published, measured=measured, tolerance=regions
+        return Judgement(
+            self.holds_for(values),
+            published,
+            measured,
+            regions,
+            thresholds=tuple(
+                Threshold(e.name, v, e.region) for e, v in zip(self.effects, values, strict=True)
+            ),
         )
 
     def values(self, subject: Any) -> list[float]:

@@ -40,6 +40,14 @@ FAMILY_ALPHA = 0.01
 FAMILY_SIZE = 50
 FIGURE_ALPHA = FAMILY_ALPHA / FAMILY_SIZE
 
+CONCLUSIVE_HALF_WIDTH = 0.5
+"""An interval wider than +- this share of the published figure (or one that holds 0) cannot
+tell the figure from a quite different one: the claim is *inconclusive*, never a pass."""
+POWER_TARGET = 0.8
+POWER_DRAWS = 20_000
+MAX_ORDERS = 10_000
+"""The most orders `orders_to_conclude` considers; beyond, no affordable audit concludes."""
+
 
 def half_unit(printed: str) -> float:
     """Half a unit in the last digit of a figure as printed: "0.25" -> 0.005, "125" -> 0.5."""
@@ -54,7 +62,8 @@ def half_unit(printed: str) -> float:
 
 @dataclass(frozen=True)
 class FigureVerdict:
-    """One published figure against its orders: the interval, where the figure falls."""
+    """One published figure against its orders: the interval, where the figure falls, and
+    how far off a figure the rule would catch (its power)."""
 
     printed: str
     holds: bool
@@ -65,16 +74,30 @@ class FigureVerdict:
     n_orders: int
     t_score: float | None  # beyond printing's half unit, in sds of a draw; None when s = 0
     p_value: float | None  # two-sided, under the null; None when s = 0
+    conclusive: bool = True
+    detectable: float | None = None  # relative shift caught with POWER_TARGET; None at p = 0
+    orders_to_conclude: int | None = None  # None: no number of orders up to MAX_ORDERS
+
+    @property
+    def verdict(self) -> str:
+        """refuted when the figure lies outside its interval, else inconclusive when the
+        interval cannot check it, else holds."""
+        if not self.holds:
+            return "refuted"
+        return "holds" if self.conclusive else "inconclusive"
 
     def to_json(self) -> dict:
         return {
             "published": self.printed,
+            "verdict": self.verdict,
             "interval": [self.low, self.high],
             "mean_over_orders": self.mean,
             "sd_over_orders": self.sd,
             "orders": self.n_orders,
             "t_score": self.t_score,
             "p_value": self.p_value,
+            f"relative_shift_caught_{POWER_TARGET:g}": self.detectable,
+            "orders_to_conclude": self.orders_to_conclude,
         }
 
 
@@ -86,6 +109,20 @@ def t_quantile(n_orders: np.ndarray | int, alpha: float = FIGURE_ALPHA) -> np.nd
     return np.where(n > 1, stats.t.ppf(1 - alpha / 2, df) * np.sqrt(1 + 1 / n), 0.0)
 
 
+def interval_bounds(
+    values: np.ndarray, slack: np.ndarray | float = 0.0, alpha: float = FIGURE_ALPHA
+) -> tuple[np.ndarray, np.ndarray]:
+    """The prediction intervals (low, high) of whole arrays of orders: `values` [..., n],
+    one value per order along the last axis, widened by `slack` on each side. The interval
+    `prediction_interval` and `plausible` use; the simulations of the rules call it too."""
+    x = np.asarray(values, dtype=np.float64)
+    n = x.shape[-1]
+    sd = x.std(axis=-1, ddof=1) if n > 1 else np.zeros(x.shape[:-1])
+    half = t_quantile(n, alpha) * sd + slack
+    mean = x.mean(axis=-1)
+    return mean - half, mean + half
+
+
 def plausible(
     values: np.ndarray, published: np.ndarray, half_units: np.ndarray, alpha: float = FIGURE_ALPHA
 ) -> np.ndarray:
@@ -93,43 +130,117 @@ def plausible(
     `values` [..., n] (one value per order along the last axis), `published` and
     `half_units` broadcast against values[..., 0]. The rule `judge_figure` applies; the
     simulation of its error rates (claims/properties/test_figure_rule.py) calls it too."""
-    x = np.asarray(values, dtype=np.float64)
-    n = x.shape[-1]
-    sd = x.std(axis=-1, ddof=1) if n > 1 else np.zeros(x.shape[:-1])
-    half = t_quantile(n, alpha) * sd + half_units
-    return np.abs(np.asarray(published) - x.mean(axis=-1)) <= half
+    low, high = interval_bounds(values, half_units, alpha)
+    return (low <= published) & (published <= high)
 
 
-def judge_figure(
-    values: Sequence[float], printed: str, alpha: float = FIGURE_ALPHA
-) -> FigureVerdict:
-    """The published figure `printed` against the figure's value in each order, `values`."""
+def prediction_interval(
+    values: Sequence[float], slack: float = 0.0, alpha: float = FIGURE_ALPHA
+) -> tuple[float, float, float, float]:
+    """(low, high, mean, sd): where one more draw of the orders' distribution lies with
+    probability 1 - alpha, widened by `slack` (printing's half unit) on each side."""
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 1 or len(x) == 0 or not np.all(np.isfinite(x)):
         raise ValueError(f"a figure needs one finite value per order; got {values!r}")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1); got {alpha}")
-    n, mean = len(x), float(x.mean())
-    sd = float(x.std(ddof=1)) if n > 1 else 0.0
-    half = float(t_quantile(n, alpha)) * sd + half_unit(printed)
+    low, high = interval_bounds(x, slack, alpha)
+    return float(low), float(high), float(x.mean()), float(x.std(ddof=1)) if len(x) > 1 else 0.0
+
+
+def conclusive(low: float, high: float, published: float) -> bool:
+    """Whether an interval can check a published figure: it excludes 0 and is at most
+    +- CONCLUSIVE_HALF_WIDTH of the figure wide (a published 0 is checked by any interval)."""
+    if published == 0:
+        return True
+    return not low <= 0 <= high and (high - low) / 2 <= CONCLUSIVE_HALF_WIDTH * abs(published)
+
+
+def orders_to_conclude(
+    mean: float, sd: float, slack: float, published: float, alpha: float = FIGURE_ALPHA
+) -> int | None:
+    """The fewest orders whose interval would be conclusive, if the orders' mean and sd
+    stay as measured; None when no number up to MAX_ORDERS is (the recipe's own spread
+    over float orders, or the printed digits, are too wide for the figure)."""
+    if published == 0:
+        return 1
+    limit = min(abs(mean), CONCLUSIVE_HALF_WIDTH * abs(published))
+
+    def fits(n: int) -> bool:
+        return float(t_quantile(n, alpha)) * sd + slack < limit
+
+    if sd == 0:
+        return 1 if fits(1) else None
+    if not fits(MAX_ORDERS):
+        return None
+    low, high = 2, MAX_ORDERS  # the half width falls with n: bisect for the first that fits
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if fits(middle) else (middle + 1, high)
+    return low
+
+
+def detectable_shift(
+    sd: float,
+    n_orders: int,
+    slack: float,
+    target: float = POWER_TARGET,
+    alpha: float = FIGURE_ALPHA,
+) -> float:
+    """The smallest shift of the published figure's distribution from the orders' that the
+    rule refutes with probability `target`, simulated: n orders and the published draw from
+    N(0, sd^2), the latter moved by the shift and printed (uniform within `slack`). The same
+    draws serve every shift (common random numbers), so the answer is reproducible."""
+    rng = np.random.default_rng(0)
+    orders = rng.standard_normal((POWER_DRAWS, n_orders)) * sd
+    spread = orders.std(axis=1, ddof=1) if n_orders > 1 else np.zeros(POWER_DRAWS)
+    half = t_quantile(n_orders, alpha) * spread + slack
+    drawn = rng.standard_normal(POWER_DRAWS) * sd + rng.uniform(-slack, slack, POWER_DRAWS)
+    offset = drawn - orders.mean(axis=1)
+
+    def caught(shift: float) -> float:
+        return float(np.mean(np.abs(shift + offset) > half))
+
+    high = max(sd, slack, 1e-300)
+    while caught(high) < target:
+        high *= 2
+    low = 0.0
+    for _ in range(40):  # bisection to a relative precision far below the simulation's own
+        middle = (low + high) / 2
+        low, high = (low, middle) if caught(middle) >= target else (middle, high)
+    return high
+
+
+def judge_figure(
+    values: Sequence[float], printed: str, alpha: float = FIGURE_ALPHA
+) -> FigureVerdict:
+    """The published figure `printed` against the figure's value in each order, `values`:
+    its interval, and the rule's power and conclusiveness on this figure."""
+    h = half_unit(printed)
+    low, high, mean, sd = prediction_interval(values, h, alpha)
+    n = len(values)
     published = float(printed)
     t_score = p_value = None
     if sd > 0 and n > 1:
         # The distance beyond printing's slack, in units of the draw's sd: the rule holds
         # exactly when this t is inside t_{n-1}(1 - alpha/2), i.e. when p_value >= alpha.
-        beyond = max(abs(published - mean) - half_unit(printed), 0.0)
+        beyond = max(abs(published - mean) - h, 0.0)
         t_score = math.copysign(beyond, published - mean) / (sd * math.sqrt(1 + 1 / n))
         p_value = float(2 * stats.t.sf(abs(t_score), n - 1))
+    shift = detectable_shift(sd, n, h, alpha=alpha)
     return FigureVerdict(
         printed=printed,
-        holds=bool(plausible(x, published, half_unit(printed), alpha)),
-        low=mean - half,
-        high=mean + half,
+        holds=bool(plausible(np.asarray(values, np.float64), published, h, alpha)),
+        low=low,
+        high=high,
         mean=mean,
         sd=sd,
         n_orders=n,
         t_score=t_score,
         p_value=p_value,
+        conclusive=conclusive(low, high, published),
+        detectable=shift / abs(published) if published else None,
+        orders_to_conclude=orders_to_conclude(mean, sd, h, published, alpha),
     )
 
 

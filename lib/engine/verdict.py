@@ -6,9 +6,12 @@ Two kinds of claim, two kinds of return value:
   a `Measured`, judged over all orders together (is the published number a plausible draw
   of the recipe? lib/engine/prediction.py);
 - a qualitative claim (a comparison, a region, a threshold, an identity) returns whether it
-  holds in this order, `satisfied()`: a `Judgement` (lib/engine/effects.py builds those
-  from a `Comparison`). `close_to` and `all_close` are such judgements of a figure against
-  a tolerance given by hand, for a test without a spec.
+  holds in this order: a `Judgement`. A threshold claim carries the numbers it compares,
+  each a `Threshold` (a value and the `Region` where the claim holds: `within()`, or a
+  `Comparison` of lib/engine/effects.py), and is judged like a figure, by the prediction
+  interval of each value over the orders against its region; any other (an identity, a
+  shape) returns `satisfied()` and is judged order by order. `close_to` and `all_close` are
+  judgements of a figure against a tolerance given by hand, for a test without a spec.
 """
 
 from __future__ import annotations
@@ -34,14 +37,69 @@ def fmt(value: Any) -> str:
 
 
 @dataclass(frozen=True)
+class Region:
+    """The values of an effect for which a claim holds: an interval, closed or open."""
+
+    low: float = -math.inf
+    high: float = math.inf
+    closed: bool = True
+
+    def contains(self, value: float) -> bool:
+        """Whether `value` lies in the region (NaN never does)."""
+        if self.closed:
+            return self.low <= value <= self.high
+        return self.low < value < self.high
+
+    def misses(self, low: float, high: float) -> bool:
+        """Whether no value of [low, high] lies in the region."""
+        if self.closed:
+            return high < self.low or low > self.high
+        return high <= self.low or low >= self.high
+
+    def __str__(self) -> str:
+        if self.low == -math.inf:
+            return f"{'<=' if self.closed else '<'} {self.high:g}"
+        if self.high == math.inf:
+            return f"{'>=' if self.closed else '>'} {self.low:g}"
+        brackets = "[]" if self.closed else "()"
+        return f"in {brackets[0]}{self.low:g}, {self.high:g}{brackets[1]}"
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """One number a threshold claim compares, in one order, and the region where it holds."""
+
+    name: str
+    value: float
+    region: Region
+
+
+@dataclass(frozen=True)
 class Judgement:
-    """A claim judged on one order's results: its figures and whether it holds there."""
+    """A claim judged on one order's results: its figures and whether it holds there.
+
+    `thresholds`: the numbers a threshold claim compares; the claim then holds in this order
+    exactly when each lies in its region, and over the orders it is judged by their
+    prediction intervals (lib/engine/claim.py). `inconclusive`: why this run cannot judge
+    the claim at all (e.g. a timing on a busy machine); its verdict is then *inconclusive*.
+    """
 
     holds: bool
     published: Any
     measured: Any
     tolerance: Any = "-"
     details: dict[str, Any] = field(default_factory=dict)
+    thresholds: tuple[Threshold, ...] = ()
+    inconclusive: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.thresholds and self.holds != all(
+            t.region.contains(t.value) for t in self.thresholds
+        ):
+            raise ValueError(
+                "a threshold claim holds exactly when each of its thresholds does; got holds="
+                f"{self.holds} with {self.thresholds}"
+            )
 
 
 @dataclass(frozen=True)
@@ -110,14 +168,47 @@ def all_close(
 
 
 def satisfied(
-    condition: bool, *, published: Any, measured: Any, tolerance: Any = "-", **details: Any
+    condition: bool,
+    *,
+    published: Any,
+    measured: Any,
+    tolerance: Any = "-",
+    inconclusive: str | None = None,
+    **details: Any,
 ) -> Judgement:
-    """Holds when `condition` is true; for qualitative or comparative claims."""
-    return Judgement(bool(condition), published, measured, tolerance, dict(details))
+    """Holds when `condition` is true; for a qualitative claim that compares no number with
+    a threshold (an identity, a shape, a crash). A threshold claim uses `within`.
+    `inconclusive`: why this run cannot judge the claim (its verdict is then inconclusive)."""
+    return Judgement(
+        bool(condition), published, measured, tolerance, dict(details), inconclusive=inconclusive
+    )
+
+
+def within(
+    value: float,
+    region: Region,
+    *,
+    published: Any,
+    name: str = "",
+    measured: Any = None,
+    **details: Any,
+) -> Judgement:
+    """A threshold claim on one number: holds when `value` lies in `region` ("T > 2" is
+    `within(T, Region(2, closed=False), ...)`); judged over the orders by the prediction
+    interval of `value` against `region`. `measured`: what the audit shows, if not `value`."""
+    value = float(value)
+    return Judgement(
+        region.contains(value),
+        published,
+        value if measured is None else measured,
+        str(region),
+        dict(details),
+        thresholds=(Threshold(name, value, region),),
+    )
 
 
 def verdict_over(holds: Mapping[str, bool]) -> str:
-    """holds / refuted when every order agrees, else sensitive."""
+    """holds / refuted when every order agrees, else sensitive (a claim without thresholds)."""
     if all(holds.values()):
         return "holds"
     if not any(holds.values()):

@@ -107,9 +107,11 @@ def _header(audit: dict) -> list[str]:
         "over the valid float orders computed (inside the prediction interval shown as its "
         f"tolerance; a false refutation 1 time in 5,000 per figure{method}). A qualitative claim "
         "<i>holds</i> when it holds in every order. <i>refuted (known finding)</i>: recorded as a strict "
-        "xfail, it does not fail the run; any other refutation or error does. <i>sensitive</i>: "
-        "a qualitative claim's truth depends on the valid float order (in the orders computed here, or as "
-        "recorded from other machines' orders); it does not fail the run.</p>",
+        "xfail, it does not fail the run; any other refutation or error does. <i>inconclusive</i>: "
+        "the interval holds 0 or is wider than half the figure either way (never a pass). A "
+        "threshold claim is judged by the interval of each value against its region: "
+        "<i>sensitive</i> when a boundary falls inside it (for any other qualitative claim: when "
+        "the orders disagree). Neither fails the run.</p>",
     ]
 
 
@@ -170,13 +172,6 @@ def _findings(audit: dict) -> list[str]:
             '<h2 id="findings">Findings</h2>',
             "<p>Claims that do not hold on the faithful reproduction, with what was measured:</p>",
             f"<ul>{_claim_list(findings, 'finding')}</ul>",
-        ]
-    if sensitive := _recorded(audit, "sensitivity"):
-        lines += [
-            '<h2 id="sensitivities">Recorded order sensitivities</h2>',
-            "<p>Claims whose verdict was seen to depend on the valid float order, with the "
-            "evidence; they are <i>sensitive</i> on every machine:</p>",
-            f"<ul>{_claim_list(sensitive, 'sensitivity')}</ul>",
         ]
     return lines
 

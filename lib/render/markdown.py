@@ -13,12 +13,13 @@ from .documents import sources_of
 from .notes import verdict_note
 from .robustness import ci_text, interval_text
 
-# A recorded finding whose claim now holds in every order (the claim's test fails).
+# A recorded finding whose claim is no longer refuted (the claim's test fails).
 FINDING_GONE = "finding gone: the recorded finding no longer reproduces (the run fails)"
 _VERDICT = {
     "holds": "holds",
     "refuted": "**refuted**",
     "sensitive": "*sensitive*",
+    "inconclusive": "*inconclusive*",
     "error": "**error**",
 }
 
@@ -57,8 +58,8 @@ def _url(url: str) -> str | None:
 
 
 def _recorded(audit: dict, field: str, heading: str, intro: str) -> list[str]:
-    """A section listing the claims whose details carry `field` (a recorded finding or
-    sensitivity), with its text; nothing when none does."""
+    """A section listing the claims whose details carry `field` (a recorded finding), with
+    its text; nothing when none does."""
     claims = [c for c in audit["claims"] if c["details"].get(field)]
     if not claims:
         return []
@@ -108,12 +109,14 @@ def render(audit: dict, figure_names: list[str]) -> str:
         "own order first: its figures are the ones shown). A printed figure *holds* when it is a "
         "plausible draw of the recipe over those orders: inside the prediction interval shown as "
         f"its tolerance, at a false-refutation rate of 1 in 5,000 per figure{method}; "
-        "otherwise it is *refuted*. A qualitative claim (a comparison, a region, a threshold) "
-        "*holds* when it holds in every order, is *refuted* when it holds in none, and is "
-        "*sensitive* when its truth depends on the order, in the orders computed here or as "
-        "recorded from other machines' orders. "
+        "otherwise it is *refuted*; it is *inconclusive* (never a pass) when the interval holds 0 "
+        "or is wider than half the figure either way. A threshold claim (a ratio in a range, a "
+        "value above a bound) is judged the same way: it *holds* when the prediction interval "
+        "of each value lies inside its region, is *refuted* when one lies wholly outside, and is "
+        "*sensitive* when a boundary falls inside an interval. Any other qualitative claim "
+        "*holds* or is *refuted* when every order agrees, and is *sensitive* otherwise. "
         "*refuted* rows marked 'known finding' are recorded findings and do not fail the run; "
-        "any other refutation does. A sensitive claim never fails the run.",
+        "any other refutation does. Sensitive and inconclusive claims never fail the run.",
     ]
     figures = audit.get("figures", [])
     figure_of = {claim: f for f in figures for claim in f["claims"]}
@@ -139,9 +142,7 @@ def render(audit: dict, figure_names: list[str]) -> str:
                 )
                 if note := verdict_note(c["details"]):
                     verdict += f" ({_escape(note)})"
-                if "sensitivity" in c["details"]:
-                    verdict += " (recorded, see below)"
-                if c["verdict"] == "holds" and not c["expected_to_hold"]:
+                if c["verdict"] not in ("refuted", "error") and not c["expected_to_hold"]:
                     verdict = f"**{FINDING_GONE}**"
                 if c["details"].get("ci"):
                     verdict += f" ({_escape('; '.join(ci_text(ci) for ci in c['details']['ci']))})"
@@ -163,13 +164,6 @@ def render(audit: dict, figure_names: list[str]) -> str:
         "finding",
         "Findings",
         "Claims that do not hold on the faithful reproduction, with what was measured:",
-    )
-    lines += _recorded(
-        audit,
-        "sensitivity",
-        "Recorded order sensitivities",
-        "Claims whose verdict was seen to depend on the valid float order, with the evidence; "
-        "they are *sensitive* on every machine:",
     )
     if "robustness" in audit:
         lines += render_robustness(audit["robustness"])

@@ -8,7 +8,7 @@ from collections import Counter
 from itertools import groupby
 from typing import Any
 
-from ..engine.claim import ClaimRecord
+from ..engine.claim import VERDICTS, ClaimRecord
 from . import robustness
 from .robustness import ci_text, interval_text
 
@@ -22,16 +22,15 @@ def _cell(text: str, width: int) -> str:
 
 
 def verdict_label(record: ClaimRecord, expected: bool) -> str:
-    """holds / sensitive / refuted* (a recorded finding) / REFUTED / FINDING GONE / ERROR."""
-    if record.verdict == "holds":
-        return "holds" if expected else "FINDING GONE"
+    """holds / sensitive / inconclusive / refuted* (a recorded finding) / REFUTED /
+    FINDING GONE (a recorded finding not refuted) / ERROR."""
+    if record.verdict == "error":
+        return "ERROR"
     if record.verdict == "refuted":
         if record.details.get("gates") is False:
             return "refuted†"
         return "refuted*" if not expected else "REFUTED"
-    if record.verdict == "sensitive":
-        return "sensitive"
-    return "ERROR"
+    return record.verdict if expected else "FINDING GONE"
 
 
 _COUNTED = {
@@ -44,14 +43,14 @@ def verdict_counts(
     records: list[ClaimRecord], expected: dict[str, bool]
 ) -> dict[str, dict[str, int]]:
     """Per origin (the documents' claims, the suite's own checks): how many there are and how
-    many hold, are refuted (known findings among them), sensitive, errored."""
+    many hold, are refuted (known findings among them), sensitive, inconclusive, errored."""
     out = {}
     for origin in _COUNTED:
         mine = [r for r in records if r.origin == origin]
         counts = Counter(r.verdict for r in mine)
         out[origin] = {
             "total": len(mine),
-            **{verdict: counts[verdict] for verdict in ("holds", "refuted", "sensitive", "error")},
+            **{verdict: counts[verdict] for verdict in VERDICTS},
             "known_findings": sum(
                 1 for r in mine if r.verdict == "refuted" and not expected.get(r.id, True)
             ),
@@ -64,7 +63,8 @@ def verdict_counts(
 
 def summary_line(records: list[ClaimRecord], expected: dict[str, bool]) -> str:
     """The documents' claims and the suite's own checks counted apart: how many hold, are
-    refuted (known findings among them), are sensitive to the float order, errored."""
+    refuted (known findings among them), are sensitive to the float order, cannot be told
+    by this run (inconclusive), errored."""
     parts = []
     for origin, c in verdict_counts(records, expected).items():
         if not c["total"] and origin == "suite":
@@ -74,16 +74,19 @@ def summary_line(records: list[ClaimRecord], expected: dict[str, bool]) -> str:
         parts.append(
             f"{c['total']} {one if c['total'] == 1 else many}: {c['holds']} hold, {c['refuted']} "
             f"refuted ({c['known_findings']} known findings{timings}), {c['sensitive']} "
-            f"sensitive, {c['error']} errors"
+            f"sensitive, {c['inconclusive']} inconclusive, {c['error']} errors"
         )
     return "; ".join(parts)
 
 
 FOOTNOTES = {
     "refuted*": "refuted*: refuted in every float order, a recorded finding; never fails",
-    "sensitive": "sensitive: holds in some valid float orders only (here, or as recorded from "
-    "other machines' orders); never fails the run",
-    "FINDING GONE": "FINDING GONE: a recorded finding now holds in every order; the run fails",
+    "sensitive": "sensitive: a threshold lies within what valid float orders plausibly give "
+    "(or the orders disagree); never fails the run",
+    "inconclusive": "inconclusive: the orders' interval cannot tell the published figure from 0 "
+    "or from one half as large again (or the run cannot measure the claim); never a pass, "
+    "never fails the run",
+    "FINDING GONE": "FINDING GONE: a recorded finding is no longer refuted; the run fails",
     "refuted†": "refuted†: a benchmark figure of this machine (a timing); never fails the run",
 }
 
@@ -159,8 +162,10 @@ def render(
             for ci in record.details.get("ci", []):
                 lines.append(fit(f"{'':{widths[0] + 1}}{ci_text(ci)}", max(rule, widths[0] + 1)))
     lines.append("-" * rule)
-    lines.append(summary)
-    lines.extend(text for label, text in FOOTNOTES.items() if label in set(labels.values()))
+    lines.extend(textwrap.wrap(summary, width))
+    for label, text in FOOTNOTES.items():
+        if label in set(labels.values()):
+            lines.extend(textwrap.wrap(text, width, subsequent_indent="  "))
     return lines
 
 

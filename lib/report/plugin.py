@@ -233,7 +233,7 @@ def _claim_metas(items: list[pytest.Item]) -> dict[str, dict]:
             raise pytest.UsageError(
                 f"claim id {claim_id!r} is used by {seen[claim_id]} and {item.nodeid}"
             )
-        unknown = set(marker.kwargs) - {*_REQUIRED, "finding", "sensitive", "origin", "gates"}
+        unknown = set(marker.kwargs) - {*_REQUIRED, "finding", "origin", "gates"}
         if unknown:
             raise pytest.UsageError(
                 f"{item.nodeid}: @pytest.mark.claim got unknown arguments {sorted(unknown)}"
@@ -263,7 +263,6 @@ def claim(request: pytest.FixtureRequest) -> Claim:
     meta = ClaimMeta(
         **{name: marker.kwargs[name] for name in _REQUIRED},
         finding=marker.kwargs.get("finding"),
-        sensitive=marker.kwargs.get("sensitive"),
         origin=marker.kwargs.get("origin", "document"),
         gates=marker.kwargs.get("gates", True),
     )

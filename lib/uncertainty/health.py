@@ -40,7 +40,7 @@ def uncertainty_health(result: UncertaintyResult) -> dict[str, list[HealthCheck]
     mc_nll = float(np.mean(_member_nll(result.mc_train_means, result.mc_train_vars, y)))
     ens_nll = _member_nll(result.ens_train_means, result.ens_train_vars, y)
     ens_converged = [converged(result.ens_loss[:, m]) for m in range(result.ens_loss.shape[1])]
-    worst_converged = max(ens_converged, key=lambda c: (not c.passed, c.measured))
+    worst_converged = max(ens_converged, key=lambda c: (not c.passed, c.margin))
     return {
         "mc_dropout": [
             converged(result.mc_loss),

@@ -23,9 +23,9 @@ from flax import nnx
 from ... import data, metrics
 from ...engine.claim import ClaimSpec, ClaimSpecs, Published, Rule
 from ...engine.effects import Compared, Comparison, Effect, Region
-from ...engine.evidence import HOST, seen_sensitive
 from ...engine.judges import ComparedBeside
-from ...engine.verdict import FigureRule, Judgement, Measured, figures, satisfied
+from ...engine.verdict import FigureRule, Judgement, Measured, figures, satisfied, within
+from ...health import health_judgement
 from ..evaluation import (
     ORACLE_TEMPERATURES,
     CalibrationResults,
@@ -258,9 +258,11 @@ def yat_bins_below(c: CalibrationResults, published: Published) -> Judgement:
         below = bins.accuracy < bins.mean_confidence
         fractions.append(float(np.mean(below[populated])))
         weighted.append(float(bins.count[below].sum() / bins.count.sum()))
-    return satisfied(
-        min(fractions) >= ALMOST_EVERY,
+    return within(
+        min(fractions),
+        Region(ALMOST_EVERY),
         published=published,
+        name="share of populated Yat bins below the diagonal, worst seed",
         measured={
             "images in bins below": [round(w, 3) for w in weighted],
             "bins below": [round(f, 3) for f in fractions],
@@ -292,11 +294,11 @@ def relu_bins_on_diagonal(c: CalibrationResults, published: Published) -> Judgem
         }
     relu = per_net["relu"]
     worst = max(max(relu["ece"]), max(abs(g) for g in relu["top_bin_gap"]))
-    return satisfied(
-        worst < HALF_BIN,
+    return within(
+        worst,
+        Region(high=HALF_BIN, closed=False),
         published=published,
-        measured=worst,
-        tolerance=f"< {HALF_BIN:.4f} (half a bin)",
+        name="worst ReLU ECE or top-bin gap",
         relu_ece_per_seed=relu["ece"],
         relu_top_bin_gap_per_seed=relu["top_bin_gap"],
         yat_ece_per_seed=per_net["yat"]["ece"],
@@ -467,11 +469,11 @@ def lead_pins_winner(c: CalibrationResults, published: Published) -> Judgement:
             medians[net].append(float(np.median(confidence)))
             shares[net].append(float(np.mean(confidence >= TOP_BIN)))
     worst = min(min(m) for m in medians.values())
-    return satisfied(
-        worst >= TOP_BIN,
+    return within(
+        worst,
+        Region(TOP_BIN),
         published=published,
-        measured=worst,
-        tolerance=f">= {TOP_BIN:.4f} (top bin)",
+        name="lowest median confidence at a lead of a few units",
         median_confidence=medians,
         share_in_top_bin=shares,
         # With ten classes a lead L guarantees only 1 / (1 + 9 e^-L) (all nine others tied
@@ -486,11 +488,11 @@ def one_knob_cannot_close(c: CalibrationResults, published: Published) -> Judgem
     at = [f["oracle_T"] for f in c.per_seed["yat"]]
     relu = [float(f["ece_T"]) for f in c.per_seed["relu"]]
     gaps = [b - r for b, r in zip(best, relu, strict=True)]
-    return satisfied(
-        min(gaps) > 0,
+    return within(
+        min(gaps),
+        Region(0.0, closed=False),
         published=published,
-        measured=min(gaps),
-        tolerance="> 0",
+        name="Yat oracle-T ECE - ReLU ECE after T, smallest over seeds",
         yat_best_single_T_ece=best,
         yat_best_single_T=at,
         relu_ece_after_T=relu,
@@ -508,11 +510,11 @@ def ten_scores_sink(c: CalibrationResults, published: Published) -> Judgement:
             int(np.sum(np.abs(np.median(ood, axis=0)) < np.abs(np.median(test, axis=0))))
         )
     worst = max(max(r) for r in ratios)
-    return satisfied(
-        worst < 1,
+    return within(
+        worst,
+        Region(high=1.0, closed=False),
         published=published,
-        measured=worst,
-        tolerance="< 1",
+        name="OOD / test median top logit and spread, largest",
         top_and_spread_ratio_per_seed=ratios,
         classes_whose_median_logit_moves_toward_0_per_seed=each_class,
     )
@@ -552,11 +554,7 @@ class HealthCheck:
             next(r for r in seed_checks if r.name == self.check)
             for seed_checks in calibration_health(c)[self.net]
         ]
-        return satisfied(
-            all(r.passed for r in results),
-            published=results[0].threshold,
-            measured=[round(r.measured, 4) for r in results],
-        )
+        return health_judgement(results, [f"seed {s}" for s in seeds_of(c.per_seed, self.net)])
 
 
 # --- The claims ---------------------------------------------------------------------------
@@ -612,7 +610,6 @@ def three_to_four(
     label: str,
     yat: str,
     relu: str,
-    sensitive: str | None = None,
 ) -> ClaimSpec:
     """A "three to four times" claim on the ECE figure `name` (printed `yat`, `relu`): the
     ratio of the seed means in THREE_TO_FOUR."""
@@ -625,7 +622,6 @@ def three_to_four(
         f"{low:g} to {high:g} ({yat}/{relu} = {float(yat) / float(relu):.2f})",
         f"'three to four times': the ratio of the three-seed mean ECEs lies {THREE_TO_FOUR}",
         intervals=True,
-        sensitive=sensitive,
     )
 
 
@@ -636,15 +632,6 @@ HEALTH_CHECKS = {  # each check and the short name its claim id carries (ids are
     "temperature at the NLL minimum": "temperature",
 }
 HEALTH_FINDINGS: dict[tuple[str, str], str] = {}  # checks refuted in every float order
-HEALTH_SENSITIVE = {  # checks whose verdict depends on the float order, with the evidence
-    ("relu", "converged"): seen_sensitive(
-        "it holds in 1 of 8 (on seed 1 the last tenth of training moves the loss by 4.8% to "
-        "5.5% of its range; threshold 5%)",
-        "in 3 of 8",
-        on=HOST,
-        elsewhere="it held on an H200 (4.75%, 2026-11-30, the faithful order of then)",
-    ),
-}
 HEALTH_TESTS = {  # claim id -> the id of its case of the parametrized health test
     f"H-cal-{net}-{short}": f"{net}-{check.replace(' ', '-')}"
     for net in NETS
@@ -660,7 +647,6 @@ def health(net: str, check: str) -> ClaimSpec:
         None,
         HealthCheck(net, check),
         finding=HEALTH_FINDINGS.get((net, check)),
-        sensitive=HEALTH_SENSITIVE.get((net, check)),
         origin="suite",
     )
 
@@ -853,11 +839,8 @@ SPECS = ClaimSpecs(
             S_KNOB,
             "On seed 0 the raw Yat net is more than twice as loud as it should be: its fitted temperature exceeds 2.",
             "T > 2",
-            lambda c, published: satisfied(
-                c.per_seed["yat"][0]["T"] > 2,
-                published=published,
-                measured=c.per_seed["yat"][0]["T"],
-                tolerance="> 2",
+            lambda c, published: within(
+                c.per_seed["yat"][0]["T"], Region(2.0, closed=False), published=published
             ),
             reading="'more than twice as loud': logits are divided by T, so the seed-0 Yat "
             "temperature is above 2",
@@ -944,9 +927,6 @@ SPECS = ClaimSpecs(
             S_KNOB,
             "After scaling the Yat net is still three to four times worse calibrated than the ReLU net.",
             *("ece_T", "ECE_T", ECE_T_YAT, ECE_T_RELU),
-            sensitive=seen_sensitive(
-                "it holds in 8 of 8 (ratio 3.08 to 3.80)", "in 6 of 8 (2.64 to 3.55)", on=HOST
-            ),
         ),
         claim(
             "cal-10d",
