@@ -11,6 +11,7 @@ and the post's temperature claim then refutes far outside its tolerance.)
 from __future__ import annotations
 
 import inspect
+import math
 
 import numpy as np
 import pytest
@@ -213,3 +214,32 @@ def test_auroc_counts_must_be_whole_numbers_of_draws(bad):
     counts[0, 0] = bad
     with pytest.raises(ValueError, match=r"^neg_counts must be whole numbers"):
         stats.auroc(S, S[::-1], COUNTS, counts)
+
+
+# A finite long double beyond float64's range (x86-64 has an 80-bit one; where np.longdouble
+# is float64 itself there is no such value to give).
+HUGE = np.longdouble(np.finfo(np.float64).max) * 16
+LONG_DOUBLE_WIDER = np.finfo(np.longdouble).max > np.finfo(np.float64).max
+
+
+@pytest.mark.skipif(not LONG_DOUBLE_WIDER, reason="np.longdouble is float64 here")
+@pytest.mark.parametrize(("name", "arg"), FLOAT_ARGUMENTS)
+def test_long_double_beyond_float64_is_rejected(name, arg):
+    """A finite np.longdouble value too large for float64 in any float argument: ValueError
+    naming the argument and the value. Bug fixed: finiteness was checked before the
+    conversion to float64, where the value became inf and the metric answered wrongly (an
+    AUROC of 0.5 for a perfect separation, a NaN softmax) (lib/metrics/_checks.py
+    `as_real_array`)."""
+    value = np.array(CALLS[name][arg], dtype=np.longdouble)
+    value.flat[-1] = HUGE
+    with pytest.raises(ValueError, match=rf"^{arg} must be finite in float64 .*; got .*e\+309"):
+        call(name, **{arg: value})
+
+
+@pytest.mark.skipif(not LONG_DOUBLE_WIDER, reason="np.longdouble is float64 here")
+def test_long_double_within_float64_is_computed_as_float64():
+    """Long doubles that fit in float64 are rounded to it and computed on, as documented."""
+    pos, neg = np.array([3.0, 4.0], dtype=np.longdouble), np.array([1.0, 2.0], np.longdouble)
+    assert metrics.auroc(pos, neg) == 1.0
+    assert metrics.auroc(pos * HUGE / 1e10, neg) == 1.0
+
