@@ -243,3 +243,36 @@ def test_long_double_within_float64_is_computed_as_float64():
     assert metrics.auroc(pos, neg) == 1.0
     assert metrics.auroc(pos * HUGE / 1e10, neg) == 1.0
 
+
+def test_gaussian_nll_of_finite_extreme_input_is_its_value_not_nan():
+    """gaussian_nll on finite input whose float64 evaluation overflows: a variance of
+    exp(-1000) around an exact mean, errors of 2e200 under log_var 500, log variances near
+    float64's maximum: the NLL's value (to float64 rounding), inf only where it is beyond
+    float64. Bug fixed: NaN (0 * inf), or inf for a finite NLL (an overflowed square or sum)
+    (lib/metrics/regression.py `gaussian_nll`)."""
+    assert metrics.gaussian_nll([0.0], [-1000.0], [0.0]) == -500.0
+    assert metrics.gaussian_nll([0.0, 1.0], [-1000.0, 0.0], [0.0, 1.0]) == -250.0
+    # 0.5 (500 + (4e200)^2 exp(-500)) = 0.5 exp(2 log 4e200 - 500), to float64 rounding.
+    big = 0.5 * math.exp(2 * math.log(4e200) - 500.0)
+    assert metrics.gaussian_nll([-2e200], [500.0], [2e200]) == pytest.approx(big, rel=1e-12)
+    top = np.finfo(np.float64).max
+    assert metrics.gaussian_nll([0.0] * 3, [top] * 3, [0.0] * 3) == 0.5 * top
+    assert metrics.gaussian_nll([0.0] * 2, [-top] * 2, [0.0, 0.0]) == -0.5 * top
+    # exp(1000) / 2 is beyond float64: the nearest float64 is inf.
+    assert metrics.gaussian_nll([0.0], [-1000.0], [1.0]) == math.inf
+
+
+def test_heldout_nll_curve_of_finite_extreme_logits_is_its_value_not_nan():
+    """heldout_nll_curve (and fit_temperature, which searches the same NLL) on finite logits
+    whose quotient by T overflows float64 (1e308 / 0.5, -1e308 / 0.5): the NLL of the
+    softmax of logits / T, which is exact here (one-hot rows, a uniform row). Bug fixed: NaN
+    (inf - inf), and a temperature search that stopped where its objective turned NaN
+    (lib/metrics/classification.py `heldout_nll_curve`, `fit_temperature`)."""
+    logits = np.array([[1e308, -1e308], [-1e308, 1e308], [-1e308, -1e308], [0.0, 1e308]])
+    floor = -math.log(1e-12)  # a probability of 0, floored at 1e-12 as `nll` does
+    want = (0.0 + floor + math.log(2.0) + 0.0) / 4
+    assert metrics.heldout_nll_curve(logits, [0, 0, 1, 1], [0.5, 2.0]).tolist() == [want, want]
+    # Row 0's NLL is the floor at every T of the search's range, row 1's falls as T does:
+    # the search ends at the range's bottom, 0.05, not where z / T overflows (T = 0.0556).
+    fitted = metrics.fit_temperature([[1e307, 0.0], [0.0, 1.0]], [1, 1])
+    assert fitted == pytest.approx(0.05, rel=1e-3)
