@@ -11,6 +11,7 @@ and the post's temperature claim then refutes far outside its tolerance.)
 from __future__ import annotations
 
 import inspect
+import math
 
 import numpy as np
 import pytest
@@ -213,3 +214,65 @@ def test_auroc_counts_must_be_whole_numbers_of_draws(bad):
     counts[0, 0] = bad
     with pytest.raises(ValueError, match=r"^neg_counts must be whole numbers"):
         stats.auroc(S, S[::-1], COUNTS, counts)
+
+
+# A finite long double beyond float64's range (x86-64 has an 80-bit one; where np.longdouble
+# is float64 itself there is no such value to give).
+HUGE = np.longdouble(np.finfo(np.float64).max) * 16
+LONG_DOUBLE_WIDER = np.finfo(np.longdouble).max > np.finfo(np.float64).max
+
+
+@pytest.mark.skipif(not LONG_DOUBLE_WIDER, reason="np.longdouble is float64 here")
+@pytest.mark.parametrize(("name", "arg"), FLOAT_ARGUMENTS)
+def test_long_double_beyond_float64_is_rejected(name, arg):
+    """A finite np.longdouble value too large for float64 in any float argument: ValueError
+    naming the argument and the value. Bug fixed: finiteness was checked before the
+    conversion to float64, where the value became inf and the metric answered wrongly (an
+    AUROC of 0.5 for a perfect separation, a NaN softmax) (lib/metrics/_checks.py
+    `as_real_array`)."""
+    value = np.array(CALLS[name][arg], dtype=np.longdouble)
+    value.flat[-1] = HUGE
+    with pytest.raises(ValueError, match=rf"^{arg} must be finite in float64 .*; got .*e\+309"):
+        call(name, **{arg: value})
+
+
+@pytest.mark.skipif(not LONG_DOUBLE_WIDER, reason="np.longdouble is float64 here")
+def test_long_double_within_float64_is_computed_as_float64():
+    """Long doubles that fit in float64 are rounded to it and computed on, as documented."""
+    pos, neg = np.array([3.0, 4.0], dtype=np.longdouble), np.array([1.0, 2.0], np.longdouble)
+    assert metrics.auroc(pos, neg) == 1.0
+    assert metrics.auroc(pos * HUGE / 1e10, neg) == 1.0
+
+
+def test_gaussian_nll_of_finite_extreme_input_is_its_value_not_nan():
+    """gaussian_nll on finite input whose float64 evaluation overflows: a variance of
+    exp(-1000) around an exact mean, errors of 2e200 under log_var 500, log variances near
+    float64's maximum: the NLL's value (to float64 rounding), inf only where it is beyond
+    float64. Bug fixed: NaN (0 * inf), or inf for a finite NLL (an overflowed square or sum)
+    (lib/metrics/regression.py `gaussian_nll`)."""
+    assert metrics.gaussian_nll([0.0], [-1000.0], [0.0]) == -500.0
+    assert metrics.gaussian_nll([0.0, 1.0], [-1000.0, 0.0], [0.0, 1.0]) == -250.0
+    # 0.5 (500 + (4e200)^2 exp(-500)) = 0.5 exp(2 log 4e200 - 500), to float64 rounding.
+    big = 0.5 * math.exp(2 * math.log(4e200) - 500.0)
+    assert metrics.gaussian_nll([-2e200], [500.0], [2e200]) == pytest.approx(big, rel=1e-12)
+    top = np.finfo(np.float64).max
+    assert metrics.gaussian_nll([0.0] * 3, [top] * 3, [0.0] * 3) == 0.5 * top
+    assert metrics.gaussian_nll([0.0] * 2, [-top] * 2, [0.0, 0.0]) == -0.5 * top
+    # exp(1000) / 2 is beyond float64: the nearest float64 is inf.
+    assert metrics.gaussian_nll([0.0], [-1000.0], [1.0]) == math.inf
+
+
+def test_heldout_nll_curve_of_finite_extreme_logits_is_its_value_not_nan():
+    """heldout_nll_curve (and fit_temperature, which searches the same NLL) on finite logits
+    whose quotient by T overflows float64 (1e308 / 0.5, -1e308 / 0.5): the NLL of the
+    softmax of logits / T, which is exact here (one-hot rows, a uniform row). Bug fixed: NaN
+    (inf - inf), and a temperature search that stopped where its objective turned NaN
+    (lib/metrics/classification.py `heldout_nll_curve`, `fit_temperature`)."""
+    logits = np.array([[1e308, -1e308], [-1e308, 1e308], [-1e308, -1e308], [0.0, 1e308]])
+    floor = -math.log(1e-12)  # a probability of 0, floored at 1e-12 as `nll` does
+    want = (0.0 + floor + math.log(2.0) + 0.0) / 4
+    assert metrics.heldout_nll_curve(logits, [0, 0, 1, 1], [0.5, 2.0]).tolist() == [want, want]
+    # Row 0's NLL is the floor at every T of the search's range, row 1's falls as T does:
+    # the search ends at the range's bottom, 0.05, not where z / T overflows (T = 0.0556).
+    fitted = metrics.fit_temperature([[1e307, 0.0], [0.0, 1.0]], [1, 1])
+    assert fitted == pytest.approx(0.05, rel=1e-3)

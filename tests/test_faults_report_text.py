@@ -91,3 +91,54 @@ def test_hostile_text_is_text_in_markdown_and_html(text):
     page = html.render(audit, {})
     assert IMG not in page and SCRIPT not in page
     assert "<h1>injected" not in page
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "javascript:alert(1)",
+        "JavaScript:alert(1)",
+        " javascript:alert(1)",
+        "java\tscript:alert(1)",
+        "data:text/html,<script>alert(1)</script>",
+        "vbscript:msgbox(1)",
+        "ftp://example.com/x",
+        "/relative/path",
+    ],
+    ids=[
+        "javascript",
+        "mixed-case",
+        "leading-space",
+        "tab-inside",
+        "data",
+        "vbscript",
+        "ftp",
+        "relative",
+    ],
+)
+def test_a_document_address_that_is_not_http_is_no_link(address):
+    """A document's source address that is not http(s) (`javascript:`, `data:`, `vbscript:`, a
+    relative path...) in audit.md and audit.html: the title is shown, unlinked. Bug fixed:
+    audit.html made it a live <a href> (lib/render/html.py; both renderers now ask
+    lib/render/documents.py `link_address`)."""
+    audit = hostile_audit("text")
+    audit["metadata"]["documents"]["demo"].update(title="The Post", url=address)
+    page = html.render(audit, {})
+    assert "The Post" in page
+    assert re.findall(r'href="([^"#][^"]*)"', page) == []  # only in-page anchors
+    markdown_page = rendered_markdown(audit)
+    assert "The Post" in markdown_page
+    assert re.findall(r'href="([^"#][^"]*)"', markdown_page) == []
+
+
+def test_an_http_address_is_linked_with_its_markup_quoted():
+    """An http(s) address is linked in both files, the same destination, with the characters
+    HTML or Markdown would read as markup (quotes, angle brackets, spaces) percent-quoted."""
+    audit = hostile_audit("text")
+    address = 'https://example.com/a b"<c>?q=1&r=2#s'
+    audit["metadata"]["documents"]["demo"].update(title="The Post", url=address)
+    want = "https://example.com/a%20b%22%3Cc%3E?q=1&r=2#s"
+    assert re.findall(r'<a href="([^"#][^"]*)">“The Post”', html.render(audit, {})) == [
+        html_text.escape(want)
+    ]
+    assert want in markdown.render(audit, ["f.png"])

@@ -1,6 +1,7 @@
 """Properties of the classification metrics: softmax, calibration errors, NLL, Brier, temperature."""
 
 import math
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -229,6 +230,32 @@ def test_nll_brier_and_accuracy_match_loop_references(pl):
     assert brier(probs, labels) == pytest.approx(ref_brier, rel=1e-12, abs=1e-15)
     assert 0.0 <= brier(probs, labels) <= 2.0
     assert accuracy(probs, labels) == ref_acc
+
+
+@settings(max_examples=200)
+@given(probs_and_labels(max_c=40))
+def test_brier_is_the_one_hot_formula_bit_for_bit(pl):
+    """The Brier score (a figure of the calibration post) is mean(sum((p - onehot(y))^2)) with
+    the rows of an identity matrix as one-hots, to the last bit, without that matrix."""
+    probs, labels = pl
+    onehot = np.eye(probs.shape[1])[labels]
+    assert brier(probs, labels) == float(np.mean(np.sum((probs - onehot) ** 2, axis=1)))
+
+
+def test_brier_builds_no_class_by_class_matrix():
+    """Brier's memory grows with the input, not with the square of the classes: at 5,000
+    classes (two rows, 80 kB) it peaks at a few copies of its input. Bug fixed: it built a
+    [C, C] identity for the one-hot rows (200 MB here, 6.7 GB at 30,000 classes)
+    (lib/metrics/classification.py `brier`)."""
+    probs = np.full((2, 5_000), 1 / 5_000)
+    tracemalloc.start()
+    try:
+        value = brier(probs, np.array([0, 4_999]))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * probs.nbytes
+    assert value == pytest.approx((1 - 1 / 5_000) ** 2 + 4_999 / 5_000**2, rel=1e-12)
 
 
 def test_nll_floors_a_zero_true_class_probability_at_1e_minus_12():

@@ -21,7 +21,8 @@ def _where(arr: np.ndarray, bad: np.ndarray) -> str:
 def as_real_array(
     x: ArrayLike, *, name: str, ndim: int | None = None, min_ndim: int = 0
 ) -> np.ndarray:
-    """Check that `x` is a non-empty, finite, real array of the right rank; return it as float64.
+    """Check that `x` is a non-empty real array of the right rank, finite also as float64;
+    return it as float64.
 
     Args:
       x: the input.
@@ -45,7 +46,16 @@ def as_real_array(
     nonfinite = ~np.isfinite(arr)
     if nonfinite.any():
         raise ValueError(f"{name} must be finite; got {_where(arr, nonfinite)}")
-    return np.asarray(arr, dtype=np.float64)
+    # Checked again after the conversion: a finite long double can be beyond float64's range.
+    with np.errstate(over="ignore"):
+        out = np.asarray(arr, dtype=np.float64)
+    overflowed = ~np.isfinite(out)
+    if overflowed.any():
+        raise ValueError(
+            f"{name} must be finite in float64 (magnitude at most {np.finfo(np.float64).max:.4g}); "
+            f"got {_where(arr, overflowed)}"
+        )
+    return out
 
 
 def check_range(

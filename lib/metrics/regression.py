@@ -4,6 +4,7 @@ import dataclasses
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.special import logsumexp
 
 from ._checks import as_real_array, check_range, check_same_shape
 
@@ -34,7 +35,8 @@ def gaussian_nll(mu: ArrayLike, log_var: ArrayLike, y: ArrayLike) -> float:
       y: targets, same shape as `mu`.
 
     Returns:
-      The mean NLL in nats, omitting the 0.5 log(2 pi) constant.
+      The mean NLL in nats, omitting the 0.5 log(2 pi) constant; where float64 overflows on the
+      way (a tiny variance, a huge error), its value still, inf only when beyond float64.
 
     References:
       Nix & Weigend, "Estimating the Mean and Variance of the Target Probability Distribution",
@@ -45,7 +47,23 @@ def gaussian_nll(mu: ArrayLike, log_var: ArrayLike, y: ArrayLike) -> float:
     t = as_real_array(y, name="y")
     check_same_shape(lv, name="log_var", like=m, like_name="mu")
     check_same_shape(t, name="y", like=m, like_name="mu")
-    return float(0.5 * np.mean(lv + (t - m) ** 2 * np.exp(-lv)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        value = 0.5 * np.mean(lv + (t - m) ** 2 * np.exp(-lv))
+    # Every term is finite or +inf (or NaN from 0 * inf), so a finite mean met no overflow.
+    return float(value) if np.isfinite(value) else _gaussian_nll_wide(m, lv, t)
+
+
+def _gaussian_nll_wide(m: np.ndarray, lv: np.ndarray, t: np.ndarray) -> float:
+    """`gaussian_nll` where float64 overflows on the way (exp(-log_var), the squared error or the
+    sum): the ratios (y - mu)^2 / var summed in logs, the means scaled, the result halved twice
+    to fit; only a result beyond float64 is inf."""
+    scale = np.max(np.abs(lv))
+    quarter_lv = 0.25 * scale * np.mean(lv / scale) if scale > 0 else 0.0
+    with np.errstate(divide="ignore", over="ignore"):
+        # log((y - mu)^2 / var), -inf for an exact mean; halving first keeps y - mu finite.
+        log_ratio = 2 * (np.log(np.abs(t / 2 - m / 2)) + np.log(2.0)) - lv
+        quarter_ratio = np.exp(logsumexp(log_ratio) - np.log(4.0 * lv.size))
+        return float(2 * (quarter_lv + quarter_ratio))
 
 
 def decompose_variance(means: ArrayLike, variances: ArrayLike) -> VarianceDecomposition:

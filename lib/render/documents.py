@@ -8,6 +8,7 @@ A document registered without a section or figures only has its claims listed.
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,6 +126,15 @@ def by_name(documents: Iterable[Document]) -> dict[str, Document]:
                 )
         out[document.name] = document
     return out
+
+
+def link_address(url: str | None) -> str | None:
+    """`url` as a link's destination in audit.md and audit.html: an http(s) address, with the
+    characters Markdown or HTML would read as markup percent-quoted; None for anything else (a
+    `javascript:` or `data:` address, read as a browser reads it, is no link)."""
+    if not url or urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+        return None
+    return urllib.parse.quote(url, safe=":/?#@!$&*+,;=%~-._")
 
 
 def sources_of(audit: dict) -> dict[str, Source]:

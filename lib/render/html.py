@@ -16,7 +16,7 @@ from html import escape
 from itertools import groupby
 from typing import Any
 
-from .documents import sources_of
+from .documents import link_address, sources_of
 from .notes import verdict_note
 from .table import ci_text
 
@@ -87,8 +87,8 @@ def _header(audit: dict) -> list[str]:
             items.append(f"<li><b>{escape(name)}</b></li>")
             continue
         title = f"“{escape(source.title)}”"
-        if source.url:
-            title = f'<a href="{escape(source.url)}">{title}</a>'
+        if url := link_address(source.url):
+            title = f'<a href="{escape(url)}">{title}</a>'
         items.append(f"<li><b>{escape(name)}</b>: {title}, {escape(source.kind)}</li>")
     versions = meta.get("versions", {})
     device = meta.get("device") or {}

@@ -9,7 +9,7 @@ from itertools import groupby
 from typing import Any
 
 from . import robustness
-from .documents import sources_of
+from .documents import link_address, sources_of
 from .notes import verdict_note
 from .robustness import ci_text, interval_text
 
@@ -49,14 +49,6 @@ def _escape(text: Any) -> str:
     return str(text).translate(_LITERAL)
 
 
-def _url(url: str) -> str | None:
-    """`url` as a link destination: an http(s) address, its markup characters quoted; None
-    for anything else (a `javascript:` address is no link)."""
-    if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
-        return None
-    return urllib.parse.quote(url, safe=":/?#@!$&*+,;=%~-._")
-
-
 def _recorded(audit: dict, field: str, heading: str, intro: str) -> list[str]:
     """A section listing the claims whose details carry `field` (a recorded finding), with
     its text; nothing when none does."""
@@ -73,7 +65,7 @@ def _recorded(audit: dict, field: str, heading: str, intro: str) -> list[str]:
 
 def _source_text(source, suffix: str = "") -> str:
     """A document's title, linked to its address where it has an http(s) one."""
-    url = _url(source.url) if source.url else None
+    url = link_address(source.url)
     title = _escape(source.title)
     return f"[{title}]({url}){suffix}" if url else f"{title}{suffix}"
 
@@ -204,7 +196,7 @@ def _slug(text: str) -> str:
 
 def _section_link(source, section: str) -> list[str]:
     """A link to the section in the published document, where the document has an address."""
-    url = _url(source.url) if source is not None and source.url else None
+    url = link_address(source.url) if source is not None else None
     if url is None:
         return []
     return [f"In the document: [{_escape(section)}]({url.split('#')[0]}#{_slug(section)})", ""]

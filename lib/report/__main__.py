@@ -14,9 +14,13 @@ def main(argv: list[str] | None = None) -> int:
     diff = commands.add_parser(
         "diff",
         help="print the verdicts, figures and metadata that changed between two audit.json files",
-        description="Exit status: 0 when no verdict moved; 1 when a verdict changed, a claim "
+        description="Exit status: 0 when nothing moved; 1 when a verdict changed, a claim "
         "appeared or disappeared, or a measured figure became NaN or infinite or disappeared; "
-        "2 when a file cannot be read or is not an audit (one line on stderr says why).",
+        "2 when a file cannot be read or is not an audit (one line on stderr says why); 3 when "
+        "no verdict moved but a figure a verdict rests on moved beyond its tolerance (derived "
+        "from the old audit: the spread of its valid float orders, the printing of the "
+        "figure) or a printed figure's text changed, so that a CI gate sees it; "
+        "--verdicts-only makes that 0.",
     )
     diff.add_argument("old", metavar="OLD.json")
     diff.add_argument("new", metavar="NEW.json")
@@ -26,10 +30,18 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also list figures with no tolerance that changed",
     )
+    diff.add_argument(
+        "--verdicts-only",
+        action="store_true",
+        help="exit 0, not 3, when only figures moved (they are still listed), e.g. while "
+        "moving the lock, when figures are expected to move",
+    )
     args = parser.parse_args(argv)
     from . import diff as audit_diff
 
-    return audit_diff.main(args.old, args.new, verbose=args.verbose)
+    return audit_diff.main(
+        args.old, args.new, verbose=args.verbose, verdicts_only=args.verdicts_only
+    )
 
 
 if __name__ == "__main__":

@@ -4,20 +4,28 @@
 
 - claims whose verdict changed, and claims present in only one file (verdicts are compared
   as strings, whatever their names);
-- figures that moved by more than their tolerance, with both values (a figure is a number
-  in a claim's `details`: `measured_value`, `measured_values`, per-order `orders`, ...;
-  its tolerance is parsed from the claim's `tolerance`, "± 0.36" or "± 0.1, 0.2");
+- the figures every verdict rests on that moved beyond their tolerance, with both values: a
+  figure claim's measured figures and prediction intervals, every claim's figure in each
+  float order (numbers read from the text the audit prints, the text itself compared
+  exactly), a threshold claim's effects; each tolerance is derived from the old record
+  (`figures` says how);
 - published figures or tolerances that changed, and changed run metadata (commit, device,
   versions, ...; creation time, wall time and cache activity are left out: they change on
   every run).
 
 Exit status, the gate CI reads:
-- 0: no verdict moved (figures may have moved within a verdict; they are listed);
+- 0: nothing moved: no verdict, no figure beyond its tolerance (figures may have moved
+  within it, or have no tolerance to judge by; -v lists those);
 - 1: a verdict moved: a verdict changed, a claim appeared or disappeared, or a measured
   figure became NaN or infinite or disappeared (the new audit can no longer judge it);
 - 2: an input is unreadable or malformed (not JSON, not an audit, a schema_version newer
   than this code, numbers of hundreds of digits, nesting deeper than an audit has), said in
-  one line on stderr.
+  one line on stderr;
+- 3: no verdict moved, but a figure moved beyond its tolerance (or a printed figure's text
+  changed): the recipe, the stack or the machine changed a number by more than valid float
+  orders do, so "nothing moved" would be false. A code of its own, so that a gate can tell
+  it from a moved verdict; `--verdicts-only` makes it 0 (e.g. while moving the lock, when
+  figures are expected to move).
 """
 
 from __future__ import annotations
@@ -25,12 +33,18 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import re
 import shlex
+import statistics
 import sys
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from scipy import stats
+
+from ..engine.prediction import FIGURE_ALPHA, half_unit
 from ..render.documents import SCHEMA_VERSION
 
 # Metadata that differs between any two runs; comparing it would only add noise.
@@ -48,20 +62,32 @@ class AuditFileError(ValueError):
 
 @dataclass(frozen=True)
 class Figure:
-    """One number a claim measured: where it sits in `details`, its value and tolerance."""
+    """One figure a verdict rests on: where it sits in `details`, its value and tolerance.
+
+    value: a number; or, for a text (a figure rendered as the audit prints it, or a name such
+      as an effect's region), the text with its numbers blanked, compared exactly.
+    tolerance: how far the number may move from its old value (see `figures`); None when
+      there is none to judge by; 0 for a count.
+    slack: half a unit of its printed last digit, for a number read from a text.
+    text: a text figure's text, as shown.
+    within: for a number read from a text, that text's name.
+    """
 
     name: str
-    value: float
+    value: float | str
     tolerance: float | None
+    slack: float = 0.0
+    text: str | None = None
+    within: str | None = None
 
 
 @dataclass(frozen=True)
 class Moved:
     claim_id: str
     figure: str
-    old: float
-    new: float
-    tolerance: float | None
+    old: float | str
+    new: float | str
+    tolerance: float | None  # None for a text, which any change moves
 
 
 @dataclass
@@ -87,6 +113,12 @@ class AuditDiff:
     def gate_fails(self) -> bool:
         """A verdict moved, or a figure became non-finite or disappeared: diff exits 1."""
         return self.verdicts_moved or bool(self.lost)
+
+    @property
+    def figures_moved(self) -> bool:
+        """A figure moved beyond its tolerance, or a text figure changed: diff exits 3 (when
+        nothing exits 1), unless asked to gate on verdicts only."""
+        return bool(self.moved)
 
 
 # --------------------------------------------------------------------------- reading
@@ -193,42 +225,204 @@ def _leaves(value: Any, name: str, index: int | None):
             yield from _leaves(item, f"{name}.{key}" if name else str(key), index)
 
 
-_MEASURED = ("measured_value", "measured_values", "orders")
+def draw_gap(sd: float, n_orders: int) -> float:
+    """How far apart two valid draws of a figure may lie, judged from `n_orders` draws of sd
+    `sd`: t_{n-1}(1 - FIGURE_ALPHA / 2) sd sqrt(2); 0 with one order (no spread to judge by).
+
+    Two draws x, x' of N(mu, sigma^2) differ by N(0, 2 sigma^2), and with s the sd of n other
+    draws, (x - x') / (s sqrt(2)) is Student t with n - 1 degrees of freedom: a figure of a
+    run of the same recipe (another machine, another valid float order) moves further from
+    the old one with probability FIGURE_ALPHA, the engine's false-refutation rate per figure
+    (lib/engine/prediction.py).
+    """
+    if n_orders < 2 or sd == 0:
+        return 0.0
+    return float(stats.t.ppf(1 - FIGURE_ALPHA / 2, n_orders - 1)) * sd * math.sqrt(2)
 
 
-def _interval_half_widths(figures: Any) -> list[float] | None:
-    """A figure claim's tolerances: the half widths of its prediction intervals."""
-    try:
-        widths = [(f["interval"][1] - f["interval"][0]) / 2 for f in figures]
-    except (TypeError, KeyError, IndexError):
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+
+
+def _spread(value: Any) -> float | None:
+    ok = _is_number(value) and math.isfinite(value) and value >= 0
+    return float(value) if ok else None
+
+
+def _figure_rule_gaps(published: Any) -> list[float] | None:
+    """A figure claim's tolerance per published figure (its `details.figures[i]`): the gap of
+    two draws over its orders, plus half a unit of the published figure's last digit, the
+    resolution the verdict reads it at (its prediction interval is widened by the same)."""
+    if not isinstance(published, list) or not published:
         return None
-    return widths if all(_is_number(w) and math.isfinite(w) and w >= 0 for w in widths) else None
+    gaps = []
+    for figure in published:
+        if not isinstance(figure, dict):
+            return None
+        sd, n = _spread(figure.get("sd_over_orders")), _count(figure.get("orders"))
+        try:
+            printing = half_unit(figure.get("published"))
+        except (AttributeError, ValueError, OverflowError):
+            return None
+        if sd is None or n is None:
+            return None
+        gaps.append(draw_gap(sd, n) + printing)
+    return gaps
+
+
+def _at(gaps: list[float] | None, index: int | None, count: int | None = None) -> float | None:
+    """The tolerance of the figure at `index` of `count`: one tolerance serves every figure."""
+    if gaps is None:
+        return None
+    if len(gaps) == 1:
+        return gaps[0]
+    if index is not None and index < len(gaps) and count in (None, len(gaps)):
+        return gaps[index]
+    return None
+
+
+# A number as fmt() (lib/engine/verdict.py) renders one, not part of a word ("l1", "twin-1"'s
+# "twin") or of a dotted name ("0.12.8").
+_NUMBER = re.compile(
+    r"(?<![\w.])[-+]?(?:nan|inf|(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)(?![\w.])", re.IGNORECASE
+)
+
+
+def _printed_half_unit(token: str) -> float:
+    """Half a unit in the last digit fmt() keeps of a number it rendered: it prints 4
+    significant digits and `.4g` drops trailing zeros, so "1.98" is 1.980 +- 5e-4 and "120" is
+    120.0 +- 0.05; a token of more digits was printed otherwise and is exact to its last digit
+    (an integer, exactly). 0 for zero, nan and inf."""
+    try:
+        _, digits, exponent = Decimal(token).as_tuple()
+    except InvalidOperation:
+        return 0.0
+    if not isinstance(exponent, int) or not any(digits):
+        return 0.0
+    if len(digits) <= 4:
+        return 0.5 * 10.0 ** min(exponent + len(digits) - 4, 308)
+    return 0.0 if exponent >= 0 else 0.5 * 10.0**exponent
+
+
+def _parse(text: str) -> tuple[str, list[tuple[str, float]]]:
+    """A rendered figure's shape (its numbers blanked) and its numbers, as printed and read."""
+    tokens = [(m.group(), float(m.group())) for m in _NUMBER.finditer(text)]
+    return _NUMBER.sub("\x00", text), tokens
+
+
+def _texts(rendered: dict[str, str], gaps: list[float] | None) -> dict[str, Figure]:
+    """The figures of rendered texts (a claim's figure in each order, as the audit prints it):
+    each text's shape, compared exactly, and each of its numbers.
+
+    A number's tolerance is the claim's (its hand-given one, or its published figure's) where
+    the numbers match its figures one to one; else the gap of two draws over the texts of the
+    same shape (the orders'), their k-th numbers taken as the figure's draws. Both sides'
+    printing slack is added when compared: the old and the new number are each rounded.
+    """
+    parsed = {name: _parse(text) for name, text in rendered.items()}
+    draws: dict[str, list[list[float]]] = {}
+    for shape, tokens in parsed.values():
+        draws.setdefault(shape, []).append([value for _, value in tokens])
+    out: dict[str, Figure] = {}
+    for name, (shape, tokens) in parsed.items():
+        out[name] = Figure(name, shape, 0.0, text=rendered[name])
+        columns = list(zip(*draws[shape], strict=True))
+        for k, (token, value) in enumerate(tokens):
+            tolerance = _at(gaps, k, len(tokens))
+            if tolerance is None:
+                tolerance = _spread_gap(columns[k])
+            number = f"{name}[{k}]"
+            out[number] = Figure(number, value, tolerance, _printed_half_unit(token), within=name)
+    return out
+
+
+def _spread_gap(values: tuple[float, ...]) -> float | None:
+    """The gap of two draws, the draws given; None when they are not finite numbers."""
+    if not all(math.isfinite(v) for v in values):
+        return None
+    try:
+        sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    except OverflowError:  # a spread beyond float64: nothing to judge by
+        return None
+    return draw_gap(sd, len(values))
+
+
+def _published(published: Any, gaps: list[float] | None) -> dict[str, Figure]:
+    """A figure claim's prediction intervals (`details.figures[i]`): the verdict is the
+    published figure against its interval, so both ends are compared (with the figure's
+    tolerance: an end moves less than a draw unless the orders' spread changed, which the
+    ends then show) and the number of orders (a count: exactly)."""
+    out: dict[str, Figure] = {}
+    for i, figure in enumerate(published if isinstance(published, list) else []):
+        if not isinstance(figure, dict):
+            continue
+        interval = figure.get("interval")
+        if isinstance(interval, list) and len(interval) == 2:
+            for name, _, value in _leaves(interval, f"figures[{i}].interval", None):
+                out[name] = Figure(name, value, _at(gaps, i, len(published)))
+        if _is_number(figure.get("orders")):
+            out[f"figures[{i}].orders"] = Figure(f"figures[{i}].orders", figure["orders"], 0.0)
+    return out
+
+
+def _effects(effects: Any) -> dict[str, Figure]:
+    """A threshold claim's effects (`details.effects[i]`): its name and region, compared
+    exactly; its faithful figure, one figure per order and the ends of its interval, with the
+    gap of two draws over the orders (its `sd_over_orders` over `len(values)`)."""
+    out: dict[str, Figure] = {}
+    for i, effect in enumerate(effects if isinstance(effects, list) else []):
+        if not isinstance(effect, dict):
+            continue
+        values = effect.get("values")
+        sd = _spread(effect.get("sd_over_orders"))
+        gap = draw_gap(sd, len(values)) if sd is not None and isinstance(values, list) else None
+        for key in ("effect", "region"):
+            if isinstance(effect.get(key), str):
+                name = f"effects[{i}].{key}"
+                out[name] = Figure(name, effect[key], 0.0, text=effect[key])
+        for key in ("faithful", "values", "interval"):
+            for name, _, value in _leaves(effect.get(key), f"effects[{i}].{key}", None):
+                out[name] = Figure(name, value, gap)
+    return out
 
 
 def figures(claim: dict) -> dict[str, Figure]:
-    """The measured numbers in a claim's details, each with its tolerance where one applies.
+    """The figures a claim's verdict rests on, each with its tolerance: how far it may move
+    from the old run's value before the diff calls it moved (the derivations are beside each
+    part; `draw_gap` is the rule).
 
-    A figure's tolerance is the claim's tolerance at the figure's list index (one tolerance
-    serves every figure); None when the claim has no numeric tolerance or the counts differ.
+    - A hand-given tolerance ("± 0.36", "± 0.1, 0.2") is the tolerance of the claim's figures.
+    - A figure claim (`details.figures`): its measured figure(s) (`measured_value(s)`) and its
+      figure in each order, with the gap of two draws over its orders plus the published
+      figure's printing half unit; the ends of each prediction interval and its number of
+      orders (`_published`).
+    - A qualitative claim: its figure in each order as the audit prints it
+      (`details.orders[name].measured`, the faithful order's is the claim's `measured`): the
+      text, exactly, and its numbers (`_texts`).
+    - A threshold claim's effects (`details.effects`, `_effects`).
+    Other details (bootstrap intervals, per-seed figures, notes) never change a verdict and
+    are not compared.
     """
     details = claim.get("details")
     if not isinstance(details, dict):
         return {}
-    tols = tolerances(claim.get("tolerance"))
-    if tols is None:
-        tols = _interval_half_widths(details.get("figures"))
+    gaps = tolerances(claim.get("tolerance")) or _figure_rule_gaps(details.get("figures"))
     out: dict[str, Figure] = {}
-    for key in _MEASURED:
-        if key not in details:
-            continue
-        for name, index, value in _leaves(details[key], key, None):
-            tolerance = None
-            if tols is not None and len(tols) == 1:
-                tolerance = tols[0]
-            elif tols is not None and index is not None and index < len(tols):
-                tolerance = tols[index]
-            out[name] = Figure(name, value, tolerance)
-    return out
+    for key in ("measured_value", "measured_values"):
+        for name, index, value in _leaves(details.get(key), key, None):
+            out[name] = Figure(name, value, _at(gaps, index))
+    out |= _published(details.get("figures"), gaps)
+    out |= _effects(details.get("effects"))
+    rendered: dict[str, str] = {}
+    orders = details.get("orders")
+    for order, entry in (orders if isinstance(orders, dict) else {}).items():
+        measured = entry.get("measured") if isinstance(entry, dict) else entry
+        name = f"orders.{order}.measured" if isinstance(entry, dict) else f"orders.{order}"
+        if isinstance(measured, str):
+            rendered[name] = measured
+        for number, index, value in _leaves(measured, name, None):
+            out[number] = Figure(number, value, _at(gaps, index))
+    return out | _texts(rendered, gaps)
 
 
 # --------------------------------------------------------------------------- comparing
@@ -259,21 +453,38 @@ def _metadata_changes(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
 
 def _compare_figures(claim_id: str, old: dict, new: dict, diff: AuditDiff) -> None:
     before, after = figures(old), figures(new)
+    # A text that changed shape or that one side lacks is compared whole, not its numbers.
+    whole = {
+        name
+        for name, figure in (*before.items(), *after.items())
+        if figure.text is not None
+        and (name not in before or name not in after or before[name].value != after[name].value)
+    }
     for name in sorted(set(before) | set(after)):
-        if name not in after:
+        a, b = before.get(name), after.get(name)
+        if (a if a is not None else b).within in whole:  # type: ignore[union-attr]
+            continue
+        if b is None:
             diff.lost.append((claim_id, name, "disappeared"))
             continue
-        if name not in before:
+        if a is None:
             diff.figures_only_in_one.append((claim_id, name, "new"))
             continue
-        a, b = before[name], after[name]
+        if isinstance(a.value, str) or isinstance(b.value, str):
+            if a.value != b.value:
+                diff.moved.append(Moved(claim_id, name, a.text or a.value, b.text or b.value, None))
+            continue
         if not math.isfinite(b.value):
             if math.isfinite(a.value):
                 diff.lost.append((claim_id, name, f"{_number(a.value)} -> {b.value}"))
             continue
         if a.value == b.value:
             continue
-        tolerance = b.tolerance if b.tolerance is not None else a.tolerance
+        tolerance = a.tolerance if a.tolerance is not None else b.tolerance
+        if tolerance is not None and math.isfinite(a.value):
+            tolerance += a.slack + b.slack
+        else:  # no tolerance, or no old number to measure a move from
+            tolerance = None
         moved = Moved(claim_id, name, a.value, b.value, tolerance)
         if tolerance is None:
             diff.changed_untoleranced.append(moved)
@@ -327,6 +538,10 @@ def _value(value: Any, key: str = "") -> str:
 
 
 def _moved_line(m: Moved) -> str:
+    if isinstance(m.old, str) or isinstance(m.new, str):
+        old, new = (_cut(json.dumps(v, ensure_ascii=False)) for v in (m.old, m.new))
+        change = f"{old} -> {new} (changed)"
+        return f"  {m.claim_id:<16} {m.figure:<22} {change}"
     change = f"{_number(m.old)} -> {_number(m.new)} (moved {_number(abs(m.new - m.old))}"
     limit = "" if m.tolerance is None else f", tolerance {_number(m.tolerance)}"
     return f"  {m.claim_id:<16} {m.figure:<22} {change}{limit})"
@@ -396,8 +611,10 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
     return lines
 
 
-def main(old_path: str, new_path: str, *, verbose: bool = False) -> int:
-    """Print the diff of two audit.json files; the exit status (0, 1 or 2, see the module)."""
+def main(
+    old_path: str, new_path: str, *, verbose: bool = False, verdicts_only: bool = False
+) -> int:
+    """Print the diff of two audit.json files; the exit status (0 to 3, see the module)."""
     try:
         old, new = load(old_path), load(new_path)
     except AuditFileError as error:
@@ -405,4 +622,6 @@ def main(old_path: str, new_path: str, *, verbose: bool = False) -> int:
         return 2
     diff = compare(old, new)
     print("\n".join(render(diff, str(old_path), str(new_path), verbose=verbose)))
-    return 1 if diff.gate_fails else 0
+    if diff.gate_fails:
+        return 1
+    return 3 if diff.figures_moved and not verdicts_only else 0
