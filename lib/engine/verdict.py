@@ -42,6 +42,7 @@ class Judgement:
     measured: Any
     tolerance: Any = "-"
     details: dict[str, Any] = field(default_factory=dict)
+    inconclusive: str | None = None
 
 
 @dataclass(frozen=True)
@@ -110,10 +111,17 @@ def all_close(
 
 
 def satisfied(
-    condition: bool, *, published: Any, measured: Any, tolerance: Any = "-", **details: Any
+    condition: bool,
+    *,
+    published: Any,
+    measured: Any,
+    tolerance: Any = "-",
+    inconclusive: str | None = None,
+    **details: Any,
 ) -> Judgement:
-    """Holds when `condition` is true; for qualitative or comparative claims."""
-    return Judgement(bool(condition), published, measured, tolerance, dict(details))
+    """Holds when `condition` is true; for qualitative or comparative claims. `inconclusive`:
+    why the claim could not be judged in this run."""
+    return Judgement(bool(condition), published, measured, tolerance, dict(details), inconclusive)
 
 
 def verdict_over(holds: Mapping[str, bool]) -> str:
