@@ -385,25 +385,25 @@ def test_a_printed_figure_whose_text_changed_is_listed_whole():
         assert f'-> "{changed}" (changed)' in "\n".join(diff.render(changes, "a", "b"))
 
 
-def figure_claim(low: float = 1.3627, high: float = 1.3727, orders: int = 8) -> dict:
+def figure_claim(low: float = 2.4427, high: float = 2.4527, orders: int = 8) -> dict:
     """A figure claim as the engine records it: measured value, prediction interval, orders."""
     return claim(
         "f-1",
-        published="1.37",
-        measured="1.368",
+        published="2.45",
+        measured="2.448",
         tolerance=f"[{low}, {high}]",
         details={
             "figures": [
                 {
-                    "published": "1.37",
+                    "published": "2.45",
                     "interval": [low, high],
-                    "mean_over_orders": 1.3677,
+                    "mean_over_orders": 2.4477,
                     "sd_over_orders": 1.5e-6,
                     "orders": orders,
                 }
             ],
-            "measured_value": 1.36772,
-            "orders": {"faithful": {"measured": "1.368"}, "scan": {"measured": "1.368"}},
+            "measured_value": 2.44772,
+            "orders": {"faithful": {"measured": "2.448"}, "scan": {"measured": "2.448"}},
         },
     )
 
@@ -414,12 +414,12 @@ def test_a_figure_claims_interval_and_orders_are_compared():
     published figure's half unit, 0.005 here), or whose number of orders changed: listed."""
     tolerance = diff.draw_gap(1.5e-6, 8) + 0.005
     assert diff.figures(figure_claim())["measured_value"].tolerance == pytest.approx(tolerance)
-    changes = diff.compare(with_claims(figure_claim()), with_claims(figure_claim(high=1.39, orders=12)))  # fmt: skip
+    changes = diff.compare(with_claims(figure_claim()), with_claims(figure_claim(high=2.47, orders=12)))  # fmt: skip
     assert [(m.figure, m.old, m.new) for m in changes.moved] == [
-        ("figures[0].interval[1]", 1.3727, 1.39),
+        ("figures[0].interval[1]", 2.4527, 2.47),
         ("figures[0].orders", 8, 12),
     ]
-    near = diff.compare(with_claims(figure_claim()), with_claims(figure_claim(high=1.3747)))
+    near = diff.compare(with_claims(figure_claim()), with_claims(figure_claim(high=2.4547)))
     assert near.moved == []
 
 
