@@ -24,6 +24,10 @@ jobs; the CPU times much less so. Sections (`--only`, comma-separated; default a
 - audit: `pytest claims -n WORKERS -m "claim or health"` (what `make audit` runs) with
   empty result and compiled-program caches (cold), then again on them (warm).
 - suite: the same for `pytest claims tests -n WORKERS` (what `make test` runs).
+- scripts: the documents' own two scripts, each in a fresh process on empty caches (the
+  guide's example whole, `python -m uncertainty_claims.uncertainty.timing`; the calibration
+  post's recipe in its faithful order, both nets, seeds 0-2), then the cold audit: the
+  audit's cost over both scripts' (target <= 1.25).
 - sweep: `train_nets` on `--seeds` seeds per net and `run_many` on `--keys` root keys, each
   a first call (compiling) and a steady one (the GPU targets: 1,000 seeds per net <= 30 s,
   1,000 keys <= 60 s, both including compilation).
@@ -74,9 +78,10 @@ from uncertainty_claims.uncertainty.model import GaussianMLP
 from uncertainty_claims.uncertainty.training import train_ensemble_loop
 
 REPO = Path(__file__).resolve().parent.parent
-SECTIONS = ("calibration", "floor", "uncertainty", "spread", "audit", "suite", "sweep")
+SECTIONS = ("calibration", "floor", "uncertainty", "spread", "audit", "suite", "scripts", "sweep")
 TARGETS = {
     "calibration.speedup_vs_loop": (">=", 4.0),
+    "scripts.audit_over_scripts": ("<=", 1.25),
     "calibration.floor_ratio": ("<=", 2.5),
     "calibration.floor_ratio_vs_square": ("<=", 2.5),
     "calibration.faithful_over_scan": ("<=", 1.5),
@@ -616,6 +621,47 @@ def cold_and_warm(args: list[str], warm: bool = True) -> dict:
     }
 
 
+# --------------------------------------------------------------------------- scripts
+
+# The calibration post's script is not published with it: its recipe in the post's own order
+# (the faithful one, docs/RECIPES.md), both nets on seeds 0-2, trained and evaluated, stands in.
+CALIBRATION_SCRIPT = """
+from uncertainty_claims.calibration.experiment import NETS, PUBLISHED_SEEDS, load_split, train
+from uncertainty_claims.orders import FAITHFUL
+split = load_split()
+for net in NETS:
+    train(FAITHFUL, net, PUBLISHED_SEEDS, split)
+"""
+
+
+def timed_process(argv: list[str]) -> float:
+    """Wall seconds of `argv` in a fresh process, start to exit, on empty caches."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_CACHE_DIR")}
+    with tempfile.TemporaryDirectory(prefix="bench-script-") as tmp:
+        env["CLAIMS_CACHE_DIR"] = tmp
+        start = time.perf_counter()
+        subprocess.run(argv, cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
+        return time.perf_counter() - start
+
+
+def bench_scripts(workers: str) -> dict:
+    """The cold audit against the documents' own two scripts, one after the other in one
+    sitting on this machine (the issue's bound: the audit costs at most 1.25 times both)."""
+    calibration_s = timed_process([sys.executable, "-c", CALIBRATION_SCRIPT])
+    print(f"  calibration post's recipe, faithful order  {calibration_s:.1f} s", flush=True)
+    guide_s = timed_process([sys.executable, "-m", "uncertainty_claims.uncertainty.timing"])
+    print(f"  the guide's example, whole                  {guide_s:.1f} s", flush=True)
+    audit = cold_and_warm(["claims", "-n", workers, "-m", "claim or health"], warm=False)
+    return {
+        "calibration_script_s": calibration_s,
+        "guide_script_s": guide_s,
+        "audit_cold_s": audit["cold_s"],
+        "audit_over_scripts": audit["cold_s"] / (calibration_s + guide_s),
+        "method": "each script in a fresh process on empty caches, then the cold audit "
+        "(pytest claims -m 'claim or health'), one after the other",
+    }
+
+
 # --------------------------------------------------------------------------- report
 
 
@@ -708,6 +754,8 @@ def main() -> None:
             report[section] = cold_and_warm(
                 [*folders, "-n", args.workers, *marks], not args.no_warm
             )
+        elif section == "scripts":
+            report[section] = bench_scripts(args.workers)
         elif section == "sweep":
             report[section] = bench_sweep(split, args.seeds, args.keys, args.repeats)
             if args.profile_keys:
