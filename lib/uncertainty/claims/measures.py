@@ -45,6 +45,12 @@ def band_sd(result: UncertaintyResult, method: str) -> tuple[float, float]:
     return float(np.sqrt(epistemic[result.in_cluster]).mean()), float(true_noise_sd(result).mean())
 
 
+def band_sd_ratio(result: UncertaintyResult, method: str) -> float:
+    """In the clusters: mean epistemic sd / mean true noise sd (the band against the scatter)."""
+    sd, noise = band_sd(result, method)
+    return sd / noise
+
+
 def aleatoric_fit(result: UncertaintyResult, method: str) -> tuple[float, float]:
     """In the clusters: mean of predicted aleatoric sd / true noise sd, and their correlation."""
     aleatoric = metrics.decompose_variance(*outputs(result, method)).aleatoric[:, 0]
