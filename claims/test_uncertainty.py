@@ -118,6 +118,11 @@ def test_bootstrap_resamples_differ(claim, uncertainty):
     claim.check(uncertainty)
 
 
+@SPECS.mark("unc-12b")
+def test_bootstrap_adds_diversity(claim):
+    claim.check()
+
+
 @SPECS.mark("unc-13a")
 def test_ensemble_prediction_shape(claim, uncertainty):
     claim.check(uncertainty)
@@ -125,6 +130,11 @@ def test_ensemble_prediction_shape(claim, uncertainty):
 
 @SPECS.mark("unc-13c")
 def test_ensemble_constructor_stacks_members(claim):
+    claim.check()
+
+
+@SPECS.mark("unc-13d")
+def test_ensemble_forward_deterministic(claim):
     claim.check()
 
 
@@ -168,3 +178,8 @@ def test_defaulted_scalar_in_vmapped_constructor_fails(claim):
 @SPECS.mark("unc-08b")
 def test_wrong_axis_differs(claim, uncertainty):
     claim.check(uncertainty)
+
+
+@SPECS.mark("unc-17")
+def test_environment_scales_the_example(claim):
+    claim.check()

@@ -37,10 +37,11 @@ from ..config import (
     MC_PRINT_EVERY,
     UncertaintyConfig,
 )
-from ..data import true_function
+from ..data import make_data, root_keys, true_function
 from ..experiment import UncertaintyResult, headline_figures
 from ..health import constant_baseline_nll, uncertainty_health
 from ..model import LOG_VAR_MAX, LOG_VAR_MIN, GaussianMLP, gaussian_nll
+from ..no_bootstrap import ensemble_without_bootstrap
 from ..results import (
     SPREAD_ROOT_SEEDS,
     root_key_runs,
@@ -53,11 +54,13 @@ from ..unclamped import OVERFLOW_LOG_VAR, steps_past_overflow, unclamped_runs
 from .measures import (
     METHODS,
     REGIONS,
+    Ablation,
     aleatoric_fit,
     band_sd,
     band_sd_ratio,
     band_variance_ratio,
     band_width_ratios,
+    diversity_ratio,
     epistemic_over_noise_high,
     epistemic_ratios,
     nll_gap_closed,
@@ -71,6 +74,7 @@ S_RESULTS = "Results / What to Expect"
 S_PITFALLS = "Common Pitfalls"
 S_MC = "Method 1: MC-Dropout"
 S_ENSEMBLE = "Method 2: Deep Ensembles via nnx.vmap"
+S_COMPLETE = "Complete Example"
 S_HEALTH = "Model health"
 
 # The guide's printed figures, in print order, and the names of the reproduced figures.
@@ -395,6 +399,113 @@ def ensemble_constructed_stacked(_: None, published: Published) -> Judgement:
         leading == [config.members] and distinct,
         published=published,
         measured=f"leading axes {leading}; members' first-layer kernels pairwise distinct: {distinct}",
+    )
+
+
+def ensemble_forward_deterministic(_: None, published: Published) -> Judgement:
+    """The recipe's ensemble prediction (dropout off) on the grid, for the members that root
+    key 0's constructor builds: twice, and with every member given member 0's parameters."""
+    from ..prediction import ensemble_predict
+    from ..training import make_ensemble
+
+    config = UncertaintyConfig()
+    dkey, tkey, _ = root_keys(0)
+    grid = make_data(dkey).grid
+    models, _ = make_ensemble(tkey, config)
+    counts = jax.tree.leaves(nnx.state(models, nnx.RngCount))
+    first, second = (np.asarray(ensemble_predict(models, grid).means) for _ in range(2))
+    draws_nothing = all(
+        np.array_equal(a, b)
+        for a, b in zip(counts, jax.tree.leaves(nnx.state(models, nnx.RngCount)), strict=True)
+    )
+    pairs = [(a, b) for a in range(config.members) for b in range(a + 1, config.members)]
+    members_differ = all(not np.array_equal(first[a], first[b]) for a, b in pairs)
+    params = nnx.state(models, nnx.Param)
+    nnx.update(models, jax.tree.map(lambda p: jnp.broadcast_to(p[0], p.shape), params))
+    shared = np.asarray(ensemble_predict(models, grid).means)
+    alike = all(np.array_equal(shared[0], shared[m]) for m in range(config.members))
+    repeated = np.array_equal(first, second)
+    return satisfied(
+        repeated and draws_nothing and members_differ and alike,
+        published=published,
+        measured=f"two calls equal: {repeated}; dropout streams untouched: {draws_nothing}; "
+        f"members differ: {members_differ}; members given one set of parameters agree: {alike}",
+        tolerance="0 (exact)",
+    )
+
+
+KNOBS = {  # the guide's complete example: a value of each variable, the recipe fields it sets
+    "EPOCHS": ("7", {"mc_steps": 7, "ensemble_steps": 14}),
+    "BATCH": ("16", {"mc_batch": 16}),
+    "N_MODELS": ("3", {"members": 3}),
+    "MC_SAMPLES": ("11", {"mc_samples": 11}),
+}
+
+
+def knobs_scale_config(_: None, published: Published) -> Judgement:
+    default = UncertaintyConfig()
+    unset = UncertaintyConfig.from_environment({}) == default
+    changed = {}
+    for name, (value, _) in KNOBS.items():
+        config = UncertaintyConfig.from_environment({name: value})
+        changed[name] = {
+            field: getattr(config, field)
+            for field in dataclasses.asdict(default)
+            if getattr(config, field) != getattr(default, field)
+        }
+    return satisfied(
+        unset and changed == {name: fields for name, (_, fields) in KNOBS.items()},
+        published=published,
+        measured=f"unset: the defaults ({unset}); each set alone changes {changed}",
+    )
+
+
+def bootstrap_ablation(_: Any = None) -> Ablation:
+    """Root key 0's ensemble in the scan order, with its bootstrap (the recipe) and without
+    (lib/uncertainty/no_bootstrap.py)."""
+    scan = uncertainty_result(0, implementation="scan")
+    return Ablation(
+        with_bootstrap=scan.ens_grid_means,
+        without=ensemble_without_bootstrap()["ens_grid_means"],
+        in_cluster=scan.in_cluster,
+        away=scan.away,
+    )
+
+
+def bootstrap_adds_diversity() -> ClaimSpec:
+    more = Region(1.0, closed=False)
+    comparison = Comparison(
+        "unc-12b",
+        effects=(
+            Effect(
+                "epistemic variance, bootstrap / none",
+                diversity_ratio,
+                more,
+                null=1.0,
+                unit="ratio of mean epistemic variances on the grid",
+            ),
+        ),
+    )
+    return claim(
+        comparison.claim_id,
+        S_ENSEMBLE,
+        "The members' bootstrap resamples add diversity on top of their random initialisations.",
+        f"epistemic ratio {more}",
+        ComparedBeside(
+            comparison,
+            reads=bootstrap_ablation,
+            beside=lambda a: {
+                "ratio_in_clusters": diversity_ratio(a, "in_cluster"),
+                "ratio_away": diversity_ratio(a, "away"),
+            },
+        ),
+        once=True,
+        reading="'diversity' is the members' disagreement, the epistemic variance; 'adds ... "
+        "on top of the random inits': the ensemble trained on its bootstrap resamples has a "
+        "larger mean epistemic variance over the grid than the same ensemble (same initial "
+        "weights, dropout streams and steps) trained by every member on the 120 points "
+        "themselves. One draw, in the fast scan order only (an extra training, judged once); "
+        "the ratios inside the clusters and away are recorded beside",
     )
 
 
@@ -1009,13 +1120,14 @@ SPECS = ClaimSpecs(
         claim(
             "unc-12",
             S_ENSEMBLE,
-            "Each ensemble member trains on its own bootstrap resample of the data, adding diversity beyond the random inits.",
+            "Each ensemble member trains on its own bootstrap resample of the data.",
             "5 different resamples",
             bootstrap_resamples_differ,
-            reading="'its own bootstrap resample ... adds diversity': the resamples actually "
-            "drawn differ, no two members the same multiset of points, and each leaves some "
-            "points out (as a bootstrap leaves out about 37%)",
+            reading="'its own bootstrap resample': the resamples actually drawn differ, no two "
+            "members the same multiset of points, and each leaves some points out (as a "
+            "bootstrap leaves out about 37%); the diversity they add is unc-12b",
         ),
+        bootstrap_adds_diversity(),
         claim(
             "unc-13a",
             S_ENSEMBLE,
@@ -1035,6 +1147,19 @@ SPECS = ClaimSpecs(
             reading="built from the recipe's constructor (lib/uncertainty/training.py) on "
             "split(key(0), 5): every parameter and optimizer leaf has leading axis 5 and no "
             "two members share their first-layer weights",
+        ),
+        claim(
+            "unc-13d",
+            S_ENSEMBLE,
+            "The ensemble's forward pass (dropout off) is deterministic; its members' diversity comes from their parameters.",
+            "deterministic, diversity from params",
+            ensemble_forward_deterministic,
+            once=True,
+            reading="on the members root key 0's constructor builds, through the recipe's "
+            "ensemble prediction on the grid: 'deterministic', two calls give the same outputs "
+            "bit for bit and draw nothing from the members' dropout streams; 'diversity comes "
+            "from params', the members' outputs differ, and given one member's parameters "
+            "(each keeping its own dropout stream) all members' outputs are identical",
         ),
         claim(
             "unc-15a",
@@ -1098,15 +1223,31 @@ SPECS = ClaimSpecs(
             "of its passes (to float64 rounding); 'a different figure': the same region's "
             "passes reduced over all axes at once move it by more than 0.1%",
         ),
+        claim(
+            "unc-17",
+            S_COMPLETE,
+            "The complete example scales up through its EPOCHS, BATCH, N_MODELS and MC_SAMPLES environment variables.",
+            "EPOCHS, BATCH, N_MODELS, MC_SAMPLES",
+            knobs_scale_config,
+            once=True,
+            reading="the guide's complete example (its script, examples/advanced/uncertainty.py, "
+            "public: docs/RECIPES.md) reads EPOCHS as the MC-Dropout net's steps "
+            "and trains the ensemble for twice as many, BATCH as the MC-Dropout batch, "
+            "N_MODELS as the members and MC_SAMPLES as the MC passes; the recipe's config "
+            "(UncertaintyConfig.from_environment) must read them the same way: unset, the "
+            "guide's defaults; each set alone, exactly its fields",
+        ),
         *(health(method, check) for method in HEALTH_METHODS for check in HEALTH_CHECKS),
     ]
 )
 """Every claim of the guide, and the health of its models, by id."""
 
 COMPARISONS: tuple[Comparison, ...] = tuple(
-    spec.judge.comparison for spec in SPECS.values() if isinstance(spec.judge, Compared)
+    spec.judge.comparison
+    for spec in SPECS.values()
+    if isinstance(spec.judge, Compared) and not spec.once
 )
-"""The guide's claims about what its two trained methods do, in claim-id order: what the
-sweep re-evaluates on other root keys."""
+"""The guide's claims about what its two trained methods do in one run, in claim-id order:
+what the sweep re-evaluates on other root keys (a claim judged once reads runs of its own)."""
 
 BY_ID: dict[str, Comparison] = {c.claim_id: c for c in COMPARISONS}
