@@ -255,6 +255,11 @@ def test_field_never_has_bad_day(claim, calibration):
     claim.check(calibration)
 
 
+@SPECS.mark("cal-18")
+def test_kernel_saturates_softmax(claim, calibration):
+    claim.check(calibration)
+
+
 @SPECS.mark("cal-15a")
 def test_split(claim, calibration):
     claim.check(calibration)

@@ -28,6 +28,7 @@ from ...engine.judges import ComparedBeside
 from ...engine.verdict import FigureRule, Judgement, Measured, figures, satisfied
 from ..evaluation import (
     ORACLE_TEMPERATURES,
+    SATURATED,
     CalibrationResults,
     aggregate,
     subsample_aurocs,
@@ -48,6 +49,7 @@ from .measures import (
     mean_gap,
     mean_ratio,
     seeds_of,
+    smallest_gap,
     std_ratio,
     values,
 )
@@ -59,6 +61,7 @@ S_BRAG = "Why the bounded net brags"
 S_KNOB = "One knob, fit on held-out data"
 S_OOD = "The number the softmax throws away"
 S_WOBBLE = "The channel that does not wobble"
+S_SETTLED = "What the experiment settled"
 S_RECIPE = "Recipe invariants"
 S_HEALTH = "Model health"
 
@@ -529,6 +532,18 @@ def field_worst_lead(per_seed: Any) -> float:
     """cal-17: the smallest, over seeds, lead of the field over the ReLU softmax channel
     (the post's subsample)."""
     return min(_leads(per_seed, "auroc_subsample.kmax", "auroc_subsample.msp"))
+
+
+def saturation_shares(per_seed: Any) -> dict[str, Any]:
+    """Beside cal-18: each net's share of saturated test confidences per seed, and the gap of
+    the seed means."""
+    shares = {net: values(per_seed, net, "share_saturated") for net in NETS}
+    return {
+        "share_saturated_per_seed": shares,
+        "mean_gap_yat_minus_relu": mean_gap(
+            ("yat", "share_saturated"), ("relu", "share_saturated")
+        )(per_seed),
+    }
 
 
 def field_leads(per_seed: Any) -> dict[str, Any]:
@@ -1172,6 +1187,32 @@ SPECS = ClaimSpecs(
             f"channel's by at least {BARELY}. Its lead over the ReLU max logit (full sets; "
             "negative, cal-11c) is recorded beside",
             beside=field_leads,
+        ),
+        # --- What the experiment settled
+        compared(
+            Comparison(
+                "cal-18",
+                effects=(
+                    Effect(
+                        f"share of confidences >= {SATURATED:g}, Yat - ReLU",
+                        smallest_gap(("yat", "share_saturated"), ("relu", "share_saturated")),
+                        Region(0.0, closed=False),
+                        null=0.0,
+                        unit="difference of shares of test images, smallest over seeds",
+                    ),
+                ),
+                extreme=True,
+            ),
+            S_SETTLED,
+            "The kernel's dynamic range saturates the Yat net's softmax: more of its test confidences sit near one than the ReLU net's, on every seed.",
+            "Yat share > ReLU share near 1, every seed",
+            "'saturates the softmax', said of the Yat net against the ReLU net it is compared "
+            "with: the softmax's output pinned near one; read as the share of test images whose "
+            f"max probability is at least {SATURATED:g} (within 1% of one), higher for the Yat "
+            "net than for the ReLU net on every seed (a property of the kernel, not of one "
+            "retraining). "
+            "Both nets' shares per seed and the seed means' gap are recorded beside",
+            beside=saturation_shares,
         ),
         # --- Recipe invariants
         claim(
