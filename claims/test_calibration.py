@@ -195,6 +195,16 @@ def test_relu_maxlogit_auroc_spread(claim, calibration):
     claim.check(calibration)
 
 
+@SPECS.mark("cal-11f")
+def test_relu_energy_auroc(claim, calibration):
+    claim.check(calibration)
+
+
+@SPECS.mark("cal-11g")
+def test_relu_energy_auroc_spread(claim, calibration):
+    claim.check(calibration)
+
+
 @SPECS.mark("cal-11c")
 def test_maxlogit_a_touch_better(claim, calibration):
     claim.check(calibration)
@@ -242,6 +252,11 @@ def test_bad_retraining_barely_better(claim, calibration):
 
 @SPECS.mark("cal-17")
 def test_field_never_has_bad_day(claim, calibration):
+    claim.check(calibration)
+
+
+@SPECS.mark("cal-18")
+def test_kernel_saturates_softmax(claim, calibration):
     claim.check(calibration)
 
 

@@ -77,7 +77,11 @@ def test_epistemic_grows_away(claim, uncertainty, claim_id):
 
 @pytest.mark.parametrize(
     "claim_id",
-    [SPECS.param("unc-06-mc-band", id="mc"), SPECS.param("unc-06-ens-band", id="ensemble")],
+    [
+        SPECS.param(f"unc-06-{method[:3]}-band-{reading}", id=f"{method}-{reading}")
+        for method in ("mc", "ensemble")
+        for reading in ("negligible", "narrower")
+    ],
 )
 def test_band_collapses_in_clusters(claim, uncertainty, claim_id):
     claim.check(uncertainty)
@@ -98,7 +102,7 @@ def test_band_balloons(claim, uncertainty, claim_id):
 @pytest.mark.parametrize(
     "claim_id", [SPECS.param(f"unc-11-{method[:3]}", id=method) for method in ("mc", "ensemble")]
 )
-def test_total_uncertainty_grows_away(claim, uncertainty, claim_id):
+def test_uncertainty_grows_away(claim, uncertainty, claim_id):
     claim.check(uncertainty)
 
 
@@ -114,6 +118,11 @@ def test_bootstrap_resamples_differ(claim, uncertainty):
     claim.check(uncertainty)
 
 
+@SPECS.mark("unc-12b")
+def test_bootstrap_adds_diversity(claim):
+    claim.check()
+
+
 @SPECS.mark("unc-13a")
 def test_ensemble_prediction_shape(claim, uncertainty):
     claim.check(uncertainty)
@@ -121,6 +130,11 @@ def test_ensemble_prediction_shape(claim, uncertainty):
 
 @SPECS.mark("unc-13c")
 def test_ensemble_constructor_stacks_members(claim):
+    claim.check()
+
+
+@SPECS.mark("unc-13d")
+def test_ensemble_forward_deterministic(claim):
     claim.check()
 
 
@@ -142,7 +156,7 @@ def test_aleatoric_follows_noise(claim, uncertainty, claim_id):
 
 
 @SPECS.mark("unc-15a")
-def test_unclamped_losses_nan(claim):
+def test_overflowing_log_var_gives_nan(claim):
     claim.check()
 
 
@@ -164,3 +178,8 @@ def test_defaulted_scalar_in_vmapped_constructor_fails(claim):
 @SPECS.mark("unc-08b")
 def test_wrong_axis_differs(claim, uncertainty):
     claim.check(uncertainty)
+
+
+@SPECS.mark("unc-17")
+def test_environment_scales_the_example(claim):
+    claim.check()

@@ -24,6 +24,9 @@ from .experiment import (
 )
 from .training import TrainConfig
 
+SATURATED = 0.99
+"""A max probability within 1% of one: the softmax saturated (the share of test images at or
+above it is a figure of each seed, cal-18)."""
 SUBSAMPLE_SEED = 11
 SUBSAMPLE_TEST = 3000
 SUBSAMPLE_OOD = 1500
@@ -103,6 +106,7 @@ def evaluate_seed(run: NetRun, seed_index: int, split: Split) -> dict:
         "ece_T": metrics.ece(probs_t, split.test_y),
         "nll_T": metrics.nll(probs_t, split.test_y),
         "median_top_logit": float(np.median(z_test.max(axis=1))),
+        "share_saturated": float(np.mean(probs.max(axis=1) >= SATURATED)),
         "auroc": auroc,
         "auroc_subsample": subsample_aurocs(run, seed_index),
     }

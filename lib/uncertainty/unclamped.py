@@ -8,6 +8,10 @@ are the faithful order's bit for bit; the ensembles of all keys train batched un
 and the forward passes are jitted: other valid orders), but with a model whose
 log-variance head is not clipped. It keeps the training losses and the log-variances
 reached on the training inputs.
+
+`steps_past_overflow` trains the MC-Dropout net of root key 0 for a few of the guide's
+steps with its log-variance head set where `exp(-log_var)` overflows in float32 (below
+`-OVERFLOW_LOG_VAR`), with and without the clip: what the guide's fifth pitfall warns of.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import functools
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
@@ -22,11 +27,14 @@ from ..cache import cached, lib_sources, runtime_key, source_digest
 from ..numerics import full_precision
 from ..optimizers import adam
 from .config import UncertaintyConfig
+from .data import make_data, root_keys
 from .experiment import _inputs
 from .model import GaussianMLP
-from .training import _ensemble_scan, _mc_scan, bootstrap_indices
+from .training import _ensemble_scan, _mc_scan, bootstrap_indices, train_step
 
 KEYS = tuple(range(21))
+OVERFLOW_LOG_VAR = float(np.log(np.finfo(np.float32).max))
+"""exp(x) overflows float32 for x above this (about 88.72): exp(-log_var) does below -it."""
 _CODE_DIGEST = source_digest(lib_sources(__name__))
 
 
@@ -109,3 +117,28 @@ def unclamped_runs(config: UncertaintyConfig = UncertaintyConfig()) -> dict[str,
     """`train_unclamped` for every key of KEYS (cached on disk)."""
     key = {"keys": list(KEYS), "config": config.__dict__, "code": _CODE_DIGEST, **runtime_key()}
     return cached("uncertainty-unclamped", key, lambda: train_unclamped(KEYS, config)).arrays
+
+
+@full_precision
+def steps_past_overflow(
+    log_var: float,
+    *,
+    clamped: bool,
+    steps: int = 2,
+    config: UncertaintyConfig = UncertaintyConfig(),
+) -> tuple[list[float], bool]:
+    """`steps` of the guide's train_step on root key 0's 120 points for its MC-Dropout net
+    (initial weights of `nnx.Rngs(0)`, its Adam) with the log-variance head set to output
+    `log_var` everywhere (kernel 0, bias `log_var`), as `GaussianMLP` (`clamped`) or
+    `UnclampedMLP`: each step's loss, and whether the parameters end up holding a NaN."""
+    dkey, _, _ = root_keys(0)
+    data = make_data(dkey)
+    model = (GaussianMLP if clamped else UnclampedMLP)(
+        dropout_rate=config.dropout_rate, rngs=nnx.Rngs(0)
+    )
+    model.logvar_head.kernel[...] = jnp.zeros_like(model.logvar_head.kernel[...])
+    model.logvar_head.bias[...] = jnp.full_like(model.logvar_head.bias[...], log_var)
+    optimizer = nnx.Optimizer(model, adam(config.lr), wrt=nnx.Param)
+    losses = [float(train_step(model, optimizer, {"x": data.x, "y": data.y})) for _ in range(steps)]
+    params = jax.tree.leaves(nnx.state(model, nnx.Param))
+    return losses, any(bool(jnp.isnan(p).any()) for p in params)

@@ -55,6 +55,13 @@ def mean_gap(a: Figure, b: Figure) -> Callable[[PerSeed], float]:
     return lambda per_seed: mean(per_seed, a) - mean(per_seed, b)
 
 
+def smallest_gap(a: Figure, b: Figure) -> Callable[[PerSeed], float]:
+    """The smallest, over seeds, of `a` - `b` on the same seed."""
+    return lambda per_seed: min(
+        x - y for x, y in zip(values(per_seed, *a), values(per_seed, *b), strict=True)
+    )
+
+
 def std_ratio(a: Figure, b: Figure) -> Callable[[PerSeed], float]:
     """Seed standard deviation (ddof 0) of `a` / that of `b`."""
     return lambda per_seed: safe_ratio(_std(per_seed, a), _std(per_seed, b))

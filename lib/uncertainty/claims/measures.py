@@ -7,6 +7,8 @@ the robustness sweep on other root keys.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ... import metrics
@@ -43,6 +45,12 @@ def band_sd(result: UncertaintyResult, method: str) -> tuple[float, float]:
     """Mean epistemic sd over the in-cluster grid points, and the mean true noise sd there."""
     epistemic = metrics.decompose_variance(*outputs(result, method)).epistemic[:, 0]
     return float(np.sqrt(epistemic[result.in_cluster]).mean()), float(true_noise_sd(result).mean())
+
+
+def band_sd_ratio(result: UncertaintyResult, method: str) -> float:
+    """In the clusters: mean epistemic sd / mean true noise sd (the band against the scatter)."""
+    sd, noise = band_sd(result, method)
+    return sd / noise
 
 
 def aleatoric_fit(result: UncertaintyResult, method: str) -> tuple[float, float]:
@@ -106,3 +114,25 @@ def nll_gap_closed(result: UncertaintyResult) -> float:
     final = float(result.ens_loss[-1].astype(np.float64).mean())  # the last printed line
     constant = constant_baseline_nll(result.y)
     return float((constant - final) / (constant - true_model_nll(result)))
+
+
+@dataclasses.dataclass(frozen=True)
+class Ablation:
+    """The ensemble's members' grid means [M, G, 1] trained on their bootstrap resamples and
+    on the data itself, from the same initial weights in the same float order."""
+
+    with_bootstrap: np.ndarray
+    without: np.ndarray
+    in_cluster: np.ndarray
+    away: np.ndarray
+
+
+def diversity_ratio(ablation: Ablation, where: str = "grid") -> float:
+    """Mean epistemic variance (the variance of the members' means) with the bootstrap /
+    without it, over the whole grid or its "in_cluster" or "away" points."""
+    mask = np.ones(ablation.in_cluster.shape, bool) if where == "grid" else getattr(ablation, where)
+    with_, without = (
+        np.asarray(means, np.float64)[:, mask, 0].var(axis=0).mean()
+        for means in (ablation.with_bootstrap, ablation.without)
+    )
+    return float(with_ / without)
