@@ -547,3 +547,31 @@ def test_a_held_lock_is_said_with_its_holder_and_waited_on_for_a_bounded_time(
         line.startswith(f"[claims] waiting for entry: {lock} is held by {holder}") for line in said
     ), said
     assert any(f"{lock} has been held by {holder}" in line for line in said), said
+
+
+LOCK_MODULE = """
+    import numpy as np
+    from uncertainty_claims import cache
+
+    def test_reads_the_entry():
+        cache.cached("entry", {"a": 1}, lambda: {"x": np.ones(1)})
+"""
+
+
+def test_a_held_lock_is_bounded_by_the_test_budget(tmp_path, held_lock):
+    """Under pytest with --timeout 2, a test whose cache entry's lock another process holds:
+    the wait is said, naming the lock and its holder, and ends with the budget. Bug fixed: the
+    lock was waited on silently (lib/report/plugin.py sets `cache.lock_timeout_s` to the
+    budget)."""
+    lock, pid = held_lock
+    folder = write_test_folder(tmp_path / "project", LOCK_MODULE)
+    result = subprocess.run(
+        pytest_command("-p", "timeout", "-p", "uncertainty_claims.report.plugin", "--timeout", "2"),
+        cwd=folder,
+        env=tiny_pytest_env(CLAIMS_CACHE_DIR=str(tmp_path)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert f"waiting for entry: {lock} is held by process {pid} (" in result.stderr, result.stderr
+    assert "waiting at most 2 s" in result.stderr
