@@ -19,6 +19,7 @@ import io
 import json
 import os
 import re
+import stat
 import sys
 import tempfile
 import threading
@@ -34,7 +35,11 @@ from filelock import FileLock, Timeout
 Arrays = dict[str, np.ndarray]
 _KEY_FIELD = "__key__"
 _CHECKSUM_FIELD = "__checksum__"
-_LOCK_TIMEOUT_S = 3600
+
+lock_timeout_s = 3600.0
+"""How long `cached` waits for another process's lock on an entry before it computes the
+entry itself, uncached. The claims-audit plugin bounds it by a test's budget (--timeout)."""
+_LOCK_NOTICE_S = 5.0  # after this long waiting (at most half the wait), the wait is said
 
 PACKAGE = __name__.partition(".")[0]
 """This project's import name (its folder is `lib/`)."""
@@ -285,9 +290,14 @@ def _text_field(array: np.ndarray | None) -> str | None:
 def _read(path: Path, key_text: str) -> Arrays | None:
     """The entry's arrays if the file is complete and belongs to this key, else None."""
     try:
-        # Open the file ourselves: np.load leaks its handle when the zip is damaged.
-        with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as npz:
-            arrays = {name: npz[name] for name in npz.files}
+        # Open the file ourselves: np.load leaks its handle when the zip is damaged. Without
+        # blocking: a FIFO in an entry's place would wait for a writer forever.
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                _say(f"cache entry {path.name} is not a regular file; recomputing")
+                return None
+            with np.load(handle, allow_pickle=False) as npz:
+                arrays = {name: npz[name] for name in npz.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
         _say(f"cache entry {path.name} unreadable ({type(error).__name__}); recomputing")
         return None
@@ -323,6 +333,41 @@ def _write(path: Path, key_text: str, arrays: Arrays) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def lock_holder(path: Path) -> str:
+    """Who holds the lock (flock) on file `path`: "process PID (its command line)" as Linux's
+    /proc/locks tells, else "another process"."""
+    try:
+        found = os.stat(path)
+        where = f"{os.major(found.st_dev):02x}:{os.minor(found.st_dev):02x}:{found.st_ino}"
+        for line in Path("/proc/locks").read_text().splitlines():
+            fields = line.split()  # "1: FLOCK  ADVISORY  WRITE 6558 fe:00:2149005 0 EOF"
+            if fields[1:2] == ["FLOCK"] and fields[5:6] == [where]:  # a waiter has "->"
+                command = Path(f"/proc/{fields[4]}/cmdline").read_bytes().replace(b"\0", b" ")
+                return f"process {fields[4]} ({command.decode(errors='replace').strip()[:200]})"
+    except OSError:
+        pass
+    return "another process"
+
+
+def _acquire(lock: FileLock, name: str) -> None:
+    """Take `lock`, waiting at most `lock_timeout_s`; a wait longer than a few seconds is said,
+    with the lock's holder.
+
+    Raises:
+      filelock.Timeout: the lock was not free in time.
+    """
+    notice = min(_LOCK_NOTICE_S, lock_timeout_s / 2)
+    try:
+        lock.acquire(timeout=notice)
+        return
+    except Timeout:
+        _say(
+            f"waiting for {name}: {lock.lock_file} is held by {lock_holder(Path(lock.lock_file))} "
+            f"(computing it?); waiting at most {lock_timeout_s:g} s"
+        )
+    lock.acquire(timeout=lock_timeout_s - notice)
 
 
 def _event(name: str, status: str, seconds: float) -> None:
@@ -376,11 +421,12 @@ def cached(
 
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(path) + ".lock", timeout=_LOCK_TIMEOUT_S)
-        lock.acquire()
+        lock = FileLock(str(path) + ".lock")
+        _acquire(lock, name)
     except OSError as error:  # filelock's Timeout is an OSError too
         why = (
-            f"another process has held {name}'s lock for {_LOCK_TIMEOUT_S} s"
+            f"{lock.lock_file} has been held by {lock_holder(Path(lock.lock_file))} for "
+            f"{lock_timeout_s:g} s"
             if isinstance(error, Timeout)
             else f"cache folder {directory} is not writable ({error})"
         )

@@ -15,6 +15,7 @@ in that one process.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import json
@@ -24,6 +25,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from . import cache
 from .cache import REPO_ROOT, default_cache_dir
 
 STAMP_NAME = "warm-audit.json"
@@ -90,12 +92,21 @@ def _read(cache_dir: Path | None) -> dict[str, str]:
 
 
 def _write(stamps: dict[str, str], cache_dir: Path | None) -> None:
-    """Written whole, then renamed: a reader sees the old stamp or the new, never half."""
+    """Written whole, then renamed: a reader sees the old stamp or the new, never half. A
+    stamp that cannot be written (a full disk, a folder not writable) is said and skipped: it
+    only decides the next run's speed, and the run it ends has already been reported."""
     folder = cache_dir or default_cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
     partial = folder / f".{STAMP_NAME}.{os.getpid()}.tmp"
-    partial.write_text(json.dumps(stamps, indent=1))
-    partial.replace(folder / STAMP_NAME)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        partial.write_text(json.dumps(stamps, indent=1))
+        partial.replace(folder / STAMP_NAME)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        cache.progress_writer(
+            f"[claims] cannot stamp the cache as warm ({error}); the next audit starts its workers"
+        )
 
 
 def _source_files(root: Path) -> Iterable[Path]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -69,7 +71,7 @@ def test_kill_between_temp_write_and_rename_loses_nothing(tmp_path, monkeypatch)
     assert list(tmp_path.glob("entry-*.npz.lock"))  # and left its lock file behind
     assert set(entries(tmp_path)) == {other.path.name}
 
-    monkeypatch.setattr(cache, "_LOCK_TIMEOUT_S", 10)  # a stale lock would show as a Timeout
+    monkeypatch.setattr(cache, "lock_timeout_s", 10)  # a stale lock would show as a Timeout
     again = cache.cached("entry", {"k": 1}, lambda: {"x": X}, cache_dir=tmp_path)
     assert again.status == "computed"
     np.testing.assert_array_equal(again.arrays["x"], X)
@@ -475,3 +477,101 @@ def test_lib_sources_read_as_utf8_in_any_locale():
     )
     assert child.returncode == 0, child.stderr
     assert int(child.stdout) > 5
+
+
+def test_a_fifo_in_an_entrys_place_is_replaced_not_waited_on(tmp_path):
+    """A FIFO where an entry's file belongs: the entry is recomputed and stored in its place,
+    saying the file is not a regular one; nothing waits on the FIFO. Bug fixed: the read
+    opened the FIFO and waited for a writer forever (till the test's budget, 1800 s)
+    (lib/cache.py `_read`: opened without blocking, non-regular files refused)."""
+    child = run_python(
+        f"""
+        import os
+        import numpy as np
+        from uncertainty_claims import cache
+        folder = {str(tmp_path)!r}
+        first = cache.cached("entry", {{"k": 1}}, lambda: {{"x": np.zeros(3)}}, cache_dir=folder)
+        os.unlink(first.path)
+        os.mkfifo(first.path)
+        again = cache.cached("entry", {{"k": 1}}, lambda: {{"x": np.ones(3)}}, cache_dir=folder)
+        print(again.status, cache.cached("entry", {{"k": 1}}, None, cache_dir=folder).status)
+        """,
+        timeout=30,
+    )
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.split() == ["computed", "hit"]
+    assert "is not a regular file; recomputing" in child.stderr
+
+
+HOLDER = """
+    import sys, time
+    from filelock import FileLock
+    with FileLock(sys.argv[1]):
+        print("held", flush=True)
+        time.sleep(60)
+"""
+
+
+@pytest.fixture
+def held_lock(tmp_path):
+    """An entry's lock held by another live process: (the entry's lock path, its pid)."""
+    first = cache.cached("entry", {"a": 1}, lambda: {"x": X}, cache_dir=tmp_path)
+    lock = f"{first.path}.lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(HOLDER), lock],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline() == "held\n"
+        yield lock, holder.pid
+    finally:
+        holder.kill()
+        holder.communicate()  # reaps it and closes its pipe
+
+
+def test_a_held_lock_is_said_with_its_holder_and_waited_on_for_a_bounded_time(
+    tmp_path, monkeypatch, said, held_lock
+):
+    """Another live process holds an entry's lock: after a short wait the cache says which
+    lock it waits for and who holds it (pid and command line, from /proc/locks), and after
+    `lock_timeout_s` it computes the entry itself, uncached, naming the holder again. Bug
+    fixed: it waited silently for an hour (lib/cache.py `_acquire`, `lock_holder`)."""
+    lock, pid = held_lock
+    monkeypatch.setattr(cache, "lock_timeout_s", 1.0)
+    result = cache.cached("entry", {"a": 1}, lambda: {"x": -X}, cache_dir=tmp_path)
+    assert result.status == "uncached"
+    np.testing.assert_array_equal(result.arrays["x"], -X)
+    holder = f"process {pid} ({sys.executable} -c "
+    assert any(
+        line.startswith(f"[claims] waiting for entry: {lock} is held by {holder}") for line in said
+    ), said
+    assert any(f"{lock} has been held by {holder}" in line for line in said), said
+
+
+LOCK_MODULE = """
+    import numpy as np
+    from uncertainty_claims import cache
+
+    def test_reads_the_entry():
+        cache.cached("entry", {"a": 1}, lambda: {"x": np.ones(1)})
+"""
+
+
+def test_a_held_lock_is_bounded_by_the_test_budget(tmp_path, held_lock):
+    """Under pytest with --timeout 2, a test whose cache entry's lock another process holds:
+    the wait is said, naming the lock and its holder, and ends with the budget. Bug fixed: the
+    lock was waited on silently (lib/report/plugin.py sets `cache.lock_timeout_s` to the
+    budget)."""
+    lock, pid = held_lock
+    folder = write_test_folder(tmp_path / "project", LOCK_MODULE)
+    result = subprocess.run(
+        pytest_command("-p", "timeout", "-p", "uncertainty_claims.report.plugin", "--timeout", "2"),
+        cwd=folder,
+        env=tiny_pytest_env(CLAIMS_CACHE_DIR=str(tmp_path)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert f"waiting for entry: {lock} is held by process {pid} (" in result.stderr, result.stderr
+    assert "waiting at most 2 s" in result.stderr

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fault_tools import REPO_ROOT, TIMEOUT_S, child_env, pytest_command
 
-from uncertainty_claims import warm_audit
+from uncertainty_claims import cache, warm_audit
 
 AUDIT = {"args": ["claims"], "markexpr": "claim or health", "keyword": "", "seeds": None}
 SUITE = {**AUDIT, "markexpr": ""}
@@ -56,6 +56,21 @@ def test_an_edited_source_changes_the_fingerprint(tmp_path):
         (tmp_path / name).write_text("x = 1\n")
     (tmp_path / "lib" / "new.py").write_text("")
     assert warm_audit.fingerprint(AUDIT, tmp_path) != before
+
+
+def test_a_stamp_that_cannot_be_written_is_said_not_raised(tmp_path, monkeypatch):
+    """The stamp's folder cannot be written (here below a regular file; a full disk alike): the
+    stamp is skipped with one line saying so, and the run that ends is not disturbed. Bug
+    fixed: the write, at the session's end after every claim ran, raised: a traceback, no
+    claims table (lib/warm_audit.py `_write`)."""
+    said: list[str] = []
+    monkeypatch.setattr(cache, "progress_writer", said.append)
+    (tmp_path / "blocker").write_text("a regular file")
+    folder = tmp_path / "blocker" / "cache"
+    warm_audit.record_warm(AUDIT, warm_audit.fingerprint(AUDIT), folder)
+    warm_audit.forget_warm(AUDIT, folder)
+    assert len(said) == 2 and all("cannot stamp the cache as warm" in line for line in said), said
+    assert not warm_audit.is_warm(warm_audit.fingerprint(AUDIT), folder)
 
 
 @pytest.mark.parametrize("text", ["", "{half", '["a list"]', '{"f": 3}'])

@@ -25,6 +25,7 @@ from .figure_cache import (
     figure_files,
     is_stored,
     stored_figure,
+    writable,
 )
 from .robustness_figure import robustness_claims, robustness_figure
 
@@ -88,8 +89,8 @@ def draw_all(
       robustness: the report's robustness section, drawn as robustness.png (last) when it
         has claims to draw.
       cache_dir: where drawn figures are kept by the digest of their data and code
-        (lib/render/figure_cache.py); a figure found there is copied, not drawn. None: every
-        figure is drawn.
+        (lib/render/figure_cache.py); a figure found there is copied, not drawn. None, or a
+        folder that cannot be written: every figure is drawn.
 
     Returns:
       The PNGs' paths, in the order of `index(documents, robustness)`.
@@ -100,6 +101,8 @@ def draw_all(
     if robustness is not None:
         data[ROBUSTNESS.file] = robustness
     folder = Path(folder)
+    if cache_dir is not None and not writable(cache_dir):
+        cache_dir = None
     if cache_dir is not None:
         _store_side_by_side(cache_dir, [(spec, data[spec.file]) for _, spec, _ in specs])
     paths = []

@@ -27,6 +27,7 @@ from typing import Any
 import matplotlib
 import numpy as np
 
+from .. import cache
 from ..cache import PACKAGE, lib_sources, source_digest
 
 _CHECKSUMS = "sha256.json"
@@ -181,6 +182,20 @@ def cached_figure(
     for name in figure_files(file):
         shutil.copyfile(entry / name, folder / name)
     return folder / file, drawn
+
+
+def writable(cache_dir: Path) -> bool:
+    """Whether figures can be kept in `cache_dir` (created if absent). When not, says so: the
+    figures are then drawn without it, as results are computed without theirs (lib/cache.py)."""
+    try:
+        Path(cache_dir).mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryDirectory(prefix=".tmp-", dir=cache_dir).cleanup()
+    except OSError as error:
+        cache.progress_writer(
+            f"[claims] figure cache {cache_dir} is not writable ({error}); drawing the figures without it"
+        )
+        return False
+    return True
 
 
 def is_stored(cache_dir: Path, file: str, draw: Callable[[Any], Any], data: Any) -> bool:

@@ -14,7 +14,9 @@ import json
 import os
 import platform
 import shutil
+import signal
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from importlib import metadata as distributions
@@ -46,10 +48,12 @@ def metadata(
     wall_s: float,
     documents: Sequence[Document] = (),
     project: Project = UNKNOWN_PROJECT,
+    jax_environment: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Versions, platform, the audited `project`'s provenance (commit, lock digest, data
-    digests, method; the command and device), the `documents` audited (their sources, for
-    headings), cache activity and wall time."""
+    digests, method; the command and device), the jax.config options the environment set in
+    the processes that ran the tests (`provenance.jax_environment`; None: none imported JAX),
+    the `documents` audited (their sources, for headings), cache activity and wall time."""
     found = provenance(project)
     return {
         "created_unix": round(time.time(), 1),
@@ -65,6 +69,7 @@ def metadata(
             "jax_backend": (found["device"] or {}).get("backend"),
         },
         **found,
+        "jax_environment": jax_environment,
         "documents": {d.name: d.source.to_json() for d in documents if d.source is not None},
         "cache": {
             "hits": sum(e["status"] == "hit" for e in cache_events),
@@ -123,6 +128,7 @@ def build(
     documents: Registered = (),
     missing: dict[str, str] | None = None,
     project: Project = UNKNOWN_PROJECT,
+    jax_environment: dict[str, Any] | None = None,
 ) -> dict:
     """The audit as a JSON-able dict (the contract of issues 3 to 5, 7).
 
@@ -131,7 +137,7 @@ def build(
     subset); such an audit holds the claims that ran and says why, without the documents'
     sections (which could start experiments the run never finished). `missing`: the claims
     without a verdict, id -> why ("not collected", "deselected", "not run"). `project`:
-    the audited project, for the provenance.
+    the audited project, for the provenance. `jax_environment`: see `metadata`.
     """
     shown = audited(records, documents)
     audit: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
@@ -149,7 +155,7 @@ def build(
         audit["robustness"] = robustness
     audit["summary"] = summary_line(records, expected)
     audit["counts"] = verdict_counts(records, expected)
-    audit["metadata"] = metadata(cache_events, wall_s, shown, project)
+    audit["metadata"] = metadata(cache_events, wall_s, shown, project, jax_environment)
     return audit
 
 
@@ -166,31 +172,33 @@ def write_report(
     documents: Registered = (),
     figure_cache: Path | None = None,
     project: Project = UNKNOWN_PROJECT,
+    jax_environment: dict[str, Any] | None = None,
 ) -> list[Path]:
     """Write the report into `report_dir`, replacing the previous one only when complete.
 
     `robustness`: the section made by `robustness()`, if any, with its figure. `partial`,
-    `missing`, `documents`, `project`: see `build`; a partial audit is audit.json and audit.md alone.
+    `missing`, `documents`, `project`, `jax_environment`: see `build`; a partial audit is audit.json and audit.md alone.
     `figure_cache`: where drawn figures are kept and reused (lib/render/figure_cache.py);
     None draws every figure. One writer at a time (a
     lock on the folder); the report is staged inside the folder and swapped in once it is
     complete.
     """
     report_dir = Path(report_dir).resolve()
-    if report_dir.exists() and not report_dir.is_dir():
-        raise ReportError(
-            f"the report folder {report_dir} exists and is not a folder (left as it is); pass --report-dir to a folder or --no-report"
-        )
     try:
+        if report_dir.exists() and not report_dir.is_dir():
+            raise ReportError(
+                f"the report folder {report_dir} exists and is not a folder (left as it is); pass --report-dir to a folder or --no-report"
+            )
         report_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
+    except OSError as error:  # also a name too long, which `exists` raises
         raise ReportError(
             f"cannot create the report folder {report_dir} ({error}); pass --report-dir to a writable place or --no-report"
         ) from error
     with _locked(report_dir):
         try:
-            _remove_stale_staging(report_dir)
+            _recover(report_dir)
             staging = Path(tempfile.mkdtemp(prefix=_STAGING, dir=report_dir))
+            (staging / _OURS).touch()
             staging.chmod(0o777 & ~_umask())  # mkdtemp makes it private; a report is for sharing
         except OSError as error:
             raise ReportError(f"cannot write the report to {report_dir} ({error})") from error
@@ -208,6 +216,7 @@ def write_report(
                     documents,
                     missing,
                     project,
+                    jax_environment,
                 ),
                 audited(records, documents),
                 drawing.figure_names(registered(documents)),
@@ -223,7 +232,8 @@ def write_report(
                 f"cannot build the report ({type(error).__name__}: {error}); {report_dir} is left as it was"
             ) from error
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            if not (staging / _JOURNAL).exists():  # else it holds the previous report's entries
+                shutil.rmtree(staging, ignore_errors=True)
     if partial:
         return [report_dir / "audit.json", report_dir / "audit.md"]
     return [
@@ -270,6 +280,15 @@ def _write(
 # audit.json means the figures and the other files beside it are new too.
 _ENTRIES = ("figures", "audit.md", "audit.html", "audit.json")
 _STAGING = ".staging-"
+# In every staging folder this module makes: a `.staging-*` folder without it is not ours
+# (a user's) and is never removed.
+_OURS = ".claims-report-staging"
+# In a staging folder while its swap is under way: the entries being swapped (JSON). The old
+# entries wait in its `.previous` folder until the swap is done.
+_JOURNAL = ".swapping.json"
+_ASIDE = ".previous"
+# Held off during a swap and delivered after it: Ctrl-C, `kill`, a closed terminal.
+_HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def _umask() -> int:
@@ -293,11 +312,20 @@ def _locked(folder: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def _remove_stale_staging(report_dir: Path) -> None:
-    """Staging folders of writers killed before they finished (we hold the folder's lock,
-    so no live writer owns one), and the `.figures.old-<pid>` of earlier versions."""
-    for stale in [*report_dir.glob(f"{_STAGING}*"), *report_dir.glob(".figures.old-*")]:
+def _recover(report_dir: Path) -> None:
+    """Clear what writers killed before they finished left behind (we hold the folder's lock,
+    so no live writer is at work): a swap cut short (SIGKILL, a power cut) is undone, putting
+    the previous report back; then their staging folders, and the `.figures.old-<pid>` of
+    earlier versions, are removed. Only folders this module made are touched."""
+    for stale in report_dir.glob(f"{_STAGING}*"):
+        if not (stale / _OURS).is_file():
+            continue
+        if (stale / _JOURNAL).exists():
+            _roll_back(stale, report_dir)
         shutil.rmtree(stale, ignore_errors=True)
+    for stale in report_dir.glob(".figures.old-*"):
+        if stale.name.rpartition("-")[2].isdigit():
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 def _keep_user_files(old: Path, new: Path, ours: set[str]) -> None:
@@ -319,34 +347,70 @@ def _swap_in(staging: Path, report_dir: Path) -> None:
 
     Other files there (e.g. report/bench.json) are left alone. Every target is checked
     before anything moves; then each old entry is moved aside and the new one renamed in,
-    and a failure puts the old ones back: the previous report stays whole.
+    and the staging folder, with the old entries, is removed. All or nothing: an error puts the old entries back; signals that would stop the process
+    (`_HELD_SIGNALS`) wait until the swap is done; and a swap cut short by SIGKILL leaves its
+    journal, by which the next writer puts the previous report back (`_recover`).
     """
-    new = [staging / name for name in _ENTRIES if (staging / name).exists()]
-    for entry in new:
-        wrong = _conflict(report_dir / entry.name, entry)
+    names = [name for name in _ENTRIES if (staging / name).exists()]
+    for name in names:
+        wrong = _conflict(report_dir / name, staging / name)
         if wrong:
             raise ReportError(
-                f"{report_dir / entry.name} is {wrong}, where the report puts its {entry.name}; "
+                f"{report_dir / name} is {wrong}, where the report puts its {name}; "
                 f"move it away (the report in {report_dir} is left as it was)"
             )
-    aside = staging / ".previous"
+    aside = staging / _ASIDE
     aside.mkdir()
-    moved: list[str] = []
+    journal = staging / _JOURNAL
+    with _signals_held():
+        pending = staging / f"{_JOURNAL}.tmp"
+        pending.write_text(json.dumps(names))
+        os.replace(pending, journal)
+        try:
+            for name in names:
+                target = report_dir / name
+                if target.exists():
+                    os.replace(target, aside / name)
+                os.replace(staging / name, target)
+        except BaseException:
+            with contextlib.suppress(OSError):  # else the journal stays, for `_recover`
+                _roll_back(staging, report_dir)
+            raise
+        journal.unlink()
+        shutil.rmtree(staging, ignore_errors=True)  # the old entries: before any signal ends us
+
+
+def _roll_back(staging: Path, report_dir: Path) -> None:
+    """Undo the swap that `staging`'s journal records: each new entry that went in comes out,
+    each old one goes back; then the journal is removed."""
+    for name in reversed(json.loads((staging / _JOURNAL).read_text())):
+        target = report_dir / name
+        if not (staging / name).exists() and (target.exists() or target.is_symlink()):
+            os.replace(target, staging / name)  # the new entry went in: take it out
+        if (staging / _ASIDE / name).exists():
+            os.replace(staging / _ASIDE / name, target)
+    (staging / _JOURNAL).unlink()
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold off `_HELD_SIGNALS` while the block runs (a few renames), then deliver them to the
+    handlers they had. Only the main thread can set handlers; elsewhere nothing is held."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {}
+    for number in _HELD_SIGNALS:
+        if signal.getsignal(number) is not None:  # None: a handler not set from Python
+            previous[number] = signal.signal(number, lambda got, frame: caught.append(got))
     try:
-        for entry in new:
-            target = report_dir / entry.name
-            moved.append(entry.name)
-            if target.exists():
-                os.replace(target, aside / entry.name)
-            os.replace(entry, target)
-    except OSError:
-        for name in reversed(moved):
-            with contextlib.suppress(OSError):
-                if not (staging / name).exists():  # the new entry went in: take it out
-                    os.replace(report_dir / name, staging / name)
-                if (aside / name).exists():
-                    os.replace(aside / name, report_dir / name)
-        raise
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(caught):
+            signal.raise_signal(number)
 
 
 def _conflict(target: Path, entry: Path) -> str | None:

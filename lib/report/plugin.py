@@ -26,11 +26,19 @@ from pathlib import Path
 import pytest
 
 from .. import cache
-from ..engine.claim import META_PROPERTY, PROPERTY, Claim, ClaimMeta, ClaimRecord
+from ..engine.claim import (
+    META_PROPERTY,
+    PROPERTY,
+    Claim,
+    ClaimMeta,
+    ClaimRecord,
+    ClaimRefuted,
+    FindingGone,
+)
 from ..render import table
 from ..seeds import parse_seeds
 from . import watchdog
-from .provenance import LOCK_FILE, Project
+from .provenance import LOCK_FILE, Project, jax_environment
 
 _REQUIRED = ("id", "document", "section", "statement")
 # The markers this plugin reads, registered by it: a project that loads it declares nothing.
@@ -93,13 +101,21 @@ def _seeds(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+# Past 1,000 orders a figure's prediction interval is within 0.5% of its limit (the t
+# quantile is then the normal's): more orders would only cost training, and memory (a
+# document keeps every order's results for its verdicts).
+MAX_ORDERS = 1000
+
+
 def _order_count(text: str) -> int:
     try:
         n = int(text)
     except ValueError:
         n = 0
-    if n < 3 or str(n) != text.strip():
-        raise argparse.ArgumentTypeError(f"expected a whole number of orders >= 3; got {text!r}")
+    if not 3 <= n <= MAX_ORDERS or str(n) != text.strip():
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of orders from 3 to {MAX_ORDERS}; got {text!r}"
+        )
     return n
 
 
@@ -135,6 +151,9 @@ def pytest_configure(config: pytest.Config) -> None:
                 sys.stderr.flush()
 
         cache.progress_writer = write_live
+    budget = _budget(config)
+    if budget:  # no test waits on another process's cache lock past its own budget
+        cache.lock_timeout_s = budget
     if not _is_worker(config):
         config.stash[_REPORT_DIR] = _report_dir(config)
         config.pluginmanager.register(AuditCollector(config), "claims-audit-collector")
@@ -180,7 +199,8 @@ def _report_dir(config: pytest.Config) -> Path:
     the rootdir, wherever pytest was started).
 
     Raises:
-      pytest.UsageError: it is empty (an unset shell variable), or it is the rootdir, a test
+      pytest.UsageError: it is empty (an unset shell variable), not UTF-8 (xdist cannot send
+        it to its workers, nor audit.json record it as text), or it is the rootdir, a test
         folder or a folder holding one (the report's swap would land among the sources).
     """
     given = config.getoption("--report-dir")
@@ -190,7 +210,15 @@ def _report_dir(config: pytest.Config) -> Path:
         raise pytest.UsageError(
             f"--report-dir is empty ({given!r}; an unset shell variable?): name a folder"
         )
-    path = (config.invocation_params.dir / given).resolve()
+    try:
+        given.encode("utf-8")
+        path = (config.invocation_params.dir / Path(given).expanduser()).resolve()
+    except UnicodeEncodeError:
+        raise pytest.UsageError(
+            f"--report-dir {given!r} is not valid UTF-8: name a folder whose name is"
+        ) from None
+    except RuntimeError as error:  # `~` without a home folder
+        raise pytest.UsageError(f"--report-dir {given!r}: {error}") from None
     sources = [config.rootpath, *(config.rootpath / p for p in config.getini("testpaths"))]
     for source in (s.resolve() for s in sources):
         if path == source or path in source.parents:
@@ -223,20 +251,23 @@ def _claim_metas(items: list[pytest.Item]) -> dict[str, dict]:
         marker = item.get_closest_marker("claim")
         if marker is None:
             continue
-        missing = [name for name in _REQUIRED if not marker.kwargs.get(name)]
+        missing = [name for name in _REQUIRED if name not in marker.kwargs]
         if missing or marker.args:
             raise pytest.UsageError(
                 f"{item.nodeid}: @pytest.mark.claim needs keyword arguments {_REQUIRED}; missing {missing}"
             )
+        unknown = set(marker.kwargs) - {*_REQUIRED, *_OPTIONAL}
+        if unknown:
+            raise pytest.UsageError(
+                f"{item.nodeid}: @pytest.mark.claim got unknown arguments {sorted(unknown)}"
+            )
+        wrong = _wrong_field(marker.kwargs)
+        if wrong:
+            raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.claim: {wrong}")
         claim_id = marker.kwargs["id"]
         if seen.setdefault(claim_id, item.nodeid) != item.nodeid:
             raise pytest.UsageError(
                 f"claim id {claim_id!r} is used by {seen[claim_id]} and {item.nodeid}"
-            )
-        unknown = set(marker.kwargs) - {*_REQUIRED, "finding", "origin", "gates"}
-        if unknown:
-            raise pytest.UsageError(
-                f"{item.nodeid}: @pytest.mark.claim got unknown arguments {sorted(unknown)}"
             )
         if item.get_closest_marker("xfail") is not None:
             raise pytest.UsageError(
@@ -250,6 +281,27 @@ def _claim_metas(items: list[pytest.Item]) -> dict[str, dict]:
         item.user_properties.append((META_PROPERTY, json.dumps(meta)))
         metas[item.nodeid] = meta
     return metas
+
+
+_OPTIONAL = ("finding", "origin", "gates")
+
+
+def _wrong_field(fields: dict) -> str | None:
+    """What is wrong with a claim marker's keyword arguments, if anything: its text fields
+    must be non-empty strings (a finding: one, or None), `gates` a bool, and together they
+    must make a `ClaimMeta` (its origin known, no finding on a benchmark figure, ...)."""
+    for name in (*_REQUIRED, "finding"):
+        value = fields.get(name)
+        optional = name not in _REQUIRED and value is None
+        if not optional and (not isinstance(value, str) or not value.strip()):
+            return f"{name} must be a non-empty string; got {value!r}"
+    if not isinstance(fields.get("gates", True), bool):
+        return f"gates must be True or False; got {fields['gates']!r}"
+    try:
+        ClaimMeta(**fields)
+    except ValueError as error:
+        return str(error)
+    return None
 
 
 @pytest.fixture
@@ -306,10 +358,54 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
 _WATCHED = "claims_watchdog_folder"  # in a worker's workerinput: where it marks its tests
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A claim's test that failed, or passed, other than as its verdict decides: the claim is
+    an error. Its record was written when it was judged, so without this a test whose own
+    assertion fails after `claim.check(...)` would be reported as holding."""
+    report = yield
+    recorded = [value for name, value in report.user_properties if name == PROPERTY]
+    if not recorded or call.when == "setup":
+        return report
+    record = json.loads(recorded[-1])
+    raised = call.excinfo.value if call.excinfo is not None else None
+    if call.when == "teardown":
+        why = None if raised is None else f"its teardown raised {_short(report)}"
+    else:
+        why = _not_the_verdict(record, raised, report)
+    if why is not None:
+        error = _error_record(record, f"{why} after the claim was judged ({record['verdict']})")
+        report.user_properties.append((PROPERTY, json.dumps(error.to_json())))
+    return report
+
+
+def _not_the_verdict(
+    record: dict, raised: BaseException | None, report: pytest.TestReport
+) -> str | None:
+    """Why the outcome of a claim's test is not the one its recorded verdict gives (None
+    when it is): a refuted claim raises ClaimRefuted (a known finding: pytest's xfail, or
+    ClaimRefuted under --runxfail), a finding no longer refuted raises FindingGone, any other
+    verdict lets the test pass."""
+    details = record["details"]
+    expected: tuple[type[BaseException], ...] = ()
+    if record["verdict"] == "refuted" and details.get("gates", True):
+        expected = (
+            (ClaimRefuted, pytest.xfail.Exception) if "finding" in details else (ClaimRefuted,)
+        )
+    elif record["verdict"] != "error" and "finding" in details:
+        expected = (FindingGone,)
+    if raised is None:
+        return f"the test caught its {expected[0].__name__}" if expected else None
+    if isinstance(raised, expected):
+        return None
+    return f"the test raised {_short(report)}"
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if _is_worker(session.config):
         output = session.config.workeroutput
         output["cache_events"] = json.dumps(cache.EVENTS)
+        output["jax_environment"] = json.dumps(jax_environment())
         if _COLLECTED in session.config.stash:
             output["claims_collected"] = json.dumps(session.config.stash[_COLLECTED])
             output["claims_selected"] = json.dumps(session.config.stash.get(_SELECTED, []))
@@ -335,6 +431,9 @@ class AuditCollector:
         self.records: dict[str, ClaimRecord] = {}
         self.expected: dict[str, bool] = {}
         self.cache_events: list[dict] = []
+        # jax.config options set from the environment in the processes that ran tests
+        # (provenance.jax_environment); None: none of them imported JAX
+        self.jax_environment: dict | None = None
         # node id -> meta: from the claims' own reports, and from what workers collected
         self.claims: dict[str, dict] = {}
         self.selected: set[str] | None = None  # None: no process said what it collected
@@ -348,8 +447,10 @@ class AuditCollector:
         self.robustness: dict | None = None
         self.robustness_error: str | None = None
         self.watchdog: watchdog.Watchdog | None = None
+        self.rerun: str | None = None  # --lf or --sw, when it ran only some tests
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.rerun = _rerun_of_failures(self.config)
         distributed = self.config.pluginmanager.getplugin("dsession") is not None
         reporting = not self.config.getoption("--no-report") or self.config.getoption("--seeds")
         if distributed and reporting:
@@ -357,7 +458,7 @@ class AuditCollector:
 
     @pytest.hookimpl(optionalhook=True)  # xdist's hook, on the controller
     def pytest_configure_node(self, node) -> None:
-        """With a budget per test, watch the workers (lib/report/watchdog.py)."""
+        """With a budget per test, watch the workers from their start (lib/report/watchdog.py)."""
         budget = _budget(self.config)
         if not budget:
             return
@@ -366,16 +467,31 @@ class AuditCollector:
             self.watchdog = watchdog.Watchdog(folder, budget, _say)
             self.watchdog.start()
         node.workerinput[_WATCHED] = str(self.watchdog.folder)
+        # The worker's process is up (xdist has just asked it about itself), not yet pytest.
+        asked = node.gateway.remote_exec("import os; channel.send(os.getpid())")
+        self.watchdog.starting(node.gateway.id, asked.receive(timeout=60))
+
+    @pytest.hookimpl(optionalhook=True)  # xdist's hook, on the controller
+    def pytest_xdist_node_collection_finished(self, node, ids) -> None:
+        if self.watchdog is not None:
+            self.watchdog.started(node.gateway.id)
 
     @pytest.hookimpl(optionalhook=True)  # xdist's hook: the plugin also runs without xdist
     def pytest_testnodedown(self, node, error) -> None:
+        if self.watchdog is not None:
+            self.watchdog.started(node.gateway.id)
         output = getattr(node, "workeroutput", None)  # absent when the worker crashed
         if output is None:
             return
         self.cache_events.extend(json.loads(output.get("cache_events", "[]")))
+        self._add_jax_environment(json.loads(output.get("jax_environment", "null")))
         if "claims_collected" in output:
             self.claims.update(json.loads(output["claims_collected"]))
             self.selected = (self.selected or set()) | set(json.loads(output["claims_selected"]))
+
+    def _add_jax_environment(self, found: dict | None) -> None:
+        if found is not None:
+            self.jax_environment = {**(self.jax_environment or {}), **found}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         properties = dict(report.user_properties)
@@ -387,7 +503,7 @@ class AuditCollector:
         meta = json.loads(properties[META_PROPERTY])
         self.claims[report.nodeid] = dict(meta)
         self.expected[meta["id"]] = meta.pop("expected")
-        if PROPERTY in properties and report.when == "call":
+        if PROPERTY in properties and (report.when == "call" or report.failed):
             self.records[meta["id"]] = ClaimRecord(**json.loads(properties[PROPERTY]))
         elif PROPERTY not in properties and (report.failed or report.when == "call"):
             reason = "the test recorded nothing" if report.passed else _short(report)
@@ -444,11 +560,26 @@ class AuditCollector:
         named = _named_subset(self.config)
         if named:
             reasons.append(f"only part of the suite named: {', '.join(named)}")
+        if self.rerun:
+            reasons.append(f"{self.rerun}: only the tests that failed last time ran")
         if self.selected is None:
             reasons.append("no test process said which claims it collected (crashed?)")
         if self.registry_error:
             reasons.append(f"cannot list the documents' claims ({self.registry_error})")
-        for why, label in _MISSING_LABELS.items():
+        if self.jax_environment:
+            settings = ", ".join(
+                f"{k.upper()} ({k}={v!r})" for k, v in self.jax_environment.items()
+            )
+            them = "it" if len(self.jax_environment) == 1 else "them"
+            reasons.append(
+                f"JAX set from the environment: {settings}, which can change the documents' "
+                f"figures; unset {them} for their audit"
+            )
+        labels = dict(_MISSING_LABELS)
+        if self.rerun:  # it leaves out the tests, and the files, that did not fail
+            labels[DESELECTED] = f"deselected ({self.rerun}, -k, -m, --deselect)"
+            labels[NOT_COLLECTED] = f"not collected ({self.rerun})"
+        for why, label in labels.items():
             ids = [claim_id for claim_id, reason in self.missing.items() if reason == why]
             if ids:
                 reasons.append(f"{len(ids)} claims {label}: {_some(ids)}")
@@ -461,7 +592,9 @@ class AuditCollector:
         """Claims an audit lost without the user asking: neither deselected nor outside the
         paths named (a --ignore, a spec without a test, a test that never ran)."""
         config = self.config
-        asked = config.option.keyword or config.option.deselect or _named_subset(config)
+        asked = (
+            config.option.keyword or config.option.deselect or _named_subset(config) or self.rerun
+        )
         marks = set(config.option.markexpr.replace("(", " ").replace(")", " ").split())
         if asked or not marks <= {"claim", "health", "or"}:
             return []
@@ -477,6 +610,7 @@ class AuditCollector:
         if not self.records:
             return
         self.cache_events.extend(cache.EVENTS)  # this process's own (all of them without xdist)
+        self._add_jax_environment(jax_environment())
         # pytest counts any exception in a strict-xfail test as the expected failure, so a known
         # finding whose experiment crashed would pass: a claim in error fails the run.
         if session.exitstatus == 0 and any(r.verdict == "error" for r in self.records.values()):
@@ -484,16 +618,26 @@ class AuditCollector:
         self.missing = self._missing()
         self.partial = self._partial_reasons(session)
         self.lost = self._lost_claims()
-        if self.lost and session.exitstatus == 0:
+        if (self.lost or self.registry_error) and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         seeds = self.config.getoption("--seeds")
         no_report = self.config.getoption("--no-report")
         if no_report and seeds is None:
             return
-        from . import audit  # imported late: it pulls in matplotlib
+        try:
+            from . import audit  # imported late: it pulls in matplotlib
 
+            documents = self.config.hook.pytest_claims_audit_documents(config=self.config)
+        except Exception as error:  # e.g. MPLBACKEND naming no backend
+            self.write_error = (
+                f"cannot load the report's code or documents ({type(error).__name__}: {error})"
+            )
+            if seeds is not None:
+                self.robustness_error = self.write_error
+            if session.exitstatus == 0:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return
         records = list(self.records.values())
-        documents = self.config.hook.pytest_claims_audit_documents(config=self.config)
         if self.partial:  # not the audit's claims, or cut short: nothing more is computed
             if seeds is not None:
                 self.robustness_error = "this run is partial"
@@ -520,8 +664,14 @@ class AuditCollector:
         report_dir = self.config.stash[_REPORT_DIR]
         try:
             project = audited_project(self.config)
+            target = report_dir / PARTIAL_FOLDER if self.partial else report_dir
+            if self.partial and target.is_symlink():
+                raise audit.ReportError(
+                    f"{target} is a symbolic link, where a partial run's report goes; move it "
+                    f"away (the report in {report_dir} is left as it was)"
+                )
             self.written = audit.write_report(
-                report_dir / PARTIAL_FOLDER if self.partial else report_dir,
+                target,
                 records=records,
                 expected=self.expected,
                 cache_events=self.cache_events,
@@ -532,8 +682,9 @@ class AuditCollector:
                 documents=documents,
                 figure_cache=cache.default_cache_dir() / "figures",
                 project=project,
+                jax_environment=self.jax_environment,
             )
-        except (audit.ReportError, ProjectError) as error:
+        except (audit.ReportError, ProjectError, OSError) as error:
             self.write_error = str(error)
             if session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -583,6 +734,12 @@ class AuditCollector:
             terminalreporter.write_line(
                 f"the audit lost {len(self.lost)} of the documents' claims without a -k, -m or "
                 f"path asking for it ({_some(self.lost)}): the run fails",
+                red=True,
+            )
+        if self.registry_error:
+            terminalreporter.write_line(
+                f"the hook pytest_claims_audit_claims failed ({self.registry_error}), so no "
+                "run can be told complete: the run fails",
                 red=True,
             )
         if self.write_error:
@@ -636,6 +793,22 @@ def _named_subset(config: pytest.Config) -> list[str]:
         if not (whole and (holds_all or outside)):
             named.append(arg)
     return named
+
+
+def _rerun_of_failures(config: pytest.Config) -> str | None:
+    """The option of pytest's cache that runs only the tests that failed last time, when it
+    has failures to run: `--lf` (its files alone are collected) or `--sw` (from the last
+    failure on); None otherwise."""
+    cached = getattr(config, "cache", None)  # None under -p no:cacheprovider
+    if cached is None:
+        return None
+    if config.getoption("lf", False) and cached.get("cache/lastfailed", {}):
+        return "--lf"
+    stepwise = config.getoption("stepwise", False) and not config.getoption("stepwise_reset", False)
+    last = cached.get("cache/stepwise", None)
+    if stepwise and isinstance(last, dict) and last.get("last_failed"):
+        return "--sw"
+    return None
 
 
 def _say(line: str) -> None:

@@ -10,6 +10,7 @@ rootdir), never the engine's own checkout.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import subprocess
 import sys
@@ -18,6 +19,8 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from ..cache import jax_settings
 
 LOCK_FILE = "requirements.lock"
 _GIT_TIMEOUT_S = 10
@@ -90,6 +93,32 @@ def device() -> dict[str, Any] | None:
         "backend": jax.default_backend(),
         "count": len(devices),
         "kinds": sorted({d.device_kind for d in devices}),
+    }
+
+
+# jax.config options that choose where a run computes, not what: the device is recorded
+# (`device`), and the documents' figures are judged on any device (docs/VERDICTS.md).
+_WHERE_IT_RUNS = ("jax_platforms", "jax_platform_name", "_visible_devices")
+
+
+def jax_environment() -> dict[str, Any] | None:
+    """The jax.config options set in this process's environment (a `JAX_<OPTION>` variable,
+    e.g. JAX_ENABLE_X64=1), with the values JAX took, but those that cannot change a computed
+    number (`jax_settings` leaves out where compiled programs are kept and logging; here
+    the device is left out too); None when the process
+    never imported JAX (this module does not import it).
+
+    Such a setting (x64, a matmul precision, a debug flag, another PRNG) changes the
+    documents' computation from outside the project: a run under it is not their audit.
+    """
+    if "jax" not in sys.modules:
+        return None
+    settings = jax_settings()  # every option that can change a number, as JSON values
+    options = [variable.lower() for variable in os.environ if variable.startswith("JAX_")]
+    return {
+        option: settings[option]
+        for option in sorted(options)
+        if option in settings and not any(part in option for part in _WHERE_IT_RUNS)
     }
 
 

@@ -1,10 +1,12 @@
-"""Ends a test that an xdist worker no longer runs: no run waits forever on a wedged worker.
+"""Ends an xdist worker that no longer answers: no run waits forever on a wedged worker.
 
 A test past its budget is pytest-timeout's to fail (the `timeout` setting), inside the worker.
 A worker that cannot act on that (stopped with SIGSTOP, blocked in C code) never reports
-again, and xdist waits for it forever. So each worker marks the test it runs in a folder
-of the run (`mark_running`), and the controller's watchdog (`Watchdog`) kills a worker whose
-test has run past the budget and a grace; xdist then reports the worker's crash as the
+again, and xdist waits for it forever. So the controller's watchdog (`Watchdog`) watches
+every worker from its start: its start-up and collection (`starting`, until `started`), and
+each test it runs, which the worker marks in a folder of the run (`mark_running`). It kills
+a worker that has spent longer than the budget and a grace on one of them, and at once (after
+`STOPPED_S`) a worker whose process is stopped; xdist then reports the worker's crash as the
 test's failure (the claim an ERROR, the report partial) and goes on with a new worker.
 """
 
@@ -19,6 +21,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+# How long a worker's process may be seen stopped (SIGSTOP, SIGTSTP) before it is ended: a
+# stopped worker never answers, whatever its budget. A worker under a debugger is "traced",
+# not stopped, and is left alone.
+STOPPED_S = 10.0
+START_UP = "its start-up and collection"
 
 
 @contextlib.contextmanager
@@ -41,12 +49,25 @@ def grace(budget: float) -> float:
     return min(budget, 60.0)
 
 
+def is_stopped(pid: int) -> bool:
+    """Whether process `pid` is stopped (state T in /proc; False where there is no /proc)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] == ["T"]
+
+
 class Watchdog:
-    """Kills the worker of any test marked running for longer than `budget` + `grace`."""
+    """Kills the worker of any test (or start-up) that has run longer than `budget` + `grace`,
+    or whose process has been stopped for `STOPPED_S`."""
 
     def __init__(self, folder: Path, budget: float, say: Callable[[str], None]):
         self.folder, self.budget, self.say = folder, budget, say
-        self.stopped: dict[str, str] = {}  # node id -> what the watchdog did
+        self.stopped: dict[str, str] = {}  # node id (or worker id, at start-up) -> what it did
+        self._starting: dict[str, tuple[int, float]] = {}  # worker -> (pid, since)
+        self._stopped_since: dict[int, float] = {}  # pid -> when it was first seen stopped
+        self._lock = threading.Lock()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True, name="claims-watchdog")
 
@@ -58,25 +79,55 @@ class Watchdog:
         self._thread.join(timeout=10)
         shutil.rmtree(self.folder, ignore_errors=True)
 
+    def starting(self, worker: str, pid: int) -> None:
+        """Watch worker `worker` (process `pid`) through its start-up and collection."""
+        with self._lock:
+            self._starting[worker] = (pid, time.time())
+
+    def started(self, worker: str) -> None:
+        """Worker `worker` has collected (or is gone): from now on its tests are watched."""
+        with self._lock:
+            self._starting.pop(worker, None)
+
     def _watch(self) -> None:
-        limit = self.budget + grace(self.budget)
-        while not self._done.wait(min(5.0, max(0.2, limit / 10))):
+        period = min(1.0, max(0.2, (self.budget + grace(self.budget)) / 10))
+        last = time.monotonic()
+        while not self._done.wait(period):
+            if time.monotonic() - last > 3 * period:  # this process was stopped itself
+                self._stopped_since.clear()
+            last = time.monotonic()
+            with self._lock:
+                watched = [(w, pid, START_UP, since) for w, (pid, since) in self._starting.items()]
             for mark in self.folder.glob("*.json"):
                 try:
                     running = json.loads(mark.read_text())
                 except (OSError, ValueError):
                     continue  # gone: the test ended
-                ran = time.time() - running["started"]
-                if ran > limit:
-                    self._kill(mark, running, ran)
+                watched.append((mark.stem, running["pid"], running["nodeid"], running["started"]))
+            for worker, pid, what, since in watched:
+                self._check(worker, pid, what, since)
 
-    def _kill(self, mark: Path, running: dict, ran: float) -> None:
-        what = (
-            f"worker '{mark.stem}' has run {running['nodeid']} for {ran:.0f} s, past its budget "
-            f"of {self.budget:g} s (pytest-timeout's timeout), without answering: stopped"
-        )
+    def _check(self, worker: str, pid: int, what: str, since: float) -> None:
+        ran = time.time() - since
+        if is_stopped(pid):
+            stopped_for = time.monotonic() - self._stopped_since.setdefault(pid, time.monotonic())
+        else:
+            self._stopped_since.pop(pid, None)
+            stopped_for = 0.0
+        if ran > self.budget + grace(self.budget):
+            why = (
+                f"has run {what} for {ran:.0f} s, past its budget of {self.budget:g} s "
+                "(pytest-timeout's timeout), without answering"
+            )
+        elif stopped_for > STOPPED_S:
+            why = f"has been stopped (SIGSTOP?) for {stopped_for:.0f} s while running {what}"
+        else:
+            return
+        what_did = f"worker '{worker}' {why}: ended"
         with contextlib.suppress(ProcessLookupError):
-            os.kill(running["pid"], signal.SIGKILL)
-        mark.unlink(missing_ok=True)
-        self.stopped[running["nodeid"]] = what
-        self.say(f"[claims] {what}")
+            os.kill(pid, signal.SIGKILL)
+        (self.folder / f"{worker}.json").unlink(missing_ok=True)
+        self.started(worker)
+        self._stopped_since.pop(pid, None)
+        self.stopped[worker if what == START_UP else what] = what_did
+        self.say(f"[claims] {what_did}")

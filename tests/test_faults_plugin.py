@@ -1,0 +1,461 @@
+"""Faults of a whole audit run through the claims-audit plugin (issue 42): a claim's test
+that fails after its verdict, JAX settings from the environment, failures after every claim
+ran, bad claim markers and options. Each runs a tiny project in a child pytest: a claim is
+never reported as holding when its test failed, nothing but the documents' own configuration
+becomes the complete report, and a failure after the claims ran keeps the table and the
+previous report, with one clear line instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+
+import pytest
+from fault_tools import (
+    REPO_ROOT,
+    TIMEOUT_S,
+    permission_honouring_prefix,
+    pytest_command,
+    run_audit_pytest,
+    run_pytest,
+    tiny_pytest_env,
+    write_test_folder,
+)
+from test_faults_completeness import CONFTEST, MODULE_A, MODULE_B
+from test_outside_project import example_files
+
+pytestmark = pytest.mark.fault
+
+USAGE_ERROR = pytest.ExitCode.USAGE_ERROR  # 4
+PLUGINS = ("-p", "xdist.plugin", "-p", "uncertainty_claims.report.plugin")
+
+
+def audit_run(folder: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """`run_audit_pytest` with environment variables `env`."""
+    return run_pytest(folder, *PLUGINS, *args, env=tiny_pytest_env(**env))
+
+
+def rows(stdout: str) -> dict[str, str]:
+    """Claim id -> verdict label, from the claims table of a child run."""
+    table = stdout.split("CLAIMS AUDIT")[1].split("-" * 70)[0]
+    return {
+        line.split()[0]: line.split()[-1]
+        for line in table.splitlines()[3:]
+        if line[:1] not in ("", " ")
+    }
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+HOLDS_MODULE = """
+    import pytest
+
+    @pytest.mark.claim(id="c-1", document="demo", section="Demo", statement="claim c-1")
+    def test_one(claim):
+        claim.close_to(1.0, "1.0", 0.1)
+
+    @pytest.mark.claim(id="c-2", document="demo", section="Demo", statement="claim c-2")
+    def test_two(claim):
+        claim.close_to(2.0, "2.0", 0.1)
+"""
+
+
+@pytest.fixture
+def audited(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
+    """A folder of two claims whose complete audit is in out/; that audit's files."""
+    folder = write_test_folder(tmp_path / "project", HOLDS_MODULE)
+    complete = run_audit_pytest(folder, "--report-dir", "out")
+    assert complete.returncode == 0, complete.stdout + complete.stderr
+    return folder, snapshot(folder / "out")
+
+
+AFTER_THE_VERDICT = """
+    import pytest
+    from uncertainty_claims.engine.claim import ClaimRefuted
+
+    def claim_marker(id, finding=None):
+        return pytest.mark.claim(
+            id=id, document="demo", section="Demo", statement=f"claim {id}", finding=finding
+        )
+
+    @pytest.fixture
+    def breaks_at_teardown():
+        yield
+        raise RuntimeError("the experiment's clean-up failed")
+
+    @claim_marker("c-ok")
+    def test_ok(claim):
+        claim.close_to(1.0, "1.0", 0.1)
+
+    @claim_marker("f-ok", finding="measured 5")
+    def test_finding(claim):
+        claim.close_to(5.0, "1.0", 0.1)
+
+    @claim_marker("c-assert")
+    def test_own_assertion_fails(claim):
+        claim.close_to(1.0, "1.0", 0.1)
+        assert False, "the test's own check"
+
+    @claim_marker("c-caught")
+    def test_catches_its_refutation(claim):
+        with pytest.raises(ClaimRefuted):
+            claim.close_to(5.0, "1.0", 0.1)
+
+    @claim_marker("c-teardown")
+    def test_teardown_fails(claim, breaks_at_teardown):
+        claim.close_to(1.0, "1.0", 0.1)
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_a_claim_whose_test_fails_after_its_verdict_is_an_error(tmp_path, workers):
+    """A claim's test that fails after the claim was judged (its own assertion, its fixture's
+    teardown) or that swallows its claim's refutation: the claim is an ERROR naming what
+    happened, the report partial, exit 1; a verdict that ends its test as it should (a
+    finding, xfailed) is kept. Bug fixed: the record written at the judgement stood, so the
+    complete report said *holds*, 0 errors, while the run exited 1 (lib/report/plugin.py
+    `pytest_runtest_makereport`)."""
+    folder = write_test_folder(tmp_path, AFTER_THE_VERDICT)
+    result = audit_run(folder, "--report-dir", "out", *workers)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert rows(result.stdout) == {
+        "c-ok": "holds",
+        "f-ok": "refuted*",
+        "c-assert": "ERROR",
+        "c-caught": "ERROR",
+        "c-teardown": "ERROR",
+    }
+    assert (
+        "ERROR in c-assert: the test raised AssertionError: the test's own check after the "
+        "claim was judged (holds)" in result.stdout
+    )
+    assert (
+        "ERROR in c-caught: the test caught its ClaimRefuted after the claim was judged (refuted)"
+        in result.stdout
+    )
+    assert (
+        "ERROR in c-teardown: its teardown raised RuntimeError: the experiment's clean-up failed"
+        in result.stdout
+    )
+    assert not (folder / "out" / "audit.json").exists()
+    written = json.loads((folder / "out" / "partial" / "audit.json").read_text())
+    assert written["partial"] == ["3 claims in error: c-assert, c-caught, c-teardown"]
+
+
+JAX_MODULE = """
+    import jax.numpy as jnp
+    import pytest
+
+    @pytest.mark.claim(id="c-1", document="demo", section="Demo", statement="a claim")
+    def test_sum(claim):
+        claim.close_to(float(jnp.ones(3).sum()), "3.0", 0.1)
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_jax_settings_from_the_environment_never_become_the_complete_report(tmp_path, workers):
+    """JAX_ENABLE_X64=1 and JAX_DEFAULT_MATMUL_PRECISION (they change the documents'
+    figures): the run is partial, saying which settings, its audit.json records them
+    (metadata `jax_environment`) and the complete audit is kept byte for byte; settings that
+    change no number (where compiled programs are kept, the platform) are not recorded. Bug
+    fixed: an x64 run replaced report/audit.json, and neither its metadata nor the diff named
+    x64 (lib/report/provenance.py `jax_environment`, lib/report/plugin.py
+    `_partial_reasons`)."""
+    folder = write_test_folder(tmp_path / "project", JAX_MODULE)
+    complete = audit_run(folder, "--report-dir", "out", *workers, JAX_PLATFORMS="cpu")
+    assert complete.returncode == 0, complete.stdout + complete.stderr
+    assert (
+        json.loads((folder / "out" / "audit.json").read_text())["metadata"]["jax_environment"] == {}
+    )
+    kept = snapshot(folder / "out")
+    x64 = {"JAX_ENABLE_X64": "1", "JAX_DEFAULT_MATMUL_PRECISION": "highest"}
+    neutral = {"JAX_PLATFORMS": "cpu", "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "jit")}
+    result = audit_run(folder, "--report-dir", "out", *workers, **x64, **neutral)
+    assert result.returncode == 0, result.stdout + result.stderr
+    says = "JAX set from the environment: JAX_DEFAULT_MATMUL_PRECISION (jax_default_matmul_precision='highest'), JAX_ENABLE_X64 (jax_enable_x64=True)"
+    assert f"partial run ({says}" in result.stdout, result.stdout
+    assert {
+        k: v for k, v in snapshot(folder / "out").items() if not k.startswith("partial/")
+    } == kept
+    written = json.loads((folder / "out" / "partial" / "audit.json").read_text())
+    assert written["partial"][0].startswith(says)
+    assert written["metadata"]["jax_environment"] == {
+        "jax_default_matmul_precision": "highest",
+        "jax_enable_x64": True,
+    }
+    diff = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "uncertainty_claims.report",
+            "diff",
+            "out/audit.json",
+            "out/partial/audit.json",
+        ],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+    assert "jax_environment.jax_enable_x64: (absent) -> true" in diff.stdout, diff.stdout
+
+
+def test_a_report_that_cannot_load_keeps_the_table_and_the_report(audited):
+    """MPLBACKEND naming no backend, so the report's code cannot be imported after every claim
+    ran: the claims table, one line "report not written: cannot load the report's code",
+    exit 1, no traceback, the previous report kept. Bug fixed: a bare traceback, exit 1, no
+    table (lib/report/plugin.py `pytest_sessionfinish` imported matplotlib outside its error
+    handling)."""
+    folder, kept = audited
+    result = audit_run(folder, "--report-dir", "out", MPLBACKEND="bogus")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert rows(result.stdout) == {"c-1": "holds", "c-2": "holds"}
+    assert (
+        "report not written: cannot load the report's code or documents (ValueError: Key backend: 'bogus'"
+        in result.stdout
+    )
+    assert "Traceback" not in result.stdout + result.stderr
+    assert snapshot(folder / "out") == kept
+
+
+def test_a_report_dir_with_a_name_too_long_fails_clearly(audited):
+    """--report-dir with a component longer than NAME_MAX (255 bytes): the table, "report not
+    written: cannot create the report folder", exit 1, no traceback. Bug fixed: the folder's
+    `exists()` raised outside the report's error handling (lib/report/audit.py
+    `write_report`)."""
+    folder, _ = audited
+    result = run_audit_pytest(folder, "--report-dir", "x" * 300 + "/out")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert rows(result.stdout) == {"c-1": "holds", "c-2": "holds"}
+    assert "report not written: cannot create the report folder" in result.stdout
+    assert "File name too long" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_a_figure_cache_that_cannot_be_written_is_drawn_without(tmp_path):
+    """A cache folder that cannot be written (here below a regular file, which binds root
+    too): the results cache runs uncached, as documented, and so does the figure cache: the
+    complete report is written with its figures, and a line says the figure cache was not
+    used. Bug fixed: the figure cache was mandatory, so the report was never written
+    (lib/render/figure_cache.py `writable`, lib/render/drawing.py `draw_all`)."""
+    folder = tmp_path / "toy"
+    folder.mkdir()
+    for name, text in example_files().items():  # docs/ADDING_A_DOCUMENT.md's toy: one figure
+        (folder / name).write_text(text)
+    (tmp_path / "blocker").write_text("a regular file")
+    cache_dir = tmp_path / "blocker" / "cache"
+    result = audit_run(folder, "--report-dir", "out", CLAIMS_CACHE_DIR=str(cache_dir))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"figure cache {cache_dir / 'figures'} is not writable" in result.stderr
+    assert sorted(p.name for p in (folder / "out" / "figures").iterdir()) == ["fit.png", "fit.svg"]
+    assert "partial" not in json.loads((folder / "out" / "audit.json").read_text())
+
+
+def test_a_read_only_checkout_keeps_its_report(tmp_path):
+    """The checkout read-only, the report elsewhere, pytest's own cache provider on, under this
+    project's `filterwarnings` (pyproject.toml): pytest warns that it cannot write
+    .pytest_cache; the run passes with its table and report. Bug fixed: `filterwarnings =
+    error` made that warning an exception at the session's end: a traceback, no table, no
+    report (pyproject.toml: PytestCacheWarning shown, not an error)."""
+    ini = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    folder = write_test_folder(tmp_path / "checkout", HOLDS_MODULE)
+    lines = "".join(f"    {line}\n" for line in ini["filterwarnings"])
+    (folder / "pytest.ini").write_text(f"[pytest]\nxfail_strict = true\nfilterwarnings =\n{lines}")
+    prefix = permission_honouring_prefix(tmp_path / "probe")
+    folder.chmod(0o555)
+    try:
+        result = subprocess.run(
+            [
+                *prefix,
+                sys.executable,
+                "-m",
+                "pytest",
+                *PLUGINS,
+                "--report-dir",
+                str(tmp_path / "out"),
+            ],
+            cwd=folder,
+            env=tiny_pytest_env(),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+        )
+    finally:
+        folder.chmod(0o755)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert rows(result.stdout) == {"c-1": "holds", "c-2": "holds"}
+    assert "PytestCacheWarning: could not create cache path" in result.stdout
+    assert (tmp_path / "out" / "audit.json").is_file()
+    assert not (folder / ".pytest_cache").exists()
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        (
+            'id=5, document="demo", section="S", statement="s"',
+            "id must be a non-empty string; got 5",
+        ),
+        (
+            'id=" ", document="demo", section="S", statement="s"',
+            "id must be a non-empty string; got ' '",
+        ),
+        (
+            'id="c-1", document=None, section="S", statement="s"',
+            "document must be a non-empty string; got None",
+        ),
+        (
+            'id="c-1", document="demo", section="S", statement="s", finding=2.5',
+            "finding must be a non-empty string; got 2.5",
+        ),
+        (
+            'id="c-1", document="demo", section="S", statement="s", gates="no"',
+            "gates must be True or False; got 'no'",
+        ),
+        (
+            'id="c-1", document="demo", section="S", statement="s", origin="blog"',
+            "claim c-1: origin must be one of ('document', 'suite'); got 'blog'",
+        ),
+    ],
+    ids=["id-int", "id-blank", "document-none", "finding-number", "gates-text", "origin-unknown"],
+)
+def test_a_claim_marker_with_a_wrong_field_is_a_usage_error(tmp_path, fields, says):
+    """A claim marker whose field has the wrong type or is blank (`id=5`, `document=None`,
+    `finding=2.5`, ...): a usage error at collection naming the test and the field, exit 4,
+    nothing run. Bug fixed: only the fields' presence was checked, so `id=5` ran every claim
+    and ended in a TypeError from the terminal summary, with no report (lib/report/plugin.py
+    `_wrong_field`)."""
+    module = f"""
+        import pytest
+
+        @pytest.mark.claim({fields})
+        def test_claim(claim):
+            claim.close_to(1.0, "1.0", 0.1)
+    """
+    folder = write_test_folder(tmp_path, module)
+    result = run_audit_pytest(folder, "--report-dir", "out")
+    assert result.returncode == USAGE_ERROR, result.stdout + result.stderr
+    assert f"test_module.py::test_claim: @pytest.mark.claim: {says}" in result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert not (folder / "out").exists()
+
+
+def test_a_broken_claims_hook_fails_the_run(tmp_path):
+    """A `pytest_claims_audit_claims` hook that raises: the run fails (exit 1) with a line
+    naming the hook and the error; the report is partial. Bug fixed: the report went to
+    partial/ but the run exited 0 (lib/report/plugin.py `pytest_sessionfinish`)."""
+    folder = write_test_folder(tmp_path, HOLDS_MODULE)
+    (folder / "conftest.py").write_text(
+        "def pytest_claims_audit_claims():\n    raise RuntimeError('no registry')\n"
+    )
+    result = run_audit_pytest(folder, "--report-dir", "out")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "the hook pytest_claims_audit_claims failed (RuntimeError: no registry)" in result.stdout
+    assert not (folder / "out" / "audit.json").exists()
+    assert (folder / "out" / "partial" / "audit.json").is_file()
+
+
+def test_last_failed_is_named_as_the_reason_of_a_partial_run(tmp_path):
+    """`--lf` after a failed run (pytest's cache provider on): the partial report names --lf
+    as the reason and as why a claim was not collected, and the run passes (the user chose
+    the subset). Bug fixed: the claim left out was blamed on "--ignore, a path or
+    python_functions", and the run failed as one that lost claims; without a
+    `pytest_claims_audit_claims` hook, --lf replaced the complete report with the claims it
+    reran (lib/report/plugin.py `_rerun_of_failures`). --lf collects only the tests that
+    failed, so c-1, which passed beside c-2, is not collected either."""
+    folder = write_test_folder(tmp_path, MODULE_A, "test_a.py")
+    (folder / "test_b.py").write_text(textwrap.dedent(MODULE_B))
+    (folder / "conftest.py").write_text(textwrap.dedent(CONFTEST))
+
+    def run(*args: str, **env: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "pytest", *PLUGINS, "--report-dir", "out", *args]
+        return subprocess.run(
+            command,
+            cwd=folder,
+            env=tiny_pytest_env(**env),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+        )
+
+    assert run().returncode == 0
+    kept = snapshot(folder / "out")
+    assert run(C2_FAILS="1").returncode == 1
+    result = run("--lf")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "--lf: only the tests that failed last time ran" in result.stdout
+    assert "--ignore" not in result.stdout
+    written = json.loads((folder / "out" / "partial" / "audit.json").read_text())
+    assert "2 claims not collected (--lf): c-1, c-3" in written["partial"]
+    assert {
+        k: v for k, v in snapshot(folder / "out").items() if not k.startswith("partial/")
+    } == kept
+
+
+def test_a_partial_folder_that_is_a_symbolic_link_is_not_followed(audited, tmp_path):
+    """report/partial is a symbolic link to another folder: a partial run refuses to write
+    through it ("report not written: ... is a symbolic link"), exit 1; the folder it points
+    to stays empty and the complete report as it was. Bug fixed: the partial report was
+    written wherever the link pointed (lib/report/plugin.py `pytest_sessionfinish`)."""
+    folder, kept = audited
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (folder / "out" / "partial").symlink_to(elsewhere)
+    result = run_audit_pytest(folder, "--report-dir", "out", "-k", "one")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"report not written: {folder / 'out' / 'partial'} is a symbolic link" in result.stdout
+    assert list(elsewhere.iterdir()) == []
+    assert snapshot(folder / "out") == kept
+
+
+def test_a_report_dir_under_the_home_folder_is_expanded(tmp_path):
+    """`--report-dir=~/reports` (the shell leaves a `~` after `=` as it is): the report goes
+    to reports/ in the home folder. Bug fixed: a folder named `~` was made in the project
+    (lib/report/plugin.py `_report_dir`)."""
+    folder = write_test_folder(tmp_path / "project", HOLDS_MODULE)
+    home = tmp_path / "home"
+    home.mkdir()
+    result = audit_run(folder, "--report-dir=~/reports", HOME=str(home))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (home / "reports" / "audit.json").is_file()
+    assert not (folder / "~").exists()
+
+
+def test_orders_has_an_upper_bound(tmp_path):
+    """`--orders 1001`: a usage error naming the range, exit 4; 1000 is taken. Bug fixed: any
+    number was taken, while --seeds stops at 1000 (lib/report/plugin.py `MAX_ORDERS`)."""
+    folder = write_test_folder(tmp_path, HOLDS_MODULE)
+    too_many = run_audit_pytest(folder, "--orders", "1001", "--no-report")
+    assert too_many.returncode == USAGE_ERROR, too_many.stdout + too_many.stderr
+    assert (
+        "--orders: expected a whole number of orders from 3 to 1000; got '1001'" in too_many.stderr
+    )
+    assert run_audit_pytest(folder, "--orders", "1000", "--no-report").returncode == 0
+
+
+def test_a_report_dir_that_is_not_utf8_is_a_usage_error(tmp_path):
+    """--report-dir with a byte that is not UTF-8, under xdist: a usage error naming the
+    option, exit 4, before any worker starts. Bug fixed: an INTERNALERROR wall from execnet,
+    which cannot send the argument to the workers (lib/report/plugin.py `_report_dir`)."""
+    folder = write_test_folder(tmp_path, HOLDS_MODULE)
+    command = [*pytest_command(*PLUGINS, "-n", "2"), "--report-dir", b"out\xff"]
+    result = subprocess.run(
+        command,
+        cwd=folder,
+        env=tiny_pytest_env(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+    assert result.returncode == USAGE_ERROR, result.stdout + result.stderr
+    assert "--report-dir 'out\\udcff' is not valid UTF-8" in result.stderr
+    assert "INTERNALERROR" not in result.stdout + result.stderr
