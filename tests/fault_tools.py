@@ -16,7 +16,12 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-TIMEOUT_S = 120
+# How long a child process (a pytest run, a script) may take before it is taken as hung. Not a
+# speed bound: idle, each child takes seconds, but under `make test` it shares a 2-core runner
+# with workers that train, and a child of three pytest processes has been seen to take over
+# 60 s there. The hangs these tests guard against waited forever or for the default test
+# budget (1800 s, pyproject.toml), so a guard of 600 s tells them apart with room to spare.
+TIMEOUT_S = 600
 
 
 def child_env(**overrides: str) -> dict[str, str]:

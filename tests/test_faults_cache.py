@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from fault_tools import (
+    TIMEOUT_S,
     child_env,
     permission_honouring_prefix,
     pytest_command,
@@ -495,8 +496,7 @@ def test_a_fifo_in_an_entrys_place_is_replaced_not_waited_on(tmp_path):
         os.mkfifo(first.path)
         again = cache.cached("entry", {{"k": 1}}, lambda: {{"x": np.ones(3)}}, cache_dir=folder)
         print(again.status, cache.cached("entry", {{"k": 1}}, None, cache_dir=folder).status)
-        """,
-        timeout=30,
+        """
     )
     assert child.returncode == 0, child.stderr
     assert child.stdout.split() == ["computed", "hit"]
@@ -571,7 +571,7 @@ def test_a_held_lock_is_bounded_by_the_test_budget(tmp_path, held_lock):
         env=tiny_pytest_env(CLAIMS_CACHE_DIR=str(tmp_path)),
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=TIMEOUT_S,
     )
     assert f"waiting for entry: {lock} is held by process {pid} (" in result.stderr, result.stderr
     assert "waiting at most 2 s" in result.stderr

@@ -10,11 +10,16 @@ import json
 import re
 import subprocess
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
-from fault_tools import pytest_command, run_audit_pytest, tiny_pytest_env, write_test_folder
+from fault_tools import (
+    TIMEOUT_S,
+    pytest_command,
+    run_audit_pytest,
+    tiny_pytest_env,
+    write_test_folder,
+)
 
 pytestmark = pytest.mark.fault
 
@@ -248,7 +253,6 @@ def test_a_wedged_worker_or_test_ends_the_run_naming_the_test(tmp_path, stall, w
     complete = run_audit_pytest(folder, *timeout, "--report-dir", "out", *workers)
     assert complete.returncode == 0, complete.stdout + complete.stderr
     kept = snapshot(folder / "out")
-    started = time.monotonic()
     plugins = ("-p", "xdist.plugin", "-p", "uncertainty_claims.report.plugin")
     result = subprocess.run(
         pytest_command(*plugins, *timeout, "--report-dir", "out", *workers),
@@ -256,9 +260,8 @@ def test_a_wedged_worker_or_test_ends_the_run_naming_the_test(tmp_path, stall, w
         env=tiny_pytest_env(STALL=stall),
         capture_output=True,
         text=True,
-        timeout=100,
+        timeout=TIMEOUT_S,  # the bug waited forever
     )
-    assert time.monotonic() - started < 60
     assert result.returncode == 1, result.stdout + result.stderr
     assert re.search(r"ERROR in c-wedged: .*" + re.escape(says), result.stdout), result.stdout
     if stall == "stop":

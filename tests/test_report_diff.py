@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fault_tools import TIMEOUT_S
 
 from uncertainty_claims.report import diff
 
@@ -68,7 +69,7 @@ def run_diff(*args: str) -> subprocess.CompletedProcess:
         [sys.executable, "-m", "uncertainty_claims.report", "diff", *args],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=TIMEOUT_S,
         cwd=REPO,
     )
 

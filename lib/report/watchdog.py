@@ -27,6 +27,11 @@ from pathlib import Path
 # not stopped, and is left alone.
 STOPPED_S = 10.0
 START_UP = "its start-up and collection"
+# A worker's start-up and collection is bounded by the per-test budget, but never by less
+# than this: the budget is about one test, while a start-up imports the project and collects,
+# which on a 2-core runner whose other workers train has taken tens of seconds. A stopped
+# worker is still ended after `STOPPED_S`, whatever its limit.
+START_UP_FLOOR_S = 120.0
 
 
 @contextlib.contextmanager
@@ -59,8 +64,9 @@ def is_stopped(pid: int) -> bool:
 
 
 class Watchdog:
-    """Kills the worker of any test (or start-up) that has run longer than `budget` + `grace`,
-    or whose process has been stopped for `STOPPED_S`."""
+    """Kills the worker of any test that has run longer than `budget` + `grace` (a start-up:
+    at least `START_UP_FLOOR_S` + its grace), or whose process has been stopped for
+    `STOPPED_S`."""
 
     def __init__(self, folder: Path, budget: float, say: Callable[[str], None]):
         self.folder, self.budget, self.say = folder, budget, say
@@ -109,16 +115,19 @@ class Watchdog:
 
     def _check(self, worker: str, pid: int, what: str, since: float) -> None:
         ran = time.time() - since
+        if what == START_UP:
+            budget = max(self.budget, START_UP_FLOOR_S)
+            limit = f"its start-up limit of {budget:g} s (the test budget, at least {START_UP_FLOOR_S:g} s)"
+        else:
+            budget = self.budget
+            limit = f"its budget of {budget:g} s (pytest-timeout's timeout)"
         if is_stopped(pid):
             stopped_for = time.monotonic() - self._stopped_since.setdefault(pid, time.monotonic())
         else:
             self._stopped_since.pop(pid, None)
             stopped_for = 0.0
-        if ran > self.budget + grace(self.budget):
-            why = (
-                f"has run {what} for {ran:.0f} s, past its budget of {self.budget:g} s "
-                "(pytest-timeout's timeout), without answering"
-            )
+        if ran > budget + grace(budget):
+            why = f"has run {what} for {ran:.0f} s, past {limit}, without answering"
         elif stopped_for > STOPPED_S:
             why = f"has been stopped (SIGSTOP?) for {stopped_for:.0f} s while running {what}"
         else:
