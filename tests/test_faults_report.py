@@ -447,6 +447,20 @@ def test_partial_run_keeps_the_complete_report(tmp_path, args, env, reason):
     assert any(r.startswith(reason) for r in written["partial"])
     assert (folder / "out" / "partial" / "audit.md").read_text().count("Partial run") == 1
     assert not (folder / "robustness-asked").exists()
+    assert "is left as it was" in result.stdout, result.stdout
+
+
+def test_a_partial_first_run_does_not_claim_to_keep_an_audit(tmp_path):
+    """A partial run where no complete audit was ever written says so. Bug fixed: it said
+    "the complete audit in out is left as it was" of an audit that did not exist
+    (lib/report/plugin.py `pytest_terminal_summary`)."""
+    folder = write_test_folder(tmp_path, PARTIAL_MODULE)
+    result = run_audit_pytest(folder, "--report-dir", "out", "-k", "one or two")
+    assert "partial run (" in result.stdout, result.stdout
+    assert "left as it was" not in result.stdout, result.stdout
+    assert "no complete audit in " in result.stdout, result.stdout
+    assert (folder / "out" / "partial" / "audit.json").is_file()
+    assert not (folder / "out" / "audit.json").exists()
 
 
 def test_a_folder_outside_the_testpaths_named_beside_them_cuts_nothing(tmp_path):

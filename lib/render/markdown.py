@@ -77,8 +77,8 @@ def render(audit: dict, figure_names: list[str]) -> str:
     if audit.get("partial"):
         lines += [
             f"**Partial run, not the complete audit** ({_escape('; '.join(audit['partial']))}): only the "
-            "claims that ran, without the documents' sections and figures. The last complete "
-            "audit is left as it was, one folder up.",
+            "claims that ran, without the documents' sections and figures. A complete audit, "
+            "one folder up, is left as it was.",
             "",
         ]
     if audit.get("missing"):

@@ -722,7 +722,12 @@ class AuditCollector:
             terminalreporter.write_line(f"wrote {path}")
         if self.partial and self.written:
             report_dir = self.config.stash[_REPORT_DIR]
-            terminalreporter.write_line(f"the complete audit in {report_dir} is left as it was")
+            if (report_dir / "audit.json").is_file():
+                terminalreporter.write_line(f"the complete audit in {report_dir} is left as it was")
+            else:
+                terminalreporter.write_line(
+                    f"no complete audit in {report_dir} yet: run the whole suite"
+                )
         findings = [i for i, r in self.records.items() if r.verdict == "refuted" and not self.expected.get(i, True)]  # fmt: skip
         if self.config.option.runxfail and findings:
             terminalreporter.write_line(
