@@ -83,6 +83,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "$CLAIMS_COMPILATION_CACHE_DIR, else .cache/xla); a first call then compiles only "
         "what no earlier run cached",
     )
+    parser.add_argument(
+        "--cpu-devices",
+        type=_positive,
+        metavar="K",
+        help="when JAX runs on the CPU, split it into K devices (jax_num_cpu_devices)",
+    )
     small = parser.add_argument_group("a smaller sweep (defaults: the recipes')")
     small.add_argument("--nets", type=_nets, help="comma-separated, e.g. yat (default: both)")
     small.add_argument("--epochs", type=_positive, help="calibration epochs")
@@ -102,6 +108,9 @@ def main(argv: list[str] | None = None) -> None:
         enable_compilation_cache()
 
     import jax
+
+    if args.cpu_devices:
+        jax.config.update("jax_num_cpu_devices", args.cpu_devices)
 
     from uncertainty_claims.calibration import experiment as calibration
     from uncertainty_claims.calibration.training import TrainConfig, train_nets
