@@ -80,7 +80,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--compile-cache",
         action="store_true",
         help="keep compiled programs between runs (lib/compile_cache.py: "
-        "$CLAIMS_COMPILATION_CACHE_DIR, else .cache/xla); a first call then compiles only "
+        "$CLAIMS_COMPILATION_CACHE_DIR, else .cache/jax-programs); a first call then compiles only "
         "what no earlier run cached",
     )
     parser.add_argument(
