@@ -71,9 +71,6 @@ DOCUMENTS = ("calibration", "uncertainty")  # the suite's fixtures of each docum
 
 FIRST_FILE = "tests/test_sharding.py"
 """The 2-device sharding run, the longest test; it shares nothing, so it starts first."""
-LAST_FILE = "tests/test_multiprocess.py"
-"""Three JAX processes (38 s alone on 2 cores, over a minute beside a training): handed out
-last, so that no training runs beside it, only the last few tests."""
 
 
 def _document_of(file: str) -> str | None:
@@ -85,10 +82,9 @@ def _document_of(file: str) -> str | None:
 def _kind(item: pytest.Item) -> int:
     """0: the sharding run; 1: a test of the trained experiments (on an empty cache they
     train the recipes and fill the compiled-program cache that the other slow tests' child
-    processes then reuse); 2: another slow test; 3: a quick one; 4: the last file's."""
-    file = _file_of(item)
-    if file in (FIRST_FILE, LAST_FILE):
-        return 0 if file == FIRST_FILE else 4
+    processes then reuse); 2: another slow test; 3: a quick one."""
+    if _file_of(item) == FIRST_FILE:
+        return 0
     if item.get_closest_marker("slow"):
         return 2
     fixtures = getattr(item, "fixturenames", ())

@@ -62,16 +62,41 @@ def unrolled_cpu_threefry() -> bool:
     """Lower threefry2x32 on the CPU as JAX lowers it elsewhere: unrolled, same bits, faster.
 
     Affects programs lowered afterwards, in this process. Returns False (and changes
-    nothing) where this JAX keeps its lowering rules elsewhere: a speed-up, never a result.
+    nothing) where this JAX lacks the public hooks (`jax.extend.random.threefry2x32_p`,
+    `jax.interpreters.mlir`): a speed-up, never a result.
     """
     try:
-        from jax._src.random.threefry2x32 import _threefry2x32_lowering_rule as unrolled
         from jax.extend.random import threefry2x32_p
         from jax.interpreters import mlir
     except ImportError:
         return False
+    unrolled = mlir.lower_fun(_threefry2x32_unrolled, multiple_results=True)
     mlir.register_lowering(threefry2x32_p, unrolled, platform="cpu")
     return True
+
+
+_THREEFRY_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def _threefry2x32_unrolled(key1: Any, key2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
+    """Threefry-2x32 with 20 rounds (Salmon et al., SC 2011) in plain uint32 arithmetic,
+    unrolled: the hash JAX's `threefry2x32_p` computes, written with public operations."""
+    import jax
+
+    def rotate_left(v: Any, distance: int) -> Any:
+        return jax.lax.shift_left(v, np.uint32(distance)) | jax.lax.shift_right_logical(
+            v, np.uint32(32 - distance)
+        )
+
+    keys = (key1, key2, key1 ^ key2 ^ np.uint32(0x1BD11BDA))
+    x = [x1 + keys[0], x2 + keys[1]]
+    for block in range(5):
+        for distance in _THREEFRY_ROTATIONS[block % 2]:
+            x[0] = x[0] + x[1]
+            x[1] = x[0] ^ rotate_left(x[1], distance)
+        x[0] = x[0] + keys[(block + 1) % 3]
+        x[1] = x[1] + keys[(block + 2) % 3] + np.uint32(block + 1)
+    return x[0], x[1]
 
 
 def request_deterministic_gpu_ops() -> None:

@@ -3,9 +3,7 @@
 A seed sweep (or a spread of reruns) is embarrassingly parallel: every run trains on
 its own, so each device takes a block of runs and nothing is communicated until the
 results are gathered at the end. `over_runs` does this with a 1-D `Mesh` and
-`jax.shard_map`; the same code runs on one CPU, on the GPUs of one host, and over
-hosts after `jax.distributed.initialize()` (`jax.devices()` then lists every
-process's devices).
+`jax.shard_map`; the same code runs on one CPU and on the GPUs of one host.
 
 When the number of runs does not divide the number of devices, the run axis is
 padded by repeating the last run, and every device gets at least two runs (see
@@ -58,8 +56,8 @@ def replicate(tree: Any, mesh: Mesh) -> Any:
 
     Over several processes each one copies its own value to its own devices. JAX's
     `device_put` would instead gather every leaf from every process to check that they
-    agree (the whole training set, per call) and refuses PRNG key arrays; callers check
-    their settings once (`uncertainty_claims.distributed.check_same_everywhere`).
+    agree (the whole training set, per call) and refuses PRNG key arrays; callers make
+    sure every process passes the same values.
     """
     sharding = NamedSharding(mesh, PartitionSpec())
     if sharding.is_fully_addressable:

@@ -10,13 +10,6 @@ by float rounding amplified by training (the performance issue allows 1 point).
 
     python scripts/device_sweep.py --seeds 0-9 --keys 1-20 --out sweep.json
 
-Several processes (hosts) run one sweep when each is started with the same arguments plus
-its launch options (lib/distributed.py, docs/MULTIHOST.md); every process then holds all
-results, prints their digest, and only process 0 writes `--out` and `--arrays`:
-
-    python scripts/device_sweep.py --coordinator 10.0.0.1:4711 --num-processes 2 \\
-        --process-id 0 --out sweep.json      # on 10.0.0.1; --process-id 1 on the other host
-
 `--nets`, `--epochs`, `--train-rows` and the uncertainty step counts make a small sweep
 (tests, smoke runs); their defaults are the recipes'.
 """
@@ -33,9 +26,7 @@ from typing import Any
 
 import numpy as np
 
-# Light imports only up here: a process that cannot join the others should fail before
-# spending seconds importing the experiments (they are imported in main).
-from uncertainty_claims import distributed
+# Light imports only up here: a usage error should not wait for the experiments' imports.
 from uncertainty_claims.cache import arrays_digest
 from uncertainty_claims.numerics import request_deterministic_gpu_ops
 from uncertainty_claims.seeds import parse_seeds
@@ -75,11 +66,6 @@ def _overrides(cls: type, **given: int | None) -> Any:
     return dataclasses.replace(cls(), **{k: v for k, v in given.items() if v is not None})
 
 
-SETTINGS = ("seeds", "keys", "nets", "repeats", "epochs", "train_rows")
-SETTINGS += ("mc_steps", "ensemble_steps", "mc_samples")
-"""The options every process must agree on: each call of the sweep is one program across all."""
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=parse_seeds, default=parse_seeds("0-9"))
@@ -88,14 +74,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--repeats", type=_positive, default=2, help="calls per program (first compiles)"
     )
     parser.add_argument("--reference", help="a JSON from another device to compare accuracies with")
-    parser.add_argument("--out", help="write the figures as JSON here (process 0)")
-    parser.add_argument("--arrays", help="write every trained array as .npz here (process 0)")
+    parser.add_argument("--out", help="write the figures as JSON here")
+    parser.add_argument("--arrays", help="write every trained array as .npz here")
     parser.add_argument(
         "--compile-cache",
         action="store_true",
         help="keep compiled programs between runs (lib/compile_cache.py: "
-        "$CLAIMS_COMPILATION_CACHE_DIR, else .cache/xla); a first call then compiles only "
+        "$CLAIMS_COMPILATION_CACHE_DIR, else .cache/jax-programs); a first call then compiles only "
         "what no earlier run cached",
+    )
+    parser.add_argument(
+        "--cpu-devices",
+        type=_positive,
+        metavar="K",
+        help="when JAX runs on the CPU, split it into K devices (jax_num_cpu_devices)",
     )
     small = parser.add_argument_group("a smaller sweep (defaults: the recipes')")
     small.add_argument("--nets", type=_nets, help="comma-separated, e.g. yat (default: both)")
@@ -104,31 +96,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     small.add_argument("--mc-steps", type=_positive, help="uncertainty: MC-Dropout steps")
     small.add_argument("--ensemble-steps", type=_positive, help="uncertainty: ensemble steps")
     small.add_argument("--mc-samples", type=_positive, help="uncertainty: MC passes")
-    distributed.add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        args.launch = distributed.from_arguments(args)
-    except distributed.LaunchError as error:
-        parser.error(str(error))
-    return args
+    return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     request_deterministic_gpu_ops()
-    try:
-        distributed.initialize(args.launch)
-        distributed.check_same_everywhere(
-            {name: getattr(args, name) for name in SETTINGS}, timeout_s=args.init_timeout
-        )
-    except distributed.LaunchError as error:
-        sys.exit(f"device_sweep: {error}")
     if args.compile_cache:
         from uncertainty_claims.compile_cache import enable_compilation_cache
 
         enable_compilation_cache()
 
     import jax
+
+    if args.cpu_devices:
+        jax.config.update("jax_num_cpu_devices", args.cpu_devices)
 
     from uncertainty_claims.calibration import experiment as calibration
     from uncertainty_claims.calibration.training import TrainConfig, train_nets
@@ -152,7 +134,6 @@ def main(argv: list[str] | None = None) -> None:
     mesh = run_mesh()
     out: dict = {
         "jax": jax.__version__,
-        "processes": jax.process_count(),
         "devices": [str(d) for d in jax.devices()],
         "device_kind": jax.devices()[0].device_kind,
         "seeds": list(args.seeds),
@@ -208,15 +189,13 @@ def main(argv: list[str] | None = None) -> None:
         out["accuracy_moved_points"] = moved
         print(f"accuracy moved vs reference (points): {moved}", flush=True)
     out["arrays_sha256"] = arrays_digest(arrays)
-    # Every process holds every result: the digest shows they agree.
-    print(f"process {jax.process_index()}: arrays sha256 {out['arrays_sha256']}", flush=True)
-    if distributed.is_writer():
-        if args.out:
-            with open(args.out, "w") as handle:
-                json.dump(out, handle, indent=1)
-        if args.arrays:
-            with open(args.arrays, "wb") as handle:
-                np.savez(handle, **arrays)
+    print(f"arrays sha256 {out['arrays_sha256']}", flush=True)
+    if args.out:
+        with open(args.out, "w") as handle:
+            json.dump(out, handle, indent=1)
+    if args.arrays:
+        with open(args.arrays, "wb") as handle:
+            np.savez(handle, **arrays)
 
 
 if __name__ == "__main__":

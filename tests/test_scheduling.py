@@ -35,8 +35,6 @@ SHARDING = "tests/test_sharding.py"
 FILES = ("claims/test_calibration.py", "claims/test_calibration_health.py")
 FILES += ("claims/test_uncertainty.py", "claims/test_uncertainty_health.py")
 FILES += ("tests/test_figures.py",)  # no document's file
-LAST_FILE = "tests/test_multiprocess.py"
-THREE_PROCESSES = "test_two_processes_hold_the_one_process_results_and_only_process_0_writes"
 
 
 def _file(nodeid: str) -> str:
@@ -102,11 +100,8 @@ def test_an_explicit_dist_mode_is_xdists(tmp_path):
     }
 
 
-def test_the_documents_files_alternate_and_the_three_process_file_comes_last(collection):
-    """xdist hands out files in the order of their first test: calibration's and
-    uncertainty's claims, then their health checks; the three-process test's file, collected
-    last, runs beside at most the last quick tests."""
+def test_the_documents_files_alternate(collection):
+    """xdist hands out files in the order of their first test: the sharding run, then
+    calibration's and uncertainty's claims, then their health checks."""
     files = list(dict.fromkeys(map(_file, collection)))
     assert files[:5] == [SHARDING, FILES[0], FILES[2], FILES[1], FILES[3]]
-    assert files[-1] == LAST_FILE
-    assert f"{LAST_FILE}::{THREE_PROCESSES}" in collection
