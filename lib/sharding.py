@@ -52,25 +52,8 @@ def padded_length(n_runs: int, n_devices: int) -> int:
 
 
 def replicate(tree: Any, mesh: Mesh) -> Any:
-    """Every leaf (host or single-device values, the same in every process) copied to all of `mesh`.
-
-    Over several processes each one copies its own value to its own devices. JAX's
-    `device_put` would instead gather every leaf from every process to check that they
-    agree (the whole training set, per call) and refuses PRNG key arrays; callers make
-    sure every process passes the same values.
-    """
-    sharding = NamedSharding(mesh, PartitionSpec())
-    if sharding.is_fully_addressable:
-        return jax.device_put(tree, sharding)
-    return jax.tree.map(lambda leaf: _replicate_across_processes(leaf, sharding), tree)
-
-
-def _replicate_across_processes(leaf: Any, sharding: NamedSharding) -> jax.Array:
-    if isinstance(leaf, jax.Array) and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
-        data = _replicate_across_processes(jax.random.key_data(leaf), sharding)
-        return jax.random.wrap_key_data(data, impl=jax.random.key_impl(leaf))
-    host = np.asarray(leaf)
-    return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
+    """Every leaf (host or single-device values) copied to all of `mesh`."""
+    return jax.device_put(tree, NamedSharding(mesh, PartitionSpec()))
 
 
 def over_runs(fn: Callable[..., Any], mesh: Mesh | None, stacked: tuple, shared: tuple = ()) -> Any:
@@ -80,7 +63,7 @@ def over_runs(fn: Callable[..., Any], mesh: Mesh | None, stacked: tuple, shared:
     and return arrays whose leading axis is the run axis. `shared` is replicated on every
     device. With `mesh=None` this is just `fn(*stacked, *shared)` on the default device.
     The outputs come back replicated (they are small: trained parameters, losses,
-    predictions), so every process can read them, also across hosts.
+    predictions).
     """
     if mesh is None:
         return fn(*stacked, *shared)
