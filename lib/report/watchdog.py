@@ -99,7 +99,11 @@ class Watchdog:
         period = min(1.0, max(0.2, (self.budget + grace(self.budget)) / 10))
         last = time.monotonic()
         while not self._done.wait(period):
-            if time.monotonic() - last > 3 * period:  # this process was stopped itself
+            # A long pause means this process was stopped itself (Ctrl-Z stops the workers
+            # too): start counting afresh. Only a pause of half of STOPPED_S: on a loaded
+            # machine this thread is often late by seconds, and clearing then would keep a
+            # stopped worker from ever being counted.
+            if time.monotonic() - last > max(3 * period, STOPPED_S / 2):
                 self._stopped_since.clear()
             last = time.monotonic()
             with self._lock:
@@ -115,18 +119,18 @@ class Watchdog:
 
     def _check(self, worker: str, pid: int, what: str, since: float) -> None:
         ran = time.time() - since
-        if what == START_UP:
-            budget = max(self.budget, START_UP_FLOOR_S)
-            limit = f"its start-up limit of {budget:g} s (the test budget, at least {START_UP_FLOOR_S:g} s)"
-        else:
-            budget = self.budget
-            limit = f"its budget of {budget:g} s (pytest-timeout's timeout)"
+        budget = max(self.budget, START_UP_FLOOR_S) if what == START_UP else self.budget
         if is_stopped(pid):
             stopped_for = time.monotonic() - self._stopped_since.setdefault(pid, time.monotonic())
         else:
             self._stopped_since.pop(pid, None)
             stopped_for = 0.0
         if ran > budget + grace(budget):
+            limit = (
+                f"its start-up limit of {budget:g} s (the test budget, at least {START_UP_FLOOR_S:g} s)"
+                if what == START_UP
+                else f"its budget of {budget:g} s (pytest-timeout's timeout)"
+            )
             why = f"has run {what} for {ran:.0f} s, past {limit}, without answering"
         elif stopped_for > STOPPED_S:
             why = f"has been stopped (SIGSTOP?) for {stopped_for:.0f} s while running {what}"
