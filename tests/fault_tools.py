@@ -24,9 +24,21 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT_S = 600
 
 
+# What pytest and pytest-xdist set in this process's environment about this process: a child
+# run that inherited them would take itself for one of this run's workers (a child pytest
+# controller with PYTEST_XDIST_WORKER=gw1 acted on a conftest meant for its worker gw1).
+THIS_RUN = (
+    "PYTEST_CURRENT_TEST",
+    "PYTEST_XDIST_WORKER",
+    "PYTEST_XDIST_WORKER_COUNT",
+    "PYTEST_XDIST_TESTRUNUID",
+)
+
+
 def child_env(**overrides: str) -> dict[str, str]:
-    """This process's environment with `overrides`, for a child process."""
-    return {**os.environ, **overrides}
+    """This process's environment, less what describes this pytest run, with `overrides`."""
+    inherited = {name: value for name, value in os.environ.items() if name not in THIS_RUN}
+    return {**inherited, **overrides}
 
 
 def run_python(

@@ -19,6 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from fault_tools import child_env
 
 from uncertainty_claims.calibration.claims import specs as calibration
 from uncertainty_claims.engine.claim import (
@@ -60,7 +61,7 @@ def test_every_spec_has_exactly_one_test_and_every_claim_test_a_spec(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "claims", "--collect-only", "-q", *PLUGINS],
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *_pythonpath()])},
+        env=child_env(PYTHONPATH=os.pathsep.join([str(tmp_path), *_pythonpath()])),
         capture_output=True,
         text=True,
         timeout=300,

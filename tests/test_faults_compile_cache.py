@@ -5,14 +5,13 @@ program's name is run (a known limit of JAX's store, kept in view here).
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
 import textwrap
 
 import pytest
-from fault_tools import REPO_ROOT, TIMEOUT_S, pytest_command, run_python
+from fault_tools import REPO_ROOT, TIMEOUT_S, child_env, pytest_command, run_python
 
 from uncertainty_claims import compile_cache
 
@@ -23,7 +22,7 @@ FOLDER_VARIABLES = (compile_cache.FOLDER_VARIABLE, "JAX_COMPILATION_CACHE_DIR")
 
 
 def own_cache_env(**overrides: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in FOLDER_VARIABLES}
+    env = {k: v for k, v in child_env().items() if k not in FOLDER_VARIABLES}
     return {**env, **overrides}
 
 

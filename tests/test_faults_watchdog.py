@@ -60,13 +60,16 @@ def run(folder, stall: str, budget: str) -> tuple[subprocess.CompletedProcess, f
     return result, time.monotonic() - started
 
 
-def test_a_worker_stopped_at_start_up_is_ended(tmp_path):
+def test_a_worker_stopped_at_start_up_is_ended(tmp_path, monkeypatch):
     """An xdist worker stopped (SIGSTOP) while it starts up, before it collected anything, with
     --timeout 3: the watchdog ends it once it has been seen stopped for `STOPPED_S`, naming its
     start-up; xdist replaces it and the run completes, every claim judged. Bug fixed: the
     watchdog watched a worker only once it had marked a test running, so the run waited
     forever, whatever --timeout said (lib/report/watchdog.py `Watchdog.starting`,
     lib/report/plugin.py `pytest_configure_node`)."""
+    # As if this test ran on this run's worker gw1: the child's own controller must not take
+    # itself for gw1 (it did, stopped itself, and the run hung; tests/fault_tools.py THIS_RUN).
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
     folder = write_test_folder(tmp_path, MODULE)
     (folder / "conftest.py").write_text(textwrap.dedent(CONFTEST))
     result, _ = run(folder, "start-up", "3")

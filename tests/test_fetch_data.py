@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gzip
 import http.server
-import os
 import re
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fault_tools import child_env
 
 from uncertainty_claims import data
 
@@ -119,7 +119,7 @@ def serve_mnist(routes: dict[str, Route], **labels_route) -> bytes:
 def fetch(base_url: str, dest: Path, *args: str) -> subprocess.CompletedProcess:
     command = [sys.executable, str(SCRIPT), "--dest", str(dest), "--base-url", base_url]
     command += ["--only", "mnist", "--backoff", "0", "--timeout", "10", *args]
-    env = {k: v for k, v in os.environ.items() if k not in (data.ENV_VAR, "CLAIMS_DATA_URL")}
+    env = {k: v for k, v in child_env().items() if k not in (data.ENV_VAR, "CLAIMS_DATA_URL")}
     return subprocess.run(
         command, capture_output=True, text=True, timeout=TIMEOUT_S, env=env, cwd=REPO
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fault_tools import child_env
 from matplotlib.collections import LineCollection
 
 from uncertainty_claims.calibration import document as calibration_document
@@ -230,7 +231,7 @@ def test_every_claim_a_figure_illustrates_is_a_claim_of_the_suite(tmp_path):
         "        if marker is not None:\n"
         "            print('CLAIM-ID', marker.kwargs['id'])\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}  # fmt: skip
+    env = child_env(PYTHONPATH=os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))  # fmt: skip
     command = [sys.executable, "-m", "pytest", "claims", "--collect-only", "-q", "-s"]
     result = subprocess.run(
         [*command, "-p", "list_claim_ids", "-p", "no:cacheprovider"],

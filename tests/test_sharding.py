@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -21,6 +20,7 @@ import textwrap
 import jax
 import numpy as np
 import pytest
+from fault_tools import child_env
 from flax import nnx
 
 from uncertainty_claims.nudge import nudge_params
@@ -105,7 +105,7 @@ _SCRIPT = textwrap.dedent(
 
 @pytest.mark.slow
 def test_batched_and_sharded_runs_reproduce_single_runs():
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
+    env = child_env(XLA_FLAGS="--xla_force_host_platform_device_count=2")
     done = subprocess.run(
         [sys.executable, "-c", _SCRIPT, json.dumps(dataclasses.asdict(SMALL))],
         env=env,
