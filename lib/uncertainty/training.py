@@ -187,8 +187,8 @@ def train_ensemble_loop(
     bootstrap resample ``bootstrap_indices(bkey)[m]``. ``step`` says how each step runs:
     - ``"eager"``: the vmapped step called without jit, op by op, literally as the guide's
       listing does (slow: Flax and JAX trace ``vmap`` and ``grad`` anew every step);
-    - ``"replay"``: the guide's eager step once, recorded, then its per-op executables
-      replayed on each step's state (:mod:`uncertainty_claims.eager_replay`): the same bits as ``"eager"``
+    - ``"replay"``: the guide's eager step once, recorded, then its primitives replayed
+      eagerly on each step's state (:mod:`uncertainty_claims.eager_replay`): the same bits as ``"eager"``
       (tests/test_recipe.py) at a fraction of the cost;
     - ``"jit"``: the step under ``nnx.jit``, one fused program: another valid float order.
     ``nudge`` (not in the recipe; default off): see :func:`nudge_params`.
