@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: audit test gate bench order-check lint setup data lock clean-cache
+.PHONY: audit test gate bench order-check lint engine-alone setup data lock clean-cache
 
 audit: setup  ## reproduce both documents, print the claims table, write report/
 	$(BIN)/pytest claims -n auto -m "claim or health" $(PYTEST_ARGS)
@@ -23,24 +23,27 @@ gate: setup  ## the slow gates: the audit in another float order gives the same 
 bench: setup  ## time the fast paths, sweeps and audit against their targets: report/bench.json
 	$(BIN)/python scripts/bench.py $(BENCH_ARGS)
 
-# The audit again in another valid float order (128-bit vectors, lib/engine/evidence.py): it must pass
+# The audit again in another valid float order (128-bit vectors, engine/claim_audit/engine/evidence.py): it must pass
 # and give every claim report/audit.json's verdict (docs/VERDICTS.md).
 order-check: setup  ## the audit with 128-bit vectors: passes, with report/audit.json's verdicts
-	XLA_FLAGS="$$($(BIN)/python -c 'from uncertainty_claims.engine.evidence import NARROW_VECTORS_FLAG; print(NARROW_VECTORS_FLAG)')" \
+	XLA_FLAGS="$$($(BIN)/python -c 'from claim_audit.engine.evidence import NARROW_VECTORS_FLAG; print(NARROW_VECTORS_FLAG)')" \
 		PYTHON=$(BIN)/python WORKERS=auto scripts/gpu_check.sh report/audit.json report/narrow-vectors
 
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+engine-alone:  ## the engine alone (no JAX) in a fresh venv runs docs/ADDING_A_DOCUMENT.md's example
+	PYTHON=$(PYTHON) bash scripts/engine_alone.sh
+
 setup: $(VENV)/.installed data
 
-# The pinned stack: exact versions with hashes (requirements.lock, `make lock`), then this
-# package itself without resolving anything further.
-$(VENV)/.installed: pyproject.toml requirements.lock
+# The pinned stack: exact versions with hashes (requirements.lock, `make lock`), then the
+# engine (engine/, the claim-audit distribution) and this package, resolving nothing further.
+$(VENV)/.installed: pyproject.toml engine/pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
-	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -m pip install --quiet --no-deps -e engine -e .
 	touch $@
 
 lock:  ## re-record requirements.lock from pyproject.toml (see docs/PINNED_STACK.md)

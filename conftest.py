@@ -17,8 +17,9 @@ import pytest
 from hypothesis import settings
 
 if TYPE_CHECKING:
+    from claim_audit.orders import Orders
+
     from uncertainty_claims.calibration.evaluation import CalibrationResults
-    from uncertainty_claims.orders import Orders
     from uncertainty_claims.uncertainty.experiment import UncertaintyResult
 
 
@@ -31,7 +32,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # The claims-audit plugin: installed with this package it is loaded through its pytest11 entry
 # point under this same name (then this line adds nothing); named here for runs without
 # plugin autoloading (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1).
-pytest_plugins = ["uncertainty_claims.report.plugin"]
+pytest_plugins = ["claim_audit.report.plugin"]
 
 
 def pytest_configure(config: pytest.Config) -> None:

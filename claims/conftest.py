@@ -1,6 +1,6 @@
 """The audit's own hooks, beside the root conftest.py's settings and experiment fixtures:
 the documents, claims, data and robustness section this suite's report is made of
-(lib/report/hooks.py), the --seeds rule of its documents, and the warm audit (one process
+(engine/claim_audit/report/hooks.py), the --seeds rule of its documents, and the warm audit (one process
 over a cache the last identical audit filled, lib/warm_audit.py).
 """
 
@@ -19,7 +19,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_STARTED_AS] = fingerprint(_selection(config))
     seeds = config.getoption("--seeds")
     if seeds is not None:
-        from uncertainty_claims.engine.sweep import POST_SEEDS
+        from claim_audit.engine.sweep import POST_SEEDS
 
         if len(seeds) < POST_SEEDS:
             raise pytest.UsageError(
@@ -29,7 +29,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_claims_audit_documents() -> list:
-    """This suite's documents in the report: their sections and figures (lib/report/hooks.py)."""
+    """This suite's documents in the report: their sections and figures (engine/claim_audit/report/hooks.py)."""
     from uncertainty_claims.suite import documents
 
     return documents()

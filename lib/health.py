@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
-
-from .engine.verdict import Judgement, Region, Threshold
+from claim_audit.engine.verdict import Judgement, Region, Threshold
 
 # "Flat at the end": the last tenth of training moved the loss by less than this
 # fraction of the range it covered during training.

@@ -13,18 +13,19 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
-from . import stats
+from claim_audit import stats
+from claim_audit.engine.effects import Comparison, PerSeed
+from claim_audit.engine.sweep import FAILS, ROBUST, Robustness, across_runs, across_seeds
+from claim_audit.engine.sweep import METHOD as SEED_METHOD
+
 from .calibration.claims import bootstrap, sensitivity
 from .calibration.claims import specs as calibration_claims
 from .calibration.experiment import PUBLISHED_SEEDS
-from .engine.effects import Comparison, PerSeed
-from .engine.sweep import FAILS, ROBUST, Robustness, across_runs, across_seeds
-from .engine.sweep import METHOD as SEED_METHOD
 from .uncertainty.claims import specs as uncertainty_claims
 
 if TYPE_CHECKING:
-    from .engine.claim import ClaimSpecs
-    from .render.documents import Document
+    from claim_audit.engine.claim import ClaimSpecs
+    from claim_audit.render.documents import Document
 
 PUBLISHED_KEY = 0  # the uncertainty guide's root key
 

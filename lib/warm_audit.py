@@ -25,7 +25,8 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from . import cache
+from claim_audit import cache
+
 from .cache import REPO_ROOT, default_cache_dir
 
 STAMP_NAME = "warm-audit.json"

@@ -25,11 +25,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from claim_audit.seeds import parse_seeds
 
 # Light imports only up here: a usage error should not wait for the experiments' imports.
 from uncertainty_claims.cache import arrays_digest
 from uncertainty_claims.numerics import request_deterministic_gpu_ops
-from uncertainty_claims.seeds import parse_seeds
 
 
 def timed(fn: Callable[[], Any], repeats: int) -> tuple[Any, list[float]]:

@@ -6,7 +6,7 @@
 #
 # Runs `pytest claims -m "claim or health"` (the gate), writes the report to REPORT_DIR
 # (default report/device), then prints the claims whose verdict differs from CPU_AUDIT_JSON
-# and the figures that moved beyond their tolerance (python -m uncertainty_claims.report diff). Exits with
+# and the figures that moved beyond their tolerance (python -m claim_audit.report diff). Exits with
 # the gate's status, else 1 when a verdict differs (a verdict is a property of the claim,
 # docs/VERDICTS.md), 3 when no verdict differs but a figure moved further than valid float
 # orders move it (e.g. TF32 matmuls). PYTHON picks the interpreter (default .venv/bin/python, else python3);
@@ -30,7 +30,7 @@ status=0
 echo
 echo "== against the CPU audit $cpu_audit =="
 differ=0
-"$python" -m uncertainty_claims.report diff "$cpu_audit" "$report_dir/audit.json" || differ=$?
+"$python" -m claim_audit.report diff "$cpu_audit" "$report_dir/audit.json" || differ=$?
 if [[ "$status" -eq 0 && "$differ" -ne 0 ]]; then
     case $differ in
         1) echo "error: verdicts differ from $cpu_audit" >&2 ;;

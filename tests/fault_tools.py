@@ -81,7 +81,7 @@ def tiny_pytest_env(**overrides: str) -> dict[str, str]:
 
 def run_audit_pytest(folder: Path, *args: str) -> subprocess.CompletedProcess:
     """Run pytest with the claims-audit plugin (which needs xdist) on a tiny test folder."""
-    plugins = ("-p", "xdist.plugin", "-p", "uncertainty_claims.report.plugin")
+    plugins = ("-p", "xdist.plugin", "-p", "claim_audit.report.plugin")
     return run_pytest(folder, *plugins, *args, env=tiny_pytest_env())
 
 

@@ -8,8 +8,7 @@ import textwrap
 
 import numpy as np
 import pytest
-
-from uncertainty_claims import cache
+from claim_audit import cache
 
 pytestmark = pytest.mark.fault
 
@@ -110,9 +109,8 @@ def test_racing_processes_compute_once(tmp_path):
     """Three processes racing for one entry: it is computed once, the other two hit."""
     script = textwrap.dedent(
         f"""
-        import sys, time, numpy as np
-        sys.path.insert(0, {str(cache.REPO_ROOT)!r})
-        from uncertainty_claims import cache
+        import time, numpy as np
+        from claim_audit import cache
         def compute():
             with open({str(tmp_path / "computed.log")!r}, "a") as log:
                 log.write("x\\n")
@@ -135,9 +133,8 @@ def test_killed_writer_leaves_no_entry(tmp_path):
     the next call computes it."""
     script = textwrap.dedent(
         f"""
-        import os, signal, sys, numpy as np
-        sys.path.insert(0, {str(cache.REPO_ROOT)!r})
-        from uncertainty_claims import cache
+        import os, signal, numpy as np
+        from claim_audit import cache
         def compute():
             os.kill(os.getpid(), signal.SIGKILL)  # dies mid-computation, lock held
         cache.cached("killed", {{"k": 1}}, compute, cache_dir={str(tmp_path)!r})

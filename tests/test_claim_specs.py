@@ -3,7 +3,7 @@
 Not claims: these tests check the claims' bookkeeping. A claim test exists for every spec
 and only for specs; the statement, reading and printed figures of each spec are written
 in its spec module only, never restated in another file of lib/, claims/ or tests/; and a spec
-becomes the record the audit reads (lib/engine/claim.py).
+becomes the record the audit reads (engine/claim_audit/engine/claim.py).
 """
 
 from __future__ import annotations
@@ -19,10 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-from fault_tools import child_env
-
-from uncertainty_claims.calibration.claims import specs as calibration
-from uncertainty_claims.engine.claim import (
+from claim_audit.engine.claim import (
     PROPERTY,
     Claim,
     ClaimMeta,
@@ -30,8 +27,11 @@ from uncertainty_claims.engine.claim import (
     ClaimSpec,
     ClaimSpecs,
 )
-from uncertainty_claims.engine.verdict import Judgement, close_to
-from uncertainty_claims.orders import Orders
+from claim_audit.engine.verdict import Judgement, close_to
+from claim_audit.orders import Orders
+from fault_tools import child_env
+
+from uncertainty_claims.calibration.claims import specs as calibration
 from uncertainty_claims.uncertainty.claims import specs as uncertainty
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,8 +112,11 @@ ALLOWED: dict[tuple[str, str], str] = {
     **{
         (path, calibration.SPECS["cal-11e"].published): reason
         for path, reason in (
-            ("lib/engine/prediction.py", "printing's half unit of a two-decimal figure"),
-            ("lib/engine/sweep.py", "a standard error bound"),
+            (
+                "engine/claim_audit/engine/prediction.py",
+                "printing's half unit of a two-decimal figure",
+            ),
+            ("engine/claim_audit/engine/sweep.py", "a standard error bound"),
             ("claims/properties/test_figure_rule.py", "printing's half unit"),
             ("tests/test_faults_report.py", "a sleep in seconds"),
             ("tests/test_report.py", "a toy tolerance"),

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from claim_audit.engine.claim import ClaimRecord
+from claim_audit.report import audit
 from fault_tools import REPO_ROOT, TIMEOUT_S, child_env, run_python
 
 from uncertainty_claims.calibration.document import DOCUMENT as calibration_doc
-from uncertainty_claims.engine.claim import ClaimRecord
-from uncertainty_claims.report import audit
 from uncertainty_claims.uncertainty.document import DOCUMENT as uncertainty_doc
 
 UNCERTAINTY_CHILD = """
@@ -34,7 +34,7 @@ UNCERTAINTY_CHILD = """
 CALIBRATION_CHILD = """
     import sys
     from pathlib import Path
-    from uncertainty_claims import cache
+    from claim_audit import cache
     from uncertainty_claims.calibration.experiment import run_net
     from uncertainty_claims.calibration.training import TrainConfig
     from uncertainty_claims.compile_cache import enable_compilation_cache

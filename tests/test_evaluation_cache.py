@@ -12,8 +12,8 @@ import json
 
 import numpy as np
 import pytest
+from claim_audit import cache
 
-from uncertainty_claims import cache
 from uncertainty_claims.calibration import evaluation
 from uncertainty_claims.calibration.experiment import NetRun, Split
 

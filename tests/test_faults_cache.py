@@ -16,6 +16,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from claim_audit import cache
 from fault_tools import (
     TIMEOUT_S,
     child_env,
@@ -26,7 +27,7 @@ from fault_tools import (
     write_test_folder,
 )
 
-from uncertainty_claims import cache
+from uncertainty_claims import cache as project_cache
 from uncertainty_claims.calibration import experiment as calibration_experiment
 from uncertainty_claims.calibration.training import TrainConfig
 from uncertainty_claims.uncertainty import results as uncertainty_results
@@ -62,7 +63,7 @@ def test_kill_between_temp_write_and_rename_loses_nothing(tmp_path, monkeypatch)
     child = run_python(
         f"""
         import os, signal, numpy as np
-        from uncertainty_claims import cache
+        from claim_audit import cache
         os.replace = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
         cache.cached("entry", {{"k": 1}}, lambda: {{"x": np.zeros(3)}}, cache_dir={str(tmp_path)!r})
         """
@@ -89,7 +90,7 @@ RACE_MODULE = """
     import numpy as np
     import pytest
 
-    from uncertainty_claims import cache
+    from claim_audit import cache
 
     SHARED = Path(os.environ["RACE_DIR"])
 
@@ -150,7 +151,7 @@ def test_xdist_workers_and_a_second_pytest_run_compute_an_entry_once(tmp_path):
 
 READ_ONLY_CHILD = """
     import numpy as np
-    from uncertainty_claims import cache
+    from claim_audit import cache
     result = cache.cached("entry", {{"k": 1}}, lambda: {{"x": np.ones(3)}}, cache_dir={folder!r})
     print(result.status, result.arrays["x"].sum())
 """
@@ -208,65 +209,30 @@ def test_entry_in_another_layout_is_recomputed_not_a_crash(tmp_path, said, field
     assert any("belongs to another configuration" in line for line in said)
 
 
-def digested(module: str, make_key) -> tuple[dict, set[Path]]:
-    """The key `make_key()` builds, and the source files its code digest covers.
-
-    The digest is taken when the module is imported (so a process keys results by the code
-    it runs); the key must carry exactly the digest of `lib_sources(module)`.
-    """
-    sources = cache.lib_sources(module)
-    key = make_key()
-    assert key["code"] == cache.source_digest(sources)
-    return key, {Path(p).resolve() for p in sources}
+def stored_key(path: Path) -> dict:
+    """The key an entry file carries."""
+    with np.load(path) as npz:
+        return json.loads(str(npz[cache._KEY_FIELD]))
 
 
-# The module whose key it is, and sources outside its package that its result depends on.
-KEYS = {
-    "calibration": (
-        "uncertainty_claims.calibration.experiment",
-        lambda: calibration_experiment.cache_key("yat", (0, 1, 2), TrainConfig(), "faithful"),
-        {"data.py"},
-    ),
-    "uncertainty": (
-        "uncertainty_claims.uncertainty.results",
-        lambda: uncertainty_results._key(UncertaintyConfig(), root_seed=0),
-        {"health.py", "metrics/regression.py", "metrics/_checks.py"},  # health: spread figures
-    ),
-}
-LIB = cache.REPO_ROOT / "lib"
-LOADED_LIB_FILES = """
-    import importlib, sys
-    importlib.import_module(sys.argv[1])
-    for module in list(sys.modules.values()):
-        if module.__name__.split(".")[0] == "uncertainty_claims" and module.__file__:  # not namespace packages
-            print(module.__file__)
-"""
-
-
-@pytest.mark.parametrize("document", KEYS)
-def test_result_key_names_every_version_and_source_it_depends_on(document):
-    """An entry written by another library version or other code is another entry: the key holds
-    every package version (`cache.library_versions()`) and digests every lib source the
-    result's module imports (`cache.lib_sources`, checked against a fresh interpreter). Bug
-    fixed: the keys named only lib, jax and numpy, and their code digests were hand-kept file
-    lists that had gone stale, so results of older code were served (lib/cache.py
-    `library_versions`, `lib_sources`; the keys in lib/calibration/experiment.py and
-    lib/uncertainty/results.py)."""
-    module, make_key, shared = KEYS[document]
-    key, files = digested(module, make_key)
-    assert set(key["versions"]) == {"uncertainty_claims", "jax", "jaxlib", "flax", "optax", "numpy"}
-    assert {LIB / name for name in shared} <= files
-    loaded = run_python(LOADED_LIB_FILES.replace("sys.argv[1]", repr(module)))
-    assert loaded.returncode == 0, loaded.stderr
-    assert {Path(f).resolve() for f in loaded.stdout.split()} <= files
+def test_every_key_carries_the_package_source_and_the_stack_versions(tmp_path):
+    """Every entry the project caches is keyed by its caller's key plus a digest of the
+    package's whole source, the versions of the numerical stack (scipy and jaxlib included),
+    JAX's backend and settings, and XLA_FLAGS (lib/cache.py `project_key`). Bugs fixed: keys
+    that named only lib, jax and numpy, or listed their sources by hand, served results of
+    older code or of another scipy."""
+    path = project_cache.cached("entry", {"k": 1}, lambda: {"x": X}, cache_dir=tmp_path).path
+    key = stored_key(path)
+    assert key["k"] == 1 and key["package_source"] == cache.package_digest("uncertainty_claims")
+    assert set(key["versions"]) == {"uncertainty_claims", *project_cache.STACK}
+    assert {"backend", "jax_settings", "xla_flags"} <= set(key)
 
 
 # A child prints the key of the uncertainty recipe's entry (root key 0) under its settings.
 KEY_CHILD = """
     import json
-    from uncertainty_claims.uncertainty.config import UncertaintyConfig
-    from uncertainty_claims.uncertainty.results import _key
-    print(json.dumps(_key(UncertaintyConfig(), root_seed=0), sort_keys=True))
+    from uncertainty_claims.cache import project_key
+    print(json.dumps(project_key(), sort_keys=True))
 """
 
 
@@ -275,7 +241,7 @@ def test_a_child_with_the_same_jax_settings_gets_the_same_key():
     plain child with the suite's settings agree on the key: they share entries."""
     child = run_python(KEY_CHILD)
     assert child.returncode == 0, child.stderr
-    assert json.loads(child.stdout) == uncertainty_results._key(UncertaintyConfig(), root_seed=0)
+    assert json.loads(child.stdout) == project_cache.project_key()
 
 
 @pytest.mark.parametrize(
@@ -292,19 +258,18 @@ def test_jax_setting_that_changes_numbers_is_another_entry(setting):
     bfloat16 matmuls) gives another key: such a run never reads the default run's entry, nor
     serves it. Bug fixed: the key named only versions, backend and XLA_FLAGS, so an x64 run's
     float64 entry was later served to a default run, and a claim was REFUTED on those numbers
-    (lib/cache.py `jax_settings`, `runtime_key`: every `jax.config` option except where
+    (claim_audit/report/provenance.py `jax_settings`, lib/cache.py `runtime_key`: every `jax.config` option except where
     programs are kept and what is logged)."""
     changed = run_python(KEY_CHILD, env=child_env(**setting))
     assert changed.returncode == 0, changed.stderr
-    assert json.loads(changed.stdout) != uncertainty_results._key(UncertaintyConfig(), root_seed=0)
+    assert json.loads(changed.stdout) != project_cache.project_key()
 
 
-@pytest.mark.parametrize("document", KEYS)
-def test_entry_of_another_version_is_not_served(tmp_path, monkeypatch, said, document):
-    """The entry of the same recipe under an older flax, copied into place: recomputed. Bug
+def test_entry_of_another_version_is_not_served(tmp_path, monkeypatch, said):
+    """The entry of the same key under an older flax, copied into place: recomputed. Bug
     fixed: a result trained under another flax, optax or jaxlib was served (lib/cache.py
     `library_versions`)."""
-    key = KEYS[document][1]()
+    key = {"k": 1, **project_cache.project_key()}
     older = {**key, "versions": {**key["versions"], "flax": "0.0.1"}}
     stale = cache.cached("result", older, lambda: {"x": -X}, cache_dir=tmp_path).path
     current = cache.cached("result", key, lambda: {"x": X}, cache_dir=tmp_path).path
@@ -419,65 +384,38 @@ def test_calibration_entry_with_nan_or_wrong_shapes_is_refused(damage):
         validate(damage(good))
 
 
-@pytest.mark.parametrize(
-    "module",
-    [
-        "uncertainty_claims.calibration.evaluation",
-        "uncertainty_claims.calibration.claims.bootstrap",
-    ],
-)
-def test_a_changed_scipy_version_misses_the_cache(tmp_path, monkeypatch, module):
-    """An entry computed under another scipy (used by the calibration figures and the bootstrap)
-    is another entry: every key holds `cache.distributions` of its computation's module, the
-    distributions its lib sources import and their requirements. Bug fixed: the keys named a
-    hand list of packages without scipy, so such an entry was served (lib/cache.py
-    `distributions`, `cached`)."""
-    keyed = cache.distributions(module)
-    assert {"scipy", "jax", "jaxlib", "numpy"} <= set(keyed)
-
-    def compute() -> dict[str, np.ndarray]:
-        return {"x": X}
-
-    compute.__module__ = module  # a computation of `module`, as its own functions are
-    first = cache.cached("figures", {"k": 1}, compute, cache_dir=tmp_path)
-    assert cache.cached("figures", {"k": 1}, compute, cache_dir=tmp_path).status == "hit"
-    real_version = cache.importlib.metadata.distribution
-
-    def older_scipy(name: str):
-        found = real_version(name)
-        if name == "scipy":
-            return SimpleNamespace(
-                metadata=found.metadata, version="1.0.0", requires=found.requires
-            )
-        return found
-
-    monkeypatch.setattr(cache.importlib.metadata, "distribution", older_scipy)
-    _forget_installed()
+def test_a_changed_scipy_version_misses_the_cache(tmp_path, monkeypatch):
+    """An entry computed under another scipy (used by the calibration figures and the
+    bootstrap) is another entry: scipy is in the stack every key names. Bug fixed: the keys
+    named a hand list of packages without scipy, so such an entry was served."""
+    first = project_cache.cached("figures", {"k": 1}, lambda: {"x": X}, cache_dir=tmp_path)
+    again = project_cache.cached("figures", {"k": 1}, lambda: {"x": X}, cache_dir=tmp_path)
+    assert again.status == "hit"
+    real_version = project_cache.importlib.metadata.version
+    monkeypatch.setattr(
+        project_cache.importlib.metadata,
+        "version",
+        lambda name: "1.0.0" if name == "scipy" else real_version(name),
+    )
+    project_cache._library_versions.cache_clear()
     try:
-        other = cache.cached("figures", {"k": 1}, compute, cache_dir=tmp_path)
+        other = project_cache.cached("figures", {"k": 1}, lambda: {"x": X}, cache_dir=tmp_path)
     finally:
         monkeypatch.undo()
-        _forget_installed()
+        project_cache._library_versions.cache_clear()
     assert other.status == "computed" and other.path != first.path
 
 
-def _forget_installed() -> None:
-    """Drop what this process has read of the installed distributions (read once per
-    process: nothing installs a package under a running audit, but this test does)."""
-    for memo in (cache.distributions, cache._packages_distributions, cache._distribution):
-        memo.cache_clear()
-
-
-def test_lib_sources_read_as_utf8_in_any_locale():
-    """`LC_ALL=C PYTHONUTF8=0`: the sources are read as UTF-8 and collection succeeds. Bug
-    fixed: 22 UnicodeDecodeError at collection, the sources read in the locale's encoding
-    (lib/cache.py `_imported`)."""
+def test_the_package_source_is_digested_in_any_locale():
+    """`LC_ALL=C PYTHONUTF8=0`: the package's source (UTF-8) is digested as bytes, the same
+    digest as here. Bug fixed: 22 UnicodeDecodeError at collection, the sources read in the
+    locale's encoding."""
     child = run_python(
-        "from uncertainty_claims import cache; print(len(cache.lib_sources('uncertainty_claims.calibration.claims.specs')))",
+        "from uncertainty_claims import cache; print(cache.PACKAGE_SOURCE)",
         env=child_env(LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONIOENCODING=""),
     )
     assert child.returncode == 0, child.stderr
-    assert int(child.stdout) > 5
+    assert child.stdout.strip() == project_cache.PACKAGE_SOURCE
 
 
 def test_a_fifo_in_an_entrys_place_is_replaced_not_waited_on(tmp_path):
@@ -489,7 +427,7 @@ def test_a_fifo_in_an_entrys_place_is_replaced_not_waited_on(tmp_path):
         f"""
         import os
         import numpy as np
-        from uncertainty_claims import cache
+        from claim_audit import cache
         folder = {str(tmp_path)!r}
         first = cache.cached("entry", {{"k": 1}}, lambda: {{"x": np.zeros(3)}}, cache_dir=folder)
         os.unlink(first.path)
@@ -551,7 +489,7 @@ def test_a_held_lock_is_said_with_its_holder_and_waited_on_for_a_bounded_time(
 
 LOCK_MODULE = """
     import numpy as np
-    from uncertainty_claims import cache
+    from claim_audit import cache
 
     def test_reads_the_entry():
         cache.cached("entry", {"a": 1}, lambda: {"x": np.ones(1)})
@@ -561,12 +499,12 @@ LOCK_MODULE = """
 def test_a_held_lock_is_bounded_by_the_test_budget(tmp_path, held_lock):
     """Under pytest with --timeout 2, a test whose cache entry's lock another process holds:
     the wait is said, naming the lock and its holder, and ends with the budget. Bug fixed: the
-    lock was waited on silently (lib/report/plugin.py sets `cache.lock_timeout_s` to the
+    lock was waited on silently (engine/claim_audit/report/plugin.py sets `cache.lock_timeout_s` to the
     budget)."""
     lock, pid = held_lock
     folder = write_test_folder(tmp_path / "project", LOCK_MODULE)
     result = subprocess.run(
-        pytest_command("-p", "timeout", "-p", "uncertainty_claims.report.plugin", "--timeout", "2"),
+        pytest_command("-p", "timeout", "-p", "claim_audit.report.plugin", "--timeout", "2"),
         cwd=folder,
         env=tiny_pytest_env(CLAIMS_CACHE_DIR=str(tmp_path)),
         capture_output=True,

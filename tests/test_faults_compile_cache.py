@@ -103,7 +103,7 @@ def test_disk_that_cannot_take_a_program_runs_uncached_and_says_so(tmp_path):
     command = pytest_command(
         *("-c", str(REPO_ROOT / "pyproject.toml"), "--rootdir", str(folder)),
         # xdist and pytest-timeout: named in the suite's addopts.
-        *("-p", "uncertainty_claims.report.plugin", "--no-report", str(folder)),
+        *("-p", "claim_audit.report.plugin", "--no-report", str(folder)),
     )
     result = subprocess.run(
         [sys.executable, "-c", SMALL_FILES, *command[1:]],

@@ -28,8 +28,8 @@ USAGE_ERROR = pytest.ExitCode.USAGE_ERROR  # 4
 # The documents' claims as data: c-1 to c-3, and c-4 without a test when SPEC_WITHOUT_TEST.
 CONFTEST = """
     import os
-    from uncertainty_claims.engine.claim import ClaimSpec, ClaimSpecs
-    from uncertainty_claims.engine.verdict import close_to
+    from claim_audit.engine.claim import ClaimSpec, ClaimSpecs
+    from claim_audit.engine.verdict import close_to
 
     def spec(id):
         return ClaimSpec(
@@ -103,7 +103,7 @@ def test_run_that_lost_claims_fails_and_keeps_the_complete_report(audited, args)
     judged from the documents' specs (hook `pytest_claims_audit_claims`), so the report goes
     to the partial folder with each claim left out named as missing, the complete audit is
     kept, and the run fails. Bug fixed: completeness was judged from what was collected, so
-    such a run replaced report/audit.json with 51 of 73 claims, exit 0 (lib/report/plugin.py
+    such a run replaced report/audit.json with 51 of 73 claims, exit 0 (engine/claim_audit/report/plugin.py
     `_missing`, `_lost_claims`)."""
     folder, complete = audited
     result = run_audit_pytest(folder, "--report-dir", "out", *args)
@@ -118,7 +118,7 @@ def test_run_that_lost_claims_fails_and_keeps_the_complete_report(audited, args)
 
 def test_spec_without_a_test_is_missing_not_silent(audited, monkeypatch):
     """A claim spec with no test: named as not collected, the report is partial and the run
-    fails. Bug fixed: it vanished from the audit silently (lib/report/plugin.py `_missing`)."""
+    fails. Bug fixed: it vanished from the audit silently (engine/claim_audit/report/plugin.py `_missing`)."""
     folder, complete = audited
     monkeypatch.setenv("SPEC_WITHOUT_TEST", "1")
     result = run_audit_pytest(folder, "--report-dir", "out")
@@ -129,7 +129,7 @@ def test_spec_without_a_test_is_missing_not_silent(audited, monkeypatch):
 
 def test_a_selection_the_user_asked_for_stays_a_partial_report(audited):
     """`-k` is the user's choice: a partial report naming what was deselected, exit 0 (the
-    counterpart of the lost-claims fix in lib/report/plugin.py `_lost_claims`)."""
+    counterpart of the lost-claims fix in engine/claim_audit/report/plugin.py `_lost_claims`)."""
     folder, complete = audited
     result = run_audit_pytest(folder, "--report-dir", "out", "-k", "one")
     assert result.returncode == 0, result.stdout
@@ -142,7 +142,7 @@ def test_run_with_errors_keeps_the_complete_report(audited, monkeypatch, workers
     """A run whose claims ended in errors (out of memory under `ulimit -v`, a crashed worker):
     its report goes to the partial folder and the complete audit is kept byte for byte,
     unless --report-errors-as-complete asks for it to be the report. Bug fixed: it replaced
-    the complete report (lib/report/plugin.py `_partial_reasons`)."""
+    the complete report (engine/claim_audit/report/plugin.py `_partial_reasons`)."""
     folder, complete = audited
     monkeypatch.setenv("C2_FAILS", "1")
     result = run_audit_pytest(folder, "--report-dir", "out", *workers)
@@ -169,7 +169,7 @@ def test_run_with_errors_keeps_the_complete_report(audited, monkeypatch, workers
 def test_report_dir_that_is_empty_or_holds_the_project_is_a_usage_error(tmp_path, report_dir, says):
     """`--report-dir ''` (an unset shell variable), whitespace, the rootdir or a folder above
     it: a usage error (exit 4) before anything runs. Bug fixed: it was read as `.` and the
-    report landed among the project's files (lib/report/plugin.py `_report_dir`)."""
+    report landed among the project's files (engine/claim_audit/report/plugin.py `_report_dir`)."""
     folder = write_test_folder(tmp_path / "project", MODULE_B)
     (folder / "conftest.py").write_text(textwrap.dedent(CONFTEST))
     result = run_audit_pytest(folder, "--report-dir", report_dir)
@@ -181,7 +181,7 @@ def test_report_dir_that_is_empty_or_holds_the_project_is_a_usage_error(tmp_path
 
 def test_default_report_folder_is_in_the_rootdir_wherever_pytest_starts(tmp_path):
     """`cd claims && pytest .`: the report goes to report/ in the rootdir. Bug fixed: it wrote
-    claims/report/, and every later audit recorded the tree as dirty (lib/report/plugin.py
+    claims/report/, and every later audit recorded the tree as dirty (engine/claim_audit/report/plugin.py
     `_report_dir`)."""
     folder = write_test_folder(tmp_path, "")
     tests = write_test_folder(folder / "tests", MODULE_B)
@@ -246,14 +246,14 @@ def test_a_wedged_worker_or_test_ends_the_run_naming_the_test(tmp_path, stall, w
     test past `timeout` (pyproject.toml; here --timeout 2), and the plugin's watchdog kills a
     worker whose test runs past the budget and a grace: the claim is an ERROR naming the
     test, the run ends (exit 1) and the complete report is kept. Bug fixed: the run waited
-    forever, with no report and no message (lib/report/watchdog.py, lib/report/plugin.py
+    forever, with no report and no message (engine/claim_audit/report/watchdog.py, engine/claim_audit/report/plugin.py
     `pytest_configure_node`)."""
     folder = write_test_folder(tmp_path, STALL_MODULE)
     timeout = ("-p", "timeout", "--timeout", "2")
     complete = run_audit_pytest(folder, *timeout, "--report-dir", "out", *workers)
     assert complete.returncode == 0, complete.stdout + complete.stderr
     kept = snapshot(folder / "out")
-    plugins = ("-p", "xdist.plugin", "-p", "uncertainty_claims.report.plugin")
+    plugins = ("-p", "xdist.plugin", "-p", "claim_audit.report.plugin")
     result = subprocess.run(
         pytest_command(*plugins, *timeout, "--report-dir", "out", *workers),
         cwd=folder,

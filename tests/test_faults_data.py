@@ -8,6 +8,7 @@ import gzip
 import shutil
 
 import pytest
+from claim_audit.report import audit
 from fault_tools import (
     REPO_ROOT,
     child_env,
@@ -18,7 +19,6 @@ from fault_tools import (
 
 from uncertainty_claims import data
 from uncertainty_claims.data import DataError, load_mnist_test
-from uncertainty_claims.report import audit
 
 pytestmark = pytest.mark.fault
 
@@ -79,7 +79,7 @@ def test_broken_data_fails_the_audit_with_the_data_error_and_keeps_the_report(tm
     (DataError ...)", exit 1, the previous report and the cache untouched (this run names a
     file, so its audit goes to report/partial/). Bug fixed: the run crashed at the end with a
     raw traceback from writing the report, without the claims table or an error summary
-    (lib/report/audit.py `write_report` turns any failure while building into ReportError)."""
+    (engine/claim_audit/report/audit.py `write_report` turns any failure while building into ReportError)."""
     report_dir = tmp_path / "report"
     audit.write_report(report_dir, records=[], expected={}, cache_events=[], wall_s=0.0)
 

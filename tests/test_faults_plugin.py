@@ -32,7 +32,7 @@ from test_outside_project import example_files
 pytestmark = pytest.mark.fault
 
 USAGE_ERROR = pytest.ExitCode.USAGE_ERROR  # 4
-PLUGINS = ("-p", "xdist.plugin", "-p", "uncertainty_claims.report.plugin")
+PLUGINS = ("-p", "xdist.plugin", "-p", "claim_audit.report.plugin")
 
 
 def audit_run(folder: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
@@ -80,7 +80,7 @@ def audited(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
 
 AFTER_THE_VERDICT = """
     import pytest
-    from uncertainty_claims.engine.claim import ClaimRefuted
+    from claim_audit.engine.claim import ClaimRefuted
 
     def claim_marker(id, finding=None):
         return pytest.mark.claim(
@@ -122,7 +122,7 @@ def test_a_claim_whose_test_fails_after_its_verdict_is_an_error(tmp_path, worker
     teardown) or that swallows its claim's refutation: the claim is an ERROR naming what
     happened, the report partial, exit 1; a verdict that ends its test as it should (a
     finding, xfailed) is kept. Bug fixed: the record written at the judgement stood, so the
-    complete report said *holds*, 0 errors, while the run exited 1 (lib/report/plugin.py
+    complete report said *holds*, 0 errors, while the run exited 1 (engine/claim_audit/report/plugin.py
     `pytest_runtest_makereport`)."""
     folder = write_test_folder(tmp_path, AFTER_THE_VERDICT)
     result = audit_run(folder, "--report-dir", "out", *workers)
@@ -168,7 +168,7 @@ def test_jax_settings_from_the_environment_never_become_the_complete_report(tmp_
     (metadata `jax_environment`) and the complete audit is kept byte for byte; settings that
     change no number (where compiled programs are kept, the platform) are not recorded. Bug
     fixed: an x64 run replaced report/audit.json, and neither its metadata nor the diff named
-    x64 (lib/report/provenance.py `jax_environment`, lib/report/plugin.py
+    x64 (engine/claim_audit/report/provenance.py `jax_environment`, engine/claim_audit/report/plugin.py
     `_partial_reasons`)."""
     folder = write_test_folder(tmp_path / "project", JAX_MODULE)
     complete = audit_run(folder, "--report-dir", "out", *workers, JAX_PLATFORMS="cpu")
@@ -196,7 +196,7 @@ def test_jax_settings_from_the_environment_never_become_the_complete_report(tmp_
         [
             sys.executable,
             "-m",
-            "uncertainty_claims.report",
+            "claim_audit.report",
             "diff",
             "out/audit.json",
             "out/partial/audit.json",
@@ -213,7 +213,7 @@ def test_a_report_that_cannot_load_keeps_the_table_and_the_report(audited):
     """MPLBACKEND naming no backend, so the report's code cannot be imported after every claim
     ran: the claims table, one line "report not written: cannot load the report's code",
     exit 1, no traceback, the previous report kept. Bug fixed: a bare traceback, exit 1, no
-    table (lib/report/plugin.py `pytest_sessionfinish` imported matplotlib outside its error
+    table (engine/claim_audit/report/plugin.py `pytest_sessionfinish` imported matplotlib outside its error
     handling)."""
     folder, kept = audited
     result = audit_run(folder, "--report-dir", "out", MPLBACKEND="bogus")
@@ -230,7 +230,7 @@ def test_a_report_that_cannot_load_keeps_the_table_and_the_report(audited):
 def test_a_report_dir_with_a_name_too_long_fails_clearly(audited):
     """--report-dir with a component longer than NAME_MAX (255 bytes): the table, "report not
     written: cannot create the report folder", exit 1, no traceback. Bug fixed: the folder's
-    `exists()` raised outside the report's error handling (lib/report/audit.py
+    `exists()` raised outside the report's error handling (engine/claim_audit/report/audit.py
     `write_report`)."""
     folder, _ = audited
     result = run_audit_pytest(folder, "--report-dir", "x" * 300 + "/out")
@@ -246,7 +246,7 @@ def test_a_figure_cache_that_cannot_be_written_is_drawn_without(tmp_path):
     too): the results cache runs uncached, as documented, and so does the figure cache: the
     complete report is written with its figures, and a line says the figure cache was not
     used. Bug fixed: the figure cache was mandatory, so the report was never written
-    (lib/render/figure_cache.py `writable`, lib/render/drawing.py `draw_all`)."""
+    (engine/claim_audit/render/figure_cache.py `writable`, engine/claim_audit/render/drawing.py `draw_all`)."""
     folder = tmp_path / "toy"
     folder.mkdir()
     for name, text in example_files().items():  # docs/ADDING_A_DOCUMENT.md's toy: one figure
@@ -332,7 +332,7 @@ def test_a_claim_marker_with_a_wrong_field_is_a_usage_error(tmp_path, fields, sa
     """A claim marker whose field has the wrong type or is blank (`id=5`, `document=None`,
     `finding=2.5`, ...): a usage error at collection naming the test and the field, exit 4,
     nothing run. Bug fixed: only the fields' presence was checked, so `id=5` ran every claim
-    and ended in a TypeError from the terminal summary, with no report (lib/report/plugin.py
+    and ended in a TypeError from the terminal summary, with no report (engine/claim_audit/report/plugin.py
     `_wrong_field`)."""
     module = f"""
         import pytest
@@ -352,7 +352,7 @@ def test_a_claim_marker_with_a_wrong_field_is_a_usage_error(tmp_path, fields, sa
 def test_a_broken_claims_hook_fails_the_run(tmp_path):
     """A `pytest_claims_audit_claims` hook that raises: the run fails (exit 1) with a line
     naming the hook and the error; the report is partial. Bug fixed: the report went to
-    partial/ but the run exited 0 (lib/report/plugin.py `pytest_sessionfinish`)."""
+    partial/ but the run exited 0 (engine/claim_audit/report/plugin.py `pytest_sessionfinish`)."""
     folder = write_test_folder(tmp_path, HOLDS_MODULE)
     (folder / "conftest.py").write_text(
         "def pytest_claims_audit_claims():\n    raise RuntimeError('no registry')\n"
@@ -370,7 +370,7 @@ def test_last_failed_is_named_as_the_reason_of_a_partial_run(tmp_path):
     the subset). Bug fixed: the claim left out was blamed on "--ignore, a path or
     python_functions", and the run failed as one that lost claims; without a
     `pytest_claims_audit_claims` hook, --lf replaced the complete report with the claims it
-    reran (lib/report/plugin.py `_rerun_of_failures`). --lf collects only the tests that
+    reran (engine/claim_audit/report/plugin.py `_rerun_of_failures`). --lf collects only the tests that
     failed, so c-1, which passed beside c-2, is not collected either."""
     folder = write_test_folder(tmp_path, MODULE_A, "test_a.py")
     (folder / "test_b.py").write_text(textwrap.dedent(MODULE_B))
@@ -405,7 +405,7 @@ def test_a_partial_folder_that_is_a_symbolic_link_is_not_followed(audited, tmp_p
     """report/partial is a symbolic link to another folder: a partial run refuses to write
     through it ("report not written: ... is a symbolic link"), exit 1; the folder it points
     to stays empty and the complete report as it was. Bug fixed: the partial report was
-    written wherever the link pointed (lib/report/plugin.py `pytest_sessionfinish`)."""
+    written wherever the link pointed (engine/claim_audit/report/plugin.py `pytest_sessionfinish`)."""
     folder, kept = audited
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -420,7 +420,7 @@ def test_a_partial_folder_that_is_a_symbolic_link_is_not_followed(audited, tmp_p
 def test_a_report_dir_under_the_home_folder_is_expanded(tmp_path):
     """`--report-dir=~/reports` (the shell leaves a `~` after `=` as it is): the report goes
     to reports/ in the home folder. Bug fixed: a folder named `~` was made in the project
-    (lib/report/plugin.py `_report_dir`)."""
+    (engine/claim_audit/report/plugin.py `_report_dir`)."""
     folder = write_test_folder(tmp_path / "project", HOLDS_MODULE)
     home = tmp_path / "home"
     home.mkdir()
@@ -432,7 +432,7 @@ def test_a_report_dir_under_the_home_folder_is_expanded(tmp_path):
 
 def test_orders_has_an_upper_bound(tmp_path):
     """`--orders 1001`: a usage error naming the range, exit 4; 1000 is taken. Bug fixed: any
-    number was taken, while --seeds stops at 1000 (lib/report/plugin.py `MAX_ORDERS`)."""
+    number was taken, while --seeds stops at 1000 (engine/claim_audit/report/plugin.py `MAX_ORDERS`)."""
     folder = write_test_folder(tmp_path, HOLDS_MODULE)
     too_many = run_audit_pytest(folder, "--orders", "1001", "--no-report")
     assert too_many.returncode == USAGE_ERROR, too_many.stdout + too_many.stderr
@@ -445,7 +445,7 @@ def test_orders_has_an_upper_bound(tmp_path):
 def test_a_report_dir_that_is_not_utf8_is_a_usage_error(tmp_path):
     """--report-dir with a byte that is not UTF-8, under xdist: a usage error naming the
     option, exit 4, before any worker starts. Bug fixed: an INTERNALERROR wall from execnet,
-    which cannot send the argument to the workers (lib/report/plugin.py `_report_dir`)."""
+    which cannot send the argument to the workers (engine/claim_audit/report/plugin.py `_report_dir`)."""
     folder = write_test_folder(tmp_path, HOLDS_MODULE)
     command = [*pytest_command(*PLUGINS, "-n", "2"), "--report-dir", b"out\xff"]
     result = subprocess.run(

@@ -18,6 +18,17 @@ import time
 from pathlib import Path
 
 import pytest
+from claim_audit.engine.claim import (
+    PROPERTY,
+    Claim,
+    ClaimMeta,
+    ClaimRecord,
+    ClaimSpec,
+    ClaimSpecs,
+)
+from claim_audit.orders import FAITHFUL, Orders
+from claim_audit.render.table import FOOTNOTES
+from claim_audit.report import audit
 from fault_tools import (
     REPO_ROOT,
     TIMEOUT_S,
@@ -29,17 +40,6 @@ from fault_tools import (
 )
 
 from uncertainty_claims.data import DataError
-from uncertainty_claims.engine.claim import (
-    PROPERTY,
-    Claim,
-    ClaimMeta,
-    ClaimRecord,
-    ClaimSpec,
-    ClaimSpecs,
-)
-from uncertainty_claims.orders import FAITHFUL, Orders
-from uncertainty_claims.render.table import FOOTNOTES
-from uncertainty_claims.report import audit
 
 pytestmark = pytest.mark.fault
 
@@ -80,7 +80,7 @@ def test_non_finite_figure_is_an_error_not_a_refutation(check):
     """A NaN or infinite published, measured, tolerance or details value reaching a claim (a
     diverged run, a NaN in a spread): ValueError, nothing recorded, so it can never be read
     as "refuted". Bug fixed: NaN compares false, so it read as refuted and a known finding
-    passed quietly; an infinite tolerance made anything hold (lib/engine/claim.py
+    passed quietly; an infinite tolerance made anything hold (engine/claim_audit/engine/claim.py
     `_nonfinite_at`, `_refuse_nonfinite`, `close_to`, `all_close`)."""
     claim, properties = new_claim()
     with pytest.raises(ValueError, match=r"NaN|finite"):
@@ -117,7 +117,7 @@ def test_known_finding_that_errors_fails_the_run(tmp_path):
     """A recorded finding whose test crashes or measures NaN is an ERROR that fails the run,
     each error printed once under the table (test_report.py shows that a run whose finding
     reproduces still exits 0). Bug fixed: pytest counted the exception as the expected
-    failure, so the table said ERROR but the run exited 0 (lib/report/plugin.py
+    failure, so the table said ERROR but the run exited 0 (engine/claim_audit/report/plugin.py
     `AuditCollector.pytest_sessionfinish`, `pytest_terminal_summary`)."""
     folder = write_test_folder(tmp_path, FINDINGS_MODULE)
     failing = run_audit_pytest(folder, "--no-report")
@@ -153,7 +153,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 def test_report_dir_that_is_a_file_is_refused_and_left_alone(tmp_path):
     """--report-dir naming an existing regular file: ReportError "exists and is not a folder
     (left as it is)"; the file is untouched. Bug fixed: the file was renamed to a hidden
-    `.name.old-<pid>` and replaced by a report folder (lib/report/audit.py `write_report`)."""
+    `.name.old-<pid>` and replaced by a report folder (engine/claim_audit/report/audit.py `write_report`)."""
     notes = tmp_path / "notes.txt"
     notes.write_text("the user's notes")
     with pytest.raises(audit.ReportError, match=r"notes.txt exists and is not a folder"):
@@ -279,8 +279,8 @@ GONE_MODULE = """
 def test_finding_that_no_longer_reproduces_says_so(tmp_path):
     """A recorded finding whose claim now holds in every order: the run fails, the table says
     FINDING GONE with its footnote and audit.md that the finding no longer reproduces. Bug
-    fixed: both said plain "holds" (lib/render/table.py `verdict_label`,
-    lib/render/markdown.py `FINDING_GONE`)."""
+    fixed: both said plain "holds" (engine/claim_audit/render/table.py `verdict_label`,
+    engine/claim_audit/render/markdown.py `FINDING_GONE`)."""
     folder = write_test_folder(tmp_path, GONE_MODULE)
     result = run_audit_pytest(folder, "--report-dir", "out")
     assert result.returncode == 1, result.stdout
@@ -324,7 +324,7 @@ def test_killed_xdist_worker_is_an_error_of_its_claim_and_the_run_goes_on(tmp_pa
     ERROR naming the crash (a crash during setup is matched to its claim), the other tests
     run, the table is printed, the report goes to the partial folder, exit 1. Bug fixed: the
     plugin read the dead worker's `workeroutput` and crashed the session, exit 3 with no
-    table, no report and the other tests never run (lib/report/plugin.py
+    table, no report and the other tests never run (engine/claim_audit/report/plugin.py
     `pytest_testnodedown`, `_record_crashes`)."""
     folder = write_test_folder(tmp_path, CRASH_MODULE)
     result = run_audit_pytest(folder, "-n", "2", "--report-dir", "out")
@@ -372,7 +372,7 @@ PARTIAL_MODULE = """
 # And the process writing the report (the xdist controller) marks when it has c-1's result.
 SPY_CONFTEST = """
     from pathlib import Path
-    from uncertainty_claims.report import audit
+    from claim_audit.report import audit
 
     def spy(*args, **kwargs):
         Path("robustness-asked").touch()
@@ -425,7 +425,7 @@ def test_partial_run_keeps_the_complete_report(tmp_path, args, env, reason):
     `-x` stopping it, with and without xdist): the complete audit is left byte for byte; the
     partial one (claims only: no sections, figures or robustness) goes to the partial folder
     with the reasons. Bug fixed: it replaced the complete audit with an unmarked audit of the
-    claims that ran (lib/report/plugin.py `pytest_collection_modifyitems`,
+    claims that ran (engine/claim_audit/report/plugin.py `pytest_collection_modifyitems`,
     `_partial_reasons`, `_named_subset`)."""
     folder, complete = partial_run_folder(tmp_path)
     result = run_pytest(
@@ -434,7 +434,7 @@ def test_partial_run_keeps_the_complete_report(tmp_path, args, env, reason):
             "-p",
             "xdist.plugin",
             "-p",
-            "uncertainty_claims.report.plugin",
+            "claim_audit.report.plugin",
             "--report-dir",
             "out",
             *args,
@@ -453,7 +453,7 @@ def test_partial_run_keeps_the_complete_report(tmp_path, args, env, reason):
 def test_a_partial_first_run_does_not_claim_to_keep_an_audit(tmp_path):
     """A partial run where no complete audit was ever written says so. Bug fixed: it said
     "the complete audit in out is left as it was" of an audit that did not exist
-    (lib/report/plugin.py `pytest_terminal_summary`)."""
+    (engine/claim_audit/report/plugin.py `pytest_terminal_summary`)."""
     folder = write_test_folder(tmp_path, PARTIAL_MODULE)
     result = run_audit_pytest(folder, "--report-dir", "out", "-k", "one or two")
     assert "partial run (" in result.stdout, result.stdout
@@ -468,7 +468,7 @@ def test_a_folder_outside_the_testpaths_named_beside_them_cuts_nothing(tmp_path)
     beside it is a complete audit, written to the report folder itself; a file of the
     testpath named beside that folder is still a partial run. Bug fixed: naming the folder of
     the harness's own tests made the run partial ("only part of the suite named: tests"), as
-    if it cut something from the suite (lib/report/plugin.py `_named_subset`)."""
+    if it cut something from the suite (engine/claim_audit/report/plugin.py `_named_subset`)."""
     folder = tmp_path / "project"
     write_test_folder(folder / "suite", PARTIAL_MODULE)
     ini = (folder / "suite" / "pytest.ini").rename(folder / "pytest.ini")
@@ -507,11 +507,11 @@ def test_ctrl_c_stops_promptly_and_keeps_the_complete_report(tmp_path):
     complete audit is kept byte for byte and the partial folder gets the claims that ran,
     marked interrupted; exit 2. Bug fixed: the run went on computing the robustness section,
     then replaced the complete audit.json with an unmarked one of the claims that had run and
-    deleted a figure (lib/report/plugin.py `_partial_reasons`, `pytest_sessionfinish`;
-    lib/report/audit.py `build(partial=...)`)."""
+    deleted a figure (engine/claim_audit/report/plugin.py `_partial_reasons`, `pytest_sessionfinish`;
+    engine/claim_audit/report/audit.py `build(partial=...)`)."""
     folder, complete = partial_run_folder(tmp_path)
     python, *pytest_args = pytest_command(
-        *("-p", "xdist.plugin", "-p", "uncertainty_claims.report.plugin", "-n", "2"),
+        *("-p", "xdist.plugin", "-p", "claim_audit.report.plugin", "-n", "2"),
         *("--report-dir", "out"),
     )
     child = subprocess.Popen(
@@ -547,7 +547,7 @@ def test_figures_that_are_not_a_folder_leave_the_whole_report_as_it_was(tmp_path
     and saying to move it away, the whole previous report as it was (every target is checked
     before anything moves; a failure puts the old entries back; a SIGKILL between the three
     renames is not covered). Bug fixed: the error came only after the new audit.json and
-    audit.md had replaced the old ones, a half-swapped report (lib/report/audit.py
+    audit.md had replaced the old ones, a half-swapped report (engine/claim_audit/report/audit.py
     `_swap_in`, `_conflict`)."""
     report_dir = tmp_path / "report"
     write(report_dir)
@@ -567,7 +567,7 @@ def test_figures_that_are_not_a_folder_leave_the_whole_report_as_it_was(tmp_path
 def test_files_the_user_put_in_the_figures_folder_are_kept(tmp_path):
     """A file or folder the user put into report/figures/: kept; anything the suite does not
     write there is carried into the new folder. Bug fixed: the folder was replaced as a
-    whole, deleting them (lib/report/audit.py `_keep_user_files`, lib/render/drawing.py
+    whole, deleting them (engine/claim_audit/report/audit.py `_keep_user_files`, engine/claim_audit/render/drawing.py
     `figure_names`)."""
     report_dir = tmp_path / "report"
     write(report_dir)
@@ -584,8 +584,8 @@ def test_files_the_user_put_in_the_figures_folder_are_kept(tmp_path):
 WRITER = """
     import os, sys, time
     from pathlib import Path
-    from uncertainty_claims.report import audit
-    from uncertainty_claims.engine.claim import ClaimRecord
+    from claim_audit.report import audit
+    from claim_audit.engine.claim import ClaimRecord
 
     # Test-only hook: a slow file system (each rename takes 5 ms), so the writes overlap.
     rename = os.replace
@@ -609,7 +609,7 @@ def test_concurrent_writers_of_one_report_folder_take_turns(tmp_path):
     """Two processes writing one --report-dir at once: they take turns under an exclusive
     `flock` on the report folder itself (no lock file left; the lock dies with its process),
     every write succeeds and nothing is left behind. Bug fixed: many writes failed
-    ("Directory not empty") and `.figures.old-<pid>` folders were left (lib/report/audit.py
+    ("Directory not empty") and `.figures.old-<pid>` folders were left (engine/claim_audit/report/audit.py
     `_locked`)."""
     report_dir = tmp_path / "report"
     writers = [
@@ -641,8 +641,8 @@ def test_concurrent_writers_of_one_report_folder_take_turns(tmp_path):
 
 KILLED_WRITER = """
     import os, signal, sys
-    from uncertainty_claims.report import audit
-    from uncertainty_claims.engine.claim import ClaimRecord
+    from claim_audit.report import audit
+    from claim_audit.engine.claim import ClaimRecord
 
     # Test-only hook: the writer dies just before it would swap the new report in.
     audit._swap_in = lambda *args: os.kill(os.getpid(), signal.SIGKILL)
@@ -655,7 +655,7 @@ def test_writer_killed_while_building_leaves_its_staging_in_the_report_folder_on
     """A run killed (SIGKILL) while it builds the report: the previous report is untouched, and
     the staging folder (`.report-*`), now inside the report folder, is removed by the next
     writer holding the lock. Bug fixed: the staging folder stayed in the report folder's
-    parent, the repository root, for good (lib/report/audit.py `write_report`,
+    parent, the repository root, for good (engine/claim_audit/report/audit.py `write_report`,
     `_remove_stale_staging`; `.report-*` folders left there by earlier versions must be
     removed by hand)."""
     report_dir = tmp_path / "report"
@@ -684,7 +684,7 @@ def test_writer_killed_while_building_leaves_its_staging_in_the_report_folder_on
 def test_rule_that_returns_no_judgement_is_named():
     """A claim's rule returning a bool: a TypeError naming the claim, the order and what the
     judge returned. Bug fixed: it was `AttributeError: 'bool' object has no attribute
-    'published'` (lib/engine/claim.py `_check_judgements`)."""
+    'published'` (engine/claim_audit/engine/claim.py `_check_judgements`)."""
     spec = ClaimSpec(
         id="t-bool-rule",
         document="demo",

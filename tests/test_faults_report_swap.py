@@ -1,4 +1,4 @@
-"""The report's swap (lib/report/audit.py `_swap_in`) is all or nothing under any
+"""The report's swap (engine/claim_audit/report/audit.py `_swap_in`) is all or nothing under any
 interruption: Ctrl-C, `kill`, SIGKILL between two of its renames never leaves a report that
 is half old, half new, nor loses an entry; and the report folder's `.staging-*` folders that
 the report did not make are left alone.
@@ -14,10 +14,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from claim_audit.engine.claim import ClaimRecord
+from claim_audit.report import audit
 from fault_tools import REPO_ROOT, TIMEOUT_S
-
-from uncertainty_claims.engine.claim import ClaimRecord
-from uncertainty_claims.report import audit
 
 pytestmark = pytest.mark.fault
 
@@ -50,8 +49,8 @@ def measured_in(report_dir: Path) -> set[str]:
 INTERRUPTED_WRITER = """
     import os, signal, sys
     from pathlib import Path
-    from uncertainty_claims.engine.claim import ClaimRecord
-    from uncertainty_claims.report import audit
+    from claim_audit.engine.claim import ClaimRecord
+    from claim_audit.report import audit
 
     signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
     report_dir = Path(sys.argv[1]).resolve()
@@ -80,7 +79,7 @@ def test_a_signal_in_the_swap_leaves_one_whole_report(tmp_path, name):
     the process); after a SIGKILL the next writer puts the previous report back before it
     writes its own. Bug fixed: the KeyboardInterrupt went to `write_report`'s `finally`,
     which deleted the staging folder with the old figures in it: report/figures was gone,
-    old and new, while audit.json stayed old (lib/report/audit.py `_swap_in`,
+    old and new, while audit.json stayed old (engine/claim_audit/report/audit.py `_swap_in`,
     `_signals_held`, `_roll_back`, `_recover`)."""
     report_dir = tmp_path / "report"
     write(report_dir, "1.2345")
@@ -110,7 +109,7 @@ def test_a_signal_in_the_swap_leaves_one_whole_report(tmp_path, name):
 def test_a_staging_folder_of_the_user_is_left_alone(tmp_path):
     """A `.staging-*` folder that the user made in the report folder: kept, with its files,
     while the report is written. Bug fixed: every `.staging-*` folder was taken for a killed
-    writer's and deleted (lib/report/audit.py `_recover`: only folders holding the report's
+    writer's and deleted (engine/claim_audit/report/audit.py `_recover`: only folders holding the report's
     own mark are removed)."""
     report_dir = tmp_path / "report"
     mine = report_dir / ".staging-mine"

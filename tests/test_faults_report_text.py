@@ -12,9 +12,8 @@ import html as html_text
 import re
 
 import pytest
+from claim_audit.render import html, markdown
 from markdown_it import MarkdownIt
-
-from uncertainty_claims.render import html, markdown
 
 pytestmark = pytest.mark.fault
 
@@ -71,7 +70,7 @@ def rendered_markdown(audit: dict) -> str:
 def test_hostile_text_is_text_in_markdown_and_html(text):
     """`<img onerror>`, `<script>`, pipes, newlines and links in a claim's or section's text:
     shown as text in audit.md and audit.html, links only to http(s). Bug fixed: the text
-    reached audit.md raw, and a newline broke a heading (lib/render/markdown.py `_escape`,
+    reached audit.md raw, and a newline broke a heading (engine/claim_audit/render/markdown.py `_escape`,
     `_url`)."""
     audit = hostile_audit(text)
     page = rendered_markdown(audit)
@@ -119,8 +118,8 @@ def test_hostile_text_is_text_in_markdown_and_html(text):
 def test_a_document_address_that_is_not_http_is_no_link(address):
     """A document's source address that is not http(s) (`javascript:`, `data:`, `vbscript:`, a
     relative path...) in audit.md and audit.html: the title is shown, unlinked. Bug fixed:
-    audit.html made it a live <a href> (lib/render/html.py; both renderers now ask
-    lib/render/documents.py `link_address`)."""
+    audit.html made it a live <a href> (engine/claim_audit/render/html.py; both renderers now ask
+    engine/claim_audit/render/documents.py `link_address`)."""
     audit = hostile_audit("text")
     audit["metadata"]["documents"]["demo"].update(title="The Post", url=address)
     page = html.render(audit, {})

@@ -1,4 +1,4 @@
-"""A stopped or wedged xdist worker never hangs the run (lib/report/watchdog.py): one stopped
+"""A stopped or wedged xdist worker never hangs the run (engine/claim_audit/report/watchdog.py): one stopped
 during its start-up and collection, or mid-test, is ended within seconds, not after the whole
 budget (default 1800 s) and its grace; one wedged in its start-up is ended past its limit.
 """
@@ -15,9 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
+from claim_audit.report import watchdog
 from fault_tools import TIMEOUT_S, pytest_command, tiny_pytest_env, write_test_folder
-
-from uncertainty_claims.report import watchdog
 
 pytestmark = pytest.mark.fault
 
@@ -44,7 +43,7 @@ MODULE = """
             os.kill(os.getpid(), signal.SIGSTOP)
         claim.close_to(1.0, "1.0", 0.1)
 """
-PLUGINS = ("-p", "xdist.plugin", "-p", "timeout", "-p", "uncertainty_claims.report.plugin")
+PLUGINS = ("-p", "xdist.plugin", "-p", "timeout", "-p", "claim_audit.report.plugin")
 
 
 def run(folder, stall: str, budget: str) -> tuple[subprocess.CompletedProcess, float]:
@@ -65,8 +64,8 @@ def test_a_worker_stopped_at_start_up_is_ended(tmp_path, monkeypatch):
     --timeout 3: the watchdog ends it once it has been seen stopped for `STOPPED_S`, naming its
     start-up; xdist replaces it and the run completes, every claim judged. Bug fixed: the
     watchdog watched a worker only once it had marked a test running, so the run waited
-    forever, whatever --timeout said (lib/report/watchdog.py `Watchdog.starting`,
-    lib/report/plugin.py `pytest_configure_node`)."""
+    forever, whatever --timeout said (engine/claim_audit/report/watchdog.py `Watchdog.starting`,
+    engine/claim_audit/report/plugin.py `pytest_configure_node`)."""
     # As if this test ran on this run's worker gw1: the child's own controller must not take
     # itself for gw1 (it did, stopped itself, and the run hung; tests/fault_tools.py THIS_RUN).
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
@@ -116,7 +115,7 @@ def test_a_worker_stopped_mid_test_is_ended_without_waiting_for_the_budget(tmp_p
     """A worker stopped (SIGSTOP) in a claim's test under the default budget (1800 s): ended
     once it has been seen stopped for `STOPPED_S` seconds, the claim an ERROR naming it, the
     report partial, exit 1. Bug fixed: it was ended only after the budget and its grace, half
-    an hour (lib/report/watchdog.py `is_stopped`)."""
+    an hour (engine/claim_audit/report/watchdog.py `is_stopped`)."""
     folder = write_test_folder(tmp_path, MODULE)
     result, took = run(folder, "mid-test", "1800")
     assert result.returncode == 1, result.stdout + result.stderr

@@ -1,4 +1,4 @@
-"""The claim engine's verdicts (lib/engine/claim.py): a figure claim and a threshold claim
+"""The claim engine's verdicts (engine/claim_audit/engine/claim.py): a figure claim and a threshold claim
 judged over all orders at once by prediction intervals, any other qualitative claim in each
 order."""
 
@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from uncertainty_claims.engine.claim import PROPERTY, Claim, ClaimRefuted, ClaimSpec, ClaimSpecs
-from uncertainty_claims.engine.prediction import (
+from claim_audit.engine.claim import PROPERTY, Claim, ClaimRefuted, ClaimSpec, ClaimSpecs
+from claim_audit.engine.prediction import (
     FIGURE_ALPHA,
     detectable_shift,
     half_unit,
@@ -17,7 +16,7 @@ from uncertainty_claims.engine.prediction import (
     orders_to_conclude,
     t_quantile,
 )
-from uncertainty_claims.engine.verdict import (
+from claim_audit.engine.verdict import (
     FigureRule,
     Judgement,
     Region,
@@ -26,7 +25,7 @@ from uncertainty_claims.engine.verdict import (
     satisfied,
     within,
 )
-from uncertainty_claims.orders import Orders
+from claim_audit.orders import Orders
 
 
 class Value(FigureRule):
@@ -113,7 +112,7 @@ def test_an_interval_that_holds_zero_is_inconclusive_and_more_orders_would_concl
 def test_the_power_reported_is_the_simulated_rate_of_catching_a_shift():
     """The reported shift is caught with probability 0.8: checked against the noncentral t
     (printing's half unit negligible), which the simulation does not use."""
-    from uncertainty_claims.engine.prediction import power
+    from claim_audit.engine.prediction import power
 
     sd, n = 0.07, 8
     shift = detectable_shift(sd, n, slack=1e-9)

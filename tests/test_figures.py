@@ -1,4 +1,4 @@
-"""uncertainty_claims.render.drawing: what `draw_all` draws and reuses (the figure cache), what the
+"""claim_audit.render.drawing: what `draw_all` draws and reuses (the figure cache), what the
 figures show, and the claims they are said to illustrate."""
 
 import os
@@ -9,15 +9,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from claim_audit.render import figure_cache
+from claim_audit.render.documents import Document, FigureSpec
+from claim_audit.render.drawing import draw_all, index
 from fault_tools import child_env
 from matplotlib.collections import LineCollection
 
 from uncertainty_claims.calibration import document as calibration_document
 from uncertainty_claims.calibration.figures import auroc_figure, confidence_figure
 from uncertainty_claims.metrics import decompose_variance
-from uncertainty_claims.render import figure_cache
-from uncertainty_claims.render.documents import Document, FigureSpec
-from uncertainty_claims.render.drawing import draw_all, index
 from uncertainty_claims.uncertainty import document as uncertainty_document
 from uncertainty_claims.uncertainty.figures import uncertainty_band_figure
 
@@ -153,6 +153,7 @@ def test_the_key_follows_the_drawing_code(tmp_path: Path, monkeypatch) -> None:
     assert before != figure_cache.figure_key("f.png", toy_drawing.draw, {"a": 2})
     module.write_text("def draw(data):\n    return data  # drawn otherwise\n")
     figure_cache._module_digest.cache_clear()
+    figure_cache.package_digest.cache_clear()
     assert before != figure_cache.figure_key("f.png", toy_drawing.draw, {"a": 1})
 
 

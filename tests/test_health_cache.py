@@ -15,9 +15,9 @@ import json
 
 import numpy as np
 import pytest
+from claim_audit import cache
 from test_evaluation_cache import synthetic
 
-from uncertainty_claims import cache
 from uncertainty_claims.calibration import health
 from uncertainty_claims.calibration.evaluation import CalibrationResults, evaluate
 from uncertainty_claims.calibration.experiment import load_split

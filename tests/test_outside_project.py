@@ -4,8 +4,8 @@ plugin with --strict-markers."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,18 +16,18 @@ from fault_tools import REPO_ROOT, TIMEOUT_S, child_env
 pytestmark = pytest.mark.slow  # three pytest processes
 
 GUIDE = REPO_ROOT / "docs" / "ADDING_A_DOCUMENT.md"
-# A file of the example: a `<!-- file: NAME -->` line, then its fenced code block.
 # No cache folder left behind; markers checked: the plugin must register its own.
 STRICT = ("-p", "no:cacheprovider", "--strict-markers")
-_FILE_BLOCK = re.compile(r"<!-- file: (?P<name>\S+) -->\n```\w*\n(?P<text>.*?)\n```", re.DOTALL)
 
 
 def example_files() -> dict[str, str]:
-    """File name -> text, as the guide shows them."""
-    files = {m["name"]: m["text"] + "\n" for m in _FILE_BLOCK.finditer(GUIDE.read_text())}
-    if not files:
-        raise AssertionError(f"{GUIDE} shows no example files")
-    return files
+    """File name -> text, as the guide shows them (scripts/guide_files.py)."""
+    spec = importlib.util.spec_from_file_location(
+        "guide_files", REPO_ROOT / "scripts" / "guide_files.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.guide_files(GUIDE)
 
 
 def run_outside(folder: Path, *plugin: str, autoload: bool) -> subprocess.CompletedProcess:
@@ -52,7 +52,7 @@ def run_plugin_alone(folder: Path, *unset: str) -> subprocess.CompletedProcess:
     for name in unset:
         env.pop(name, None)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "uncertainty_claims.report.plugin", *STRICT, "--no-report"],
+        [sys.executable, "-m", "pytest", "-p", "claim_audit.report.plugin", *STRICT, "--no-report"],
         cwd=folder, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
     )  # fmt: skip
 
@@ -74,7 +74,7 @@ def outside(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize(
     ("plugin", "autoload"),
-    [(("-p", "uncertainty_claims.report.plugin"), False), ((), True)],
+    [(("-p", "claim_audit.report.plugin"), False), ((), True)],
     ids=["p-flag", "entry-point"],
 )
 def test_guide_example_runs_through_the_plugin(outside, plugin, autoload):
@@ -111,9 +111,7 @@ def test_a_claim_is_selected_by_its_id(outside):
     """`pytest -k <claim id>` runs that claim's test alone: the id is a keyword of its test."""
     folder = outside / "by-id"
     folder.mkdir()
-    result = run_outside(
-        folder, "-p", "uncertainty_claims.report.plugin", "-k", "toy-2", autoload=False
-    )
+    result = run_outside(folder, "-p", "claim_audit.report.plugin", "-k", "toy-2", autoload=False)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "1 passed, 2 deselected" in result.stdout, result.stdout[-3000:]
     audit = json.loads((folder / "report" / "partial" / "audit.json").read_text())
@@ -145,7 +143,7 @@ def test_seeds_without_a_robustness_hook_fail_the_run(outside):
     folder = outside / "no-sweep"
     folder.mkdir()
     result = run_outside(
-        folder, "-p", "uncertainty_claims.report.plugin", "--seeds", "0-2", autoload=False
+        folder, "-p", "claim_audit.report.plugin", "--seeds", "0-2", autoload=False
     )
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
     assert "3 passed" in result.stdout
@@ -168,7 +166,7 @@ def test_the_cache_is_the_audited_projects(outside):
 
 
 def test_installed_beside_a_project_with_its_own_lib(tmp_path):
-    """The package installed (a wheel built from this checkout) into a fresh venv, next to a
+    """The engine and the package installed (wheels built from this checkout) into a fresh venv, next to a
     project whose own package is named `lib`: the plugin loads through its entry point, the
     project's `lib.helpers` imports, and the guide's example runs through the plugin, in one
     pytest run. (Installed as a top-level `lib`, the engine shadowed the project's.)"""
@@ -180,7 +178,7 @@ def test_installed_beside_a_project_with_its_own_lib(tmp_path):
     # only from the wheel: a .pth line adds a folder, not the .pth files (editable finders) in it.
     Path(site, "dependencies.pth").write_text(purelib(sys.executable) + "\n")
     install = subprocess.run(
-        [python, "-m", "pip", "install", "--quiet", "--no-deps", str(REPO_ROOT)],
+        [python, "-m", "pip", "install", "--quiet", "--no-deps", str(REPO_ROOT / "engine"), str(REPO_ROOT)],
         capture_output=True, text=True, timeout=TIMEOUT_S,
     )  # fmt: skip
     assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
@@ -204,9 +202,9 @@ def test_installed_beside_a_project_with_its_own_lib(tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "4 passed" in result.stdout, result.stdout[-3000:]
     where = subprocess.run(
-        [python, "-c", "import uncertainty_claims; print(uncertainty_claims.__file__)"],
+        [python, "-c", "import claim_audit, uncertainty_claims; print(claim_audit.__file__, uncertainty_claims.__file__)"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
     ).stdout  # fmt: skip
-    assert where.startswith(site), where
+    assert all(path.startswith(site) for path in where.split()), where
     audit = json.loads((project / "report" / "audit.json").read_text())
     assert sorted(c["id"] for c in audit["claims"]) == ["toy-1", "toy-2", "toy-3"]

@@ -1,4 +1,4 @@
-"""uncertainty_claims.report.provenance: the commit, dirty flag, lock digest and device audit.json records."""
+"""claim_audit.report.provenance: the commit, dirty flag, lock digest and device audit.json records."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-
-from uncertainty_claims.report import provenance
+from claim_audit.report import provenance
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -140,7 +139,7 @@ class _Config:
 
 
 def test_the_audited_project_joins_the_data_hooks_answers(tmp_path):
-    from uncertainty_claims.report.plugin import audited_project
+    from claim_audit.report.plugin import audited_project
 
     project = audited_project(_Config(tmp_path, [{"a": "1" * 64}, {"b": "2" * 64, "a": "1" * 64}]))
     assert project.data == {"a": "1" * 64, "b": "2" * 64}
@@ -157,7 +156,7 @@ def test_the_audited_project_joins_the_data_hooks_answers(tmp_path):
     ids=["not-a-dict", "digest-not-a-string", "two-digests-for-one-name"],
 )
 def test_unusable_data_digests_are_an_error_naming_the_problem(tmp_path, answers, says):
-    from uncertainty_claims.report.plugin import ProjectError, audited_project
+    from claim_audit.report.plugin import ProjectError, audited_project
 
     with pytest.raises(ProjectError, match=says):
         audited_project(_Config(tmp_path, answers))

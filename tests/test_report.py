@@ -9,15 +9,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from uncertainty_claims.engine.claim import ClaimRecord
-from uncertainty_claims.render.table import render
+from claim_audit.engine.claim import ClaimRecord
+from claim_audit.render.table import render
 
 DEMO_TESTS = textwrap.dedent(
     """
     import pytest
-    from uncertainty_claims.orders import Orders
-    from uncertainty_claims.engine.verdict import close_to
+    from claim_audit.orders import Orders
+    from claim_audit.engine.verdict import close_to
 
     def marker(id, finding=None):
         return pytest.mark.claim(
@@ -68,7 +67,7 @@ PLUGIN_PYTEST = [
     "-m",
     "pytest",
     "-p",
-    "uncertainty_claims.report.plugin",
+    "claim_audit.report.plugin",
     "-p",
     "no:cacheprovider",
 ]
@@ -211,7 +210,7 @@ def test_quiet_tables():
 
 
 def test_markdown_names_the_documents_and_places_each_figure_by_its_claims():
-    from uncertainty_claims.render import markdown
+    from claim_audit.render import markdown
 
     claim = {
         "id": "cal-02a",

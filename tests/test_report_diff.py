@@ -1,4 +1,4 @@
-"""`python -m uncertainty_claims.report diff OLD.json NEW.json`: verdicts, figures and metadata that moved."""
+"""`python -m claim_audit.report diff OLD.json NEW.json`: verdicts, figures and metadata that moved."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from claim_audit.report import diff
 from fault_tools import TIMEOUT_S
-
-from uncertainty_claims.report import diff
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -66,7 +65,7 @@ def write(folder: Path, name: str, audit: dict) -> Path:
 
 def run_diff(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "uncertainty_claims.report", "diff", *args],
+        [sys.executable, "-m", "claim_audit.report", "diff", *args],
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,
@@ -199,7 +198,7 @@ def test_a_changed_tolerance_or_published_figure_is_shown():
     ],
 )
 def test_unreadable_input_exits_two_with_a_clear_message(tmp_path, content, message):
-    """`python -m uncertainty_claims.report diff` given a missing file, not JSON, no `claims` list, a claim
+    """`python -m claim_audit.report diff` given a missing file, not JSON, no `claims` list, a claim
     without a verdict or not an object, a repeated id, or `metadata` not an object: exit 2,
     one line on stderr naming the file and the problem, nothing on stdout."""
     good = write(tmp_path, "good.json", AUDIT)
@@ -224,9 +223,9 @@ def test_tolerances_are_read_as_recorded():
 
 
 def test_figure_that_became_non_finite_or_disappeared_is_a_move(tmp_path):
-    """`python -m uncertainty_claims.report diff` with a figure that became NaN or infinite, or that a claim no
+    """`python -m claim_audit.report diff` with a figure that became NaN or infinite, or that a claim no
     longer records: listed as a move, exit 1. Bug fixed: it printed "none moved" and exited 0
-    (lib/report/diff.py `_compare_figures`)."""
+    (engine/claim_audit/report/diff.py `_compare_figures`)."""
     new = copy.deepcopy(AUDIT)
     new["claims"][0]["details"]["measured_value"] = math.nan
     new["claims"][1]["details"]["measured_values"] = [math.inf, 2.1]
@@ -267,10 +266,10 @@ def test_figure_that_became_non_finite_or_disappeared_is_a_move(tmp_path):
     ],
 )
 def test_hostile_but_valid_json_exits_two_in_one_line(tmp_path, content, message):
-    """`python -m uncertainty_claims.report diff` given hostile but valid JSON (an integer of 400 or 5,000
+    """`python -m claim_audit.report diff` given hostile but valid JSON (an integer of 400 or 5,000
     digits, nesting 100,000 deep, a schema_version from the future): exit 2 with one line
     naming the file and the problem. Bug fixed: a traceback with exit 1, the code of "a
-    verdict moved", or a future schema read as if current (lib/report/diff.py `load`)."""
+    verdict moved", or a future schema read as if current (engine/claim_audit/report/diff.py `load`)."""
     good = write(tmp_path, "good.json", AUDIT)
     bad = tmp_path / "bad.json"
     bad.write_text(content)
@@ -282,8 +281,8 @@ def test_hostile_but_valid_json_exits_two_in_one_line(tmp_path, content, message
 
 
 def test_a_huge_metadata_value_is_printed_cut(tmp_path):
-    """`python -m uncertainty_claims.report diff` with a 200 MB metadata value: the value is cut to 200
-    characters, with its length said. Bug fixed: it was printed whole (lib/report/diff.py)."""
+    """`python -m claim_audit.report diff` with a 200 MB metadata value: the value is cut to 200
+    characters, with its length said. Bug fixed: it was printed whole (engine/claim_audit/report/diff.py)."""
     new = copy.deepcopy(AUDIT)
     new["metadata"]["device"]["kinds"] = "x" * 1_000_000
     result = run_diff(str(write(tmp_path, "a.json", AUDIT)), str(write(tmp_path, "b.json", new)))
@@ -318,10 +317,10 @@ def with_claims(*claims: dict) -> dict:
 
 
 def test_a_qualitative_claims_figure_that_moved_is_seen(tmp_path):
-    """`python -m uncertainty_claims.report diff` where a qualitative claim's figure (printed
+    """`python -m claim_audit.report diff` where a qualitative claim's figure (printed
     as text in each order) moved from 3.39 to 12345 with its verdict kept: listed, exit 3;
     exit 0 with --verdicts-only. Bug fixed: only `measured_value(s)` were compared, so it
-    printed "Figures: none moved beyond its tolerance." and exited 0 (lib/report/diff.py
+    printed "Figures: none moved beyond its tolerance." and exited 0 (engine/claim_audit/report/diff.py
     `figures`)."""
     old_path = write(tmp_path, "a.json", with_claims(ratio_claim()))
     new_path = write(tmp_path, "b.json", with_claims(ratio_claim("12345")))
@@ -337,9 +336,8 @@ def test_a_figure_in_each_order_has_the_gap_of_two_draws_as_tolerance():
     """A printed figure's tolerance: t_{n-1}(1 - FIGURE_ALPHA/2) s sqrt(2) over the old
     orders' figures (s their sd), plus half a unit of the 4th significant digit of the old and
     the new print. Just inside: not moved; just beyond: moved."""
+    from claim_audit.engine.prediction import FIGURE_ALPHA
     from scipy import stats
-
-    from uncertainty_claims.engine.prediction import FIGURE_ALPHA
 
     gap = stats.t.ppf(1 - FIGURE_ALPHA / 2, 5) * np.std(RATIOS, ddof=1) * math.sqrt(2)
     slack = 0.0005 + 0.0005  # "3.536" and the new print, both 4 significant digits
@@ -456,7 +454,7 @@ def test_a_threshold_claims_effects_are_compared():
 
 @pytest.mark.fault
 def test_hostile_figure_records_are_compared_without_a_traceback(tmp_path):
-    """`python -m uncertainty_claims.report diff` given figure records no engine writes (a
+    """`python -m claim_audit.report diff` given figure records no engine writes (a
     published figure of 1e999, an sd that is text, a count that is a bool, an interval with a
     string, effects that are not objects, printed figures of 1e999999 or spanning float64):
     compared as far as they are figures, listed, no traceback."""

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import matplotlib.image
 import pytest
+from claim_audit.engine.claim import ClaimRecord
+from claim_audit.render import html
+from claim_audit.report import audit
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from uncertainty_claims.calibration.document import DOCUMENT as calibration_document
-from uncertainty_claims.engine.claim import ClaimRecord
-from uncertainty_claims.render import html
-from uncertainty_claims.report import audit
 from uncertainty_claims.suite import robustness_section
 from uncertainty_claims.uncertainty.document import DOCUMENT as uncertainty_document
 

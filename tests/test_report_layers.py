@@ -30,9 +30,9 @@ FORBIDDEN = {
         *DOCUMENTS,
         "uncertainty_claims.data",
         "uncertainty_claims.metrics",
-        "uncertainty_claims.report",
+        "claim_audit.report",
     ),
-    "engine": (*DOCUMENTS, "uncertainty_claims.report", "uncertainty_claims.render"),
+    "engine": (*DOCUMENTS, "claim_audit.report", "claim_audit.render"),
 }
 ROOM_FILES = [(room, path) for room in FORBIDDEN for path in sorted((LIB / room).glob("*.py"))]
 
@@ -94,9 +94,9 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from uncertainty_claims.report import audit
-from uncertainty_claims.engine.claim import ClaimRecord
-from uncertainty_claims.render.documents import Document, FigureSpec, Source
+from claim_audit.report import audit
+from claim_audit.engine.claim import ClaimRecord
+from claim_audit.render.documents import Document, FigureSpec, Source
 
 
 def line(data):

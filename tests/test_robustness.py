@@ -15,13 +15,13 @@ import sys
 
 import numpy as np
 import pytest
+from claim_audit.engine.sweep import MAX_SUBSETS, across_runs, across_seeds, label
+from claim_audit.render import drawing, markdown, table
 
 from uncertainty_claims.calibration.claims import bootstrap, sensitivity
 from uncertainty_claims.calibration.claims import specs as calibration_claims
 from uncertainty_claims.calibration.claims.measures import figure
 from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
-from uncertainty_claims.engine.sweep import MAX_SUBSETS, across_runs, across_seeds, label
-from uncertainty_claims.render import drawing, markdown, table
 from uncertainty_claims.suite import robustness_section
 from uncertainty_claims.uncertainty.claims import specs as uncertainty_claims
 
@@ -138,7 +138,7 @@ def test_labels_at_their_boundaries(holding, total, expected):
 def test_seeds_option_rejects_bad_syntax(tmp_path):
     """`--seeds 9-0`: a usage error (exit 4) that says why, before anything runs."""
     (tmp_path / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
-    plugin = ["-p", "uncertainty_claims.report.plugin", "-p", "no:cacheprovider"]
+    plugin = ["-p", "claim_audit.report.plugin", "-p", "no:cacheprovider"]
     result = subprocess.run(
         [sys.executable, "-m", "pytest", *plugin, "--seeds", "9-0", "-q"],
         cwd=tmp_path,

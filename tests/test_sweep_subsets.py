@@ -1,7 +1,7 @@
 """A calibration claim over many seeds is judged on a seeded sample of its 3-seed subsets.
 
 `--seeds 0-999` has C(1000, 3) = 166,167,000 subsets: too many to judge one by one, so
-beyond `MAX_SUBSETS` a uniform sample stands in for them (lib/engine/sweep.py). These
+beyond `MAX_SUBSETS` a uniform sample stands in for them (engine/claim_audit/engine/sweep.py). These
 tests check the sample on synthetic per-seed figures (no training): the subsets are valid,
 reproducible, all of them when few, and the share holding in the sample is the share over
 all subsets within its sampling error.
@@ -14,10 +14,10 @@ import math
 
 import numpy as np
 import pytest
+from claim_audit.engine.effects import Comparison, Effect, Region
+from claim_audit.engine.sweep import MAX_SUBSETS, across_seeds, seed_subsets
 
 from uncertainty_claims.calibration.claims.measures import mean_gap
-from uncertainty_claims.engine.effects import Comparison, Effect, Region
-from uncertainty_claims.engine.sweep import MAX_SUBSETS, across_seeds, seed_subsets
 
 pytestmark = pytest.mark.robustness
 

@@ -8,9 +8,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from claim_audit import cache
 from fault_tools import REPO_ROOT, TIMEOUT_S, child_env, pytest_command
 
-from uncertainty_claims import cache, warm_audit
+from uncertainty_claims import warm_audit
 
 AUDIT = {"args": ["claims"], "markexpr": "claim or health", "keyword": "", "seeds": None}
 SUITE = {**AUDIT, "markexpr": ""}

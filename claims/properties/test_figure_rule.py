@@ -1,4 +1,4 @@
-"""The figure rule's error rates, measured by simulation (lib/engine/prediction.py).
+"""The figure rule's error rates, measured by simulation (engine/claim_audit/engine/prediction.py).
 
 The audit's own situation: its figure claims as registered (how many figures each judges),
 each document's default number of orders and the `--orders` the docs name for power, and
@@ -13,12 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-import uncertainty_claims.calibration.claims.specs
-import uncertainty_claims.uncertainty.claims.specs  # noqa: F401 (registers the guide's claims)
-from uncertainty_claims.calibration.experiment import ORDERS
-from uncertainty_claims.engine.claim import registered_specs
-from uncertainty_claims.engine.prediction import (
+from claim_audit.engine.claim import registered_specs
+from claim_audit.engine.prediction import (
     FAMILY_ALPHA,
     FAMILY_SIZE,
     FIGURE_ALPHA,
@@ -28,6 +24,10 @@ from uncertainty_claims.engine.prediction import (
     power,
     shift_for_power,
 )
+
+import uncertainty_claims.calibration.claims.specs
+import uncertainty_claims.uncertainty.claims.specs  # noqa: F401 (registers the guide's claims)
+from uncertainty_claims.calibration.experiment import ORDERS
 from uncertainty_claims.uncertainty.results import ORDER_COUNT
 
 pytestmark = pytest.mark.property

@@ -1,15 +1,16 @@
-"""lib/stats.py: the bootstrap against the metrics it resamples, and intervals of known truths."""
+"""engine/claim_audit/stats.py: the bootstrap against the metrics it resamples, and intervals of known truths."""
 
 import numpy as np
 import pytest
+from claim_audit import stats
+from claim_audit.engine.effects import Region, safe_ratio
+from claim_audit.seeds import parse_seeds
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from uncertainty_claims import metrics, stats
+from uncertainty_claims import metrics
 from uncertainty_claims.calibration.claims.bootstrap import bin_index
-from uncertainty_claims.engine.effects import Region, safe_ratio
-from uncertainty_claims.seeds import parse_seeds
 
 pytestmark = pytest.mark.property
 

@@ -1,15 +1,16 @@
 """The calibration post in the report: its source, audit.json section and figure data.
 
 Read from the cached faithful-order results, the same the claim tests use; the report
-(lib/report, lib/render) only renders what this module gathers. Registered by claims/conftest.py.
+(lib/report, engine/claim_audit/render) only renders what this module gathers. Registered by claims/conftest.py.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from claim_audit.render.documents import Document, FigureSpec, Source
+
 from .. import metrics
-from ..render.documents import Document, FigureSpec, Source
 from . import figures
 from .evaluation import (
     SUBSAMPLE_OOD,

@@ -8,10 +8,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+from claim_audit.orders import Orders
 
 from .. import metrics
-from ..cache import cached, lib_sources, source_digest
-from ..orders import Orders
+from ..cache import cached
 from .experiment import (
     FAITHFUL,
     PUBLISHED_SEEDS,
@@ -146,9 +146,6 @@ class CalibrationResults:
     runs_key: dict[str, dict] | None = None
 
 
-# Hashed once, at import, over this module's import closure (the metrics included): a
-# process keys its evaluated figures by the code it runs.
-_CODE_DIGEST = source_digest(lib_sources(__name__))
 _FIGURES_FIELD = "per_seed_json"
 
 
@@ -166,7 +163,7 @@ def _evaluated(
     Stored as JSON text, which gives back every float bit for bit (shortest round-trip
     repr), the figures' order and their types.
     """
-    key = {"runs": runs_key(runs, seeds, order), "code": _CODE_DIGEST}
+    key = {"runs": runs_key(runs, seeds, order)}
 
     def compute() -> dict[str, np.ndarray]:
         per_seed = {net: evaluate(run, split) for net, run in runs.items()}

@@ -16,11 +16,11 @@ from dataclasses import asdict, dataclass
 import jax
 import jax.numpy as jnp
 import numpy as np
+from claim_audit.orders import FAITHFUL, twin_batches
 
 from .. import data
-from ..cache import CacheResult, cached, lib_sources, runtime_key, source_digest
+from ..cache import CacheResult, cached
 from ..numerics import full_precision
-from ..orders import FAITHFUL, twin_batches
 from ..sharding import default_mesh
 from .training import (
     TrainConfig,
@@ -255,11 +255,6 @@ def _validator(net: str, n_seeds: int, split: Split, config: TrainConfig, twins:
     return validate
 
 
-# Hashed once, when this code is imported: a process must key its results by the code it
-# runs, not by whatever the source files hold later (an edit during a long run).
-_CODE_DIGEST = source_digest(lib_sources(__name__))
-
-
 def cache_key(net: str, seeds: tuple[int, ...], config: TrainConfig, order: str) -> dict:
     """Everything that changes a net's trained outputs."""
     return {
@@ -268,8 +263,6 @@ def cache_key(net: str, seeds: tuple[int, ...], config: TrainConfig, order: str)
         "order": order,
         "config": asdict(config),
         "data": data.data_digests(),
-        "code": _CODE_DIGEST,
-        **runtime_key(),
     }
 
 

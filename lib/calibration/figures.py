@@ -2,7 +2,7 @@
 
 Each `*_figure(data)` turns plain data (arrays, numbers, dicts; gathered by
 lib/calibration/document.py) into a matplotlib figure; nothing here runs or loads an
-experiment. The report saves and caches them (lib/render/drawing.py).
+experiment. The report saves and caches them (engine/claim_audit/render/drawing.py).
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from claim_audit.render.canvas import new_figure
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from .. import metrics
-from ..render.canvas import new_figure
 
 T_RANGE = (0.05, 20.0)
 SPARSE_BIN = 30  # reliability bins with fewer images get their count printed

@@ -6,12 +6,12 @@ import dataclasses
 import json
 
 import numpy as np
+from claim_audit.orders import FAITHFUL
 
 from .. import metrics
-from ..cache import cached, lib_sources, source_digest
+from ..cache import cached
 from ..health import HealthCheck, classifier_health
 from ..metrics.classification import TEMPERATURE_BOUNDS
-from ..orders import FAITHFUL
 from .evaluation import CalibrationResults
 
 # The fitted temperature is checked against these: the search range, log-spaced.
@@ -64,9 +64,6 @@ def compute_calibration_health(results: CalibrationResults) -> dict[str, list[li
     }
 
 
-# Hashed once, at import, over this module's import closure (the evaluation and the metrics
-# included): a process keys its health checks by the code it runs.
-_CODE_DIGEST = source_digest(lib_sources(__name__))
 _CHECKS_FIELD = "checks_json"
 # Per process, by the canonical text of the disk entry's key.
 _MEMO: dict[str, dict[str, list[dict]]] = {}
@@ -83,7 +80,7 @@ def calibration_health(results: CalibrationResults) -> dict[str, list[list[Healt
     """
     if results.runs_key is None:
         return compute_calibration_health(results)
-    key = {"runs": results.runs_key, "code": _CODE_DIGEST}
+    key = {"runs": results.runs_key}
     memo_key = json.dumps(key, sort_keys=True)
     if memo_key not in _MEMO:
         _MEMO[memo_key] = _cached_health(results, key)

@@ -1,7 +1,7 @@
 """The uncertainty guide in the report: its source, audit.json section and figure data.
 
 Read from the cached faithful-order result of root key 0, the one the claim tests use; the
-report (lib/report, lib/render) only renders what this module gathers. Registered by
+report (lib/report, engine/claim_audit/render) only renders what this module gathers. Registered by
 claims/conftest.py.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from claim_audit.render.documents import Document, FigureSpec, Source
 
-from ..render.documents import Document, FigureSpec, Source
 from .data import LEFT_CLUSTER, RIGHT_CLUSTER, true_function
 from .experiment import printed_trace, region_summary
 from .figures import uncertainty_band_figure

@@ -2,7 +2,7 @@
 
 `uncertainty_band_figure(data)` turns plain data (arrays, numbers; gathered by
 lib/uncertainty/document.py) into a matplotlib figure; nothing here runs or loads an
-experiment. The report saves and caches it (lib/render/drawing.py).
+experiment. The report saves and caches it (engine/claim_audit/render/drawing.py).
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from claim_audit.render.canvas import new_figure
 from matplotlib.figure import Figure
 
 from .. import metrics
-from ..render.canvas import new_figure
 
 ALEATORIC_COLOUR = "tab:orange"
 EPISTEMIC_COLOUR = "tab:blue"

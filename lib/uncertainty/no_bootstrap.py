@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from ..cache import cached, lib_sources, runtime_key, source_digest
+from ..cache import cached
 from ..numerics import full_precision
 from .config import UncertaintyConfig
 from .data import GRID_POINTS, N_PER_CLUSTER, make_data, root_keys
@@ -26,7 +26,6 @@ from .prediction import ensemble_predict
 from .training import _ensemble_scan, make_ensemble
 
 ROOT_SEED = 0
-_CODE_DIGEST = source_digest(lib_sources(__name__))
 
 
 @full_precision
@@ -81,8 +80,6 @@ def ensemble_without_bootstrap(
     key = {
         "root_seed": ROOT_SEED,
         "config": dataclasses.asdict(config),
-        "code": _CODE_DIGEST,
-        **runtime_key(),
     }
     return cached(
         "uncertainty-no-bootstrap",

@@ -17,9 +17,9 @@ from typing import Literal
 
 import jax
 import numpy as np
+from claim_audit.orders import FAITHFUL, Orders, twin_batches
 
-from ..cache import cached, lib_sources, runtime_key, source_digest
-from ..orders import FAITHFUL, Orders, twin_batches
+from ..cache import cached
 from ..sharding import default_mesh
 from .config import UncertaintyConfig
 from .data import GRID_POINTS, N_PER_CLUSTER
@@ -38,16 +38,9 @@ ORDER_COUNT = 2 + len(SPREAD_NUDGES)
 SpreadKind = Literal["root_seeds", "float_noise"]
 
 
-# Hashed once, when this code is imported: a process must key its results by the code it
-# runs, not by whatever the source files hold later (an edit during a long run).
-_CODE_DIGEST = source_digest(lib_sources(__name__))
-
-
 def _key(config: UncertaintyConfig, **extra) -> dict:
     return {
         "config": dataclasses.asdict(config),
-        "code": _CODE_DIGEST,  # incl. lib/health.py: spread figures
-        **runtime_key(),
         **extra,
     }
 

@@ -22,7 +22,6 @@ cached; an idle figure is cached per machine (its CPU, cores and JAX backend) an
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import math
 import os
@@ -35,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cache import cached, lib_sources, runtime_key, source_digest
+from ..cache import cached
 
 IDLE_CORES = 0.05
 """Other work a measurement tolerates, in cores busy on average (CPU seconds per second).
@@ -260,11 +259,6 @@ def _check(arrays: dict[str, np.ndarray]) -> None:
         raise ValueError(f"measured under load ({float(arrays['other_cores']):.2f} cores)")
 
 
-@functools.cache
-def _code_digest() -> str:
-    return source_digest(lib_sources(__name__))
-
-
 def guide_seconds() -> GuideTiming:
     """The guide's example timed on this machine while it was otherwise idle (measured once
     per machine and code): seconds in all and per part, the other load, and the machine.
@@ -273,7 +267,7 @@ def guide_seconds() -> GuideTiming:
     try:
         entry = cached(
             "uncertainty-guide-timing",
-            {"machine": where, "code": _code_digest()} | runtime_key(),
+            {"machine": where},
             _measure,
             validate=_check,
         )

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from ..cache import cached, lib_sources, runtime_key, source_digest
+from ..cache import cached
 from ..numerics import full_precision
 from ..optimizers import adam
 from .config import UncertaintyConfig
@@ -35,7 +35,6 @@ from .training import _ensemble_scan, _mc_scan, bootstrap_indices, train_step
 KEYS = tuple(range(21))
 OVERFLOW_LOG_VAR = float(np.log(np.finfo(np.float32).max))
 """exp(x) overflows float32 for x above this (about 88.72): exp(-log_var) does below -it."""
-_CODE_DIGEST = source_digest(lib_sources(__name__))
 
 
 class UnclampedMLP(GaussianMLP):
@@ -115,7 +114,7 @@ def train_unclamped(
 
 def unclamped_runs(config: UncertaintyConfig = UncertaintyConfig()) -> dict[str, np.ndarray]:
     """`train_unclamped` for every key of KEYS (cached on disk)."""
-    key = {"keys": list(KEYS), "config": config.__dict__, "code": _CODE_DIGEST, **runtime_key()}
+    key = {"keys": list(KEYS), "config": config.__dict__}
     return cached("uncertainty-unclamped", key, lambda: train_unclamped(KEYS, config)).arrays
 
 

@@ -13,10 +13,11 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
+from claim_audit import stats
+from claim_audit.engine.effects import Comparison, PerSeed
 
-from ... import metrics, stats
-from ...cache import cached, lib_sources, source_digest
-from ...engine.effects import Comparison, PerSeed
+from ... import metrics
+from ...cache import cached
 from ...metrics.classification import PROB_FLOOR
 from ..evaluation import (
     CalibrationResults,
@@ -34,11 +35,6 @@ METHOD = (
     "percentile bootstrap over test images (Fashion test and MNIST resampled with "
     "replacement, the same resamples for every net and seed)"
 )
-
-
-# Derived from this module's import closure (evaluation.py owns the subsample seed and sizes),
-# hashed once at import: a process keys results by the code it runs.
-_CODE_DIGEST = source_digest(lib_sources(__name__))
 
 
 def calibration_on(seeds: tuple[int, ...]) -> CalibrationResults:
@@ -249,7 +245,6 @@ def _figure_samples(seeds: tuple[int, ...], b: int, seed: int) -> FigureSamples:
         "nets": {net: cache_key(net, seeds, TrainConfig(), results.order) for net in results.runs},
         "b": b,
         "seed": seed,
-        "code": _CODE_DIGEST,
     }
     entry = cached(
         f"bootstrap-seeds{len(seeds)}",

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ...engine.effects import PerSeed, safe_ratio
+from claim_audit.engine.effects import PerSeed, safe_ratio
+
 from ..evaluation import aggregate
 
 Figure = tuple[str, str]  # (net, dotted figure name), e.g. ("yat", "auroc.kmax")

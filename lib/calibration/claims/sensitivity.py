@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from claim_audit.engine.effects import Comparison, PerSeed
+
 from ... import metrics
-from ...engine.effects import Comparison, PerSeed
 from ..evaluation import CalibrationResults
 from .specs import ece_ratio, ood_gap
 

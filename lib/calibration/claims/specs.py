@@ -2,11 +2,11 @@
 (https://tahabouhsine.com/blog/calibration-of-a-bounded-net-jax-flax-nnx/), each defined once.
 
 Each claim states one assertion of the post in our words, cites its section, and is judged
-on the reproduction in every valid float order (lib/orders.py; the faithful order, docs/RECIPES.md,
+on the reproduction in every valid float order (engine/claim_audit/orders.py; the faithful order, docs/RECIPES.md,
 gives the headline figure). Figures are 3-seed means unless the claim names a
 seed; ECE is in percent as printed. A printed figure is judged over all orders together:
-is it a plausible draw of the recipe (lib/engine/prediction.py, fixtures/TOLERANCES.md)?
-A comparative claim's rule is a `Comparison` (lib/engine/effects.py), which the
+is it a plausible draw of the recipe (engine/claim_audit/engine/prediction.py, fixtures/TOLERANCES.md)?
+A comparative claim's rule is a `Comparison` (engine/claim_audit/engine/effects.py), which the
 robustness sweeps read too (`COMPARISONS`).
 """
 
@@ -18,13 +18,13 @@ from operator import attrgetter
 from typing import Any
 
 import numpy as np
+from claim_audit.engine.claim import ClaimSpec, ClaimSpecs, Published, Rule
+from claim_audit.engine.effects import Compared, Comparison, Effect, Region
+from claim_audit.engine.judges import ComparedBeside
+from claim_audit.engine.verdict import FigureRule, Judgement, Measured, figures, satisfied, within
 from flax import nnx
 
 from ... import data, metrics
-from ...engine.claim import ClaimSpec, ClaimSpecs, Published, Rule
-from ...engine.effects import Compared, Comparison, Effect, Region
-from ...engine.judges import ComparedBeside
-from ...engine.verdict import FigureRule, Judgement, Measured, figures, satisfied, within
 from ...health import health_judgement
 from ..evaluation import (
     ORACLE_TEMPERATURES,

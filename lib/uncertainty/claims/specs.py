@@ -2,14 +2,14 @@
 (sections as the guide titles them), each defined once.
 
 Each claim states one assertion of the guide in our words, cites its section, and is judged
-on the reproduction in every valid float order (lib/orders.py: the guide's own order, the
+on the reproduction in every valid float order (engine/claim_audit/orders.py: the guide's own order, the
 jitted scan, 20 float-rounding twins; docs/RECIPES.md, Uncertainty and Computation order).
 
 A printed figure is *reproduced* when it is a plausible draw of the recipe over the valid
-float orders (lib/engine/prediction.py, fixtures/TOLERANCES.md). It is *typical of the recipe*
+float orders (engine/claim_audit/engine/prediction.py, fixtures/TOLERANCES.md). It is *typical of the recipe*
 when it lies within the range of the same figure over 20 other root keys (spread
 "root_seeds"). A comparative claim's rule is a
-`Comparison` (lib/engine/effects.py), which the robustness sweep reads too
+`Comparison` (engine/claim_audit/engine/effects.py), which the robustness sweep reads too
 (`COMPARISONS`).
 """
 
@@ -23,14 +23,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from claim_audit.engine.claim import ClaimSpec, ClaimSpecs, Published, Rule
+from claim_audit.engine.effects import Compared, Comparison, Effect, Region
+from claim_audit.engine.judges import ComparedBeside
+from claim_audit.engine.sweep import across_runs
+from claim_audit.engine.verdict import FigureRule, Judgement, Measured, figures, satisfied
 from flax import nnx
 
 from ... import metrics
-from ...engine.claim import ClaimSpec, ClaimSpecs, Published, Rule
-from ...engine.effects import Compared, Comparison, Effect, Region
-from ...engine.judges import ComparedBeside
-from ...engine.sweep import across_runs
-from ...engine.verdict import FigureRule, Judgement, Measured, figures, satisfied
 from ...health import health_judgement
 from ..config import (
     ENSEMBLE_PRINT_EVERY,

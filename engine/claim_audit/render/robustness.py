@@ -1,8 +1,8 @@
 """What the terminal tables and audit.md show of the robustness section, read once.
 
 The section (audit.json's `robustness`, assembled by the documents' side) is turned here
-into rows of plain cells; lib/render/table.py lays them out in fixed-width columns and
-lib/render/markdown.py as Markdown tables.
+into rows of plain cells; engine/claim_audit/render/table.py lays them out in fixed-width columns and
+engine/claim_audit/render/markdown.py as Markdown tables.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """Drawn figures kept on disk, keyed by what they are drawn from: the data and the code.
 
 A figure's key is a sha256 of its file name, a digest of its data and a digest of the code
-that draws it: the source files of its `draw` function's module and of every `lib` module
-that imports, read statically as lib/cache.py does (for a module outside `lib`, a project's
-own drawing code: that module's file and the `lib` modules it imports), the report's saving
-code and matplotlib's version. An entry is
+that draws it: the whole source of the package its `draw` function comes from (a module
+outside any package: its own file), this engine's source (it saves every figure) and
+matplotlib's version. An entry is
 a folder holding the PNG, its SVG twin and their sha256s; it is built in a temporary folder
 and renamed into place whole, and checked on every read: a damaged entry is drawn again,
 never served.
@@ -12,10 +11,8 @@ never served.
 
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
-import inspect
 import json
 import os
 import shutil
@@ -28,10 +25,10 @@ import matplotlib
 import numpy as np
 
 from .. import cache
-from ..cache import PACKAGE, lib_sources, source_digest
+from ..cache import package_digest
 
 _CHECKSUMS = "sha256.json"
-_SAVER = "uncertainty_claims.render.canvas"  # saves every figure: its code is in every key
+_ENGINE = __name__.partition(".")[0]  # saves every figure: its code is in every key
 
 
 def data_digest(data: Any) -> str:
@@ -76,43 +73,22 @@ def _feed(digest: Any, value: Any, where: str) -> None:
 
 
 @functools.cache
-def _module_digest(module: str, source: str | None) -> str:
-    """Digest of the code of `module` (whose file is `source`): its lib import closure, or,
-    for a module outside lib (a project's own drawing code), its own source file and the
-    lib modules it imports. The report's saving code and matplotlib's version join both."""
-    paths = set(lib_sources(_SAVER))
+def _module_digest(module: str) -> str:
+    """Digest of the code that draws with `module`: its top-level package's source, this
+    engine's, and matplotlib's version."""
     digest = hashlib.sha256()
-    if module.split(".")[0] == PACKAGE:
-        paths |= set(lib_sources(module))
-    else:
-        if source is None:
-            raise TypeError(f"cannot read the source of {module}, which draws a figure")
-        text = Path(source).read_bytes()
-        digest.update(text)
-        for name in _lib_imports(text.decode()):
-            paths |= set(lib_sources(name))
-    digest.update(source_digest(paths).encode())
+    for package in (module.partition(".")[0], _ENGINE):
+        digest.update(package_digest(package).encode())
     digest.update(matplotlib.__version__.encode())
     return digest.hexdigest()
 
 
-def _lib_imports(text: str) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.Import):
-            names |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
-    return {name for name in names if name.split(".")[0] == PACKAGE}
-
-
 def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
     """The cache key of figure `file` drawn by `draw` from `data`."""
-    try:
-        source = inspect.getsourcefile(draw)
-    except TypeError:  # a builtin or C function: no source
-        source = None
-    code = _module_digest(draw.__module__, source)
+    module = getattr(draw, "__module__", None)
+    if not module:
+        raise TypeError(f"cannot tell which code draws figure {file}: {draw!r} has no module")
+    code = _module_digest(module)
     parts = {"file": file, "code": code, "data": data_digest(data)}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
 

@@ -2,14 +2,14 @@
 
 Workers (or the single process without xdist) attach each claim's record to its
 test report; the controller process gathers them, prints the claims table and
-writes `report/` (see lib/report/audit.py). One code path serves the audit
+writes `report/` (see engine/claim_audit/report/audit.py). One code path serves the audit
 command, the test command and CI.
 
 Only a complete run replaces the report: every claim the documents define
 (`pytest_claims_audit_claims`) has a verdict, none is in error and nothing cut the run
 short; any other run writes `report/partial/`, naming the claims `missing` and why. Under
 xdist with a per-test budget (pytest-timeout), a watchdog stops a worker that no longer
-answers (lib/report/watchdog.py).
+answers (engine/claim_audit/report/watchdog.py).
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=_seeds,
         default=None,
         metavar="SEEDS",
-        help="robustness sweep: re-evaluate the comparative claims on these calibration seeds "
-        "and uncertainty root keys, e.g. 0-9 or 0,3,5-7 (trains the ones not cached)",
+        help="robustness sweep: re-evaluate the comparative claims on these seeds (each "
+        "document says what its seeds are), e.g. 0-9 or 0,3,5-7 (computes the ones not cached)",
     )
     parser.addini(
         "claims_audit_method",
@@ -458,7 +458,7 @@ class AuditCollector:
 
     @pytest.hookimpl(optionalhook=True)  # xdist's hook, on the controller
     def pytest_configure_node(self, node) -> None:
-        """With a budget per test, watch the workers from their start (lib/report/watchdog.py)."""
+        """With a budget per test, watch the workers from their start (engine/claim_audit/report/watchdog.py)."""
         budget = _budget(self.config)
         if not budget:
             return
@@ -655,7 +655,7 @@ class AuditCollector:
                 if seeds is not None and self.robustness is None:
                     self.robustness_error = (
                         "--seeds asks for a sweep, but no pytest_claims_audit_robustness hook "
-                        "computed one (lib/report/hooks.py)"
+                        "computed one (engine/claim_audit/report/hooks.py)"
                     )
             if self.robustness_error and session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED

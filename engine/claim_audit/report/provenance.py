@@ -1,7 +1,7 @@
 """Where a run came from: the audited project's git commit, its lock file and data, the
 command line, the device.
 
-Part of audit.json's `metadata`, so that two reports can be compared (`python -m uncertainty_claims.report
+Part of audit.json's `metadata`, so that two reports can be compared (`python -m claim_audit.report
 diff`). Every field is None where it cannot be known (no git, not a checkout, no lock file):
 a report is still written, it just says less. The project is the one pytest audits (its
 rootdir), never the engine's own checkout.
@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
-
-from ..cache import jax_settings
 
 LOCK_FILE = "requirements.lock"
 _GIT_TIMEOUT_S = 10
@@ -93,6 +91,36 @@ def device() -> dict[str, Any] | None:
         "backend": jax.default_backend(),
         "count": len(devices),
         "kinds": sorted({d.device_kind for d in devices}),
+    }
+
+
+# jax.config options that cannot change a computed number: where compiled programs are kept
+# and what is logged or dumped.
+_NEUTRAL_JAX_OPTIONS = (
+    "compilation_cache",
+    "persistent_cache",
+    "explain_cache",
+    "_log_",
+    "_logging_",
+    "_dump",
+)
+
+
+def jax_settings() -> dict[str, bool | int | float | str | None]:
+    """Every jax.config option (x64, threefry partitioning, default matmul precision, default
+    dtype bits, PRNG implementation, ...) but the neutral ones, as JSON values; {} when this
+    process never imported JAX (this module does not import it).
+
+    Taken whole rather than from a list of the options known to matter, so an option that a
+    JAX release adds is included too.
+    """
+    jax = sys.modules.get("jax")
+    if jax is None:
+        return {}
+    return {
+        name: value if value is None or isinstance(value, bool | int | float | str) else str(value)
+        for name, value in sorted(jax.config.values.items())
+        if not any(part in name for part in _NEUTRAL_JAX_OPTIONS)
     }
 
 

@@ -1,7 +1,7 @@
 """Writes the audit: report/audit.{json,md,html} and report/figures/*.{png,svg}.
 
 `build` assembles the audit dict, the one step that asks the documents for data (their
-sections; lib/render/documents.py); the Markdown, HTML and figures are rendered from it
+sections; engine/claim_audit/render/documents.py); the Markdown, HTML and figures are rendered from it
 and from the documents' figure data. Nothing here imports an experiment: the documents'
 side reads them through the same cached functions the claim tests use.
 """
@@ -23,8 +23,8 @@ from importlib import metadata as distributions
 from pathlib import Path
 from typing import Any
 
+from .. import __name__ as ENGINE
 from .. import __version__
-from ..cache import PACKAGE
 from ..engine.claim import ClaimRecord
 from ..render import drawing, html, markdown
 from ..render.documents import SCHEMA_VERSION, Document, by_name
@@ -59,7 +59,7 @@ def metadata(
         "created_unix": round(time.time(), 1),
         "wall_s": round(wall_s, 2),
         "versions": {
-            PACKAGE: __version__,
+            ENGINE: __version__,
             "python": platform.python_version(),
             **{name: _version(name) for name in ("jax", "flax", "optax", "numpy")},
         },
@@ -132,7 +132,7 @@ def build(
 ) -> dict:
     """The audit as a JSON-able dict (the contract of issues 3 to 5, 7).
 
-    `documents`: those registered (lib/render/documents.py); each audited one with a section
+    `documents`: those registered (engine/claim_audit/render/documents.py); each audited one with a section
     has it under its name. `partial`: why the run was not a complete audit (interrupted, a
     subset); such an audit holds the claims that ran and says why, without the documents'
     sections (which could start experiments the run never finished). `missing`: the claims
@@ -178,7 +178,7 @@ def write_report(
 
     `robustness`: the section made by `robustness()`, if any, with its figure. `partial`,
     `missing`, `documents`, `project`, `jax_environment`: see `build`; a partial audit is audit.json and audit.md alone.
-    `figure_cache`: where drawn figures are kept and reused (lib/render/figure_cache.py);
+    `figure_cache`: where drawn figures are kept and reused (engine/claim_audit/render/figure_cache.py);
     None draws every figure. One writer at a time (a
     lock on the folder); the report is staged inside the folder and swapped in once it is
     complete.

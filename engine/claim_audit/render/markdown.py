@@ -71,7 +71,7 @@ def _source_text(source, suffix: str = "") -> str:
 
 
 def render(audit: dict, figure_names: list[str]) -> str:
-    """Markdown for the audit dict built by lib/report/audit.py, figures linked from figures/."""
+    """Markdown for the audit dict built by engine/claim_audit/report/audit.py, figures linked from figures/."""
     meta = audit["metadata"]
     lines = ["# Claims audit", ""]
     if audit.get("partial"):

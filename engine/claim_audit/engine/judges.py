@@ -1,5 +1,5 @@
 """Judges shared by the documents' claims, outside the experiments' import closure (and
-outside lib/engine/effects.py, which keys the calibration bootstrap's cache)."""
+outside engine/claim_audit/engine/effects.py, which keys the calibration bootstrap's cache)."""
 
 from __future__ import annotations
 

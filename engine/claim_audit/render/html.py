@@ -234,7 +234,7 @@ def render(audit: dict, figures: Mapping[str, bytes]) -> str:
     """The audit as one HTML page.
 
     Args:
-      audit: the dict written as audit.json (lib/report/audit.py `build`, plus the
+      audit: the dict written as audit.json (engine/claim_audit/report/audit.py `build`, plus the
         `figures` index of captions and the claims each figure illustrates, if any).
       figures: PNG bytes by file name (e.g. "reliability_seed0.png"), in display order;
         each is inlined as a data URI.

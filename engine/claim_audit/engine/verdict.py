@@ -4,11 +4,11 @@ several valid float orders (`verdict_over`).
 Two kinds of claim, two kinds of return value:
 - a figure claim (a printed number the recipe reproduces) returns its figures, `figures()`:
   a `Measured`, judged over all orders together (is the published number a plausible draw
-  of the recipe? lib/engine/prediction.py);
+  of the recipe? engine/claim_audit/engine/prediction.py);
 - a qualitative claim (a comparison, a region, a threshold, an identity) returns whether it
   holds in this order: a `Judgement`. A threshold claim carries the numbers it compares,
   each a `Threshold` (a value and the `Region` where the claim holds: `within()`, or a
-  `Comparison` of lib/engine/effects.py), and is judged like a figure, by the prediction
+  `Comparison` of engine/claim_audit/engine/effects.py), and is judged like a figure, by the prediction
   interval of each value over the orders against its region; any other (an identity, a
   shape) returns `satisfied()` and is judged order by order. `close_to` and `all_close` are
   judgements of a figure against a tolerance given by hand, for a test without a spec.
@@ -80,7 +80,7 @@ class Judgement:
 
     `thresholds`: the numbers a threshold claim compares; the claim then holds in this order
     exactly when each lies in its region, and over the orders it is judged by their
-    prediction intervals (lib/engine/claim.py). `inconclusive`: why this run cannot judge
+    prediction intervals (engine/claim_audit/engine/claim.py). `inconclusive`: why this run cannot judge
     the claim at all (e.g. a timing on a busy machine); its verdict is then *inconclusive*.
     """
 
@@ -121,7 +121,7 @@ class Measured:
 class FigureRule:
     """Base of a figure claim's judge (a callable of one order's results and the published
     figures): it returns `figures(...)` in each order, and its claim is judged over all
-    orders together. The engine counts a registry's figures by it (lib/engine/prediction.py)."""
+    orders together. The engine counts a registry's figures by it (engine/claim_audit/engine/prediction.py)."""
 
 
 def figures(

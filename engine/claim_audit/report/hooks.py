@@ -1,6 +1,6 @@
 """The hooks through which a project tells the claims-audit plugin about its documents.
 
-Declared by lib/report/plugin.py (`pytest_addhooks`); implement them in a conftest.py or a
+Declared by engine/claim_audit/report/plugin.py (`pytest_addhooks`); implement them in a conftest.py or a
 plugin. This suite's implementations are in claims/conftest.py.
 """
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 def pytest_claims_audit_documents(config: pytest.Config) -> list[Document]:
-    """The documents whose sections and figures the report shows (lib/render/documents.py).
+    """The documents whose sections and figures the report shows (engine/claim_audit/render/documents.py).
 
     Every implementation's list is used, in the order pytest calls them. Called once, when
     the report is written; a document with claims but not registered is only listed.
@@ -57,7 +57,7 @@ def pytest_claims_audit_robustness(
     sweep asked for (--seeds) with no section returned.
 
     The section is a JSON-able dict with these keys, which the terminal table, audit.md and
-    audit.html render (this suite's: `uncertainty_claims.suite`):
+    audit.html render (a project supplies its own):
     `methods` (dict of str: how each statistic was computed; `labels` names what robust,
     fragile and fails mean), `published_seeds` (list of int), `sweep_seeds` (list of int, or
     None), `claims` (claim id -> its intervals and, with a sweep, its share of holding

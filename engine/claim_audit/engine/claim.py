@@ -6,10 +6,10 @@ figure as published, the reading of its qualitative words, a recorded finding, i
 (a document's assertion or the suite's own check) and its judge, a function from one
 order's results (and the published figure) to what the claim measures there. A document's
 specs form one `ClaimSpecs` registry; its tests are marked from it (`SPECS.mark(id)`) and
-ask the `claim` fixture to `check` the results in every valid float order (lib/orders.py).
+ask the `claim` fixture to `check` the results in every valid float order (engine/claim_audit/orders.py).
 
 Every number is judged the same way, by its prediction interval over the orders
-(lib/engine/prediction.py), so a verdict does not depend on which orders a machine happens
+(engine/claim_audit/engine/prediction.py), so a verdict does not depend on which orders a machine happens
 to compute:
 - a figure claim (its judge a `FigureRule`, returning `figures(...)`) holds when each
   published figure lies in its interval and the interval can tell it from 0 and from a
@@ -295,7 +295,7 @@ def _refuse_nonfinite(claim_id: str, order: str, judgement: Judgement | Measured
 
 def _figure_verdict(measured: Mapping[str, Measured]) -> tuple[str, str, dict[str, Any]]:
     """A figure claim over all orders at once: each published figure against its prediction
-    interval over the orders (lib/engine/prediction.py). Refuted when a figure lies outside
+    interval over the orders (engine/claim_audit/engine/prediction.py). Refuted when a figure lies outside
     its interval; else inconclusive when an interval cannot check its figure; else holds."""
     faithful = measured[FAITHFUL]
     verdicts = [
@@ -313,7 +313,7 @@ def _figure_verdict(measured: Mapping[str, Measured]) -> tuple[str, str, dict[st
     if verdict == "inconclusive":
         needed = [v.orders_to_conclude for v in verdicts if not v.conclusive]
         rule["orders_to_conclude"] = None if None in needed else max(needed)  # type: ignore[type-var]
-    # Named as a figure checked against a hand-given tolerance names them (lib/report/diff.py).
+    # Named as a figure checked against a hand-given tolerance names them (engine/claim_audit/report/diff.py).
     if len(faithful.measured) == 1:
         rule["measured_value"] = faithful.measured[0]
     else:

@@ -2,7 +2,7 @@
 
 A chaotic training computed in another valid float order (another fusion, another
 reduction order, a batch axis, a one-ulp twin of the initial weights) ends at another
-net. A claim is judged on every order (lib/engine/claim.py): it *holds* or is *refuted*
+net. A claim is judged on every order (engine/claim_audit/engine/claim.py): it *holds* or is *refuted*
 only when every order agrees; otherwise its verdict depends on the order (*sensitive*).
 The faithful order's figures are the headline ones.
 """

@@ -1,4 +1,4 @@
-"""`python -m uncertainty_claims.report diff OLD.json NEW.json`: compare two audit reports (lib/report/diff.py)."""
+"""`python -m claim_audit.report diff OLD.json NEW.json`: compare two audit reports (claim_audit/report/diff.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m uncertainty_claims.report", description=__doc__
-    )
+    parser = argparse.ArgumentParser(prog="python -m claim_audit.report", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     diff = commands.add_parser(
         "diff",

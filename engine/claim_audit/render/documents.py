@@ -1,7 +1,7 @@
 """What a document supplies to the report: its source, its audit.json section, its figures.
 
 The report renders; the documents' side gathers. A project registers its documents through
-the `pytest_claims_audit_documents` hook (lib/report/hooks.py); this suite's are in
+the `pytest_claims_audit_documents` hook (engine/claim_audit/report/hooks.py); this suite's are in
 lib/calibration/document.py and lib/uncertainty/document.py, registered by claims/conftest.py.
 A document registered without a section or figures only has its claims listed.
 """
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-# The layout of audit.json: its version (what `python -m uncertainty_claims.report diff` can read), and its
+# The layout of audit.json: its version (what `python -m claim_audit.report diff` can read), and its
 # top-level keys that are not a document's section.
 SCHEMA_VERSION = 1
 # Top-level keys of audit.json that are not a document's section.
@@ -53,7 +53,7 @@ class FigureSpec:
     """A figure of the report: its PNG file (an SVG twin is written beside it), what it shows,
     the claims it illustrates, and `draw`, a function from the figure's data (arrays,
     numbers, strings, lists and dicts of them) to a matplotlib Figure. A drawn figure is
-    cached by a digest of its data and of `draw`'s code (lib/render/figure_cache.py)."""
+    cached by a digest of its data and of `draw`'s code (engine/claim_audit/render/figure_cache.py)."""
 
     file: str
     caption: str

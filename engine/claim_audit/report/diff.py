@@ -1,6 +1,6 @@
 """Compare two audit.json files: which verdicts, figures and run metadata moved.
 
-`python -m uncertainty_claims.report diff OLD.json NEW.json` prints
+`python -m claim_audit.report diff OLD.json NEW.json` prints
 
 - claims whose verdict changed, and claims present in only one file (verdicts are compared
   as strings, whatever their names);
@@ -233,7 +233,7 @@ def draw_gap(sd: float, n_orders: int) -> float:
     draws, (x - x') / (s sqrt(2)) is Student t with n - 1 degrees of freedom: a figure of a
     run of the same recipe (another machine, another valid float order) moves further from
     the old one with probability FIGURE_ALPHA, the engine's false-refutation rate per figure
-    (lib/engine/prediction.py).
+    (engine/claim_audit/engine/prediction.py).
     """
     if n_orders < 2 or sd == 0:
         return 0.0
@@ -281,7 +281,7 @@ def _at(gaps: list[float] | None, index: int | None, count: int | None = None) -
     return None
 
 
-# A number as fmt() (lib/engine/verdict.py) renders one, not part of a word ("l1", "twin-1"'s
+# A number as fmt() (engine/claim_audit/engine/verdict.py) renders one, not part of a word ("l1", "twin-1"'s
 # "twin") or of a dotted name ("0.12.8").
 _NUMBER = re.compile(
     r"(?<![\w.])[-+]?(?:nan|inf|(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)(?![\w.])", re.IGNORECASE

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import ndtr, ndtri
 
-from .metrics._checks import as_real_array, as_scalar
+from .checks import as_real_array, as_scalar
 
 B = 1000
 SEED = 20240607

@@ -232,12 +232,11 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
     if sweep is None:
         lines += [
             "",
-            "Across other seeds: not run (e.g. --seeds 0-9 re-runs the recipes on seeds",
-            "0-9: calibration seeds and uncertainty root keys).",
+            "Across other seeds: not run (e.g. --seeds 0-9 re-runs the recipes on seeds 0-9).",
         ]
     else:
         seeds = robustness.seed_range(sweep)
-        lines += ["", f"Each comparative claim on seeds {seeds} (root keys {seeds}, uncertainty)"]
+        lines += ["", f"Each comparative claim on seeds {seeds}"]
         lines += _sweep_rows(section["claims"])
         lines += [
             "holds on: of the 3-seed subsets (calibration) or of the root keys (uncertainty)",

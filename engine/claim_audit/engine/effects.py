@@ -46,7 +46,7 @@ class Comparison:
     can; a spread across seeds cannot). `extreme`: the statistic reads the most extreme seed
     (a maximum, an argmin), for which a bootstrap over seeds is not valid. The claim's
     verdict reads the regions as they are in each float order; the order noise shows as
-    orders that disagree (lib/engine/claim.py), not as a wider region.
+    orders that disagree (engine/claim_audit/engine/claim.py), not as a wider region.
     """
 
     claim_id: str
