@@ -19,7 +19,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_STARTED_AS] = fingerprint(_selection(config))
     seeds = config.getoption("--seeds")
     if seeds is not None:
-        from claim_audit.engine.sweep import POST_SEEDS
+        from uncertainty_claims.calibration.experiment import POST_SEEDS
 
         if len(seeds) < POST_SEEDS:
             raise pytest.UsageError(

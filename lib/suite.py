@@ -20,7 +20,7 @@ from claim_audit.engine.sweep import METHOD as SEED_METHOD
 
 from .calibration.claims import bootstrap, sensitivity
 from .calibration.claims import specs as calibration_claims
-from .calibration.experiment import PUBLISHED_SEEDS
+from .calibration.experiment import POST_SEEDS, PUBLISHED_SEEDS
 from .uncertainty.claims import specs as uncertainty_claims
 
 if TYPE_CHECKING:
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from claim_audit.render.documents import Document
 
 PUBLISHED_KEY = 0  # the uncertainty guide's root key
+KEYS = "root keys"  # what the uncertainty guide's seeds are
 
 
 def documents() -> list[Document]:
@@ -66,7 +67,7 @@ def _calibration(sweep: tuple[int, ...] | None) -> tuple[dict, list[dict], dict]
     for comparison in calibration_claims.COMPARISONS:
         published = _published(
             comparison,
-            across_seeds(comparison, results.per_seed, PUBLISHED_SEEDS),
+            across_seeds(comparison, results.per_seed, PUBLISHED_SEEDS, size=POST_SEEDS),
             bootstrap.claim_intervals(comparison) if _resampled(comparison) else None,
         )
         claims[comparison.claim_id] = {"document": "calibration", "published": published}
@@ -75,7 +76,7 @@ def _calibration(sweep: tuple[int, ...] | None) -> tuple[dict, list[dict], dict]
         on_sweep = sensitivity.with_binnings(bootstrap.calibration_on(sweep))
         for comparison in calibration_claims.COMPARISONS:
             claims[comparison.claim_id]["sweep"] = across_seeds(
-                comparison, on_sweep, sweep
+                comparison, on_sweep, sweep, size=POST_SEEDS
             ).to_json()
     published_binnings = sensitivity.with_binnings(results)
     rows = []
@@ -88,11 +89,15 @@ def _calibration(sweep: tuple[int, ...] | None) -> tuple[dict, list[dict], dict]
             "post_choice": variant.published,
             "published": _published(
                 variant.comparison,
-                across_seeds(variant.comparison, published_binnings, PUBLISHED_SEEDS),
+                across_seeds(
+                    variant.comparison, published_binnings, PUBLISHED_SEEDS, size=POST_SEEDS
+                ),
             ),
         }
         if on_sweep is not None:
-            row["sweep"] = across_seeds(variant.comparison, on_sweep, sweep).to_json()
+            row["sweep"] = across_seeds(
+                variant.comparison, on_sweep, sweep, size=POST_SEEDS
+            ).to_json()
         rows.append(row)
     figures = bootstrap.figure_samples().figure_intervals(results.per_seed)
     return claims, rows, figures
@@ -109,15 +114,32 @@ def _uncertainty(sweep: tuple[int, ...] | None) -> dict:
         claims[comparison.claim_id] = {
             "document": "uncertainty",
             "published": _published(
-                comparison, across_runs(comparison, [faithful], (PUBLISHED_KEY,))
+                comparison, across_runs(comparison, [faithful], (PUBLISHED_KEY,), unit=KEYS)
             ),
         }
         if sweep:
-            claims[comparison.claim_id]["sweep"] = across_runs(comparison, runs, sweep).to_json()
+            claims[comparison.claim_id]["sweep"] = across_runs(
+                comparison, runs, sweep, unit=KEYS
+            ).to_json()
     return claims
 
 
 DOCUMENTS = ("calibration", "uncertainty")  # the documents with comparative claims
+# The calibration post's per-seed figures, as the robustness section's tables show them.
+FIGURE_COLUMNS = (
+    ("acc", "accuracy"),
+    ("ece", "ECE"),
+    ("nll", "NLL"),
+    ("brier", "Brier"),
+    ("ece_T", "ECE after T"),
+    ("nll_T", "NLL after T"),
+    ("auroc.msp", "AUROC MSP"),
+    ("auroc.maxlogit", "AUROC max logit"),
+    ("auroc.energy", "AUROC energy"),
+    ("auroc.kmax", "AUROC kmax"),
+    ("auroc_subsample.msp", "AUROC MSP (subsample)"),
+    ("auroc_subsample.kmax", "AUROC kmax (subsample)"),
+)
 
 
 def robustness_section(documents: Collection[str], sweep: tuple[int, ...] | None) -> dict | None:
@@ -127,19 +149,26 @@ def robustness_section(documents: Collection[str], sweep: tuple[int, ...] | None
         return None
     section: dict[str, Any] = {
         "methods": {
-            "test_images": f"{stats.METHOD} over test images, B = {stats.B}, generator seed "
+            "published": f"{stats.METHOD} over test images, B = {stats.B}, generator seed "
             f"{stats.SEED}; paired: the same resamples for every net and seed",
             "seeds": SEED_METHOD,
             "level": stats.LEVEL,
             "labels": f"robust: holds on >= {ROBUST:.0%} of the 3-seed subsets of the sweep "
             f"(calibration) or of its root keys (uncertainty); fails: on <= {FAILS:.0%}; "
             "fragile: in between",
+            "note": "The test-image intervals hold the nets fixed (training and the "
+            "temperature fit are not resampled).",
+            "holds_on": "of the 3-seed subsets (calibration) or of the root keys (uncertainty)",
+            "value": "the claim's statistic on all the seeds (calibration) or the mean over "
+            "the root keys (uncertainty)",
         },
         "published_seeds": list(PUBLISHED_SEEDS),
         "sweep_seeds": list(sweep) if sweep else None,
         "claims": {},
         "sensitivity": [],
         "figure_intervals": None,
+        "figure_group": "net",
+        "figure_columns": [list(column) for column in FIGURE_COLUMNS],
     }
     if "calibration" in documents:
         claims, rows, figures = _calibration(sweep)

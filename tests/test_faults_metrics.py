@@ -19,6 +19,7 @@ from claim_audit import stats
 
 from uncertainty_claims import metrics
 from uncertainty_claims.calibration.health import temperature_at_nll_minimum
+from uncertainty_claims.metrics import resampled
 
 pytestmark = pytest.mark.fault
 
@@ -144,8 +145,9 @@ def test_a_single_class_has_no_auroc(name, empty):
         call(name, **{empty: np.array([])})
 
 
-# The bootstrap statistics of engine/claim_audit/stats.py (unreachable with bad input today: the metrics
-# reject it first), each with valid arguments; a counts matrix of two resamples.
+# The bootstrap statistics of engine/claim_audit/stats.py and lib/metrics/resampled.py
+# (unreachable with bad input today: the metrics reject it first), each with valid arguments;
+# a counts matrix of two resamples.
 COUNTS = np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 2.0]])
 STATS_CALLS = {
     "p_value": {"samples": S, "null": 0.5},
@@ -158,6 +160,7 @@ STATS_CALLS = {
     },
     "auroc": {"pos_scores": S, "neg_scores": S[::-1], "pos_counts": COUNTS, "neg_counts": COUNTS},
 }
+STATS_MODULE = {"p_value": stats, "mean": stats, "binned_gap": resampled, "auroc": resampled}
 
 
 @pytest.mark.parametrize(
@@ -179,7 +182,7 @@ def test_non_finite_input_to_a_bootstrap_statistic_is_rejected(name, arg, bad):
     value = np.array(STATS_CALLS[name][arg], dtype=np.float64)
     value.flat[-1] = bad
     with pytest.raises(ValueError, match=rf"^{arg} must be finite; got {bad!r}"):
-        getattr(stats, name)(**{**STATS_CALLS[name], arg: value})
+        getattr(STATS_MODULE[name], name)(**{**STATS_CALLS[name], arg: value})
 
 
 @pytest.mark.parametrize("name", ["mean", "binned_gap", "auroc"])
@@ -188,7 +191,7 @@ def test_bootstrap_values_must_match_the_counted_examples(name):
     fixed: they were broadcast (engine/claim_audit/stats.py checks with engine/claim_audit/checks.py)."""
     args = {k: v[:-1] if k in ("values", "confidence", "pos_scores") else v for k, v in STATS_CALLS[name].items()}  # fmt: skip
     with pytest.raises(ValueError, match=r"must have one value per counted example"):
-        getattr(stats, name)(**args)
+        getattr(STATS_MODULE[name], name)(**args)
 
 
 def test_temperature_stopped_in_a_flat_stretch_fails_its_health_check():
@@ -214,7 +217,7 @@ def test_auroc_counts_must_be_whole_numbers_of_draws(bad):
     counts = COUNTS.copy()
     counts[0, 0] = bad
     with pytest.raises(ValueError, match=r"^neg_counts must be whole numbers"):
-        stats.auroc(S, S[::-1], COUNTS, counts)
+        resampled.auroc(S, S[::-1], COUNTS, counts)
 
 
 # A finite long double beyond float64's range (x86-64 has an 80-bit one; where np.longdouble

@@ -160,7 +160,7 @@ def test_calibration_sweep(sweep_seeds):
     per_seed = sensitivity.with_binnings(results)
     n = len(sweep_seeds)
     for comparison in calibration_claims.COMPARISONS:
-        robustness = across_seeds(comparison, per_seed, sweep_seeds)
+        robustness = across_seeds(comparison, per_seed, sweep_seeds, size=3)
         assert (
             robustness.total == min(math.comb(n, 3), MAX_SUBSETS) and 0 <= robustness.fraction <= 1
         )
@@ -176,7 +176,7 @@ def test_uncertainty_sweep(sweep_seeds, uncertainty):
 
     runs = [uncertainty_result(key, implementation="scan") for key in sweep_seeds]
     for comparison in uncertainty_claims.COMPARISONS:
-        robustness = across_runs(comparison, runs, sweep_seeds)
+        robustness = across_runs(comparison, runs, sweep_seeds, unit="root keys")
         assert robustness.total == len(sweep_seeds)
         if 0 in sweep_seeds:
             on_key_0 = list(robustness.per_seed_values[sweep_seeds.index(0)])

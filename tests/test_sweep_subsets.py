@@ -37,14 +37,14 @@ def per_seed(n: int) -> dict[str, list[dict]]:
 
 
 def test_few_seeds_give_every_subset_in_order():
-    assert seed_subsets(5) == list(itertools.combinations(range(5), 3))
-    assert len(seed_subsets(40)) == math.comb(40, 3) <= MAX_SUBSETS  # 40 seeds: all of them
+    assert seed_subsets(5, 3) == list(itertools.combinations(range(5), 3))
+    assert len(seed_subsets(40, 3)) == math.comb(40, 3) <= MAX_SUBSETS  # 40 seeds: all of them
 
 
 def test_many_seeds_give_a_reproducible_sample_of_valid_subsets():
-    sample = seed_subsets(1000)
+    sample = seed_subsets(1000, 3)
     assert len(sample) == MAX_SUBSETS < math.comb(1000, 3)
-    assert sample == seed_subsets(1000)  # seeded: the same sample every run
+    assert sample == seed_subsets(1000, 3)  # seeded: the same sample every run
     assert all(len(set(t)) == 3 and list(t) == sorted(t) for t in sample)
     assert all(0 <= i < 1000 for t in sample for i in t)
     # Uniform: every seed is drawn about equally often (3 / 1000 of the draws each).
@@ -55,8 +55,8 @@ def test_many_seeds_give_a_reproducible_sample_of_valid_subsets():
 def test_the_share_in_the_sample_is_the_share_over_all_subsets():
     n, k = 30, 2000  # 4,060 subsets, 2,000 of them sampled
     figures = per_seed(n)
-    every = across_seeds(GAP, figures, tuple(range(n)))
-    sampled = across_seeds(GAP, figures, tuple(range(n)), max_subsets=k)
+    every = across_seeds(GAP, figures, tuple(range(n)), size=3)
+    sampled = across_seeds(GAP, figures, tuple(range(n)), size=3, max_subsets=k)
     assert every.total == every.population == math.comb(n, 3) and not every.to_json()["sampled"]
     assert sampled.total == k and sampled.population == math.comb(n, 3)
     assert sampled.to_json()["sampled"] and "a sample of 2,000 of 4,060" in sampled.unit

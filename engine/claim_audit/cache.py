@@ -215,7 +215,7 @@ def cached(
     """Return the arrays for `key`, computing and storing them at most once.
 
     Args:
-      name: a readable prefix for the entry's file name (e.g. "calibration-yat").
+      name: a readable prefix for the entry's file name (e.g. "fit-results").
       key: everything that changes the result; JSON-serialisable. Nothing is added to it:
         the caller names the code, data, versions and settings its result depends on.
       compute: produces the arrays on a miss.

@@ -1,8 +1,7 @@
 """One experiment's results in several valid float orders, the documents' own first.
 
 A chaotic training computed in another valid float order (another fusion, another
-reduction order, a batch axis, a one-ulp twin of the initial weights) ends at another
-net. A claim is judged on every order (engine/claim_audit/engine/claim.py): it *holds* or is *refuted*
+reduction order, a batch axis, a one-ulp twin of the initial weights) ends elsewhere. A claim is judged on every order (engine/claim_audit/engine/claim.py): it *holds* or is *refuted*
 only when every order agrees; otherwise its verdict depends on the order (*sensitive*).
 The faithful order's figures are the headline ones.
 """

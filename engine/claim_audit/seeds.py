@@ -8,11 +8,9 @@ from collections import Counter
 
 MAX_SEED = 10**6
 MAX_COUNT = 1000
-"""Memory: a sweep keeps every seed's outputs (test, held-out and MNIST logits, float64 on
-the host: 2 MB per seed and net) for the statistics, 4 GB at 1,000 seeds (2 GB on disk in
-the cache, float32), and training holds all of a net's seeds at once (on the device, about
-2 MB per seed for a batch's activations, gradients and Adam state). 1,000 seeds fit a GPU
-host; more would need the sweep's statistics computed seed by seed."""
+"""The most seeds one --seeds may name: a sweep keeps every seed's results for its
+statistics, so its memory grows with the count (this suite's sweeps hold about 4 GB at
+1,000 seeds)."""
 
 
 def parse_seeds(text: str) -> tuple[int, ...]:

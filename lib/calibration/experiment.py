@@ -31,6 +31,8 @@ from .training import (
 
 NETS = ("yat", "relu")
 PUBLISHED_SEEDS = (0, 1, 2)
+POST_SEEDS = len(PUBLISHED_SEEDS)
+"""The post averages three seeds: its comparative claims are about three-seed means."""
 
 TWIN_BATCH = 6
 """Float-rounding twins trained together (`train_twins`): the unit in which orders are added."""

@@ -3,7 +3,7 @@ effects, and their sweeps over seeds.
 
 `claim` (a claim's spec, its record and the `claim` fixture's object), `verdict` (a claim
 on one order), `prediction` (a figure judged over all orders), `effects` (a comparative
-claim as data), `judges`, `sweep` (a comparison on other seeds or root keys), `evidence`
+claim as data), `judges`, `sweep` (a comparison on other seeds), `evidence`
 (how a recorded order sensitivity is worded). It imports no document: the documents'
 packages import it.
 """

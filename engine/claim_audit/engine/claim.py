@@ -109,7 +109,7 @@ class ClaimSpec:
     for a claim that reads no results), measure and rule together. `reading`: how the
     document's qualitative words become the rule, in our words. `finding`: a recorded
     refutation, with the measured value. `once`: judged on the faithful order alone (a
-    claim about the code, the recipe or other root keys, which no float order changes).
+    claim about the code, the recipe or other seeds, which no float order changes).
     `beside`: statistics recorded next to the verdict, never judged (e.g. bootstrap
     intervals). `origin`: "document" for a document's assertion, "suite" for the suite's own
     check (model health, typicality, recipe invariants; `ORIGINS`). `gates=False`: a

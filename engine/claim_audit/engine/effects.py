@@ -1,7 +1,7 @@
 """A comparative claim as data: the effects it measures and the regions where it holds.
 
 A `Comparison` is the rule of a comparative claim: its spec (a document's claims/specs.py) judges the claim
-with it (`Compared`), and the robustness sweeps (other seeds, binnings, test-image
+with it (`Compared`), and the robustness sweeps (other seeds, binnings, test-example
 resamples) re-evaluate the same object.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 from .verdict import Judgement, Region, Threshold
 
 PerSeed = Mapping[str, Sequence[Mapping[str, Any]]]
-"""Per-seed figures, what a comparison over several seeds reads: per group (a net), one
+"""Per-seed figures, what a comparison over several seeds reads: per group (a model), one
 mapping of figures per seed, in seed order."""
 
 
@@ -23,10 +23,10 @@ mapping of figures per seed, in seed order."""
 class Effect:
     """One measured quantity of a claim.
 
-    `statistic` maps what the claim is evaluated on (per-seed figures of several seeds for
-    the calibration post, one run for the uncertainty guide) to a float; `null` is the
+    `statistic` maps what the claim is evaluated on (per-seed figures of several seeds, or
+    one run) to a float; `null` is the
     value of "no difference" (0 for a gap, 1 for a ratio), `None` where there is none;
-    `inputs` names the per-seed figures the statistic reads (for the test-image bootstrap;
+    `inputs` names the per-seed figures the statistic reads (for a bootstrap over test examples;
     empty where the statistic reads anything else); `unit` labels its axis.
     """
 
@@ -94,8 +94,7 @@ def _itself(results: Any) -> Any:
 @dataclass(frozen=True)
 class Compared:
     """The judge of a comparative claim's spec: its comparison on what `reads` takes from
-    one order's results (the per-seed figures of a calibration run; an uncertainty run
-    itself)."""
+    one order's results (per-seed figures of several seeds, or a run itself)."""
 
     comparison: Comparison
     reads: Callable[[Any], Any] = _itself

@@ -1,5 +1,4 @@
-"""Judges shared by the documents' claims, outside the experiments' import closure (and
-outside engine/claim_audit/engine/effects.py, which keys the calibration bootstrap's cache)."""
+"""Judges of comparative claims (`Compared`)."""
 
 from __future__ import annotations
 

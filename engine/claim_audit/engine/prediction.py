@@ -15,7 +15,7 @@ s the orders' sample sd. So the two-sided prediction interval
 h printing's half unit (the printed p is within h of the drawn one), holds a published
 figure with probability at least 1 - FIGURE_ALPHA under the null, whatever n is: the
 false-refutation rate is FIGURE_ALPHA per figure and does not grow with the number of
-orders. Where every order agrees (s = 0: a calm net, a deterministic figure) the interval
+orders. Where every order agrees (s = 0: a calm model, a deterministic figure) the interval
 is mean(x) +- h, exact reproduction to the printed digits. With one order there is no
 spread to estimate: the same exact rule.
 

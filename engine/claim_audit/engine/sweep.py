@@ -1,11 +1,11 @@
-"""Each comparative claim re-evaluated on other seeds (calibration) or root keys (uncertainty).
+"""Each comparative claim re-evaluated on other seeds than the document's.
 
 The question: is a claim a property of the recipe, or of the seeds the document happened
-to use? A calibration claim is a statement about three-seed means, so it is judged on
-every three-seed subset of the sweep's seeds (a seeded sample of them beyond
-MAX_SUBSETS); an uncertainty claim is about one run, so it is judged on every root key.
-The share of subsets (keys) on which it holds labels it: robust (at least ROBUST), fails
-(at most FAILS), fragile in between.
+to use? A claim about means over a group of seeds (a document that averages three seeds)
+is judged on every subset of that size of the sweep's seeds (`across_seeds`, a seeded
+sample of them beyond MAX_SUBSETS); a claim about one run is judged on every seed's run
+(`across_runs`). The share of subsets (runs) on which it holds labels it: robust (at least
+ROBUST), fails (at most FAILS), fragile in between.
 """
 
 from __future__ import annotations
@@ -21,16 +21,15 @@ import numpy as np
 from .. import stats
 from .effects import Comparison, PerSeed, Region
 
-POST_SEEDS = 3  # the calibration post averages three seeds: a sweep needs at least as many
 ROBUST = 0.9
 FAILS = 0.1  # not 1 - ROBUST: that is 0.0999..., which would call 1 of 10 fragile
 MIN_SEEDS_FOR_INTERVAL = 5  # fewer seeds give too few distinct resamples for an interval
 SEED_B = 2000
 METHOD = f"{stats.METHOD} over seeds (seeds drawn with replacement, B = {SEED_B})"
 MAX_SUBSETS = 10_000
-"""Up to this many 3-seed subsets (40 seeds: 9,880) a calibration claim is judged on every
-one; beyond, on MAX_SUBSETS of them drawn uniformly and independently with a fixed
-generator seed (1,000 seeds have 166,167,000). The share holding in the sample is then
+"""Up to this many subsets (40 seeds have 9,880 of size 3) a claim is judged on every one;
+beyond, on MAX_SUBSETS of them drawn uniformly and independently with a fixed generator
+seed (1,000 seeds have 166,167,000 of size 3). The share holding in the sample is then
 within 0.01 of the share over all subsets with 95% probability (its standard error is at
 most 0.5 / sqrt(MAX_SUBSETS) = 0.005), against labels drawn at 10% and 90%; judging a
 claim on 10,000 subsets takes a few seconds."""
@@ -47,12 +46,12 @@ def label(fraction: float) -> str:
 class Robustness:
     """One claim (or one variant of it) evaluated across the seeds of a sweep.
 
-    values / intervals: per effect, the claim's statistic over all the seeds (calibration;
-    the mean over keys for uncertainty) and its seed-bootstrap interval (None with fewer
+    values / intervals: per effect, the claim's statistic over all the seeds (for a claim
+    about one run: the mean over the runs) and its seed-bootstrap interval (None with fewer
     than MIN_SEEDS_FOR_INTERVAL seeds). per_seed_values: per seed, the effects on that seed
     alone (None where the claim needs several seeds). subset_values / subset_holds: per
-    subset of `unit` (3-seed subsets; root keys), the effects on it and whether the claim
-    holds there; holding / total count them. population: how many subsets there are in
+    subset (`unit` says what one is), the effects on it and whether the claim holds there;
+    holding / total count them. population: how many subsets there are in
     all (more than total when a sample of them was judged, see MAX_SUBSETS).
     """
 
@@ -68,7 +67,7 @@ class Robustness:
     unit: str
     subset_values: tuple[tuple[float, ...], ...]
     subset_holds: tuple[bool, ...]
-    population: int  # subsets (keys) in all; more than `total` when a sample was judged
+    population: int  # subsets in all; more than `total` when a sample was judged
 
     @property
     def holding(self) -> int:
@@ -137,7 +136,7 @@ def _seed_intervals(
 
 def subset(per_seed: PerSeed, indices: Sequence[int]) -> PerSeed:
     """The per-seed figures of the seeds at `indices` (repeats allowed)."""
-    return {net: [figures[i] for i in indices] for net, figures in per_seed.items()}
+    return {group: [figures[i] for i in indices] for group, figures in per_seed.items()}
 
 
 def _described(comparison: Comparison) -> dict[str, Any]:
@@ -152,16 +151,16 @@ def _described(comparison: Comparison) -> dict[str, Any]:
 
 
 def seed_subsets(
-    n: int, *, max_subsets: int = MAX_SUBSETS, seed: int = stats.SEED
+    n: int, size: int, *, max_subsets: int = MAX_SUBSETS, seed: int = stats.SEED
 ) -> list[tuple[int, ...]]:
-    """The POST_SEEDS-subsets of n seeds (as sorted index tuples) a claim is judged on: all
-    of them, in lexicographic order, when there are at most `max_subsets`; else `max_subsets`
+    """The subsets of `size` of n seeds (as sorted index tuples) a claim is judged on: all of
+    them, in lexicographic order, when there are at most `max_subsets`; else `max_subsets`
     drawn uniformly and independently (repeats possible) by a generator seeded with `seed`."""
-    if math.comb(n, POST_SEEDS) <= max_subsets:
-        return list(itertools.combinations(range(n), POST_SEEDS))
+    if math.comb(n, size) <= max_subsets:
+        return list(itertools.combinations(range(n), size))
     rng = np.random.default_rng(seed)
     return [
-        tuple(sorted(int(i) for i in rng.choice(n, POST_SEEDS, replace=False)))
+        tuple(sorted(int(i) for i in rng.choice(n, size, replace=False)))
         for _ in range(max_subsets)
     ]
 
@@ -171,15 +170,19 @@ def across_seeds(
     per_seed: PerSeed,
     seeds: tuple[int, ...],
     *,
+    size: int,
     max_subsets: int = MAX_SUBSETS,
 ) -> Robustness:
-    """A calibration claim on `seeds` (per_seed holds their figures, in the same order)."""
+    """A claim about means over `size` seeds, on `seeds` (per_seed holds their figures, in the
+    same order): judged on their subsets of `size`."""
     n = len(seeds)
+    if n < size:
+        raise ValueError(f"a sweep of a claim about {size} seeds needs at least {size}; got {n}")
     values = comparison.values(per_seed)
-    population = math.comb(n, POST_SEEDS)
-    subsets = seed_subsets(n, max_subsets=max_subsets)
+    population = math.comb(n, size)
+    subsets = seed_subsets(n, size, max_subsets=max_subsets)
     triples = [comparison.values(subset(per_seed, t)) for t in subsets]
-    unit = f"{POST_SEEDS}-seed subsets"
+    unit = f"{size}-seed subsets"
     if len(subsets) < population:
         unit += f" (a sample of {len(subsets):,} of {population:,})"
     single = (
@@ -203,8 +206,11 @@ def across_seeds(
     )
 
 
-def across_runs(comparison: Comparison, runs: Sequence[Any], keys: tuple[int, ...]) -> Robustness:
-    """An uncertainty claim on one run per root key; values are means over the keys."""
+def across_runs(
+    comparison: Comparison, runs: Sequence[Any], keys: tuple[int, ...], *, unit: str = "seeds"
+) -> Robustness:
+    """A claim about one run, on one run per seed in `keys` (`unit`: what the document calls
+    them); values are means over the runs."""
     single = np.array([comparison.values(run) for run in runs])
     holds = tuple(comparison.holds_for(list(v)) for v in single)
     means = [float(v) for v in single.mean(axis=0)]
@@ -217,7 +223,7 @@ def across_runs(comparison: Comparison, runs: Sequence[Any], keys: tuple[int, ..
         ),
         per_seed_values=tuple(tuple(float(x) for x in v) for v in single),
         per_seed_holds=holds,
-        unit="root keys",
+        unit=unit,
         subset_values=tuple(tuple(float(x) for x in v) for v in single),
         subset_holds=holds,
         population=len(keys),

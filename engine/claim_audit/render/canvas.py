@@ -29,7 +29,7 @@ def save(fig: Figure, path: Path) -> Path:
     """Write `fig` as the PNG `path` and as an SVG beside it; returns the PNG's path."""
     fig.savefig(path, dpi=DPI, format="png", metadata={"Software": None})
     # A fixed salt and no date: the same figure gives the same SVG bytes.
-    with matplotlib.rc_context({"svg.hashsalt": "uncertainty-claims"}):
+    with matplotlib.rc_context({"svg.hashsalt": "claim-audit"}):
         fig.savefig(path.with_suffix(".svg"), format="svg", metadata={"Date": None})
     fig.clear()  # not registered with pyplot; clearing frees the artists at once
     return path

@@ -1,8 +1,7 @@
 """What a document supplies to the report: its source, its audit.json section, its figures.
 
 The report renders; the documents' side gathers. A project registers its documents through
-the `pytest_claims_audit_documents` hook (engine/claim_audit/report/hooks.py); this suite's are in
-lib/calibration/document.py and lib/uncertainty/document.py, registered by claims/conftest.py.
+the `pytest_claims_audit_documents` hook (engine/claim_audit/report/hooks.py).
 A document registered without a section or figures only has its claims listed.
 """
 

@@ -225,21 +225,6 @@ def _figure_block(figure: dict) -> list[str]:
 
 # --------------------------------------------------------------------------- robustness
 
-_FIGURES = (
-    ("acc", "accuracy"),
-    ("ece", "ECE"),
-    ("nll", "NLL"),
-    ("brier", "Brier"),
-    ("ece_T", "ECE after T"),
-    ("nll_T", "NLL after T"),
-    ("auroc.msp", "AUROC MSP"),
-    ("auroc.maxlogit", "AUROC max logit"),
-    ("auroc.energy", "AUROC energy"),
-    ("auroc.kmax", "AUROC kmax"),
-    ("auroc_subsample.msp", "AUROC MSP (subsample)"),
-    ("auroc_subsample.kmax", "AUROC kmax (subsample)"),
-)
-
 
 def _seeds(seeds: list[int]) -> str:
     return ", ".join(map(str, seeds))  # every seed named, unlike the table's ranges
@@ -322,7 +307,7 @@ def _sensitivity_rows(rows: list[dict], swept: bool) -> list[tuple[Any, ...]]:
 
 def _figure_rows(figures: dict[str, list[dict]], columns) -> list[tuple[Any, ...]]:
     rows = []
-    for net, seeds in figures.items():
+    for group, seeds in figures.items():
         for entry in seeds:
             cells = [
                 f"{entry[name]['estimate']:.4g} ({interval_text(entry[name])})"
@@ -330,7 +315,7 @@ def _figure_rows(figures: dict[str, list[dict]], columns) -> list[tuple[Any, ...
                 else "-"
                 for name, _ in columns
             ]
-            rows.append((net, entry["seed"], *cells))
+            rows.append((group, entry["seed"], *cells))
     return rows
 
 
@@ -343,8 +328,7 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
         "## Robustness",
         "",
         "Statistics beside the faithful audit: no verdict above depends on them. "
-        f"{robustness.methods_text(methods)} The test-image intervals hold the nets fixed "
-        "(training and the temperature fit are not resampled).",
+        f"{robustness.methods_text(methods)} {methods['note']}",
         "",
     ]
     published_rows = _published_rows(section["claims"])
@@ -358,8 +342,8 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
         lines += [
             "### Across other seeds",
             "",
-            "Not run: `pytest claims -n auto --seeds 0-9` re-runs both recipes on seeds "
-            "(root keys) 0-9 and re-evaluates every comparative claim.",
+            "Not run: `--seeds 0-9` re-runs the recipes on seeds 0-9 and re-evaluates every "
+            "comparative claim.",
             "",
         ]
     else:
@@ -369,23 +353,24 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
             _sweep_rows(section["claims"]),
         )  # fmt: skip
         lines += [
-            "value: the claim's statistic on all the seeds (calibration) or the mean over the "
-            "root keys (uncertainty). No interval where the statistic reads the most extreme "
-            "seed (a maximum, an argmin): the bootstrap over seeds does not apply to it.",
+            f"value: {methods['value']}. No interval where the statistic reads the most "
+            "extreme seed (a maximum, an argmin): the bootstrap over seeds does not apply to it.",
             "",
         ]
     if section["sensitivity"]:
         header = ("claim", "variant", "effect", "holds when", f"value ({published})", "holds")
         if sweep is not None:
             header += (f"holds on ({_seeds(sweep)})", f"value ({_seeds(sweep)})")
-        lines += ["### Choices the post fixed", ""]
+        lines += ["### Choices the document fixed", ""]
         lines += _table(header, _sensitivity_rows(section["sensitivity"], sweep is not None))
     if section["figure_intervals"]:
-        lines += [f"### Per-seed figures with {methods['level']:.0%} intervals (test images)", ""]
-        # Two tables of at most eight columns, so that each reads on a laptop screen.
-        for part in (_FIGURES[:6], _FIGURES[6:]):
+        lines += [f"### Per-seed figures with {methods['level']:.0%} intervals", ""]
+        columns = [tuple(column) for column in section["figure_columns"]]
+        # Tables of at most eight columns, so that each reads on a laptop screen.
+        for start in range(0, len(columns), 6):
+            part = columns[start : start + 6]
             lines += _table(
-                ("net", "seed", *(label for _, label in part)),
+                (section["figure_group"], "seed", *(label for _, label in part)),
                 _figure_rows(section["figure_intervals"], part),
             )
     return lines

@@ -34,7 +34,7 @@ def seed_range(seeds: list[int], separator: str = ", ") -> str:
 def methods_text(methods: dict[str, Any]) -> str:
     """The section's intervals in one sentence, from its `methods`."""
     return (
-        f"Intervals are {methods['level']:.0%}: {methods['test_images']}; across seeds, "
+        f"Intervals are {methods['level']:.0%}: {methods['published']}; across seeds, "
         f"{methods['seeds']}."
     )
 

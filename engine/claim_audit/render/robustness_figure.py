@@ -52,13 +52,11 @@ def _robustness_panel(ax, claim_id: str, k: int, claim: dict) -> None:
         colours = [HOLDS_COLOUR if h else FAILS_COLOUR for h in sweep["subset_holds"]]
         jitter = np.linspace(-0.25, 0.25, len(values)) if len(values) > 1 else np.zeros(1)
         ax.scatter(values, jitter, s=12, c=colours, alpha=0.7, linewidths=0, zorder=2)
-        unit = "3-seed set" if claim["document"] == "calibration" else "root key"
-        labels.append(f"each {unit}, {sweep['holding']}/{sweep['total']} hold")
+        labels.append(f"{sweep['unit']}: {sweep['holding']}/{sweep['total']} hold")
         drawn += values
         interval = sweep["intervals"][k]
         drawn += _interval_bar(ax, len(labels), sweep["values"][k], interval, SWEEP_COLOUR)
-        what = "all" if claim["document"] == "calibration" else "mean over"
-        labels.append(f"{what} {_seed_range(sweep['seeds'])}")
+        labels.append(f"sweep {_seed_range(sweep['seeds'])}")
     interval = (published.get("intervals") or [None] * (k + 1))[k]
     drawn += _interval_bar(ax, len(labels), published["values"][k], interval, "black")
     labels.append(f"published {_seed_range(published['seeds'])}")
@@ -86,19 +84,19 @@ def _robustness_panel(ax, claim_id: str, k: int, claim: dict) -> None:
 
 
 def robustness_claims(section: dict) -> list[str]:
-    """The claims robustness.png draws: the calibration post's comparative claims, and the
-    uncertainty guide's after a sweep (on its one root key alone they have no spread)."""
+    """The claims robustness.png draws: those published on several seeds, and the others
+    after a sweep (on one seed alone they have no spread)."""
     return [
         claim_id
         for claim_id, claim in section["claims"].items()
-        if claim["document"] == "calibration" or "sweep" in claim
+        if len(claim["published"]["seeds"]) > 1 or "sweep" in claim
     ]
 
 
 def robustness_figure(section: dict) -> Figure:
     """Every comparative claim's effect: on the published seeds with its test-image interval
     and, after a sweep (--seeds), on all the sweep's seeds with a seed interval and on each
-    3-seed subset (calibration) or root key (uncertainty)."""
+    subset of them the claim is judged on (its sweep's `unit`)."""
     panels = [
         (claim_id, k, section["claims"][claim_id])
         for claim_id in robustness_claims(section)
@@ -115,21 +113,21 @@ def robustness_figure(section: dict) -> Figure:
         ax.set_visible(False)
     handles = [
         Patch(color=HOLDS_COLOUR, alpha=0.25, label="where the claim holds"),
-        Line2D([], [], color="black", marker="o", linewidth=2.4, label=f"published seeds{' (key 0)' if swept else ''}, 95% CI over test images"),
+        Line2D([], [], color="black", marker="o", linewidth=2.4, label="published seeds, 95% CI"),
     ]  # fmt: skip
     if swept:
         handles += [
             Line2D([], [], color=SWEEP_COLOUR, marker="o", linewidth=2.4, label="all sweep seeds, 95% CI over seeds"),
-            Line2D([], [], color=HOLDS_COLOUR, marker="o", linestyle="none", label="a 3-seed set / key where it holds"),
+            Line2D([], [], color=HOLDS_COLOUR, marker="o", linestyle="none", label="a subset where it holds"),
             Line2D([], [], color=FAILS_COLOUR, marker="o", linestyle="none", label="... where it does not"),
         ]  # fmt: skip
     fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
     seeds = _seed_range(section["published_seeds"])
     title = (
-        f"Comparative claims beyond the published seeds {seeds} (calibration) and key 0 (uncertainty)\n"
+        f"Comparative claims beyond the published seeds {seeds}\n"
         "(no CI: the effect reads figures that are not resampled, or the most extreme seed)"
     )
     if not swept:
-        title = f"Comparative claims of the calibration post on seeds {seeds}, 95% CI over test images\n(no CI: the effect reads figures that are not resampled; --seeds 0-9 adds other seeds)"
+        title = f"Comparative claims on the published seeds {seeds}, 95% CI\n(no CI: the effect reads figures that are not resampled; --seeds 0-9 adds other seeds)"
     fig.suptitle(title)
     return fig

@@ -239,14 +239,14 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
         lines += ["", f"Each comparative claim on seeds {seeds}"]
         lines += _sweep_rows(section["claims"])
         lines += [
-            "holds on: of the 3-seed subsets (calibration) or of the root keys (uncertainty)",
-            "value: the claim's statistic on all seeds (uncertainty: mean over keys)",
+            *textwrap.wrap(f"holds on: {section['methods']['holds_on']}", 78),
+            *textwrap.wrap(f"value: {section['methods']['value']}", 78),
             *textwrap.wrap(section["methods"]["labels"], 78),
         ]
     if section["sensitivity"]:
         where = f"seeds {published}" + ("" if sweep is None else f"; holds on, value: seeds {robustness.seed_range(sweep)}")  # fmt: skip
-        lines += ["", f"Choices the post fixed (value, holds: {where})"]
+        lines += ["", f"Choices the document fixed (value, holds: {where})"]
         lines += _sensitivity_rows(section["sensitivity"], sweep is not None)
-        lines.append("* the post's choice")
+        lines.append("* the document's choice")
     lines.append("-" * 78)
     return lines

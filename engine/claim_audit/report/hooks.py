@@ -58,9 +58,13 @@ def pytest_claims_audit_robustness(
 
     The section is a JSON-able dict with these keys, which the terminal table, audit.md and
     audit.html render (a project supplies its own):
-    `methods` (dict of str: how each statistic was computed; `labels` names what robust,
-    fragile and fails mean), `published_seeds` (list of int), `sweep_seeds` (list of int, or
-    None), `claims` (claim id -> its intervals and, with a sweep, its share of holding
-    subsets), `sensitivity` (list of rows: a claim under another choice of the document) and
-    `figure_intervals` (per-seed figures with their intervals, or None).
+    `methods` (dict: `level`, the intervals' level; sentences in the project's words:
+    `published`, how the intervals on the published seeds are computed, `seeds`, those over
+    seeds, `note`, what they hold fixed, `labels`, what robust, fragile and fails mean,
+    `holds_on`, what a sweep's share counts, `value`, what a sweep's value is),
+    `published_seeds` (list of int), `sweep_seeds` (list of int, or None), `claims` (claim
+    id -> its intervals and, with a sweep, its share of holding subsets and their `unit`),
+    `sensitivity` (list of rows: a claim under another choice of the document),
+    `figure_intervals` (group -> per-seed figures with their intervals, or None),
+    `figure_group` (what a group is) and `figure_columns` ([figure key, label] pairs).
     """

@@ -18,6 +18,7 @@ from claim_audit.engine.effects import Comparison, PerSeed
 
 from ... import metrics
 from ...cache import cached
+from ...metrics import resampled
 from ...metrics.classification import PROB_FLOOR
 from ..evaluation import (
     CalibrationResults,
@@ -113,14 +114,14 @@ def resampled_figures(terms: SeedTerms, counts: dict[str, np.ndarray]) -> dict[s
     test = counts["test"]
     out = {"acc": stats.mean(terms.correct, test)}
     for suffix, part in (("", terms.plain), ("_T", terms.scaled)):
-        out["ece" + suffix] = stats.binned_gap(
+        out["ece" + suffix] = resampled.binned_gap(
             part["confidence"], part["correct"], part["bin"], test
         )
         out["nll" + suffix] = stats.mean(part["nll"], test)
     out["brier"] = stats.mean(terms.plain["brier"], test)
     for name, (pos, neg) in terms.scores.items():
         prefix = "sub_" if name.startswith("auroc_subsample") else ""
-        out[name] = stats.auroc(pos, neg, counts[prefix + "test"], counts[prefix + "ood"])
+        out[name] = resampled.auroc(pos, neg, counts[prefix + "test"], counts[prefix + "ood"])
     return out
 
 

@@ -549,7 +549,7 @@ def over_root_keys(comparison: Comparison) -> Callable[[], dict[str, Any]]:
 
     def beside() -> dict[str, Any]:
         runs = _other_keys()
-        swept = across_runs(comparison, runs, SPREAD_ROOT_SEEDS)
+        swept = across_runs(comparison, runs, SPREAD_ROOT_SEEDS, unit="root keys")
         normal = [i for i, run in enumerate(runs) if _mc_normal(run)]
         return {
             "typicality": {
