@@ -112,11 +112,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     **{
         (path, calibration.SPECS["cal-11e"].published): reason
         for path, reason in (
-            (
-                "engine/claim_audit/engine/prediction.py",
-                "printing's half unit of a two-decimal figure",
-            ),
-            ("engine/claim_audit/engine/sweep.py", "a standard error bound"),
             ("claims/properties/test_figure_rule.py", "printing's half unit"),
             ("tests/test_faults_report.py", "a sleep in seconds"),
             ("tests/test_report.py", "a toy tolerance"),
