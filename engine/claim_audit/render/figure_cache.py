@@ -3,10 +3,9 @@
 A figure's key is a sha256 of its file name, a digest of its data and a digest of the code
 that draws it: the whole source of the package its `draw` function comes from (a module
 outside any package: its own file), this engine's source (it saves every figure) and
-matplotlib's version. An entry is
-a folder holding the PNG, its SVG twin and their sha256s; it is built in a temporary folder
-and renamed into place whole, and checked on every read: a damaged entry is drawn again,
-never served.
+matplotlib's version. An entry is a folder holding the PNG, its SVG twin and their sha256s;
+it is built in a temporary folder and renamed into place whole, and checked on every read:
+a damaged entry is drawn again, never served.
 """
 
 from __future__ import annotations
