@@ -16,6 +16,7 @@ from fault_tools import REPO_ROOT, TIMEOUT_S, child_env
 pytestmark = pytest.mark.slow  # three pytest processes
 
 GUIDE = REPO_ROOT / "docs" / "ADDING_A_DOCUMENT.md"
+EXAMPLE_CLAIMS = ("toy-1", "toy-2", "toy-3", "toy-4a", "toy-4b")
 # No cache folder left behind; markers checked: the plugin must register its own.
 STRICT = ("-p", "no:cacheprovider", "--strict-markers")
 
@@ -78,25 +79,28 @@ def outside(tmp_path_factory) -> Path:
     ids=["p-flag", "entry-point"],
 )
 def test_guide_example_runs_through_the_plugin(outside, plugin, autoload):
-    """The three claims pass, appear in the table and in audit.json with their verdicts."""
+    """The five claims pass and appear in audit.json with their verdicts: a figure, a mean
+    ± sd over seeds (two figures), a comparison and a parametrized claim's two cases."""
     folder = outside / ("flag" if plugin else "entry-point")
     folder.mkdir()
     result = run_outside(folder, *plugin, autoload=autoload)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "3 passed" in result.stdout
-    rows = {line.split()[0]: line for line in result.stdout.splitlines() if line.startswith("toy-")}
-    assert sorted(rows) == ["toy-1", "toy-2", "toy-3"]
-    assert all("holds" in row for row in rows.values()), rows
+    assert "5 passed" in result.stdout
+    assert "5 document claims: 5 hold" in result.stdout
     audit = json.loads((folder / "report" / "audit.json").read_text())
     claims = {c["id"]: c for c in audit["claims"]}
     assert {k: (c["document"], c["verdict"]) for k, c in claims.items()} == {
-        k: ("toy", "holds") for k in ("toy-1", "toy-2", "toy-3")
+        k: ("toy", "holds") for k in EXAMPLE_CLAIMS
     }
-    assert list(claims["toy-1"]["details"]["orders"]) == ["faithful", "float32"]
+    assert list(claims["toy-1"]["details"]["orders"]) == ["faithful", "float32-0", "float32-1"]
+    mean, sd = claims["toy-2"]["published"].split(" ± ")
+    assert [f["published"] for f in claims["toy-2"]["details"]["figures"]] == [mean, sd]
+    assert claims["toy-3"]["details"]["effects"][0]["interval_is"] == "inside"
     assert "partial" not in audit
     # The report describes the project it audited (not a git repository, no lock, no data
     # supplied, no method document), and nothing of this suite's two documents.
     meta = audit["metadata"]
+    assert set(meta["versions"]) == {"claim_audit", "python", "numpy", "matplotlib"}
     assert meta["git"] == {"commit": None, "dirty": None}
     assert meta["requirements_lock_sha256"] is None and meta["installed"] is None
     assert meta["data_digests"] == {} and meta["method"] is None
@@ -113,7 +117,7 @@ def test_a_claim_is_selected_by_its_id(outside):
     folder.mkdir()
     result = run_outside(folder, "-p", "claim_audit.report.plugin", "-k", "toy-2", autoload=False)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "1 passed, 2 deselected" in result.stdout, result.stdout[-3000:]
+    assert "1 passed, 4 deselected" in result.stdout, result.stdout[-3000:]
     audit = json.loads((folder / "report" / "partial" / "audit.json").read_text())
     assert [c["id"] for c in audit["claims"]] == ["toy-2"]
     assert audit["partial"], "a subset of the claims is a partial audit"
@@ -146,7 +150,7 @@ def test_seeds_without_a_robustness_hook_fail_the_run(outside):
         folder, "-p", "claim_audit.report.plugin", "--seeds", "0-2", autoload=False
     )
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "3 passed" in result.stdout
+    assert "5 passed" in result.stdout
     assert "no pytest_claims_audit_robustness hook" in result.stdout + result.stderr
 
 
@@ -200,11 +204,49 @@ def test_installed_beside_a_project_with_its_own_lib(tmp_path):
         cwd=project, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "4 passed" in result.stdout, result.stdout[-3000:]
+    assert "6 passed" in result.stdout, result.stdout[-3000:]
     where = subprocess.run(
         [python, "-c", "import claim_audit, uncertainty_claims; print(claim_audit.__file__, uncertainty_claims.__file__)"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
     ).stdout  # fmt: skip
     assert all(path.startswith(site) for path in where.split()), where
     audit = json.loads((project / "report" / "audit.json").read_text())
-    assert sorted(c["id"] for c in audit["claims"]) == ["toy-1", "toy-2", "toy-3"]
+    assert sorted(c["id"] for c in audit["claims"]) == sorted(EXAMPLE_CLAIMS)
+
+
+def test_the_starter_is_the_guide_s_example():
+    """`python -m claim_audit new toy` writes exactly the files the guide shows."""
+    from claim_audit.starter import starter_files
+
+    assert starter_files("toy") == example_files()
+
+
+def test_the_starter_command_writes_a_green_audit_and_overwrites_nothing(tmp_path):
+    """`python -m claim_audit new NAME FOLDER` writes a starter named NAME that runs green;
+    run again it refuses, and a name that is no module name is refused, both in one line."""
+    folder = tmp_path / "my-audit"
+    new = [sys.executable, "-m", "claim_audit", "new"]
+    env = child_env()
+    env.pop("PYTHONPATH", None)
+    made = subprocess.run([*new, "my_paper", str(folder)], capture_output=True, text=True, env=env, timeout=TIMEOUT_S)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "conftest.py", "my_paper.py", "pytest.ini", "test_my_paper.py"
+    ]  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", *STRICT, "--report-dir", "report"],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    audit = json.loads((folder / "report" / "audit.json").read_text())
+    assert {c["id"] for c in audit["claims"]} == {
+        i.replace("toy", "my_paper") for i in EXAMPLE_CLAIMS
+    }
+    assert "toy" not in "".join(p.read_text() for p in folder.iterdir() if p.is_file())
+    before = {p.name: p.read_text() for p in folder.glob("*.py")}
+    again = subprocess.run([*new, "my_paper", str(folder)], capture_output=True, text=True, env=env, timeout=TIMEOUT_S)  # fmt: skip
+    assert again.returncode == 2 and "would overwrite" in again.stderr, again.stderr
+    assert {p.name: p.read_text() for p in folder.glob("*.py")} == before
+    bad = subprocess.run([*new, "My-Paper", str(tmp_path / "x")], capture_output=True, text=True, env=env, timeout=TIMEOUT_S)  # fmt: skip
+    assert bad.returncode == 2 and "module name" in bad.stderr, bad.stderr
+    assert not (tmp_path / "x").exists()

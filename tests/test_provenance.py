@@ -132,9 +132,13 @@ class _Config:
     def __init__(self, root: Path, answers: list):
         self.hook = _Hooks(answers)
         self.rootpath = root
-        self._ini = {"claims_audit_lock": "requirements.lock", "claims_audit_method": ""}
+        self._ini = {
+            "claims_audit_lock": "requirements.lock",
+            "claims_audit_method": "",
+            "claims_audit_versions": [],
+        }
 
-    def getini(self, name: str) -> str:
+    def getini(self, name: str) -> str | list[str]:
         return self._ini[name]
 
 
@@ -144,6 +148,25 @@ def test_the_audited_project_joins_the_data_hooks_answers(tmp_path):
     project = audited_project(_Config(tmp_path, [{"a": "1" * 64}, {"b": "2" * 64, "a": "1" * 64}]))
     assert project.data == {"a": "1" * 64, "b": "2" * 64}
     assert project.root == tmp_path and project.method is None
+    assert project.versions == ()  # no pyproject.toml, no claims_audit_versions
+
+
+def test_the_versions_named_are_the_project_s_own(tmp_path):
+    """The report names the distributions the project depends on ([project] dependencies of
+    its pyproject.toml, not this engine), or those of the ini option claims_audit_versions."""
+    from claim_audit.report.plugin import audited_project
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "p"\ndependencies = ["scikit-learn>=1.5", "numpy", '
+        '"claim-audit[draw]", "Claim_Audit"]\n'
+    )
+    config = _Config(tmp_path, [])
+    assert audited_project(config).versions == ("scikit-learn", "numpy")
+    config._ini["claims_audit_versions"] = ["torch"]
+    assert audited_project(config).versions == ("torch",)
+    (tmp_path / "pyproject.toml").write_text("[project\n")
+    config._ini["claims_audit_versions"] = []
+    assert audited_project(config).versions == ()
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,23 @@
 """claim-audit: judge a document's published claims by re-running them under pytest.
 
-A claim is a test with a `claim` marker; the `claim` fixture judges what the test measured
-against what the document published, in every valid float order the project offers, and
-the plugin writes the audit (audit.json, audit.md, audit.html) at the end of the run.
+A claim is a test with a `claim` marker, most simply written with `Claims`: the statement on
+the test, the comparison in its body, which the engine runs once per valid float order the
+project offers (`Orders`). The plugin writes the audit (audit.json, audit.md, audit.html)
+at the end of the run. docs/ADDING_A_DOCUMENT.md walks through a document.
 """
 
+from .engine.claims import Claims, over_seeds
+from .engine.verdict import Region, close_to, satisfied, within
+from .orders import FAITHFUL, Orders
+
 __version__ = "0.1.0"
+__all__ = [
+    "FAITHFUL",
+    "Claims",
+    "Orders",
+    "Region",
+    "close_to",
+    "over_seeds",
+    "satisfied",
+    "within",
+]

@@ -8,12 +8,13 @@ The faithful order's figures are the headline ones.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Generic, TypeVar
 
 FAITHFUL = "faithful"
 
 R = TypeVar("R")
+S = TypeVar("S")
 
 
 def twin_batches(n_orders: int | None, batch: int, *, document: str, others: int = 2) -> int:
@@ -40,6 +41,10 @@ class Orders(Mapping[str, R], Generic[R]):
     def faithful(self) -> R:
         """The results in the documents' own computation order."""
         return self._results[FAITHFUL]
+
+    def map(self, compute: Callable[[R], S]) -> Orders[S]:
+        """`compute` applied to each order's value, under the same order names."""
+        return Orders({name: compute(value) for name, value in self._results.items()})
 
     def __getitem__(self, name: str) -> R:
         return self._results[name]

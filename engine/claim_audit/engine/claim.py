@@ -51,6 +51,7 @@ from .verdict import (
     all_close,
     close_to,
     fmt,
+    printed_figures,
     satisfied,
     verdict_over,
 )
@@ -185,20 +186,21 @@ which knows only its marker, judges with."""
 class ClaimSpecs(Mapping[str, ClaimSpec]):
     """One document's claims by id, in definition order; creating it registers them."""
 
-    def __init__(self, specs: Iterable[ClaimSpec]):
+    def __init__(self, specs: Iterable[ClaimSpec] = ()):
         self._specs: dict[str, ClaimSpec] = {}
         for spec in specs:
-            if spec.id in self._specs:
-                raise ValueError(f"claim id {spec.id!r} is defined twice")
-            self._specs[spec.id] = spec
-        for spec in self._specs.values():
-            known = _SPECS.get(spec.id)
-            # The same module imported again (another import path) defines the same claim.
-            if known is not None and known.meta != spec.meta:
-                raise ValueError(
-                    f"claim id {spec.id!r} is defined twice: {known.meta} and {spec.meta}"
-                )
-            _SPECS[spec.id] = spec
+            self.add(spec)
+
+    def add(self, spec: ClaimSpec, *, replace: bool = False) -> None:
+        """Register `spec`; `replace`: a new judge for a claim this registry defines."""
+        if spec.id in self._specs and not replace:
+            raise ValueError(f"claim id {spec.id!r} is defined twice")
+        known = _SPECS.get(spec.id)
+        # The same module imported again (another import path) defines the same claim.
+        if known is not None and known.meta != spec.meta:
+            raise ValueError(f"claim id {spec.id!r} is defined twice: {known.meta} and {spec.meta}")
+        self._specs[spec.id] = spec
+        _SPECS[spec.id] = spec
 
     def __getitem__(self, claim_id: str) -> ClaimSpec:
         try:
@@ -441,9 +443,20 @@ class Claim:
             judgements = {
                 name: spec.judge(results, spec.published) for name, results in orders.items()
             }
+        return self.decide(judgements, **extra)
+
+    def decide(self, judgements: Mapping[str, Judgement | Measured], **extra: Any) -> ClaimRecord:
+        """The claim's verdict over its spec's judgements in each order (the faithful first);
+        `extra`, details recorded beside it."""
+        spec = self.spec
+        if spec is None:
+            raise ValueError(f"{self.meta.id}: no ClaimSpec defines this claim")
         _check_judgements(spec.id, judgements)
         for name, judgement in judgements.items():
-            if spec.published is not None and fmt(judgement.published) != fmt(spec.published):
+            expected = spec.published
+            if isinstance(judgement, Measured) and expected is not None:
+                expected = printed_figures(expected)
+            if expected is not None and fmt(judgement.published) != fmt(expected):
                 raise ValueError(
                     f"{spec.id}: its judge reports published {judgement.published!r} in order "
                     f"{name!r}, its spec {spec.published!r}"
@@ -510,7 +523,11 @@ class Claim:
                 details["range_over_orders"] = spread
         record = ClaimRecord(
             **{k: v for k, v in asdict(self.meta).items() if k not in ("finding", "gates")},
-            published=fmt(faithful.published),
+            published=fmt(
+                faithful.published
+                if self.spec is None or self.spec.published is None
+                else self.spec.published
+            ),
             measured=fmt(faithful.measured),
             tolerance=tolerance,
             verdict=verdict,

@@ -17,6 +17,7 @@ Two kinds of claim, two kinds of return value:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -118,6 +119,22 @@ class Measured:
             )
 
 
+_MEAN_SD = re.compile(r"^\s*(\S+)\s*(?:±|\+-|\+/-)\s*(\S+)\s*$")
+
+
+def mean_and_sd(published: str) -> tuple[str, str] | None:
+    """The two printed figures of a mean and its sd, "6.20 ± 1.13" (or "+-", "+/-"), else None."""
+    match = _MEAN_SD.match(published)
+    return (match[1], match[2]) if match else None
+
+
+def printed_figures(published: str | tuple[str, ...]) -> tuple[str, ...]:
+    """The figures a figure claim's published text prints, one by one."""
+    if isinstance(published, tuple):
+        return published
+    return mean_and_sd(published) or (published,)
+
+
 class FigureRule:
     """Base of a figure claim's judge (a callable of one order's results and the published
     figures): it returns `figures(...)` in each order, and its claim is judged over all
@@ -170,7 +187,7 @@ def all_close(
 def satisfied(
     condition: bool,
     *,
-    published: Any,
+    published: Any = None,
     measured: Any,
     tolerance: Any = "-",
     inconclusive: str | None = None,
@@ -188,7 +205,7 @@ def within(
     value: float,
     region: Region,
     *,
-    published: Any,
+    published: Any = None,
     name: str = "",
     measured: Any = None,
     **details: Any,

@@ -140,3 +140,10 @@ def sources_of(audit: dict) -> dict[str, Source]:
     """The audited documents' sources as recorded in an audit dict (`metadata.documents`)."""
     recorded = audit.get("metadata", {}).get("documents") or {}
     return {name: Source(**source) for name, source in recorded.items()}
+
+
+def stack_text(versions: dict[str, Any]) -> str:
+    """ "jax 0.10.2, numpy 2.4.6, ": the project's own distributions and their versions, as
+    audit.json's metadata names them (not Python's, not this engine's)."""
+    skip = {"python", "claim_audit"}
+    return "".join(f"{name} {version}, " for name, version in versions.items() if name not in skip)

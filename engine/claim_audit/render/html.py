@@ -16,7 +16,7 @@ from html import escape
 from itertools import groupby
 from typing import Any
 
-from .documents import link_address, sources_of
+from .documents import link_address, sources_of, stack_text
 from .notes import verdict_note
 from .table import ci_text
 
@@ -92,7 +92,7 @@ def _header(audit: dict) -> list[str]:
         items.append(f"<li><b>{escape(name)}</b>: {title}, {escape(source.kind)}</li>")
     versions = meta.get("versions", {})
     device = meta.get("device") or {}
-    runtime = ", ".join(f"{k} {escape(str(versions[k]))}" for k in ("jax", "flax") if k in versions)
+    runtime = escape(stack_text(versions).removesuffix(", "))
     if device:
         kinds = ", ".join(device.get("kinds", []))
         runtime += f" on {escape(str(device.get('backend')))} ({escape(kinds)})"

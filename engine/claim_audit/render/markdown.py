@@ -9,7 +9,7 @@ from itertools import groupby
 from typing import Any
 
 from . import robustness
-from .documents import link_address, sources_of
+from .documents import link_address, sources_of, stack_text
 from .notes import verdict_note
 from .robustness import ci_text, interval_text
 
@@ -86,14 +86,14 @@ def render(audit: dict, figure_names: list[str]) -> str:
         lines += [f"Claims without a verdict: {_escape(missing)}.", ""]
     lines += [*_header(audit), ""]
     versions, system = meta["versions"], meta["platform"]
+    backend = f" ({system['jax_backend']})" if system.get("jax_backend") else ""
     method = f" ({_escape(meta['method'])})" if meta.get("method") else ""
     lines += [
         f"{_escape(audit['summary'])}.",
         "",
         _escape(
-            f"jax {versions['jax']}, flax {versions['flax']}, optax {versions['optax']}, "
-            f"numpy {versions['numpy']}, Python {versions['python']} on {system['system']} "
-            f"({system['jax_backend']}); cache: {meta['cache']['hits']} hits, "
+            f"{stack_text(versions)}Python {versions['python']} on {system['system']}"
+            f"{backend}; cache: {meta['cache']['hits']} hits, "
             f"{meta['cache']['computed']} computed; wall time {meta['wall_s']:.1f} s."
         ),
         "",

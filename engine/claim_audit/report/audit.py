@@ -61,7 +61,7 @@ def metadata(
         "versions": {
             ENGINE: __version__,
             "python": platform.python_version(),
-            **{name: _version(name) for name in ("jax", "flax", "optax", "numpy")},
+            **{name: _version(name) for name in project.versions},
         },
         "platform": {
             "system": platform.platform(),

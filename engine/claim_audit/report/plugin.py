@@ -38,7 +38,7 @@ from ..engine.claim import (
 from ..render import table
 from ..seeds import parse_seeds
 from . import watchdog
-from .provenance import LOCK_FILE, Project, jax_environment
+from .provenance import LOCK_FILE, Project, jax_environment, project_requirements
 
 _REQUIRED = ("id", "document", "section", "statement")
 # The markers this plugin reads, registered by it: a project that loads it declares nothing.
@@ -83,6 +83,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "the project's lock file (pinned name==version lines), relative to the rootdir; "
         "the report records its digest and what differs from it",
         default=LOCK_FILE,
+    )
+    parser.addini(
+        "claims_audit_versions",
+        "the distributions whose versions the report names (default: the [project] "
+        "dependencies of the rootdir's pyproject.toml)",
+        type="args",
+        default=[],
     )
     group.addoption(
         "--orders",
@@ -191,6 +198,8 @@ def audited_project(config: pytest.Config) -> Project:
         lock=config.getini("claims_audit_lock"),
         data=digests,
         method=config.getini("claims_audit_method") or None,
+        versions=tuple(config.getini("claims_audit_versions"))
+        or project_requirements(config.rootpath),
     )
 
 

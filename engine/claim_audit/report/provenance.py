@@ -14,14 +14,19 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
 LOCK_FILE = "requirements.lock"
 _GIT_TIMEOUT_S = 10
+ENGINE_DISTRIBUTION = "claim-audit"
 
 
 def _git(*args: str, root: Path) -> str | None:
@@ -164,6 +169,19 @@ class Project:
     lock: str = LOCK_FILE
     data: Mapping[str, str] = field(default_factory=dict)
     method: str | None = None
+    versions: tuple[str, ...] = ()
+
+
+def project_requirements(root: Path) -> tuple[str, ...]:
+    """The distributions the project at `root` names as its [project] dependencies in
+    pyproject.toml, but this engine (none when there is no such file or table)."""
+    try:
+        with open(root / "pyproject.toml", "rb") as file:
+            dependencies = tomllib.load(file).get("project", {}).get("dependencies", [])
+        names = [Requirement(d).name for d in dependencies]
+    except (OSError, tomllib.TOMLDecodeError, InvalidRequirement, TypeError, AttributeError):
+        return ()
+    return tuple(n for n in dict.fromkeys(names) if canonicalize_name(n) != ENGINE_DISTRIBUTION)
 
 
 UNKNOWN_PROJECT = Project()

@@ -1,0 +1,35 @@
+"""`python -m claim_audit new NAME [FOLDER]`: write a starter audit for the document NAME."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .starter import write_starter
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m claim_audit", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    new = commands.add_parser(
+        "new",
+        help="write a starter: the document's recipe, its claims, its report registration "
+        "and pytest settings (the worked example of docs/ADDING_A_DOCUMENT.md)",
+    )
+    new.add_argument("name", help="the document's name: a module name, e.g. my_paper")
+    new.add_argument("folder", nargs="?", default=".", help="where to write (default: here)")
+    args = parser.parse_args(argv)
+    try:
+        written = write_starter(args.name, Path(args.folder))
+    except (ValueError, FileExistsError) as error:
+        print(f"python -m claim_audit new: {error}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"wrote {path}")
+    print(f"run it: cd {args.folder} && pytest --report-dir report")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

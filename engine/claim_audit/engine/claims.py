@@ -1,0 +1,232 @@
+"""Claims written where their tests live: the statement on the test, the comparison in its body.
+
+    claims = Claims("toy")
+
+    @claims("toy-1", "Fit", "The fit prints the slope 2.0", published="2.0")
+    def test_slope(fits):
+        return fits.slope
+
+The decorator defines the claim once (a `ClaimSpec` in the `claims` registry) and turns the
+body into the claim's test. The engine runs the body once per valid float order: every
+argument that is an `Orders` is handed to the body one order's results at a time (the other
+fixtures as they are), and the verdict is taken over what the body returned in each order
+(engine/claim_audit/engine/claim.py). A body returns
+
+- a number, or a sequence of numbers for a tuple of published figures: a figure claim;
+- `over_seeds(values, ddof=...)`: figures over seeds, for a figure published as a mean
+  ("6.20") or as a mean and its sd over seeds ("6.20 ± 1.13");
+- a `Judgement` (`satisfied`, `within`, a comparison's): a qualitative claim; its
+  `published` may be left out, the claim's is used.
+
+A body whose arguments hold no `Orders` is judged once (a claim about the code or the
+recipe, which no float order changes). A parametrized claim gives each case its own claim:
+`claims.each(argnames, [claims.case(id, section, statement, *values, published=...), ...])`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import numbers
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ..orders import FAITHFUL, Orders
+from .claim import Claim, ClaimRecord, ClaimSpec, ClaimSpecs, Published
+from .verdict import Judgement, Measured, mean_and_sd
+
+Body = Callable[..., Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class OverSeeds:
+    """Per-seed values of one figure, and the ddof of the sd a document prints beside their
+    mean (0: the population sd, numpy's default; 1: the sample sd)."""
+
+    values: tuple[float, ...]
+    ddof: int
+
+    def figures(self, published: Published) -> Measured:
+        """The mean (and, for "m ± s", the sd) against the published figures."""
+        if not isinstance(published, str):
+            raise ValueError(
+                f"over_seeds figures are published as one mean ('6.20') or a mean and its sd "
+                f"('6.20 ± 1.13'); got {published!r}"
+            )
+        pair = mean_and_sd(published)
+        x = np.asarray(self.values, dtype=np.float64)
+        details = {"per_seed": list(self.values), "sd_ddof": self.ddof}
+        if pair is None:
+            return Measured((published,), (float(x.mean()),), details)
+        return Measured(pair, (float(x.mean()), float(x.std(ddof=self.ddof))), details)
+
+
+def over_seeds(values: Iterable[float], *, ddof: int) -> OverSeeds:
+    """A figure's values over seeds; the claim judges their mean, and their sd with the
+    given `ddof` where the document prints one ("6.20 ± 1.13")."""
+    values = tuple(float(v) for v in values)
+    if ddof not in (0, 1):
+        raise ValueError(f"ddof must be 0 (population sd) or 1 (sample sd); got {ddof!r}")
+    if len(values) <= ddof:
+        raise ValueError(f"an sd with ddof={ddof} needs more than {ddof} seeds; got {values}")
+    return OverSeeds(values, ddof)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
+def as_judgement(claim_id: str, published: Published, value: Any) -> Judgement | Measured:
+    """What a claim body returned, as the engine judges it (see the module's docstring)."""
+    if isinstance(value, Judgement):
+        if value.published is None:
+            return dataclasses.replace(value, published=published)
+        return value
+    if isinstance(value, Measured):
+        return value
+    if isinstance(value, OverSeeds):
+        return value.figures(published)
+    if published is None:
+        raise ValueError(f"{claim_id}: a figure claim needs its published figure (published=)")
+    if isinstance(published, str) and mean_and_sd(published):
+        raise ValueError(
+            f"{claim_id}: published {published!r} is a mean and its sd over seeds; "
+            "return over_seeds(values, ddof=...)"
+        )
+    printed = published if isinstance(published, tuple) else (published,)
+    if _is_number(value):
+        value = (value,)
+    if (
+        isinstance(value, Sequence | np.ndarray)
+        and len(value) == len(printed)
+        and all(_is_number(v) for v in value)
+    ):
+        return Measured(printed, tuple(float(v) for v in value))
+    raise TypeError(
+        f"{claim_id}: its body returned {type(value).__name__} {value!r:.60}; a claim body "
+        f"returns a number (or one per published figure: {len(printed)}), over_seeds(...), "
+        "or a Judgement (satisfied, within)"
+    )
+
+
+def judge_body(claim: Claim, body: Body, arguments: Mapping[str, Any]) -> ClaimRecord:
+    """Run `body` once per order of its `Orders` arguments (once, when it has none or its
+    claim is `once`) and decide the claim over what it returned."""
+    spec = claim.spec
+    assert spec is not None
+    orders = {name: value for name, value in arguments.items() if isinstance(value, Orders)}
+    names = [FAITHFUL]
+    if orders and not spec.once:
+        names = list(next(iter(orders.values())))
+        differ = {k: list(v) for k, v in orders.items() if list(v) != names}
+        if differ:
+            raise ValueError(
+                f"{spec.id}: its Orders arguments name different orders: {names} and {differ}"
+            )
+
+    def in_order(name: str) -> dict[str, Any]:
+        return {k: v[name] if k in orders else v for k, v in arguments.items()}
+
+    judgements = {
+        name: as_judgement(spec.id, spec.published, body(**in_order(name))) for name in names
+    }
+    return claim.decide(judgements)
+
+
+class Claims(ClaimSpecs):
+    """One document's claims, each defined by decorating its test (`claims(...)`), or by a
+    case of a parametrized test (`claims.each`, `claims.case`)."""
+
+    def __init__(self, document: str, specs: Iterable[ClaimSpec] = ()):
+        if not isinstance(document, str) or not document:
+            raise ValueError(f"a document's name must be a non-empty string; got {document!r}")
+        self.document = document
+        super().__init__(specs)
+
+    def __call__(
+        self, id: str, section: str, statement: str, *, published: Published = None, **kw: Any
+    ) -> Callable[[Body], Body]:
+        """Define the claim `id` and make the decorated body its test. `kw`: `reading`,
+        `finding`, `once`, `beside`, `origin`, `gates` (`ClaimSpec`)."""
+
+        def decorate(body: Body) -> Body:
+            spec = self._define(id, section, statement, published, body, kw)
+            return spec.mark(_claim_test(body))
+
+        return decorate
+
+    def case(
+        self,
+        id: str,
+        section: str,
+        statement: str,
+        *values: Any,
+        published: Published = None,
+        **kw: Any,
+    ) -> Any:
+        """One case of a parametrized claim test (`each`): its own claim, with the test's
+        parameters `values`; the test is named after the claim id."""
+        spec = self._define(id, section, statement, published, _unbound(id), kw)
+        return pytest.param(*values, marks=spec.mark, id=id)
+
+    def each(self, argnames: str | Sequence[str], cases: Sequence[Any]) -> Callable[[Body], Body]:
+        """Parametrize the decorated body over `cases` (`case(...)`): each case is its own
+        claim, judged by this body."""
+
+        def decorate(body: Body) -> Body:
+            for case in cases:
+                marks = [m for m in case.marks if m.name == "claim"]
+                if len(marks) != 1:
+                    raise ValueError(f"{body.__name__}: each case is a claims.case(...)")
+                claim_id = marks[0].kwargs["id"]
+                self.rebind(claim_id, body)
+            return pytest.mark.parametrize(argnames, cases)(_claim_test(body))
+
+        return decorate
+
+    def _define(
+        self,
+        id: str,
+        section: str,
+        statement: str,
+        published: Published,
+        body: Body,
+        kw: dict[str, Any],
+    ) -> ClaimSpec:
+        spec = ClaimSpec(id, self.document, section, statement, published, body, **kw)
+        self.add(spec)
+        return spec
+
+    def rebind(self, claim_id: str, body: Body) -> None:
+        """Make `body` the judge of a case's claim (defined by `case`, before its test)."""
+        self.add(dataclasses.replace(self[claim_id], judge=body), replace=True)
+
+
+def _unbound(claim_id: str) -> Body:
+    def unbound(**_: Any) -> Any:
+        raise RuntimeError(f"{claim_id}: a claims.case(...) outside claims.each(...)")
+
+    return unbound
+
+
+def _claim_test(body: Body) -> Body:
+    """The test pytest runs for a claim body: it asks for the body's own fixtures and for
+    `claim`, and judges the body over the orders."""
+    params = list(inspect.signature(body).parameters.values())
+    if any(p.name == "claim" for p in params):
+        raise ValueError(f"{body.__name__}: a claim body receives no `claim` argument")
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        raise ValueError(f"{body.__name__}: a claim body names each fixture it reads")
+
+    @functools.wraps(body)
+    def test(claim: Claim, **arguments: Any) -> None:
+        judge_body(claim, body, arguments)
+
+    claim_param = inspect.Parameter("claim", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    named = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params]
+    test.__signature__ = inspect.Signature([claim_param, *named])  # type: ignore[attr-defined]
+    return test

@@ -1,0 +1,122 @@
+"""Claims written where their tests live (engine/claim_audit/engine/claims.py): what a body
+returns, how it is run once per order, and the mistakes refused with a message."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+
+import numpy as np
+import pytest
+from claim_audit import Claims, Orders, Region, over_seeds, satisfied, within
+from claim_audit.engine.claim import PROPERTY, Claim, ClaimRefuted
+from claim_audit.engine.claims import judge_body
+
+claims = Claims("written-doc")
+
+
+def _define(claim_id: str, published, **kw) -> None:
+    """A claim whose test this module does not collect (the body is handed to judge_body)."""
+    claims(claim_id, "S", f"statement of {claim_id}", published=published, **kw)(lambda: None)
+
+
+for claim_id, published in [
+    ("w-figure", "5.00"),
+    ("w-pair", ("5.00", "7.0")),
+    ("w-mean-sd", "2.0 ± 0.8"),
+    ("w-mean", "2.0"),
+    ("w-within", "> 4"),
+    ("w-once", "same"),
+]:
+    _define(claim_id, published)
+
+
+def judge(claim_id: str, body, **arguments) -> dict:
+    """The record judge_body writes for `claim_id`, with `body` over `arguments`."""
+    properties: list = []
+    claim = Claim(claims[claim_id].meta, properties)
+    with contextlib.suppress(ClaimRefuted):  # a refuted claim is recorded, then raised
+        judge_body(claim, body, arguments)
+    (record,) = [json.loads(v) for name, v in properties if name == PROPERTY]
+    return record
+
+
+def orders(*values) -> Orders:
+    return Orders({"faithful": values[0], **{f"o{i}": v for i, v in enumerate(values[1:])}})
+
+
+def test_a_number_is_a_figure_judged_over_every_order():
+    record = judge("w-figure", lambda x: x, x=orders(5.001, 4.999, 5.002))
+    assert record["verdict"] == "holds"
+    assert list(record["details"]["orders"]) == ["faithful", "o0", "o1"]
+    assert judge("w-figure", lambda x: x, x=orders(6.0, 6.001, 5.999))["verdict"] == "refuted"
+
+
+def test_a_published_tuple_takes_one_number_per_figure():
+    assert judge("w-pair", lambda x: [x, x + 2], x=orders(5.0, 5.0))["verdict"] == "holds"
+    with pytest.raises(TypeError, match="one per published figure: 2"):
+        judge("w-pair", lambda x: x, x=orders(5.0, 5.001))
+
+
+def test_a_mean_and_sd_over_seeds_are_two_figures_with_the_ddof_chosen():
+    seeds = [1.0, 2.0, 3.0]  # mean 2, population sd 0.816, sample sd 1
+    record = judge("w-mean-sd", lambda s: over_seeds(s, ddof=0), s=orders(seeds, seeds))
+    assert record["verdict"] == "holds"
+    assert [f["published"] for f in record["details"]["figures"]] == ["2.0", "0.8"]
+    assert record["details"]["per_seed"] == seeds and record["details"]["sd_ddof"] == 0
+    sample = judge("w-mean-sd", lambda s: over_seeds(s, ddof=1), s=orders(seeds, seeds))
+    assert sample["verdict"] == "refuted"  # 1.0 is not 0.8 where every order agrees
+    assert judge("w-mean", lambda s: over_seeds(s, ddof=1), s=orders(seeds))["verdict"] == "holds"
+
+
+def test_a_mean_and_sd_published_needs_the_values_over_seeds():
+    with pytest.raises(ValueError, match=r"return over_seeds\(values, ddof=...\)"):
+        judge("w-mean-sd", lambda s: float(np.mean(s)), s=orders([1.0, 2.0, 3.0]))
+    with pytest.raises(ValueError, match="ddof must be 0"):
+        over_seeds([1.0, 2.0], ddof=2)
+    with pytest.raises(ValueError, match="needs more than 1 seeds"):
+        over_seeds([1.0], ddof=1)
+
+
+def test_a_comparison_without_its_published_text_takes_the_claim_s():
+    calm = orders(5.0, 5.01, 5.02, 4.99, 5.0)
+    record = judge("w-within", lambda x: within(x, Region(4.0, closed=False)), x=calm)
+    assert (record["published"], record["verdict"]) == ("> 4", "holds")
+    straddles = judge("w-within", lambda x: within(x, Region(4.0)), x=orders(4.5, 3.9, 4.2))
+    assert straddles["verdict"] == "sensitive"
+
+
+def test_a_body_without_orders_is_judged_once_and_other_fixtures_pass_as_they_are():
+    record = judge("w-once", lambda n: satisfied(n == 3, measured=n), n=3)
+    assert list(record["details"]["orders"]) == ["faithful"]
+    mixed = judge("w-figure", lambda x, shift: x + shift, x=orders(4.0, 4.0), shift=1.0)
+    assert mixed["verdict"] == "holds"
+
+
+def test_orders_arguments_must_name_the_same_orders():
+    a, b = orders(5.0, 5.0), Orders({"faithful": 5.0, "other": 5.0})
+    with pytest.raises(ValueError, match="name different orders"):
+        judge("w-figure", lambda a, b: a, a=a, b=b)
+
+
+def test_a_body_returning_a_bool_is_an_error_not_a_verdict():
+    with pytest.raises(TypeError, match="returned bool"):
+        judge("w-within", lambda x: x > 4, x=orders(5.0))
+
+
+def test_a_body_that_asks_for_claim_or_any_args_is_refused():
+    with pytest.raises(ValueError, match="receives no `claim`"):
+        claims("w-bad-1", "S", "bad")(lambda claim: None)
+    with pytest.raises(ValueError, match="names each fixture"):
+        claims("w-bad-2", "S", "bad")(lambda **fixtures: None)
+
+
+def test_a_claim_id_defined_twice_is_refused():
+    with pytest.raises(ValueError, match="defined twice"):
+        _define("w-figure", "5.00")
+
+
+def test_a_case_outside_each_says_so_when_judged():
+    claims.case("w-case", "S", "a case", 1, published="1")
+    with pytest.raises(RuntimeError, match=r"outside claims.each"):
+        claims["w-case"].judge()
