@@ -72,6 +72,7 @@ def test_provenance_names_the_device_and_command(tmp_path):
         "differs_from_lock",
         "data_digests",
         "method",
+        "xla_flags",
     }
     assert found["device"]["backend"] == jax.default_backend()
     assert found["device"]["count"] >= 1 and found["device"]["kinds"]
@@ -183,3 +184,17 @@ def test_unusable_data_digests_are_an_error_naming_the_problem(tmp_path, answers
 
     with pytest.raises(ProjectError, match=says):
         audited_project(_Config(tmp_path, answers))
+
+
+def test_xla_flags_are_recorded_so_that_a_diff_shows_them(tmp_path, monkeypatch):
+    """A report made under XLA flags that can change the arithmetic says so in its metadata,
+    and `diff` against a report made without them names the change."""
+    from claim_audit.report.diff import _metadata_changes
+    from claim_audit.report.provenance import Project, provenance
+
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    plain = provenance(Project(root=tmp_path))
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=true")
+    fast = provenance(Project(root=tmp_path))
+    assert (plain["xla_flags"], fast["xla_flags"]) == (None, "--xla_cpu_enable_fast_math=true")
+    assert ("xla_flags", None, "--xla_cpu_enable_fast_math=true") in _metadata_changes(plain, fast)

@@ -205,4 +205,7 @@ def provenance(project: Project) -> dict[str, Any]:
         **versions,
         "data_digests": dict(project.data),
         "method": project.method,
+        # XLA's own flags can change a compiled program's arithmetic (fast math, vector
+        # widths): recorded, so that `diff` shows a report made under other flags.
+        "xla_flags": os.environ.get("XLA_FLAGS"),
     }
