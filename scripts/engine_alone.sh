@@ -2,8 +2,8 @@
 # The engine alone, as a third document's author installs it: a fresh virtual environment
 # with claim-audit and its drawing extra from engine/ (pytest, pytest-xdist, numpy, scipy,
 # filelock, matplotlib; no JAX), the worked example of docs/ADDING_A_DOCUMENT.md written
-# into an empty folder, and pytest run there. Passes when JAX is absent, `pytest --help`
-# shows the engine's options, and the example's audit is green.
+# into an empty folder, and pytest run there; then `python -m claim_audit new`. Passes when
+# JAX is absent, `pytest --help` shows the engine's options, and both audits are green.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -24,4 +24,9 @@ cd "$work/project"
 grep -q -- "--report-dir" "$work/help.txt"
 "$work/venv/bin/python" -m pytest -p no:cacheprovider --strict-markers --report-dir report
 test -s report/audit.json
-echo "engine_alone: the worked example is green with the engine alone (no JAX)"
+# The starter command, from the installed package's own templates.
+"$work/venv/bin/python" -m claim_audit new my_paper "$work/starter"
+cd "$work/starter"
+"$work/venv/bin/python" -m pytest -p no:cacheprovider --strict-markers --report-dir report
+test -s report/audit.json
+echo "engine_alone: the worked example and the starter are green with the engine alone (no JAX)"

@@ -7,6 +7,8 @@ figure as published, the reading of its qualitative words, a recorded finding, i
 order's results (and the published figure) to what the claim measures there. A document's
 specs form one `ClaimSpecs` registry; its tests are marked from it (`SPECS.mark(id)`) and
 ask the `claim` fixture to `check` the results in every valid float order (engine/claim_audit/orders.py).
+A claim written where its test lives (`Claims`, engine/claim_audit/engine/claims.py) is a
+spec whose judge is the test's body, run once per order the same way (`Claim.decide`).
 
 Every number is judged the same way, by its prediction interval over the orders
 (engine/claim_audit/engine/prediction.py), so a verdict does not depend on which orders a machine happens
