@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from claim_audit import Claims, Orders, Region, over_seeds, satisfied, within
+from claim_audit import Claims, Orders, Region, figure, over_seeds, satisfied, within
 from claim_audit.engine.claim import PROPERTY, Claim, ClaimRefuted
 from claim_audit.engine.claims import judge_body
 
@@ -76,6 +76,26 @@ def test_a_mean_and_sd_published_needs_the_values_over_seeds():
         over_seeds([1.0, 2.0], ddof=2)
     with pytest.raises(ValueError, match="needs more than 1 seeds"):
         over_seeds([1.0], ddof=1)
+
+
+def test_figure_records_its_details_beside_the_figures():
+    record = judge("w-pair", lambda x: figure([x, x + 2], per_seed=[1, 2]), x=orders(5.0, 5.0))
+    assert (record["verdict"], record["details"]["per_seed"]) == ("holds", [1, 2])
+    with pytest.raises(ValueError, match="1 figures measured, 2 published"):
+        judge("w-pair", lambda x: figure(x), x=orders(5.0, 5.0))
+    with pytest.raises(TypeError, match="a number or a sequence of numbers"):
+        figure("5.0")
+
+
+def test_the_published_text_sets_the_kind_a_body_returns():
+    assert (claims["w-figure"].figure_count, claims["w-mean-sd"].figure_count) == (1, 2)
+    assert (claims["w-pair"].figure_count, claims["w-within"].figure_count) == (2, 0)
+    with pytest.raises(TypeError, match=r"returned Judgement.*it returns figures"):
+        judge("w-figure", lambda x: within(x, Region(4.0)), x=orders(5.0, 5.0))
+    with pytest.raises(TypeError, match=r"returned float.*it returns a Judgement"):
+        judge("w-within", lambda x: x, x=orders(5.0, 5.0))
+    with pytest.raises(ValueError, match="judged over every order"):
+        claims("w-once-figure", "S", "judged once", published="1.0", once=True)(lambda: None)
 
 
 def test_a_comparison_without_its_published_text_takes_the_claim_s():

@@ -6,7 +6,7 @@ project offers (`Orders`). The plugin writes the audit (audit.json, audit.md, au
 at the end of the run. docs/ADDING_A_DOCUMENT.md walks through a document.
 """
 
-from .engine.claims import Claims, over_seeds
+from .engine.claims import Claims, figure, over_seeds
 from .engine.verdict import Region, close_to, satisfied, within
 from .orders import FAITHFUL, Orders
 
@@ -17,6 +17,7 @@ __all__ = [
     "Orders",
     "Region",
     "close_to",
+    "figure",
     "over_seeds",
     "satisfied",
     "within",

@@ -117,7 +117,8 @@ class ClaimSpec:
     intervals). `origin`: "document" for a document's assertion, "suite" for the suite's own
     check (model health, typicality, recipe invariants; `ORIGINS`). `gates=False`: a
     benchmark figure of the machine it runs on (a timing), whose refutation is recorded and
-    never fails the run.
+    never fails the run. `figure`: a figure claim whose judge is not a `FigureRule` (a claim
+    body, `Claims`: its published text is figures).
     """
 
     id: str
@@ -132,6 +133,7 @@ class ClaimSpec:
     beside: Callable[[], dict[str, Any]] | None = None
     origin: str = "document"
     gates: bool = True
+    figure: bool = False
 
     def __post_init__(self) -> None:
         for name in ("id", "document", "section", "statement"):
@@ -146,7 +148,7 @@ class ClaimSpec:
             )
         if not callable(self.judge):
             raise ValueError(f"claim spec {self.id}: judge must be callable; got {self.judge!r}")
-        if isinstance(self.judge, FigureRule) and (self.published is None or self.once):
+        if self.is_figure and (self.published is None or self.once):
             raise ValueError(
                 f"claim spec {self.id}: a figure claim needs its published figures and is "
                 "judged over every order"
@@ -154,12 +156,17 @@ class ClaimSpec:
         _ = self.meta  # ClaimMeta checks the finding
 
     @property
+    def is_figure(self) -> bool:
+        """Whether this is a figure claim (judged over all orders at once)."""
+        return self.figure or isinstance(self.judge, FigureRule)
+
+    @property
     def figure_count(self) -> int:
         """How many printed figures the claim judges over all orders at once (0 for a
         qualitative claim)."""
-        if not isinstance(self.judge, FigureRule):
+        if not self.is_figure or self.published is None:
             return 0
-        return len(self.published) if isinstance(self.published, tuple) else 1
+        return len(printed_figures(self.published))
 
     @property
     def meta(self) -> ClaimMeta:

@@ -12,11 +12,15 @@ argument that is an `Orders` is handed to the body one order's results at a time
 fixtures as they are), and the verdict is taken over what the body returned in each order
 (engine/claim_audit/engine/claim.py). A body returns
 
-- a number, or a sequence of numbers for a tuple of published figures: a figure claim;
+- a number, or a sequence of numbers for a tuple of published figures, or `figure(value,
+  **details)` to record figures beside it (e.g. per seed): a figure claim;
 - `over_seeds(values, ddof=...)`: figures over seeds, for a figure published as a mean
   ("6.20") or as a mean and its sd over seeds ("6.20 ± 1.13");
 - a `Judgement` (`satisfied`, `within`, a comparison's): a qualitative claim; its
   `published` may be left out, the claim's is used.
+
+A claim whose published text is figures ("6.20", "6.20 ± 1.13", ("1.37", "2.07")) is a
+figure claim and its body returns figures; any other returns a `Judgement`.
 
 A body whose arguments hold no `Orders` is judged once (a claim about the code or the
 recipe, which no float order changes). A parametrized claim gives each case its own claim:
@@ -37,7 +41,7 @@ import pytest
 
 from ..orders import FAITHFUL, Orders
 from .claim import Claim, ClaimRecord, ClaimSpec, ClaimSpecs, Published
-from .verdict import Judgement, Measured, mean_and_sd
+from .verdict import Judgement, Measured, mean_and_sd, printed_figures
 
 Body = Callable[..., Any]
 
@@ -65,6 +69,37 @@ class OverSeeds:
         return Measured(pair, (float(x.mean()), float(x.std(ddof=self.ddof))), details)
 
 
+@dataclasses.dataclass(frozen=True)
+class Figures:
+    """A figure claim's measured figures in one order, with details recorded beside them."""
+
+    values: tuple[float, ...]
+    details: dict[str, Any]
+
+
+def figure(value: float | Sequence[float], **details: Any) -> Figures:
+    """A figure (or one per published figure) and `details` recorded beside it."""
+    values = (value,) if _is_number(value) else tuple(value)  # type: ignore[arg-type]
+    if not values or not all(_is_number(v) for v in values):
+        raise TypeError(f"figure(...) takes a number or a sequence of numbers; got {value!r:.60}")
+    return Figures(tuple(float(v) for v in values), details)
+
+
+def is_figures(published: Published) -> bool:
+    """Whether a claim's published text is figures (each a number, or a mean ± sd)."""
+    if published is None:
+        return False
+    return all(_parses(p) for p in printed_figures(published))
+
+
+def _parses(printed: str) -> bool:
+    try:
+        float(printed)
+    except ValueError:
+        return False
+    return True
+
+
 def over_seeds(values: Iterable[float], *, ddof: int) -> OverSeeds:
     """A figure's values over seeds; the claim judges their mean, and their sd with the
     given `ddof` where the document prints one ("6.20 ± 1.13")."""
@@ -80,8 +115,15 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
 
 
-def as_judgement(claim_id: str, published: Published, value: Any) -> Judgement | Measured:
+def _as_judgement(claim_id: str, published: Published, value: Any) -> Judgement | Measured:
     """What a claim body returned, as the engine judges it (see the module's docstring)."""
+    figures = is_figures(published)
+    if figures == isinstance(value, Judgement):
+        kind = "figures" if figures else "a Judgement (satisfied, within, a comparison's)"
+        raise TypeError(
+            f"{claim_id}: its body returned {type(value).__name__} {value!r:.60}; with "
+            f"published {published!r} it returns {kind}"
+        )
     if isinstance(value, Judgement):
         if value.published is None:
             return dataclasses.replace(value, published=published)
@@ -98,6 +140,12 @@ def as_judgement(claim_id: str, published: Published, value: Any) -> Judgement |
             "return over_seeds(values, ddof=...)"
         )
     printed = published if isinstance(published, tuple) else (published,)
+    if isinstance(value, Figures):
+        if len(value.values) != len(printed):
+            raise ValueError(
+                f"{claim_id}: {len(value.values)} figures measured, {len(printed)} published"
+            )
+        return Measured(printed, value.values, dict(value.details))
     if _is_number(value):
         value = (value,)
     if (
@@ -132,7 +180,7 @@ def judge_body(claim: Claim, body: Body, arguments: Mapping[str, Any]) -> ClaimR
         return {k: v[name] if k in orders else v for k, v in arguments.items()}
 
     judgements = {
-        name: as_judgement(spec.id, spec.published, body(**in_order(name))) for name in names
+        name: _as_judgement(spec.id, spec.published, body(**in_order(name))) for name in names
     }
     return claim.decide(judgements)
 
@@ -183,7 +231,7 @@ class Claims(ClaimSpecs):
                 if len(marks) != 1:
                     raise ValueError(f"{body.__name__}: each case is a claims.case(...)")
                 claim_id = marks[0].kwargs["id"]
-                self.rebind(claim_id, body)
+                self._rebind(claim_id, body)
             return pytest.mark.parametrize(argnames, cases)(_claim_test(body))
 
         return decorate
@@ -197,11 +245,20 @@ class Claims(ClaimSpecs):
         body: Body,
         kw: dict[str, Any],
     ) -> ClaimSpec:
-        spec = ClaimSpec(id, self.document, section, statement, published, body, **kw)
+        spec = ClaimSpec(
+            id,
+            self.document,
+            section,
+            statement,
+            published,
+            body,
+            figure=is_figures(published),
+            **kw,
+        )
         self.add(spec)
         return spec
 
-    def rebind(self, claim_id: str, body: Body) -> None:
+    def _rebind(self, claim_id: str, body: Body) -> None:
         """Make `body` the judge of a case's claim (defined by `case`, before its test)."""
         self.add(dataclasses.replace(self[claim_id], judge=body), replace=True)
 

@@ -54,9 +54,10 @@ class Comparison:
     per_seed: bool = True
     extreme: bool = False
 
-    def judge(self, subject: Any, *, published: str) -> Judgement:
+    def judge(self, subject: Any, *, published: str | None = None) -> Judgement:
         """The claim on `subject` as the audit records it: every effect's value against its
-        region (one definition for the test, the sweeps and the report)."""
+        region (one definition for the test, the sweeps and the report). A claim body leaves
+        `published` out: the claim's own is used."""
         values = self.values(subject)
         measured = (
             values[0]

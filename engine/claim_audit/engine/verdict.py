@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -92,6 +92,10 @@ class Judgement:
     details: dict[str, Any] = field(default_factory=dict)
     thresholds: tuple[Threshold, ...] = ()
     inconclusive: str | None = None
+
+    def beside(self, **details: Any) -> Judgement:
+        """This judgement with `details` recorded beside it (never judged)."""
+        return replace(self, details={**self.details, **details})
 
     def __post_init__(self) -> None:
         if self.thresholds and self.holds != all(

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import __name__ as ENGINE
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -145,5 +147,5 @@ def sources_of(audit: dict) -> dict[str, Source]:
 def stack_text(versions: dict[str, Any]) -> str:
     """ "jax 0.10.2, numpy 2.4.6, ": the project's own distributions and their versions, as
     audit.json's metadata names them (not Python's, not this engine's)."""
-    skip = {"python", "claim_audit"}
+    skip = {"python", ENGINE}
     return "".join(f"{name} {version}, " for name, version in versions.items() if name not in skip)
