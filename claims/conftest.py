@@ -6,7 +6,13 @@ over a cache the last identical audit filled, lib/warm_audit.py).
 
 from __future__ import annotations
 
+import importlib
+from pathlib import Path
+from types import ModuleType
+
 import pytest
+
+HERE = Path(__file__).parent
 
 
 @pytest.hookimpl(tryfirst=True)  # before the root conftest.py's settings reach the environment
@@ -35,11 +41,16 @@ def pytest_claims_audit_documents() -> list:
     return documents()
 
 
+def claim_modules() -> list[ModuleType]:
+    """The test modules of claims/ that define claims (their `CLAIMS`), in file order."""
+    modules = [importlib.import_module(path.stem) for path in sorted(HERE.glob("test_*.py"))]
+    return [module for module in modules if hasattr(module, "CLAIMS")]
+
+
 def pytest_claims_audit_claims() -> list:
     """Every claim of this suite's documents: a complete audit has a verdict for each."""
-    from uncertainty_claims.suite import claim_registries
-
-    return claim_registries()
+    registries = {id(m.CLAIMS): m.CLAIMS for m in claim_modules()}
+    return list(registries.values())
 
 
 def pytest_claims_audit_data() -> dict[str, str]:
@@ -52,10 +63,15 @@ def pytest_claims_audit_data() -> dict[str, str]:
 def pytest_claims_audit_robustness(
     documents: list[str], sweep: tuple[int, ...] | None
 ) -> dict | None:
-    """The robustness section: intervals, other binnings and, with --seeds, other seeds."""
+    """The robustness section: intervals, other binnings and, with --seeds, other seeds, of
+    the comparative claims defined in claims/ (each module's `COMPARISONS`)."""
     from uncertainty_claims.suite import robustness_section
 
-    return robustness_section(documents, sweep)
+    comparisons: dict[str, tuple] = {}
+    for module in claim_modules():
+        comparisons.setdefault(module.CLAIMS.document, ())
+        comparisons[module.CLAIMS.document] += getattr(module, "COMPARISONS", ())
+    return robustness_section(documents, sweep, comparisons)
 
 
 # --- A warm audit in one process (lib/warm_audit.py) ----------------------------------------

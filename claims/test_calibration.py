@@ -7,7 +7,10 @@ lib/calibration/claims/specs.py; a test names it and hands over the results.
 
 from __future__ import annotations
 
-from uncertainty_claims.calibration.claims.specs import SPECS
+from uncertainty_claims.calibration.claims.specs import COMPARISONS, SPECS
+
+CLAIMS = SPECS
+__all__ = ["CLAIMS", "COMPARISONS"]
 
 
 @SPECS.mark("cal-01")

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from uncertainty_claims.uncertainty.claims.specs import SPECS
+from uncertainty_claims.uncertainty.claims.specs import COMPARISONS, SPECS
+
+CLAIMS = SPECS
+__all__ = ["CLAIMS", "COMPARISONS"]
 
 
 @SPECS.mark("unc-01")

@@ -10,7 +10,7 @@ engine and the report import neither.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from claim_audit import stats
@@ -19,12 +19,9 @@ from claim_audit.engine.sweep import FAILS, ROBUST, Robustness, across_runs, acr
 from claim_audit.engine.sweep import METHOD as SEED_METHOD
 
 from .calibration.claims import bootstrap, sensitivity
-from .calibration.claims import specs as calibration_claims
 from .calibration.experiment import POST_SEEDS, PUBLISHED_SEEDS
-from .uncertainty.claims import specs as uncertainty_claims
 
 if TYPE_CHECKING:
-    from claim_audit.engine.claim import ClaimSpecs
     from claim_audit.render.documents import Document
 
 PUBLISHED_KEY = 0  # the uncertainty guide's root key
@@ -37,11 +34,6 @@ def documents() -> list[Document]:
     from .uncertainty.document import DOCUMENT as uncertainty
 
     return [calibration, uncertainty]
-
-
-def claim_registries() -> list[ClaimSpecs]:
-    """Every claim of both documents: a complete audit has a verdict for each."""
-    return [calibration_claims.SPECS, uncertainty_claims.SPECS]
 
 
 def _resampled(comparison: Comparison) -> bool:
@@ -61,10 +53,12 @@ def _published(
     return {**out, "holds": comparison.holds_for(list(robustness.values)), "intervals": intervals}
 
 
-def _calibration(sweep: tuple[int, ...] | None) -> tuple[dict, list[dict], dict]:
+def _calibration(
+    sweep: tuple[int, ...] | None, comparisons: Sequence[Comparison]
+) -> tuple[dict, list[dict], dict]:
     results = bootstrap.calibration_on(PUBLISHED_SEEDS)
     claims: dict[str, dict] = {}
-    for comparison in calibration_claims.COMPARISONS:
+    for comparison in comparisons:
         published = _published(
             comparison,
             across_seeds(comparison, results.per_seed, PUBLISHED_SEEDS, size=POST_SEEDS),
@@ -74,7 +68,7 @@ def _calibration(sweep: tuple[int, ...] | None) -> tuple[dict, list[dict], dict]
     on_sweep: PerSeed | None = None
     if sweep:
         on_sweep = sensitivity.with_binnings(bootstrap.calibration_on(sweep))
-        for comparison in calibration_claims.COMPARISONS:
+        for comparison in comparisons:
             claims[comparison.claim_id]["sweep"] = across_seeds(
                 comparison, on_sweep, sweep, size=POST_SEEDS
             ).to_json()
@@ -103,14 +97,14 @@ def _calibration(sweep: tuple[int, ...] | None) -> tuple[dict, list[dict], dict]
     return claims, rows, figures
 
 
-def _uncertainty(sweep: tuple[int, ...] | None) -> dict:
+def _uncertainty(sweep: tuple[int, ...] | None, comparisons: Sequence[Comparison]) -> dict:
     from .uncertainty.results import uncertainty_result
 
     faithful = uncertainty_result(PUBLISHED_KEY)
     # Sweep keys in the fast scan order (any valid order is as good a sample over keys).
     runs = [uncertainty_result(key, implementation="scan") for key in sweep] if sweep else []
     claims = {}
-    for comparison in uncertainty_claims.COMPARISONS:
+    for comparison in comparisons:
         claims[comparison.claim_id] = {
             "document": "uncertainty",
             "published": _published(
@@ -142,9 +136,14 @@ FIGURE_COLUMNS = (
 )
 
 
-def robustness_section(documents: Collection[str], sweep: tuple[int, ...] | None) -> dict | None:
+def robustness_section(
+    documents: Collection[str],
+    sweep: tuple[int, ...] | None,
+    comparisons: Mapping[str, Sequence[Comparison]],
+) -> dict | None:
     """The section for the documents audited (None when none of them has comparative
-    claims); `sweep`: the seeds (root keys) of --seeds."""
+    claims); `sweep`: the seeds (root keys) of --seeds; `comparisons`: each document's
+    comparative claims (claims/, each test module's `COMPARISONS`), re-evaluated here."""
     if not set(documents) & set(DOCUMENTS):
         return None
     section: dict[str, Any] = {
@@ -171,10 +170,10 @@ def robustness_section(documents: Collection[str], sweep: tuple[int, ...] | None
         "figure_columns": [list(column) for column in FIGURE_COLUMNS],
     }
     if "calibration" in documents:
-        claims, rows, figures = _calibration(sweep)
+        claims, rows, figures = _calibration(sweep, comparisons["calibration"])
         section["claims"].update(claims)
         section["sensitivity"] = rows
         section["figure_intervals"] = figures
     if "uncertainty" in documents:
-        section["claims"].update(_uncertainty(sweep))
+        section["claims"].update(_uncertainty(sweep, comparisons["uncertainty"]))
     return section

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import matplotlib.image
 import pytest
+import test_calibration
+import test_uncertainty
 from claim_audit.engine.claim import ClaimRecord
 from claim_audit.render import html
 from claim_audit.report import audit
@@ -182,7 +184,11 @@ def test_written_report_has_every_figure_inline_and_an_svg_beside_each(
         ClaimRecord("cal-02a", "calibration", "S", "a claim", "1.5", "1.7", "± 0.4", "holds", {}),
         ClaimRecord("unc-04b", "uncertainty", "S", "a claim", "0.27", "0.27", "± 0.1", "holds", {}),
     ]
-    robustness = robustness_section({"calibration", "uncertainty"}, None)
+    robustness = robustness_section(
+        {"calibration", "uncertainty"},
+        None,
+        {"calibration": test_calibration.COMPARISONS, "uncertainty": test_uncertainty.COMPARISONS},
+    )
     written = audit.write_report(
         tmp_path / "report",
         records=records,

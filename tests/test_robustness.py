@@ -15,17 +15,23 @@ import sys
 
 import numpy as np
 import pytest
+import test_calibration
+import test_uncertainty
 from claim_audit.engine.sweep import MAX_SUBSETS, across_runs, across_seeds, label
 from claim_audit.render import drawing, markdown, table
 
 from uncertainty_claims.calibration.claims import bootstrap, sensitivity
-from uncertainty_claims.calibration.claims import specs as calibration_claims
 from uncertainty_claims.calibration.claims.measures import figure
 from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
 from uncertainty_claims.suite import robustness_section
-from uncertainty_claims.uncertainty.claims import specs as uncertainty_claims
 
 pytestmark = pytest.mark.robustness
+
+COMPARISONS = {
+    "calibration": test_calibration.COMPARISONS,
+    "uncertainty": test_uncertainty.COMPARISONS,
+}
+BY_ID = {c.claim_id: c for c in test_calibration.COMPARISONS}
 
 
 # The statistics beside the audit are about the faithful order's results.
@@ -57,15 +63,15 @@ def test_comparisons_give_the_audits_figures(calibration):
         ],
     }
     for claim_id, values in expected.items():
-        got = calibration_claims.BY_ID[claim_id].values(calibration.per_seed)
+        got = BY_ID[claim_id].values(calibration.per_seed)
         assert got == pytest.approx(values, rel=1e-12), claim_id
 
 
 def test_every_calibration_comparison_holds_on_the_published_seeds_as_in_the_audit(calibration):
     """As in the faithful audit: each comparison holds on the published seeds exactly when its
     claim's judge finds it holding in the faithful order."""
-    for comparison in calibration_claims.COMPARISONS:
-        spec = calibration_claims.SPECS[comparison.claim_id]
+    for comparison in test_calibration.COMPARISONS:
+        spec = test_calibration.CLAIMS[comparison.claim_id]
         audit = spec.judge(calibration, spec.published).holds
         assert comparison.holds(calibration.per_seed) == audit, comparison.claim_id
 
@@ -76,7 +82,7 @@ def test_the_posts_own_choices_reproduce_the_claims(calibration):
     chosen = [v for v in sensitivity.variants() if v.published]
     assert sorted(v.comparison.claim_id for v in chosen) == ["cal-02c", "cal-10c", "cal-11c"]
     for variant in chosen:
-        claim = calibration_claims.BY_ID[variant.comparison.claim_id]
+        claim = BY_ID[variant.comparison.claim_id]
         assert variant.comparison.values(per_seed) == claim.values(calibration.per_seed)
 
 
@@ -105,7 +111,7 @@ def test_resampling_is_reproducible(calibration):
 def test_report_of_a_sweep(calibration, tmp_path):
     """The report's sweep path, run on the published seeds themselves (cheap): the tables fit
     80 columns, the Markdown and the figure are drawn, and the JSON is strict."""
-    section = robustness_section({"calibration"}, PUBLISHED_SEEDS)
+    section = robustness_section({"calibration"}, PUBLISHED_SEEDS, COMPARISONS)
     json.dumps(section, allow_nan=False)
     lines = table.render_robustness(section)
     assert all(len(line) <= 80 for line in lines)
@@ -159,7 +165,7 @@ def test_calibration_sweep(sweep_seeds):
     results = bootstrap.calibration_on(sweep_seeds)
     per_seed = sensitivity.with_binnings(results)
     n = len(sweep_seeds)
-    for comparison in calibration_claims.COMPARISONS:
+    for comparison in test_calibration.COMPARISONS:
         robustness = across_seeds(comparison, per_seed, sweep_seeds, size=3)
         assert (
             robustness.total == min(math.comb(n, 3), MAX_SUBSETS) and 0 <= robustness.fraction <= 1
@@ -175,7 +181,7 @@ def test_uncertainty_sweep(sweep_seeds, uncertainty):
     from uncertainty_claims.uncertainty.results import uncertainty_result
 
     runs = [uncertainty_result(key, implementation="scan") for key in sweep_seeds]
-    for comparison in uncertainty_claims.COMPARISONS:
+    for comparison in test_uncertainty.COMPARISONS:
         robustness = across_runs(comparison, runs, sweep_seeds, unit="root keys")
         assert robustness.total == len(sweep_seeds)
         if 0 in sweep_seeds:
