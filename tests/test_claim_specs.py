@@ -19,6 +19,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+import test_calibration as calibration
+import test_calibration_health as calibration_health
 from claim_audit.engine.claim import (
     PROPERTY,
     Claim,
@@ -31,12 +33,12 @@ from claim_audit.engine.verdict import Judgement, close_to
 from claim_audit.orders import Orders
 from fault_tools import child_env
 
-from uncertainty_claims.calibration.claims import specs as calibration
 from uncertainty_claims.uncertainty.claims import specs as uncertainty
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS: dict[Path, ClaimSpecs] = {
-    ROOT / "lib" / "calibration" / "claims" / "specs.py": calibration.SPECS,
+    ROOT / "claims" / "test_calibration.py": calibration.CLAIMS,
+    ROOT / "claims" / "test_calibration_health.py": calibration_health.CLAIMS,
     ROOT / "lib" / "uncertainty" / "claims" / "specs.py": uncertainty.SPECS,
 }
 SPECS: dict[str, ClaimSpec] = {i: s for specs in DOCUMENTS.values() for i, s in specs.items()}
@@ -92,16 +94,16 @@ NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
 # still match (a stale entry fails), so the list only shrinks.
 ALLOWED: dict[tuple[str, str], str] = {
     **{
-        (path, calibration.SPECS["cal-08b"].published): "a worked fault's NLL (at T = 20), "
+        (path, calibration.CLAIMS["cal-08b"].published): "a worked fault's NLL (at T = 20), "
         "not the post's temperature"
         for path in ("lib/calibration/health.py", "tests/test_faults_metrics.py")
     },
-    ("tests/test_data.py", calibration.SPECS["cal-12a"].published): "an image size in an "
+    ("tests/test_data.py", calibration.CLAIMS["cal-12a"].published): "an image size in an "
     "IDX header, not the post's field magnitude",
     # Short round numbers that the post prints as seed spreads (cal-09e, cal-11e) and that
     # code and tests use for other things.
     **{
-        (path, calibration.SPECS["cal-09e"].published): reason
+        (path, calibration.CLAIMS["cal-09e"].published): reason
         for path, reason in (
             ("lib/calibration/figures.py", "a label's height on a reliability plot"),
             ("tests/test_figures.py", "a toy interval's upper offset"),
@@ -110,7 +112,7 @@ ALLOWED: dict[tuple[str, str], str] = {
         )
     },
     **{
-        (path, calibration.SPECS["cal-11e"].published): reason
+        (path, calibration.CLAIMS["cal-11e"].published): reason
         for path, reason in (
             ("claims/properties/test_figure_rule.py", "printing's half unit"),
             ("tests/test_faults_report.py", "a sleep in seconds"),
@@ -192,7 +194,7 @@ def test_figures_are_found_where_they_are_written():
 @pytest.mark.parametrize("fact", ["statement", "reading", "figure"])
 def test_a_restated_fact_is_found(tmp_path, fact):
     """A file that restates a statement, a reading or a figure is named by the scan."""
-    spec = calibration.SPECS["cal-02a"] if fact == "figure" else calibration.SPECS["cal-14"]
+    spec = calibration.CLAIMS["cal-02a"] if fact == "figure" else calibration.CLAIMS["cal-14"]
     text = {"statement": spec.statement, "reading": spec.reading, "figure": spec.published}[fact]
     assert isinstance(text, str)
     copy = tmp_path / "test_copy.py"

@@ -1,7 +1,7 @@
-"""The calibration post's claims and what they are measured with.
+"""What the calibration post's claims (claims/test_calibration.py) are measured with.
 
-`specs` holds every claim as a `ClaimSpec` (`SPECS`; the comparative ones' `COMPARISONS`),
-`measures` the statistics of the per-seed figures they compare, `bootstrap` the test-image
-resamples behind their intervals, `sensitivity` the comparative claims under the binnings
-and OOD scores the post did not choose.
+`measures` holds the statistics of the per-seed figures they compare (and the comparisons
+that the sensitivity variants re-measure), `bootstrap` the test-image resamples behind their
+intervals, `sensitivity` the comparative claims under the binnings and OOD scores the post
+did not choose.
 """

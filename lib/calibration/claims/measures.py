@@ -4,7 +4,8 @@ A statistic takes `PerSeed` (net -> list of `evaluate_seed` figure dicts, one pe
 as in `CalibrationResults.per_seed`) over any set of seeds, so the same definition
 serves the faithful claim on seeds 0-2, each test-image resample of them, and any
 other set of seeds. The claims themselves (effects, regions, readings) are defined once,
-in lib/calibration/claims/specs.py.
+in claims/test_calibration.py; the two comparisons that sensitivity.py also re-measures
+under other binnings and scores (`ece_ratio`, `ood_gap`) are built here.
 """
 
 from __future__ import annotations
@@ -12,11 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from claim_audit.engine.effects import PerSeed, safe_ratio
+from claim_audit.engine.effects import Comparison, Effect, PerSeed, safe_ratio
+from claim_audit.engine.verdict import Region
 
 from ..evaluation import aggregate
 
 Figure = tuple[str, str]  # (net, dotted figure name), e.g. ("yat", "auroc.kmax")
+
+THREE_TO_FOUR = Region(3.0, 4.0)  # "three to four times"
+A_TOUCH = 0.05  # "a touch better": ahead by less than this AUROC
 
 
 def figure(figures: Mapping[str, Any], name: str) -> float:
@@ -81,3 +86,38 @@ def bad_retraining_gap(per_seed: PerSeed) -> float:
     relu = values(per_seed, "relu", "auroc_subsample.msp")
     bad = min(range(len(yat)), key=yat.__getitem__)
     return yat[bad] - relu[bad]
+
+
+def ece_ratio(claim_id: str, name: str, label: str) -> Comparison:
+    """A "Yat ECE is three to four times the ReLU ECE" comparison on the figure `name`
+    (the claims and their sensitivity variants under other binnings)."""
+    return Comparison(
+        claim_id,
+        effects=(
+            Effect(
+                f"{label}, Yat / ReLU",
+                mean_ratio(("yat", name), ("relu", name)),
+                THREE_TO_FOUR,
+                null=1.0,
+                inputs=(name,),
+            ),
+        ),
+    )
+
+
+def ood_gap(score: str, label: str) -> Comparison:
+    """cal-11c on a ReLU score channel: it beats the Yat field by less than A_TOUCH AUROC
+    (the claim, and its variants with other ReLU scores)."""
+    return Comparison(
+        "cal-11c",
+        effects=(
+            Effect(
+                f"AUROC {label} - kmax",
+                mean_gap(("relu", f"auroc.{score}"), ("yat", "auroc.kmax")),
+                Region(0.0, A_TOUCH, closed=False),
+                null=0.0,
+                inputs=(f"auroc.{score}", "auroc.kmax"),
+                unit="AUROC difference",
+            ),
+        ),
+    )

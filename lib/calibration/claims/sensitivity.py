@@ -15,7 +15,7 @@ from claim_audit.engine.effects import Comparison, PerSeed
 
 from ... import metrics
 from ..evaluation import CalibrationResults
-from .specs import ece_ratio, ood_gap
+from .measures import ece_ratio, ood_gap
 
 BINNINGS: tuple[tuple[str, int], ...] = tuple(
     (kind, n) for kind in ("width", "mass") for n in (10, metrics.N_BINS, 20, 30)
