@@ -1,7 +1,7 @@
 """A comparative claim as data: the effects it measures and the regions where it holds.
 
-A `Comparison` is the rule of a comparative claim: its spec (a document's claims/specs.py) judges the claim
-with it (`Compared`), and the robustness sweeps (other seeds, binnings, test-example
+A `Comparison` is the rule of a comparative claim: the claim's body judges with it
+(`Comparison.judge`; a `ClaimSpec`'s judge, `Compared`), and the robustness sweeps (other seeds, binnings, test-example
 resamples) re-evaluate the same object.
 """
 
