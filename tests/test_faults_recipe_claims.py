@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from test_uncertainty import CLAIMS as UNCERTAINTY
 
 from uncertainty_claims import data, metrics
 from uncertainty_claims.calibration import evaluation
@@ -24,7 +25,6 @@ from uncertainty_claims.calibration.models import build_model
 from uncertainty_claims.calibration.training import TrainConfig, batch_indices
 from uncertainty_claims.numerics import full_precision
 from uncertainty_claims.uncertainty import experiment as uncertainty_experiment
-from uncertainty_claims.uncertainty.claims.specs import SPECS as UNCERTAINTY
 
 pytestmark = pytest.mark.fault
 
@@ -38,7 +38,7 @@ def test_the_results_as_trained_hold(calibration, uncertainty):
     """The undoctored results: the three checks hold (what the doctored runs below must not)."""
     assert judged(CALIBRATION, "cal-15b", calibration.faithful).holds
     assert judged(CALIBRATION, "cal-15c", calibration.faithful).holds
-    assert judged(UNCERTAINTY, "unc-08b", uncertainty.faithful).holds
+    assert UNCERTAINTY["unc-08b"].judge(uncertainty=uncertainty.faithful).holds  # its test's body
 
 
 @full_precision
@@ -106,5 +106,5 @@ def test_epistemic_figures_reduced_over_every_axis_refute_unc_08b(uncertainty, m
         return dataclasses.replace(right, epistemic=everything)
 
     monkeypatch.setattr(uncertainty_experiment, "decompose_variance", wrong_axis)
-    judgement = judged(UNCERTAINTY, "unc-08b", uncertainty.faithful)
+    judgement = UNCERTAINTY["unc-08b"].judge(uncertainty=uncertainty.faithful)  # its test's body
     assert not judgement.holds, judgement.measured
