@@ -25,6 +25,7 @@ import numpy as np
 import optax
 from claim_audit import Claims, Region, satisfied
 from claim_audit.engine.effects import Comparison, Effect
+from claim_audit.engine.verdict import Judgement
 from flax import nnx
 
 from uncertainty_claims import metrics
@@ -95,10 +96,6 @@ def printed(result: UncertaintyResult, names: tuple[str, ...]) -> list[float]:
     """The run's own figures `names`, as the guide prints them (`headline_figures`)."""
     measured = headline_figures(result)
     return [measured[name] for name in names]
-
-
-def _name(method: str) -> str:
-    return "MC-Dropout" if method == "mc" else "Ensemble"
 
 
 # --- The data and the decomposition -------------------------------------------------------
@@ -767,7 +764,7 @@ def test_aleatoric_follows_noise(uncertainty, method):
 # --- The methods' mechanics ---------------------------------------------------------------
 
 
-def _shapes_hold(result: UncertaintyResult, method: str, expected: int) -> Any:
+def _shapes_hold(result: UncertaintyResult, method: str, expected: int) -> Judgement:
     """The stored pass (or member) arrays of `method`, on the grid and the training inputs,
     are (expected, N, 1) with N the number of inputs."""
     prefix = "ens" if method == "ensemble" else "mc"
