@@ -69,8 +69,12 @@ def pytest_claims_audit_robustness(
 
     comparisons: dict[str, tuple] = {}
     for module in claim_modules():
-        comparisons.setdefault(module.CLAIMS.document, ())
-        comparisons[module.CLAIMS.document] += getattr(module, "COMPARISONS", ())
+        # A `Claims` names its document; a `ClaimSpecs` registry, through its specs.
+        document = (
+            getattr(module.CLAIMS, "document", None) or next(iter(module.CLAIMS.values())).document
+        )
+        comparisons.setdefault(document, ())
+        comparisons[document] += getattr(module, "COMPARISONS", ())
     return robustness_section(documents, sweep, comparisons)
 
 

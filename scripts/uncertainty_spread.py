@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from pathlib import Path
 
 import numpy as np
 
 from uncertainty_claims.numerics import request_deterministic_gpu_ops
-from uncertainty_claims.uncertainty.claims.specs import PRINTED
 from uncertainty_claims.uncertainty.experiment import headline_figures
 from uncertainty_claims.uncertainty.health import health_figures
 from uncertainty_claims.uncertainty.results import spread, uncertainty_result
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "claims"))
+from test_uncertainty import PRINTED
 
 
 def main() -> None:

@@ -1,8 +1,9 @@
-"""Each claim is one object (lib/<document>/claims/specs.py): one test per spec, and its facts nowhere else.
+"""Each claim is one object (lib/<document>/claims/specs.py, or the test module that defines it
+with `Claims`, claims/test_uncertainty.py): one test per spec, and its facts nowhere else.
 
 Not claims: these tests check the claims' bookkeeping. A claim test exists for every spec
 and only for specs; the statement, reading and printed figures of each spec are written
-in its spec module only, never restated in another file of lib/, claims/ or tests/; and a spec
+in its spec module (or its test module) only, never restated in another file of lib/, claims/ or tests/; and a spec
 becomes the record the audit reads (engine/claim_audit/engine/claim.py).
 """
 
@@ -21,6 +22,8 @@ from pathlib import Path
 import pytest
 import test_calibration as calibration
 import test_calibration_health as calibration_health
+import test_uncertainty
+import test_uncertainty_health
 from claim_audit.engine.claim import (
     PROPERTY,
     Claim,
@@ -33,13 +36,12 @@ from claim_audit.engine.verdict import Judgement, close_to
 from claim_audit.orders import Orders
 from fault_tools import child_env
 
-from uncertainty_claims.uncertainty.claims import specs as uncertainty
-
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS: dict[Path, ClaimSpecs] = {
     ROOT / "claims" / "test_calibration.py": calibration.CLAIMS,
     ROOT / "claims" / "test_calibration_health.py": calibration_health.CLAIMS,
-    ROOT / "lib" / "uncertainty" / "claims" / "specs.py": uncertainty.SPECS,
+    ROOT / "claims" / "test_uncertainty.py": test_uncertainty.CLAIMS,
+    ROOT / "claims" / "test_uncertainty_health.py": test_uncertainty_health.CLAIMS,
 }
 SPECS: dict[str, ClaimSpec] = {i: s for specs in DOCUMENTS.values() for i, s in specs.items()}
 
@@ -186,7 +188,7 @@ def test_figures_are_found_where_they_are_written():
     for module, document in DOCUMENTS.items():
         source = module.read_text()
         figures = [figure for spec in document.values() for figure in _figures(spec)]
-        assert len(figures) >= 10
+        assert len(figures) >= 10 or all(s.published is None for s in document.values())
         missing = [f for f in figures if not _pattern(f, figure=True).search(source)]
         assert missing == [], module.name
 

@@ -17,6 +17,7 @@ import numpy as np
 import optax
 import pytest
 from test_calibration import CLAIMS as CALIBRATION
+from test_uncertainty import CLAIMS as UNCERTAINTY
 
 from uncertainty_claims import data, metrics
 from uncertainty_claims.calibration import evaluation
@@ -24,25 +25,15 @@ from uncertainty_claims.calibration.models import build_model
 from uncertainty_claims.calibration.training import TrainConfig, batch_indices
 from uncertainty_claims.numerics import full_precision
 from uncertainty_claims.uncertainty import experiment as uncertainty_experiment
-from uncertainty_claims.uncertainty.claims.specs import SPECS as UNCERTAINTY
 
 pytestmark = pytest.mark.fault
 
 
-def judged(specs, claim_id: str, results):
-    """The claim's judgement on `results` in one order (a claim body takes them by its
-    fixture's name, a spec's judge with its published figure)."""
-    spec = specs[claim_id]
-    if spec.document == "calibration":
-        return spec.judge(calibration=results)
-    return spec.judge(results, spec.published)
-
-
 def test_the_results_as_trained_hold(calibration, uncertainty):
     """The undoctored results: the three checks hold (what the doctored runs below must not)."""
-    assert judged(CALIBRATION, "cal-15b", calibration.faithful).holds
-    assert judged(CALIBRATION, "cal-15c", calibration.faithful).holds
-    assert judged(UNCERTAINTY, "unc-08b", uncertainty.faithful).holds
+    assert CALIBRATION["cal-15b"].judge(calibration=calibration.faithful).holds
+    assert CALIBRATION["cal-15c"].judge(calibration=calibration.faithful).holds
+    assert UNCERTAINTY["unc-08b"].judge(uncertainty=uncertainty.faithful).holds  # its test's body
 
 
 @full_precision
@@ -67,7 +58,7 @@ def test_a_run_trained_on_the_held_out_rows_too_refutes_cal_15b(calibration):
         for i, seed in enumerate(run.seeds):
             losses[i, 0] = _first_loss(net, seed, everything, labels)
         runs[net] = dataclasses.replace(run, train_loss=losses)
-    judgement = judged(CALIBRATION, "cal-15b", dataclasses.replace(results, runs=runs))
+    judgement = CALIBRATION["cal-15b"].judge(calibration=dataclasses.replace(results, runs=runs))
     assert not judgement.holds, judgement.measured
 
 
@@ -91,7 +82,9 @@ def test_confidence_read_otherwise_for_one_net_refutes_cal_15c(calibration, doct
             per_seed["relu"] = evaluation.evaluate(results.runs["relu"], results.split)
     else:
         per_seed["yat"] = [{**f, "ece": f["ece_T"]} for f in per_seed["yat"]]
-    judgement = judged(CALIBRATION, "cal-15c", dataclasses.replace(results, per_seed=per_seed))
+    judgement = CALIBRATION["cal-15c"].judge(
+        calibration=dataclasses.replace(results, per_seed=per_seed)
+    )
     assert not judgement.holds, judgement.measured
     net = "relu" if doctored == "float32-softmax" else "yat"
     assert (
@@ -110,5 +103,5 @@ def test_epistemic_figures_reduced_over_every_axis_refute_unc_08b(uncertainty, m
         return dataclasses.replace(right, epistemic=everything)
 
     monkeypatch.setattr(uncertainty_experiment, "decompose_variance", wrong_axis)
-    judgement = judged(UNCERTAINTY, "unc-08b", uncertainty.faithful)
+    judgement = UNCERTAINTY["unc-08b"].judge(uncertainty=uncertainty.faithful)  # its test's body
     assert not judgement.holds, judgement.measured

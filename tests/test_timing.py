@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_uncertainty import CLAIMS
 
 from uncertainty_claims.uncertainty import timing
-from uncertainty_claims.uncertainty.claims.specs import SPECS, guide_runtime
 
 HZ = os.sysconf("SC_CLK_TCK")
 IDLE = timing.IDLE_CORES
@@ -215,7 +215,7 @@ def test_a_stored_figure_taken_under_load_is_refused():
 def test_the_claim_is_inconclusive_when_not_measurable(scripted):
     script, _ = scripted
     script += readings((0.0, 0.0)) + readings((0.5, 0.0), every=80.0)
-    judged = guide_runtime(None, SPECS["unc-16"].published)
+    judged = CLAIMS["unc-16"].judge()  # the claim's body
     assert judged.inconclusive is not None and "while the example ran" in judged.inconclusive
     assert not judged.holds
     assert judged.measured.startswith("not measurable in this run on ")
@@ -226,7 +226,7 @@ def test_the_claim_is_inconclusive_when_not_measurable(scripted):
 def test_the_claim_judges_an_idle_figure(scripted):
     script, _ = scripted
     script += readings((0.0, 0.0)) + readings((0.0, 0.0), every=80.0)
-    judged = guide_runtime(None, SPECS["unc-16"].published)
+    judged = CLAIMS["unc-16"].judge()  # the claim's body
     assert judged.inconclusive is None
     assert not judged.holds  # 80 s is not at most 30 s
     assert judged.measured.startswith("80.0 s on ")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import test_calibration  # noqa: F401 (registers the post's claims)
+import test_uncertainty  # noqa: F401 (registers the guide's claims)
 from claim_audit.engine.claim import registered_specs
 from claim_audit.engine.prediction import (
     FAMILY_ALPHA,
@@ -26,7 +27,6 @@ from claim_audit.engine.prediction import (
     shift_for_power,
 )
 
-import uncertainty_claims.uncertainty.claims.specs  # noqa: F401 (registers the guide's claims)
 from uncertainty_claims.calibration.experiment import ORDERS
 from uncertainty_claims.uncertainty.results import ORDER_COUNT
 

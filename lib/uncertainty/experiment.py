@@ -371,7 +371,7 @@ def printed_trace(result: UncertaintyResult) -> dict[str, dict[int, float]]:
 
 def printed_figure_names(config: UncertaintyConfig) -> tuple[str, ...]:
     """The names of the figures the guide prints for a run of `config`, in print order: the
-    keys of :func:`headline_figures` (the printed values themselves: lib/uncertainty/claims/specs.py)."""
+    keys of :func:`headline_figures` (the printed values themselves: claims/test_uncertainty.py)."""
     mc = _printed_steps(MC_PRINT_EVERY, config.mc_steps)
     ensemble = _printed_steps(ENSEMBLE_PRINT_EVERY, config.ensemble_steps)
     return (

@@ -1,5 +1,6 @@
-"""The uncertainty guide's claims and what they are measured with.
+"""What the uncertainty guide's claims are measured with.
 
-`specs` holds every claim as a `ClaimSpec` (`SPECS`; the comparative ones' `COMPARISONS`),
-`measures` the statistics of one run that they compare.
+The claims themselves are written where their tests live (claims/test_uncertainty.py,
+claims/test_uncertainty_health.py); `measures` holds the statistics of one run that they
+compare, `rules` the typicality and ablation rules they build on.
 """

@@ -1,7 +1,7 @@
 """Statistics of one run of the uncertainty guide's recipe, for its comparative claims.
 
 The claims themselves (effects, regions, readings) are defined once, in
-lib/uncertainty/claims/specs.py: the claim tests judge them on every float order of root key 0,
+claims/test_uncertainty.py: the claim tests judge them on every float order of root key 0,
 the robustness sweep on other root keys.
 """
 
