@@ -69,12 +69,8 @@ def pytest_claims_audit_robustness(
 
     comparisons: dict[str, tuple] = {}
     for module in claim_modules():
-        # A `Claims` names its document; a `ClaimSpecs` registry, through its specs.
-        document = (
-            getattr(module.CLAIMS, "document", None) or next(iter(module.CLAIMS.values())).document
-        )
-        comparisons.setdefault(document, ())
-        comparisons[document] += getattr(module, "COMPARISONS", ())
+        document = module.CLAIMS.document
+        comparisons[document] = comparisons.get(document, ()) + getattr(module, "COMPARISONS", ())
     return robustness_section(documents, sweep, comparisons)
 
 

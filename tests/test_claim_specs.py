@@ -1,10 +1,10 @@
-"""Each claim is one object (lib/<document>/claims/specs.py, or the test module that defines it
-with `Claims`, claims/test_uncertainty.py): one test per spec, and its facts nowhere else.
+"""Each claim is one object, defined on its test (claims/test_<document>.py, with `Claims`):
+one test per claim, and its facts nowhere else.
 
-Not claims: these tests check the claims' bookkeeping. A claim test exists for every spec
-and only for specs; the statement, reading and printed figures of each spec are written
-in its spec module (or its test module) only, never restated in another file of lib/, claims/ or tests/; and a spec
-becomes the record the audit reads (engine/claim_audit/engine/claim.py).
+Not claims: these tests check the claims' bookkeeping. A claim test exists for every claim
+and only for claims; the statement, reading and printed figures of each are written in the
+test module that defines it, never restated in another file of lib/, claims/ or tests/;
+and a spec becomes the record the audit reads (engine/claim_audit/engine/claim.py).
 """
 
 from __future__ import annotations
