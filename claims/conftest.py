@@ -36,7 +36,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_claims_audit_documents() -> list:
     """This suite's documents in the report: their sections and figures (engine/claim_audit/report/hooks.py)."""
-    from uncertainty_claims.suite import documents
+    from suite import documents
 
     return documents()
 
@@ -65,7 +65,7 @@ def pytest_claims_audit_robustness(
 ) -> dict | None:
     """The robustness section: intervals, other binnings and, with --seeds, other seeds, of
     the comparative claims defined in claims/ (each module's `COMPARISONS`)."""
-    from uncertainty_claims.suite import robustness_section
+    from suite import robustness_section
 
     comparisons: dict[str, tuple] = {}
     for module in claim_modules():

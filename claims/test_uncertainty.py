@@ -27,6 +27,7 @@ from claim_audit import Claims, Region, satisfied
 from claim_audit.engine.effects import Comparison, Effect
 from claim_audit.engine.verdict import Judgement
 from flax import nnx
+from uncertainty_rules import bootstrap_ablation, over_root_keys, typical
 
 from uncertainty_claims import metrics
 from uncertainty_claims.uncertainty.claims.measures import (
@@ -44,7 +45,6 @@ from uncertainty_claims.uncertainty.claims.measures import (
     total_ratio,
     true_model_nll,
 )
-from uncertainty_claims.uncertainty.claims.rules import bootstrap_ablation, over_root_keys, typical
 from uncertainty_claims.uncertainty.config import (
     ENSEMBLE_PRINT_EVERY,
     MC_PRINT_EVERY,

@@ -1,4 +1,4 @@
-"""Robustness beside the audit (lib/suite.py and the documents' claims packages): its statistics read the claims' own definitions.
+"""Robustness beside the audit (claims/suite.py and the documents' claims packages): its statistics read the claims' own definitions.
 
 Not claims: these tests check that the intervals, the sensitivity variants and the sweep
 are computed from the same figures and definitions as the faithful claims. The sweep tests
@@ -19,11 +19,11 @@ import test_calibration
 import test_uncertainty
 from claim_audit.engine.sweep import MAX_SUBSETS, across_runs, across_seeds, label
 from claim_audit.render import drawing, markdown, table
+from suite import robustness_section
 
 from uncertainty_claims.calibration.claims import bootstrap, sensitivity
 from uncertainty_claims.calibration.claims.measures import figure
 from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
-from uncertainty_claims.suite import robustness_section
 
 pytestmark = pytest.mark.robustness
 

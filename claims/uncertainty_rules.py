@@ -11,11 +11,16 @@ from claim_audit.engine.effects import Comparison
 from claim_audit.engine.sweep import across_runs
 from claim_audit.engine.verdict import Judgement, satisfied
 
-from ..experiment import UncertaintyResult
-from ..health import uncertainty_health
-from ..no_bootstrap import ensemble_without_bootstrap
-from ..results import SPREAD_ROOT_SEEDS, root_key_runs, spread, uncertainty_result
-from .measures import Ablation
+from uncertainty_claims.uncertainty.claims.measures import Ablation
+from uncertainty_claims.uncertainty.experiment import UncertaintyResult
+from uncertainty_claims.uncertainty.health import uncertainty_health
+from uncertainty_claims.uncertainty.no_bootstrap import ensemble_without_bootstrap
+from uncertainty_claims.uncertainty.results import (
+    SPREAD_ROOT_SEEDS,
+    root_key_runs,
+    spread,
+    uncertainty_result,
+)
 
 
 def typical(printed: Mapping[str, str]) -> Judgement:

@@ -18,8 +18,8 @@ from claim_audit.engine.effects import Comparison, PerSeed
 from claim_audit.engine.sweep import FAILS, ROBUST, Robustness, across_runs, across_seeds
 from claim_audit.engine.sweep import METHOD as SEED_METHOD
 
-from .calibration.claims import bootstrap, sensitivity
-from .calibration.experiment import POST_SEEDS, PUBLISHED_SEEDS
+from uncertainty_claims.calibration.claims import bootstrap, sensitivity
+from uncertainty_claims.calibration.experiment import POST_SEEDS, PUBLISHED_SEEDS
 
 if TYPE_CHECKING:
     from claim_audit.render.documents import Document
@@ -30,8 +30,8 @@ KEYS = "root keys"  # what the uncertainty guide's seeds are
 
 def documents() -> list[Document]:
     """Both documents as the report shows them: source, section, figures."""
-    from .calibration.document import DOCUMENT as calibration
-    from .uncertainty.document import DOCUMENT as uncertainty
+    from uncertainty_claims.calibration.document import DOCUMENT as calibration
+    from uncertainty_claims.uncertainty.document import DOCUMENT as uncertainty
 
     return [calibration, uncertainty]
 
@@ -98,7 +98,7 @@ def _calibration(
 
 
 def _uncertainty(sweep: tuple[int, ...] | None, comparisons: Sequence[Comparison]) -> dict:
-    from .uncertainty.results import uncertainty_result
+    from uncertainty_claims.uncertainty.results import uncertainty_result
 
     faithful = uncertainty_result(PUBLISHED_KEY)
     # Sweep keys in the fast scan order (any valid order is as good a sample over keys).
