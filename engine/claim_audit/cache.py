@@ -28,6 +28,8 @@ from pathlib import Path
 import numpy as np
 from filelock import FileLock, Timeout
 
+from .report.watchdog import STOPPED_S, is_stopped
+
 Arrays = dict[str, np.ndarray]
 _KEY_FIELD = "__key__"
 _CHECKSUM_FIELD = "__checksum__"
@@ -36,6 +38,7 @@ lock_timeout_s = 3600.0
 """How long `cached` waits for another process's lock on an entry before it computes the
 entry itself, uncached. The claims-audit plugin bounds it by a test's budget (--timeout)."""
 _LOCK_NOTICE_S = 5.0  # after this long waiting (at most half the wait), the wait is said
+_LOCK_POLL_S = 1.0  # while waiting, how often the holder is looked at (stopped?)
 
 # What this process's calls of `cached` did, for the report's metadata.
 EVENTS: list[dict] = []
@@ -165,28 +168,43 @@ def _write(path: Path, key_text: str, arrays: Arrays) -> None:
         raise
 
 
-def lock_holder(path: Path) -> str:
-    """Who holds the lock (flock) on file `path`: "process PID (its command line)" as Linux's
-    /proc/locks tells, else "another process"."""
+def _holder_pid(path: Path) -> str | None:
+    """The pid of the process holding the lock (flock) on file `path`, as Linux's /proc/locks
+    tells; None where it cannot tell."""
     try:
         found = os.stat(path)
         where = f"{os.major(found.st_dev):02x}:{os.minor(found.st_dev):02x}:{found.st_ino}"
         for line in Path("/proc/locks").read_text().splitlines():
             fields = line.split()  # "1: FLOCK  ADVISORY  WRITE 6558 fe:00:2149005 0 EOF"
             if fields[1:2] == ["FLOCK"] and fields[5:6] == [where]:  # a waiter has "->"
-                command = Path(f"/proc/{fields[4]}/cmdline").read_bytes().replace(b"\0", b" ")
-                return f"process {fields[4]} ({command.decode(errors='replace').strip()[:200]})"
+                return fields[4]
     except OSError:
         pass
-    return "another process"
+    return None
+
+
+def lock_holder(path: Path) -> str:
+    """Who holds the lock on file `path`: "process PID (its command line)", else "another
+    process"."""
+    pid = _holder_pid(path)
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+    except (OSError, TypeError):
+        return "another process"
+    return f"process {pid} ({command.decode(errors='replace').strip()[:200]})"
+
+
+class HolderStopped(Timeout):
+    """The process holding an entry's lock is stopped (SIGSTOP): it will not release it."""
 
 
 def _acquire(lock: FileLock, name: str) -> None:
-    """Take `lock`, waiting at most `lock_timeout_s`; a wait longer than a few seconds is said,
+    """Take `lock`, waiting at most `lock_timeout_s`, and not for a holder whose process has
+    been stopped (SIGSTOP, Ctrl-Z) for `STOPPED_S`; a wait longer than a few seconds is said,
     with the lock's holder.
 
     Raises:
-      filelock.Timeout: the lock was not free in time.
+      filelock.Timeout: the lock was not free in time (`HolderStopped`: its holder is stopped).
     """
     notice = min(_LOCK_NOTICE_S, lock_timeout_s / 2)
     try:
@@ -197,7 +215,22 @@ def _acquire(lock: FileLock, name: str) -> None:
             f"waiting for {name}: {lock.lock_file} is held by {lock_holder(Path(lock.lock_file))} "
             f"(computing it?); waiting at most {lock_timeout_s:g} s"
         )
-    lock.acquire(timeout=lock_timeout_s - notice)
+    deadline = time.monotonic() + lock_timeout_s - notice
+    stopped_since: float | None = None
+    while True:
+        try:
+            lock.acquire(timeout=max(0.0, min(_LOCK_POLL_S, deadline - time.monotonic())))
+            return
+        except Timeout:
+            if time.monotonic() >= deadline:
+                raise
+        pid = _holder_pid(Path(lock.lock_file))
+        if pid is None or not is_stopped(int(pid)):
+            stopped_since = None
+        elif stopped_since is None:
+            stopped_since = time.monotonic()
+        elif time.monotonic() - stopped_since >= STOPPED_S:
+            raise HolderStopped(lock.lock_file)
 
 
 def _event(name: str, status: str, seconds: float) -> None:
@@ -253,12 +286,13 @@ def cached(
         lock = FileLock(str(path) + ".lock")
         _acquire(lock, name)
     except OSError as error:  # filelock's Timeout is an OSError too
-        why = (
-            f"{lock.lock_file} has been held by {lock_holder(Path(lock.lock_file))} for "
-            f"{lock_timeout_s:g} s"
-            if isinstance(error, Timeout)
-            else f"cache folder {directory} is not writable ({error})"
-        )
+        holder = lock_holder(Path(lock.lock_file)) if isinstance(error, Timeout) else ""
+        if isinstance(error, HolderStopped):
+            why = f"{lock.lock_file} is held by {holder}, which is stopped"
+        elif isinstance(error, Timeout):
+            why = f"{lock.lock_file} has been held by {holder} for {lock_timeout_s:g} s"
+        else:
+            why = f"cache folder {directory} is not writable ({error})"
         _say(f"{why}; running without a cache")
         start = time.perf_counter()
         arrays = run()
