@@ -23,10 +23,10 @@ gate: setup  ## the slow gates: the audit in another float order gives the same 
 bench: setup  ## time the fast paths, sweeps and audit against their targets: report/bench.json
 	$(BIN)/python scripts/bench.py $(BENCH_ARGS)
 
-# The audit again in another valid float order (128-bit vectors, engine/claim_audit/engine/evidence.py): it must pass
+# The audit again in another valid float order (128-bit vectors, lib/numerics.py): it must pass
 # and give every claim report/audit.json's verdict (docs/VERDICTS.md).
 order-check: setup  ## the audit with 128-bit vectors: passes, with report/audit.json's verdicts
-	XLA_FLAGS="$$($(BIN)/python -c 'from claim_audit.engine.evidence import NARROW_VECTORS_FLAG; print(NARROW_VECTORS_FLAG)')" \
+	XLA_FLAGS="$$($(BIN)/python -c 'from uncertainty_claims.numerics import NARROW_VECTORS_FLAG; print(NARROW_VECTORS_FLAG)')" \
 		PYTHON=$(BIN)/python WORKERS=auto scripts/gpu_check.sh report/audit.json report/narrow-vectors
 
 lint: setup

@@ -36,6 +36,9 @@ import numpy as np
 
 MATMUL_PRECISION = "highest"
 DETERMINISTIC_GPU_FLAG = "--xla_gpu_deterministic_ops=true"
+NARROW_VECTORS_FLAG = "--xla_cpu_max_isa=SSE4_2"
+"""XLA_FLAGS that make a CPU compute with 128-bit vectors: every program in another valid
+float order on the same machine, a stand-in for another machine (`make order-check`)."""
 
 P = ParamSpec("P")
 R = TypeVar("R")

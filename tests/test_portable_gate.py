@@ -1,5 +1,5 @@
 """The gate and the verdicts are properties of the claims, not of one float order: the
-audit computed with 128-bit vectors (`claim_audit.engine.evidence.NARROW_VECTORS_FLAG`: every
+audit computed with 128-bit vectors (`uncertainty_claims.numerics.NARROW_VECTORS_FLAG`: every
 program of the suite in another valid float order on this CPU, a stand-in for another
 machine) passes and gives every claim the verdict the audit gives in the default order
 (docs/VERDICTS.md, `make order-check`). It fails when any claim's verdict differs: no record
@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 from claim_audit.engine.claim import PROPERTY
-from claim_audit.engine.evidence import NARROW_VECTORS_FLAG
 from fault_tools import REPO_ROOT, child_env, pytest_command
+
+from uncertainty_claims.numerics import NARROW_VECTORS_FLAG
 
 # A cold audit in the narrow order takes about 100 s alone on 2 cores and runs beside the
 # other xdist worker: a harness limit, not a figure of the test.

@@ -1,7 +1,7 @@
 """A comparative claim as data: the effects it measures and the regions where it holds.
 
 A `Comparison` is the rule of a comparative claim: the claim's body judges with it
-(`Comparison.judge`; a `ClaimSpec`'s judge, `Compared`), and the robustness sweeps (other seeds, binnings, test-example
+(`Comparison.judge`), and the robustness sweeps (other seeds, binnings, test-example
 resamples) re-evaluate the same object.
 """
 
@@ -86,22 +86,6 @@ class Comparison:
     def holds(self, subject: Any) -> bool:
         """Whether the claim holds on `subject`."""
         return self.holds_for(self.values(subject))
-
-
-def _itself(results: Any) -> Any:
-    return results
-
-
-@dataclass(frozen=True)
-class Compared:
-    """The judge of a comparative claim's spec: its comparison on what `reads` takes from
-    one order's results (per-seed figures of several seeds, or a run itself)."""
-
-    comparison: Comparison
-    reads: Callable[[Any], Any] = _itself
-
-    def __call__(self, results: Any, published: Any) -> Judgement:
-        return self.comparison.judge(self.reads(results), published=published)
 
 
 def safe_ratio(numerator: float, denominator: float) -> float:
