@@ -113,3 +113,28 @@ def test_auto_workers_become_none_once_the_audit_completed(tmp_path):
     assert second.returncode == 0, second.stdout[-3000:]
     assert "the cache holds this run's results" in second.stdout, second.stdout[-3000:]
     assert not WORKERS.search(second.stdout), second.stdout[-3000:]
+
+
+@pytest.mark.slow  # one pytest run of one cheap claim
+def test_an_audit_whose_stamp_cannot_be_written_ends_with_its_table_and_report(tmp_path):
+    """A whole audit (one cheap claim, unc-08a) over a cache folder whose stamp cannot be
+    written (a folder stands in its place; a full disk alike): the session ends green, with
+    the claims table, its (partial) report written and one line saying the stamp was skipped. Bug fixed:
+    the stamp's write at the session's end raised after every claim ran, so the run ended in
+    a traceback (lib/warm_audit.py `_write`)."""
+    (tmp_path / "cache" / warm_audit.STAMP_NAME).mkdir(parents=True)
+    run = _run(
+        tmp_path,
+        "-n",
+        "0",
+        "claims/test_uncertainty.py",
+        "-m",
+        "claim or health",
+        "-k",
+        "defaulted_scalar",
+    )
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out[-3000:]
+    assert "cannot stamp the cache as warm" in out, out[-3000:]
+    assert "unc-08a" in run.stdout and "Traceback" not in out, out[-3000:]
+    assert (tmp_path / "report" / "partial" / "audit.json").is_file()  # one claim: partial
