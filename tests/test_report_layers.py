@@ -4,12 +4,14 @@ engine room imports neither the plugin nor the rendering.
 
 Read statically, so an import inside a function counts as much as one at the top: the
 documents' side (lib/, claims/) supplies the data and the figures, and a project that loads
-the plugin never imports JAX through it.
+the plugin never imports JAX through it. No file of the engine's distribution names a
+document or the words of its subject.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -143,3 +145,35 @@ def test_a_report_of_a_project_without_jax_imports_no_jax(tmp_path: Path) -> Non
     assert written["metadata"]["documents"] == {"toy": {"title": "A toy", "kind": "note", "url": None}}  # fmt: skip
     assert (tmp_path / "report" / "figures" / "line.svg").is_file()
     assert "A toy" in (tmp_path / "report" / "audit.md").read_text()
+
+
+# The documents' names and the words of their subjects (issue: "nothing in the engine names
+# either document or its vocabulary"): the engine speaks of claims, orders and seeds, and a
+# project supplies its own words (sections, seed names, versions, links).
+DOCUMENT_WORDS = re.compile(
+    r"calibrat|uncertaint|temperature|root.key|\bnets?\b|fashion|mnist|\byat\b|relu|dropout"
+    r"|ensemble|heteroscedastic|aleatoric|epistemic|\bflax\b|\bnnx\b",
+    re.IGNORECASE,
+)
+ENGINE_FILES = sorted(
+    path
+    for path in ENGINE.parent.rglob("*")
+    if path.is_file()
+    and path.suffix in (".py", ".md", ".toml", ".tmpl")
+    and not {"build", "__pycache__"} & set(path.parts)
+    and not any(part.endswith(".egg-info") for part in path.parts)
+)
+
+
+def test_the_engine_has_files_to_read() -> None:
+    assert len(ENGINE_FILES) > 30 and ENGINE.parent / "README.md" in ENGINE_FILES
+
+
+@pytest.mark.parametrize("path", ENGINE_FILES, ids=lambda p: str(p.relative_to(ENGINE.parent)))
+def test_an_engine_file_names_no_document_word(path: Path) -> None:
+    found = [
+        (number, match.group())
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        for match in DOCUMENT_WORDS.finditer(line)
+    ]
+    assert not found, f"{path}: the documents' words (line, word): {found}"

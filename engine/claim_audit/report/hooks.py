@@ -37,7 +37,7 @@ def pytest_claims_audit_claims(config: pytest.Config) -> list[Mapping[str, Claim
 
 def pytest_claims_audit_data(config: pytest.Config) -> Mapping[str, str]:
     """The data the documents read, as name -> sha256 hex digest (e.g.
-    `{"fashion_mnist/train-images-idx3-ubyte": "9d1f..."}`), for the report's provenance.
+    `{"survey/responses.csv": "9d1f..."}`), for the report's provenance.
 
     Every implementation's mapping is merged; a name given two different digests fails the
     report. Without an implementation the report lists no data. Called once, when the
