@@ -109,6 +109,26 @@ def test_an_interval_that_holds_zero_is_inconclusive_and_more_orders_would_concl
     assert orders_to_conclude(5.0, 2.0, half_unit("5.00"), 5.0) is None
 
 
+def test_a_published_zero_is_checked_to_one_unit_of_its_last_digit():
+    """A published 0 has no size for "± 50% of it": its interval is conclusive only within
+    one unit of its last printed digit, the smallest figure the document could have printed
+    instead. Bug fixed: any interval "checked" a 0, so "0.00" held against orders spread
+    over ± 0.8, a claim that could not fail."""
+    spread = (0.0, 0.0001, -0.0001, 0.05, -0.05, 0.02)
+    verdict = judge_figure(spread, "0.00")
+    assert verdict.holds and verdict.verdict == "inconclusive"
+    assert (verdict.high - verdict.low) / 2 > 2 * half_unit("0.00")
+    needed = verdict.orders_to_conclude  # none: the spread itself is wider than 0.01
+    assert needed is None
+    exact = judge_figure((0.001, 0.001, 0.001), "0.00")  # reproduced to the printed digits
+    assert exact.verdict == "holds" and exact.orders_to_conclude == 1
+    calm = (0.0, 0.0001, -0.0001, 0.00005, -0.00005, 0.0)  # sd 7e-5: a few orders conclude
+    assert judge_figure(calm, "0.00").verdict == "holds"
+    assert judge_figure(calm, "0.0000").verdict == "inconclusive"
+    near = (0.02, 0.0205, 0.0195, 0.0202, 0.0198, 0.0201, 0.0199, 0.02)  # 0.02, sd 3e-4
+    assert judge_figure(near, "0.00").verdict == "refuted"
+
+
 def test_the_power_reported_is_the_simulated_rate_of_catching_a_shift():
     """The reported shift is caught with probability 0.8: checked against the noncentral t
     (printing's half unit negligible), which the simulation does not use."""

@@ -42,7 +42,8 @@ FIGURE_ALPHA = FAMILY_ALPHA / FAMILY_SIZE
 
 CONCLUSIVE_HALF_WIDTH = 0.5
 """An interval wider than +- this share of the published figure (or one that holds 0) cannot
-tell the figure from a quite different one: the claim is *inconclusive*, never a pass."""
+tell the figure from a quite different one: the claim is *inconclusive*, never a pass. (A
+published 0: +- one unit of its last printed digit, `conclusive`.)"""
 POWER_TARGET = 0.8
 POWER_DRAWS = 20_000
 MAX_ORDERS = 10_000
@@ -148,11 +149,14 @@ def prediction_interval(
     return float(low), float(high), float(x.mean()), float(x.std(ddof=1)) if len(x) > 1 else 0.0
 
 
-def conclusive(low: float, high: float, published: float) -> bool:
+def conclusive(low: float, high: float, published: float, slack: float) -> bool:
     """Whether an interval can check a published figure: it excludes 0 and is at most
-    +- CONCLUSIVE_HALF_WIDTH of the figure wide (a published 0 is checked by any interval)."""
+    +- CONCLUSIVE_HALF_WIDTH of the figure wide. A published 0 has no size to measure that
+    by: its interval is at most +- one unit of the last printed digit (2 x `slack`, printing's
+    half unit) wide, so it tells 0 from the smallest figure the document could have printed
+    instead ("0.00" from 0.01)."""
     if published == 0:
-        return True
+        return (high - low) / 2 <= 2 * slack
     return not low <= 0 <= high and (high - low) / 2 <= CONCLUSIVE_HALF_WIDTH * abs(published)
 
 
@@ -162,9 +166,8 @@ def orders_to_conclude(
     """The fewest orders whose interval would be conclusive, if the orders' mean and sd
     stay as measured; None when no number up to MAX_ORDERS is (the recipe's own spread
     over float orders, or the printed digits, are too wide for the figure)."""
-    if published == 0:
-        return 1
-    limit = min(abs(mean), CONCLUSIVE_HALF_WIDTH * abs(published))
+    # As `conclusive`: a published 0 within one unit of its last printed digit.
+    limit = 2 * slack if published == 0 else min(abs(mean), CONCLUSIVE_HALF_WIDTH * abs(published))
 
     def fits(n: int) -> bool:
         return float(t_quantile(n, alpha)) * sd + slack < limit
@@ -238,7 +241,7 @@ def judge_figure(
         n_orders=n,
         t_score=t_score,
         p_value=p_value,
-        conclusive=conclusive(low, high, published),
+        conclusive=conclusive(low, high, published, h),
         detectable=shift / abs(published) if published else None,
         orders_to_conclude=orders_to_conclude(mean, sd, h, published, alpha),
     )
