@@ -113,6 +113,10 @@ AFTER_THE_VERDICT = """
     @claim_marker("c-teardown")
     def test_teardown_fails(claim, breaks_at_teardown):
         claim.close_to(1.0, "1.0", 0.1)
+
+    @claim_marker("c-skipped")
+    def test_skips_itself(claim):
+        pytest.skip("the data is not here")
 """
 
 
@@ -122,7 +126,8 @@ def test_a_claim_whose_test_fails_after_its_verdict_is_an_error(tmp_path, worker
     teardown) or that swallows its claim's refutation: the claim is an ERROR naming what
     happened, the report partial, exit 1; a verdict that ends its test as it should (a
     finding, xfailed) is kept. Bug fixed: the record written at the judgement stood, so the
-    complete report said *holds*, 0 errors, while the run exited 1 (engine/claim_audit/report/plugin.py
+    complete report said *holds*, 0 errors, while the run exited 1; a skip inside the body was
+    named by its raw record (engine/claim_audit/report/plugin.py
     `pytest_runtest_makereport`)."""
     folder = write_test_folder(tmp_path, AFTER_THE_VERDICT)
     result = audit_run(folder, "--report-dir", "out", *workers)
@@ -133,6 +138,7 @@ def test_a_claim_whose_test_fails_after_its_verdict_is_an_error(tmp_path, worker
         "c-assert": "ERROR",
         "c-caught": "ERROR",
         "c-teardown": "ERROR",
+        "c-skipped": "ERROR",
     }
     assert (
         "ERROR in c-assert: the test raised AssertionError: the test's own check after the "
@@ -146,9 +152,11 @@ def test_a_claim_whose_test_fails_after_its_verdict_is_an_error(tmp_path, worker
         "ERROR in c-teardown: its teardown raised RuntimeError: the experiment's clean-up failed"
         in result.stdout
     )
+    # A skip in the body is no verdict; said as pytest says it, not as its raw record.
+    assert "ERROR in c-skipped: Skipped: the data is not here\n" in result.stdout
     assert not (folder / "out" / "audit.json").exists()
     written = json.loads((folder / "out" / "partial" / "audit.json").read_text())
-    assert written["partial"] == ["3 claims in error: c-assert, c-caught, c-teardown"]
+    assert written["partial"] == ["4 claims in error: c-assert, c-caught, c-skipped, c-teardown"]
 
 
 JAX_MODULE = """

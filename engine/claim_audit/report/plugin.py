@@ -831,5 +831,7 @@ def _say(line: str) -> None:
 
 
 def _short(report: pytest.TestReport) -> str:
+    if isinstance(report.longrepr, tuple):  # a skip: (path, line, "Skipped: why")
+        return str(report.longrepr[-1])
     crash = getattr(report.longrepr, "reprcrash", None)
     return crash.message.splitlines()[0] if crash else str(report.longrepr).splitlines()[-1]
