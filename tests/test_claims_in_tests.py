@@ -140,3 +140,21 @@ def test_a_case_outside_each_says_so_when_judged():
     claims.case("w-case", "S", "a case", 1, published="1")
     with pytest.raises(RuntimeError, match=r"outside claims.each"):
         claims["w-case"].judge()
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "closed", "says"),
+    [
+        (3, 1, True, "holds no value"),
+        (1, 1, False, "holds no value"),
+        (float("nan"), 1, True, "low must be a number"),
+        (0, "2", True, "high must be a number"),
+        (True, 2, True, "low must be a number"),
+    ],
+)
+def test_a_region_that_holds_no_value_is_refused(low, high, closed, says):
+    """Bug fixed: Region(3, 1) was taken, printed "in [3, 1]", and refuted every claim judged
+    against it; a NaN bound never held either."""
+    with pytest.raises(ValueError, match=says):
+        Region(low, high, closed=closed)
+    assert Region(1, 1).contains(1) and Region(high=0, closed=False).contains(-1)

@@ -17,6 +17,7 @@ Two kinds of claim, two kinds of return value:
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -44,6 +45,18 @@ class Region:
     low: float = -math.inf
     high: float = math.inf
     closed: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("low", "high"):
+            bound = getattr(self, name)
+            if not isinstance(bound, numbers.Real) or isinstance(bound, bool) or math.isnan(bound):
+                raise ValueError(f"a region's {name} must be a number; got {bound!r}")
+        empty = self.low > self.high if self.closed else self.low >= self.high
+        if empty:
+            raise ValueError(
+                f"a region from {self.low!r} to {self.high!r} ({'closed' if self.closed else 'open'}) "
+                "holds no value: its low must lie below its high"
+            )
 
     def contains(self, value: float) -> bool:
         """Whether `value` lies in the region (NaN never does)."""
