@@ -32,6 +32,7 @@ from claim_audit.engine.claim import (
     ClaimSpec,
     ClaimSpecs,
 )
+from claim_audit.engine.claims import judge_body
 from claim_audit.engine.verdict import Judgement, close_to
 from claim_audit.orders import Orders
 from fault_tools import child_env
@@ -208,17 +209,21 @@ def test_a_restated_fact_is_found(tmp_path, fact):
 # --- a spec becomes a record ---------------------------------------------------------------
 
 
-def toy_spec(id: str, judge=None, **kw) -> ClaimSpec:
-    def close(value: float, published) -> Judgement:
-        return close_to(value, published, 0.1)
+def close(v: float) -> Judgement:
+    return close_to(v, "1.0", 0.1)
 
-    return ClaimSpec(id, "toy", "Toy", f"claim {id}", "1.0", judge or close, **kw)
+
+def toy_spec(id: str, judge=close, **kw) -> ClaimSpec:
+    """A claim whose body judges one order's value `v` against 1.0, by hand's tolerance."""
+    return ClaimSpec(id, "toy", "Toy", f"claim {id}", kw.pop("published", None), judge, **kw)
 
 
 def checked(spec: ClaimSpec, orders: Orders | None) -> tuple[ClaimRecord, list]:
+    """The record of `spec`'s body judged over `orders` (no argument: judged once)."""
     ClaimSpecs([spec])
     properties: list = []
-    return Claim(spec.meta, properties).check(orders), properties
+    arguments = {} if orders is None else {"v": orders}
+    return judge_body(Claim(spec.meta, properties), spec.judge, arguments), properties
 
 
 def test_a_spec_is_judged_on_every_order_with_its_published_figure_and_reading():
@@ -239,22 +244,23 @@ def test_no_record_sets_a_verdict():
 def test_a_spec_judged_once_reads_the_faithful_order_or_nothing():
     seen = []
 
-    def judge(results, published) -> Judgement:
-        seen.append(results)
-        return close_to(1.0, published, 0.1)
+    def judge(v=None) -> Judgement:
+        seen.append(v)
+        return close_to(1.0, "1.0", 0.1)
 
     record, _ = checked(toy_spec("t-spec-once", judge, once=True), Orders({"faithful": 7, "x": 8}))
     assert (seen, list(record.details["orders"])) == ([7], ["faithful"])
-    checked(toy_spec("t-spec-nothing", judge, once=True), None)
+    checked(toy_spec("t-spec-nothing", judge), None)
     assert seen == [7, None]
 
 
 def test_a_judge_that_reports_another_published_figure_is_an_error():
-    def judge(results, published) -> Judgement:
-        return close_to(results, "1.00", 0.1)  # not the spec's "1.0"
+    def judge(v) -> Judgement:
+        return close_to(v, "1.00", 0.1)  # not the spec's "about 1.0"
 
+    spec = toy_spec("t-spec-other", judge, published="about 1.0")
     with pytest.raises(ValueError, match=r"t-spec-other: its judge reports published '1.00'"):
-        checked(toy_spec("t-spec-other", judge), Orders({"faithful": 1.0}))
+        checked(spec, Orders({"faithful": 1.0}))
 
 
 def test_a_test_marked_otherwise_than_its_spec_is_an_error():
@@ -265,10 +271,10 @@ def test_a_test_marked_otherwise_than_its_spec_is_an_error():
         Claim(other, [])
 
 
-def test_a_claim_without_spec_or_judge_is_an_error():
+def test_a_claim_without_spec_cannot_decide_over_orders():
     claim = Claim(ClaimMeta("t-no-spec", "toy", "Toy", "a claim"), [])
     with pytest.raises(ValueError, match="t-no-spec: no ClaimSpec defines this claim"):
-        claim.check(Orders({"faithful": 1.0}))
+        claim.decide({"faithful": close(1.0)})
 
 
 @pytest.mark.parametrize(
@@ -293,11 +299,9 @@ def test_one_id_defined_twice_is_refused():
         ClaimSpecs([dataclasses.replace(toy_spec("t-twice"), statement="another claim")])
 
 
-def test_a_claim_with_a_spec_takes_no_judge_of_its_own():
+def test_a_claim_with_a_spec_takes_no_judgement_of_its_own():
     spec = toy_spec("t-spec-own-judge")
     ClaimSpecs([spec])
     claim = Claim(spec.meta, [])
-    with pytest.raises(ValueError, match="t-spec-own-judge: judged by its spec"):
-        claim.check(Orders({"faithful": 1.0}), lambda r: close_to(r, "1.0", 0.1))
     with pytest.raises(ValueError, match="t-spec-own-judge: judged by its spec"):
         claim.close_to(1.0, "1.0", 0.1)

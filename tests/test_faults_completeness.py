@@ -25,44 +25,49 @@ pytestmark = pytest.mark.fault
 
 USAGE_ERROR = pytest.ExitCode.USAGE_ERROR  # 4
 
-# The documents' claims as data: c-1 to c-3, and c-4 without a test when SPEC_WITHOUT_TEST.
+# The documents' claims, written where their tests live: c-1 and c-2 in test_a.py, c-3 in
+# test_b.py; the conftest collects every module's registry, as claims/conftest.py does, and
+# adds c-4, a claim without a test, when SPEC_WITHOUT_TEST.
 CONFTEST = """
+    import importlib
     import os
-    from claim_audit.engine.claim import ClaimSpec, ClaimSpecs
-    from claim_audit.engine.verdict import close_to
+    from pathlib import Path
 
-    def spec(id):
-        return ClaimSpec(
-            id=id, document="demo", section="Demo", statement=f"claim {id}", published="1.0",
-            judge=lambda results, published: close_to(1.0, published, 0.1), once=True,
-        )
-
-    ids = ["c-1", "c-2", "c-3"] + (["c-4"] if os.environ.get("SPEC_WITHOUT_TEST") else [])
-    SPECS = ClaimSpecs([spec(id) for id in ids])
+    from claim_audit import Claims
 
     def pytest_claims_audit_claims():
-        return [SPECS]
+        modules = sorted(Path(__file__).parent.glob("test_*.py"))
+        registries = [importlib.import_module(path.stem).CLAIMS for path in modules]
+        if os.environ.get("SPEC_WITHOUT_TEST"):
+            without_test = Claims("demo")
+            without_test("c-4", "Demo", "claim c-4", published="1.0")(lambda: 1.0)
+            registries.append(without_test)
+        return registries
 """
 MODULE_A = """
     import os
-    from conftest import SPECS
+    from claim_audit import Claims
 
-    @SPECS.mark("c-1")
-    def test_one(claim):
-        claim.check()
+    CLAIMS = Claims("demo")
 
-    @SPECS.mark("c-2")
-    def test_two(claim):
+    @CLAIMS("c-1", "Demo", "claim c-1", published="1.0")
+    def test_one():
+        return 1.0
+
+    @CLAIMS("c-2", "Demo", "claim c-2", published="1.0")
+    def test_two():
         if os.environ.get("C2_FAILS"):
             raise MemoryError("the experiment ran out of memory")
-        claim.check()
+        return 1.0
 """
 MODULE_B = """
-    from conftest import SPECS
+    from claim_audit import Claims
 
-    @SPECS.mark("c-3")
-    def test_three(claim):
-        claim.check()
+    CLAIMS = Claims("demo")
+
+    @CLAIMS("c-3", "Demo", "claim c-3", published="1.0")
+    def test_three():
+        return 1.0
 """
 
 
@@ -186,7 +191,7 @@ def test_default_report_folder_is_in_the_rootdir_wherever_pytest_starts(tmp_path
     folder = write_test_folder(tmp_path, "")
     tests = write_test_folder(folder / "tests", MODULE_B)
     (tests / "pytest.ini").unlink()  # the rootdir is `folder`, the one with pytest.ini
-    (tests / "conftest.py").write_text(textwrap.dedent(CONFTEST).replace('"c-1", "c-2", ', ""))
+    (tests / "conftest.py").write_text(textwrap.dedent(CONFTEST))
     result = run_audit_pytest(tests, ".")
     assert result.returncode == 0, result.stdout + result.stderr
     assert (folder / "report" / "audit.json").is_file()

@@ -18,15 +18,14 @@ import time
 from pathlib import Path
 
 import pytest
+from claim_audit import Claims
 from claim_audit.engine.claim import (
     PROPERTY,
     Claim,
     ClaimMeta,
     ClaimRecord,
-    ClaimSpec,
-    ClaimSpecs,
 )
-from claim_audit.orders import FAITHFUL, Orders
+from claim_audit.orders import FAITHFUL
 from claim_audit.render.table import FOOTNOTES
 from claim_audit.report import audit
 from fault_tools import (
@@ -685,18 +684,10 @@ def test_rule_that_returns_no_judgement_is_named():
     """A claim's rule returning a bool: a TypeError naming the claim, the order and what the
     judge returned. Bug fixed: it was `AttributeError: 'bool' object has no attribute
     'published'` (engine/claim_audit/engine/claim.py `_check_judgements`)."""
-    spec = ClaimSpec(
-        id="t-bool-rule",
-        document="demo",
-        section="Demo",
-        statement="a claim",
-        published="1.0",
-        judge=lambda results, published: True,
-        once=True,
-    )
-    ClaimSpecs([spec])
+    claims = Claims("demo")
+    claims("t-bool-rule", "Demo", "a claim", published="holds")(lambda: True)
     with pytest.raises(TypeError, match=r"t-bool-rule: its judge returned bool True in order 'faithful', not a Judgement"):  # fmt: skip
-        Claim(spec.meta, []).check()
+        Claim(claims["t-bool-rule"].meta, []).decide({FAITHFUL: True})
     claim, _ = new_claim()
     with pytest.raises(TypeError, match="t-1: its judge returned bool False"):
-        claim.check(Orders({FAITHFUL: 1.0}), lambda value: value > 2)
+        claim.record(False)

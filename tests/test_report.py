@@ -15,8 +15,11 @@ from claim_audit.render.table import render
 DEMO_TESTS = textwrap.dedent(
     """
     import pytest
+    from claim_audit import Claims
     from claim_audit.orders import Orders
     from claim_audit.engine.verdict import close_to
+
+    CLAIMS = Claims("demo")
 
     def marker(id, finding=None):
         return pytest.mark.claim(
@@ -35,10 +38,13 @@ DEMO_TESTS = textwrap.dedent(
     def test_errors(claim):
         raise RuntimeError("experiment broke")
 
-    @marker("d-4")
-    def test_sensitive(claim):
-        orders = Orders({"faithful": 1.004, "other": 1.3})
-        claim.check(orders, lambda value: close_to(value, "1.00", 0.005))
+    @pytest.fixture
+    def value():
+        return Orders({"faithful": 1.004, "other": 1.3})
+
+    @CLAIMS("d-4", "Demo", "claim d-4")
+    def test_sensitive(value):
+        return close_to(value, "1.00", 0.005)
     """
 )
 CLAIM_KEYS = {

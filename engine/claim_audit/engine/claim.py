@@ -3,17 +3,15 @@ the measured one, and the verdict.
 
 A claim is defined once, as a `ClaimSpec`: its id, document, section, statement, the
 figure as published, the reading of its qualitative words, a recorded finding, its origin
-(a document's assertion or the suite's own check) and its judge, a function from one
-order's results (and the published figure) to what the claim measures there. A document's
-specs form one `ClaimSpecs` registry; its tests are marked from it (`SPECS.mark(id)`) and
-ask the `claim` fixture to `check` the results in every valid float order (engine/claim_audit/orders.py).
-A claim written where its test lives (`Claims`, engine/claim_audit/engine/claims.py) is a
-spec whose judge is the test's body, run once per order the same way (`Claim.decide`).
+(a document's assertion or the suite's own check) and its judge, the body of its test.
+`Claims` (engine/claim_audit/engine/claims.py) defines them where their tests live, one
+`ClaimSpecs` registry per document, and runs each body once per valid float order
+(engine/claim_audit/orders.py); `Claim.decide` takes the verdict over what it returned.
 
 Every number is judged the same way, by its prediction interval over the orders
 (engine/claim_audit/engine/prediction.py), so a verdict does not depend on which orders a machine happens
 to compute:
-- a figure claim (its judge a `FigureRule`, returning `figures(...)`) holds when each
+- a figure claim (its published text figures, its body returning them) holds when each
   published figure lies in its interval and the interval can tell it from 0 and from a
   figure half as large or half as large again; refuted when one lies outside; otherwise
   *inconclusive* (with the orders that would conclude it);
@@ -29,8 +27,8 @@ The record is written *before* the test passes or fails, so a refuted claim stil
 its number; it travels to the controller through pytest's `user_properties`, which
 pytest-xdist forwards. A claim whose refutation is a recorded finding (`finding=` on its
 spec or marker) is an expected failure when refuted, and fails the run when it is not (the
-record must be updated). A test without a spec passes its own judge (`check(orders,
-judge)`, `close_to`, `holds`).
+record must be updated). A test with a bare `claim` marker and no spec records one
+judgement of its own (`close_to`, `all_close`, `holds`).
 """
 
 from __future__ import annotations
@@ -40,14 +38,13 @@ import math
 import numbers
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
-from ..orders import FAITHFUL, Orders
+from ..orders import FAITHFUL
 from .prediction import FIGURE_ALPHA, judge_figure, prediction_interval, share_interval
 from .verdict import (
-    FigureRule,
     Judgement,
     Measured,
     all_close,
@@ -117,8 +114,7 @@ class ClaimSpec:
     intervals). `origin`: "document" for a document's assertion, "suite" for the suite's own
     check (model health, typicality, recipe invariants; `ORIGINS`). `gates=False`: a
     benchmark figure of the machine it runs on (a timing), whose refutation is recorded and
-    never fails the run. `figure`: a figure claim whose judge is not a `FigureRule` (a claim
-    body, `Claims`: its published text is figures).
+    never fails the run. `figure`: a figure claim (`Claims`: its published text is figures).
     """
 
     id: str
@@ -158,7 +154,7 @@ class ClaimSpec:
     @property
     def is_figure(self) -> bool:
         """Whether this is a figure claim (judged over all orders at once)."""
-        return self.figure or isinstance(self.judge, FigureRule)
+        return self.figure
 
     @property
     def figure_count(self) -> int:
@@ -223,15 +219,6 @@ class ClaimSpecs(Mapping[str, ClaimSpec]):
     def __len__(self) -> int:
         return len(self._specs)
 
-    def mark(self, claim_id: str) -> pytest.MarkDecorator:
-        """The `claim` marker of the test of `claim_id`."""
-        return self[claim_id].mark
-
-    def param(self, claim_id: str, *values: Any, id: str) -> Any:
-        """A `pytest.param(*values)` of a parametrized claim test, marked as `claim_id`
-        (`values` default to the claim id)."""
-        return pytest.param(*(values or (claim_id,)), marks=self.mark(claim_id), id=id)
-
 
 def registered_specs() -> tuple[ClaimSpec, ...]:
     """Every spec of the documents imported in this process."""
@@ -273,9 +260,6 @@ def _nonfinite_at(value: Any, where: str = "") -> str | None:
             if found is not None:
                 return found
     return None
-
-
-R = TypeVar("R")
 
 
 def _figure_range(judgements: Mapping[str, Judgement | Measured]) -> list[float] | None:
@@ -400,7 +384,7 @@ def _check_judgements(claim_id: str, judgements: Mapping[str, Any]) -> None:
             raise TypeError(
                 f"{claim_id}: its judge returned {type(judgement).__name__} {judgement!r:.60} in "
                 f"order {name!r}, not a Judgement (build one with close_to, all_close or "
-                "satisfied) nor figures (a FigureRule's)"
+                "satisfied) nor figures"
             )
     kinds = {type(j) for j in judgements.values()}
     if len(kinds) != 1:
@@ -420,39 +404,8 @@ class Claim:
         if self.spec is not None and self.spec.meta != meta:
             raise ValueError(
                 f"{meta.id}: the test's claim marker {meta} is not its spec's {self.spec.meta}; "
-                "mark the test with its spec (`SPECS.mark(id)`)"
+                "define it once, with Claims"
             )
-
-    def check(
-        self,
-        orders: Orders[R] | None = None,
-        judge: Callable[[R], Judgement] | None = None,
-        **extra: Any,
-    ) -> ClaimRecord:
-        """Judge the claim on each order's results: with its spec's judge, or with `judge`
-        for a claim without a spec. `extra` details are recorded beside it (statistics of the
-        faithful run, e.g. bootstrap intervals)."""
-        if judge is not None:
-            if self.spec is not None:
-                raise ValueError(f"{self.meta.id}: judged by its spec; pass no judge")
-            if orders is None:
-                raise ValueError(f"{self.meta.id}: a judge needs the results in every order")
-            return self._decide({name: judge(results) for name, results in orders.items()}, extra)
-        spec = self.spec
-        if spec is None:
-            raise ValueError(
-                f"{self.meta.id}: no ClaimSpec defines this claim and no judge was given"
-            )
-        if spec.once:
-            subject = None if orders is None else orders.faithful
-            judgements = {FAITHFUL: spec.judge(subject, spec.published)}
-        elif orders is None:
-            raise ValueError(f"{spec.id}: judged on every order; pass the results in each")
-        else:
-            judgements = {
-                name: spec.judge(results, spec.published) for name, results in orders.items()
-            }
-        return self.decide(judgements, **extra)
 
     def decide(self, judgements: Mapping[str, Judgement | Measured], **extra: Any) -> ClaimRecord:
         """The claim's verdict over its spec's judgements in each order (the faithful first);
@@ -477,7 +430,7 @@ class Claim:
         """For a claim about the code or the recipe, not about trained numbers: one
         judgement that no float order can change."""
         if self.spec is not None:
-            raise ValueError(f"{self.meta.id}: judged by its spec; use check()")
+            raise ValueError(f"{self.meta.id}: judged by its spec (Claims), from its body")
         return self._decide({FAITHFUL: judgement}, {})
 
     def close_to(self, measured: float, published: str, tolerance: float, **details: Any):

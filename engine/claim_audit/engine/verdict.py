@@ -2,8 +2,9 @@
 several valid float orders (`verdict_over`).
 
 Two kinds of claim, two kinds of return value:
-- a figure claim (a printed number the recipe reproduces) returns its figures, `figures()`:
-  a `Measured`, judged over all orders together (is the published number a plausible draw
+- a figure claim (a printed number the recipe reproduces) returns its figures (`figure()`
+  or a number, engine/claim_audit/engine/claims.py), which become a `Measured`, judged over
+  all orders together (is the published number a plausible draw
   of the recipe? engine/claim_audit/engine/prediction.py);
 - a qualitative claim (a comparison, a region, a threshold, an identity) returns whether it
   holds in this order: a `Judgement`. A threshold claim carries the numbers it compares,
@@ -11,7 +12,8 @@ Two kinds of claim, two kinds of return value:
   `Comparison` of engine/claim_audit/engine/effects.py), and is judged like a figure, by the prediction
   interval of each value over the orders against its region; any other (an identity, a
   shape) returns `satisfied()` and is judged order by order. `close_to` and `all_close` are
-  judgements of a figure against a tolerance given by hand, for a test without a spec.
+  judgements of a figure against a tolerance given by hand (a marker's test without `Claims`:
+  `claim.close_to`).
 """
 
 from __future__ import annotations
@@ -150,22 +152,6 @@ def printed_figures(published: str | tuple[str, ...]) -> tuple[str, ...]:
     if isinstance(published, tuple):
         return published
     return mean_and_sd(published) or (published,)
-
-
-class FigureRule:
-    """Base of a figure claim's judge (a callable of one order's results and the published
-    figures): it returns `figures(...)` in each order, and its claim is judged over all
-    orders together. The engine counts a registry's figures by it (engine/claim_audit/engine/prediction.py)."""
-
-
-def figures(
-    measured: float | list[float], published: str | tuple[str, ...], **details: Any
-) -> Measured:
-    """A figure claim's return value: the measured figure(s) beside the published one(s)."""
-    one = isinstance(published, str)
-    values = [measured] if one else list(measured)  # type: ignore[arg-type]
-    printed = (published,) if one else tuple(published)
-    return Measured(printed, tuple(float(v) for v in values), dict(details))
 
 
 def close_to(measured: float, published: str, tolerance: float, **details: Any) -> Judgement:

@@ -371,7 +371,7 @@ _WATCHED = "claims_watchdog_folder"  # in a worker's workerinput: where it marks
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """A claim's test that failed, or passed, other than as its verdict decides: the claim is
     an error. Its record was written when it was judged, so without this a test whose own
-    assertion fails after `claim.check(...)` would be reported as holding."""
+    assertion fails after its claim was judged would be reported as holding."""
     report = yield
     recorded = [value for name, value in report.user_properties if name == PROPERTY]
     if not recorded or call.when == "setup":
