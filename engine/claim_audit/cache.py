@@ -218,14 +218,18 @@ def _acquire(lock: FileLock, name: str) -> None:
     deadline = time.monotonic() + lock_timeout_s - notice
     stopped_since: float | None = None
     while True:
+        polled = time.monotonic()
         try:
-            lock.acquire(timeout=max(0.0, min(_LOCK_POLL_S, deadline - time.monotonic())))
+            lock.acquire(timeout=max(0.0, min(_LOCK_POLL_S, deadline - polled)))
             return
         except Timeout:
             if time.monotonic() >= deadline:
                 raise
         pid = _holder_pid(Path(lock.lock_file))
-        if pid is None or not is_stopped(int(pid)):
+        # A long pause means this process was stopped too (Ctrl-Z stops a whole audit), so
+        # the holder may be resuming with it: count its stop afresh.
+        paused = time.monotonic() - polled > _LOCK_POLL_S + STOPPED_S / 2
+        if pid is None or not is_stopped(int(pid)) or paused:
             stopped_since = None
         elif stopped_since is None:
             stopped_since = time.monotonic()
