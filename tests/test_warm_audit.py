@@ -119,9 +119,9 @@ def test_auto_workers_become_none_once_the_audit_completed(tmp_path):
 def test_an_audit_whose_stamp_cannot_be_written_ends_with_its_table_and_report(tmp_path):
     """A whole audit (one cheap claim, unc-08a) over a cache folder whose stamp cannot be
     written (a folder stands in its place; a full disk alike): the session ends green, with
-    the claims table, its (partial) report written and one line saying the stamp was skipped. Bug fixed:
-    the stamp's write at the session's end raised after every claim ran, so the run ended in
-    a traceback (lib/warm_audit.py `_write`)."""
+    the claims table, its (partial) report written and one line saying the stamp was
+    skipped. Bug fixed: the stamp's write at the session's end raised after every claim ran,
+    so the run ended in a traceback (lib/warm_audit.py `_write`)."""
     (tmp_path / "cache" / warm_audit.STAMP_NAME).mkdir(parents=True)
     run = _run(
         tmp_path,

@@ -168,7 +168,7 @@ def _write(path: Path, key_text: str, arrays: Arrays) -> None:
         raise
 
 
-def _holder_pid(path: Path) -> str | None:
+def _holder_pid(path: Path) -> int | None:
     """The pid of the process holding the lock (flock) on file `path`, as Linux's /proc/locks
     tells; None where it cannot tell."""
     try:
@@ -177,8 +177,8 @@ def _holder_pid(path: Path) -> str | None:
         for line in Path("/proc/locks").read_text().splitlines():
             fields = line.split()  # "1: FLOCK  ADVISORY  WRITE 6558 fe:00:2149005 0 EOF"
             if fields[1:2] == ["FLOCK"] and fields[5:6] == [where]:  # a waiter has "->"
-                return fields[4]
-    except OSError:
+                return int(fields[4])
+    except (OSError, ValueError):
         pass
     return None
 
@@ -187,14 +187,16 @@ def lock_holder(path: Path) -> str:
     """Who holds the lock on file `path`: "process PID (its command line)", else "another
     process"."""
     pid = _holder_pid(path)
+    if pid is None:
+        return "another process"
     try:
         command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
-    except (OSError, TypeError):
+    except OSError:
         return "another process"
     return f"process {pid} ({command.decode(errors='replace').strip()[:200]})"
 
 
-class HolderStopped(Timeout):
+class _HolderStopped(Timeout):
     """The process holding an entry's lock is stopped (SIGSTOP): it will not release it."""
 
 
@@ -204,7 +206,7 @@ def _acquire(lock: FileLock, name: str) -> None:
     with the lock's holder.
 
     Raises:
-      filelock.Timeout: the lock was not free in time (`HolderStopped`: its holder is stopped).
+      filelock.Timeout: the lock was not free in time (`_HolderStopped`: its holder is stopped).
     """
     notice = min(_LOCK_NOTICE_S, lock_timeout_s / 2)
     try:
@@ -229,12 +231,12 @@ def _acquire(lock: FileLock, name: str) -> None:
         # A long pause means this process was stopped too (Ctrl-Z stops a whole audit), so
         # the holder may be resuming with it: count its stop afresh.
         paused = time.monotonic() - polled > _LOCK_POLL_S + STOPPED_S / 2
-        if pid is None or not is_stopped(int(pid)) or paused:
+        if pid is None or not is_stopped(pid) or paused:
             stopped_since = None
         elif stopped_since is None:
             stopped_since = time.monotonic()
         elif time.monotonic() - stopped_since >= STOPPED_S:
-            raise HolderStopped(lock.lock_file)
+            raise _HolderStopped(lock.lock_file)
 
 
 def _event(name: str, status: str, seconds: float) -> None:
@@ -291,7 +293,7 @@ def cached(
         _acquire(lock, name)
     except OSError as error:  # filelock's Timeout is an OSError too
         holder = lock_holder(Path(lock.lock_file)) if isinstance(error, Timeout) else ""
-        if isinstance(error, HolderStopped):
+        if isinstance(error, _HolderStopped):
             why = f"{lock.lock_file} is held by {holder}, which is stopped"
         elif isinstance(error, Timeout):
             why = f"{lock.lock_file} has been held by {holder} for {lock_timeout_s:g} s"

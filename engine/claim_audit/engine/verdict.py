@@ -4,8 +4,8 @@ several valid float orders (`verdict_over`).
 Two kinds of claim, two kinds of return value:
 - a figure claim (a printed number the recipe reproduces) returns its figures (`figure()`
   or a number, engine/claim_audit/engine/claims.py), which become a `Measured`, judged over
-  all orders together (is the published number a plausible draw
-  of the recipe? engine/claim_audit/engine/prediction.py);
+  all orders together (is the published number a plausible draw of the recipe?
+  engine/claim_audit/engine/prediction.py);
 - a qualitative claim (a comparison, a region, a threshold, an identity) returns whether it
   holds in this order: a `Judgement`. A threshold claim carries the numbers it compares,
   each a `Threshold` (a value and the `Region` where the claim holds: `within()`, or a
