@@ -305,6 +305,7 @@ def test_yat_bins_below_diagonal(calibration):
         min(fractions),
         Region(ALMOST_EVERY),
         name="share of populated Yat bins below the diagonal, worst seed",
+        scale="logit",
         measured={
             "images in bins below": [round(w, 3) for w in weighted],
             "bins below": [round(f, 3) for f in fractions],
@@ -353,6 +354,7 @@ def test_relu_bins_on_diagonal(calibration):
         worst,
         Region(high=HALF_BIN, closed=False),
         name="worst ReLU ECE or top-bin gap",
+        scale="log",
         relu_ece_per_seed=relu["ece"],
         relu_top_bin_gap_per_seed=relu["top_bin_gap"],
         yat_ece_per_seed=per_net["yat"]["ece"],
@@ -415,6 +417,7 @@ def test_a_few_units_lead_pins_winner(calibration):
         worst,
         Region(TOP_BIN),
         name="lowest median confidence at a lead of a few units",
+        scale="logit",
         median_confidence=medians,
         share_in_top_bin=shares,
         # With ten classes a lead L guarantees only 1 / (1 + 9 e^-L) (all nine others tied
@@ -498,7 +501,7 @@ def test_yat_temperature_seed0(calibration):
     "temperature is above 2",
 )
 def test_yat_seed0_more_than_twice_as_loud(calibration):
-    return within(seed_0(calibration, "yat", "T"), Region(2.0, closed=False))
+    return within(seed_0(calibration, "yat", "T"), Region(2.0, closed=False), scale="log")
 
 
 @CLAIMS(
@@ -562,6 +565,7 @@ TEMPERATURE_SPREADS = Comparison(
             std_ratio(("yat", "T"), ("relu", "T")),
             Region(FAR_MORE),
             unit="ratio of seed sds",
+            scale="log",
         ),
     ),
     per_seed=False,
@@ -754,6 +758,7 @@ SHALLOW_FIELD = Comparison(
             largest_shallow_ratio,
             Region(high=FAR_BELOW, closed=False),
             unit="ratio of medians, largest seed",
+            scale="log",
         ),
     ),
     extreme=True,
@@ -798,6 +803,7 @@ def test_ten_logits_sink_together(calibration):
         worst,
         Region(high=1.0, closed=False),
         name="OOD / test median top logit and spread, largest",
+        scale="log",
         top_and_spread_ratio_per_seed=ratios,
         classes_whose_median_logit_moves_toward_0_per_seed=each_class,
     )
@@ -880,6 +886,7 @@ FIELD_STEADIER = Comparison(
             null=1.0,
             inputs=("auroc_subsample.kmax", "auroc_subsample.msp"),
             unit="ratio of seed sds",
+            scale="log",
         ),
     ),
     per_seed=False,

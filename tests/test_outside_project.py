@@ -95,7 +95,7 @@ def test_guide_example_runs_through_the_plugin(outside, plugin, autoload):
     assert list(claims["toy-1"]["details"]["orders"]) == ["faithful", "float32-0", "float32-1"]
     mean, sd = claims["toy-2"]["published"].split(" ± ")
     assert [f["published"] for f in claims["toy-2"]["details"]["figures"]] == [mean, sd]
-    assert claims["toy-3"]["details"]["effects"][0]["interval_is"] == "inside"
+    assert claims["toy-3"]["details"]["effects"][0]["in_region"] == [3, 3]
     assert "partial" not in audit
     # The report describes the project it audited (not a git repository, no lock, no data
     # supplied, no method document), and nothing of this suite's two documents.

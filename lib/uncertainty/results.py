@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 from typing import Literal
 
 import jax
@@ -144,7 +145,18 @@ def uncertainty_orders(
     }
     twins_all = {name: twin for b in range(batches) for name, twin in batch_of_twins(b).items()}
     by_nudge = sorted(twins_all.items(), key=lambda item: int(item[0].removeprefix("twin-")))
-    return Orders(first_two | dict(by_nudge))
+    results = first_two | dict(by_nudge)
+    return Orders(results, {name: _digest(result) for name, result in results.items()})
+
+
+def _digest(result: UncertaintyResult) -> str:
+    """The digest of a run's arrays: an order that repeats another's bit for bit is a copy,
+    not a draw."""
+    h = hashlib.sha256()
+    for name, array in sorted(result.as_arrays().items()):
+        h.update(name.encode())
+        h.update(np.ascontiguousarray(array).tobytes())
+    return h.hexdigest()
 
 
 def _figures_of(result: UncertaintyResult) -> dict[str, float]:

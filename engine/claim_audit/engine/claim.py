@@ -40,10 +40,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
 import pytest
 
 from ..orders import FAITHFUL
-from .prediction import FIGURE_ALPHA, judge_figure, prediction_interval, share_interval
+from .prediction import FIGURE_ALPHA, judge_figure
+from .scales import scale_named
+from .share import HOLDS_AT, REFUTED_AT, SHARE_ALPHA, draws_to_conclude, share_bounds
 from .verdict import (
     Judgement,
     Measured,
@@ -130,6 +133,7 @@ class ClaimSpec:
     origin: str = "document"
     gates: bool = True
     figure: bool = False
+    scale: str = "linear"
 
     def __post_init__(self) -> None:
         for name in ("id", "document", "section", "statement"):
@@ -142,6 +146,7 @@ class ClaimSpec:
                 f"claim spec {self.id}: published must be the figure as printed (a string, "
                 f"or a tuple of them) or None; got {published!r}"
             )
+        scale_named(self.scale)  # a ValueError names the known scales
         if not callable(self.judge):
             raise ValueError(f"claim spec {self.id}: judge must be callable; got {self.judge!r}")
         if self.is_figure and (self.published is None or self.once):
@@ -288,24 +293,32 @@ def _refuse_nonfinite(claim_id: str, order: str, judgement: Judgement | Measured
             )
 
 
-def _figure_verdict(measured: Mapping[str, Measured]) -> tuple[str, str, dict[str, Any]]:
-    """A figure claim over all orders at once: each published figure against its prediction
-    interval over the orders (engine/claim_audit/engine/prediction.py). Refuted when a figure lies outside
-    its interval; else inconclusive when an interval cannot check its figure; else holds."""
+def _figure_verdict(
+    measured: Mapping[str, Measured], scale: str, copies: int
+) -> tuple[str, str, dict[str, Any]]:
+    """A figure claim over all distinct orders at once: each published figure against its
+    prediction interval over the orders, on the figure's scale
+    (engine/claim_audit/engine/prediction.py). Refuted when a figure lies outside its
+    interval; else inconclusive when an interval cannot check its figure (or the orders
+    collapsed to one copy); else holds."""
     faithful = measured[FAITHFUL]
     verdicts = [
-        judge_figure([m.measured[i] for m in measured.values()], printed)
+        judge_figure(
+            [m.measured[i] for m in measured.values()], printed, scale=scale, copies=copies
+        )
         for i, printed in enumerate(faithful.published)
     ]
     each = {v.verdict for v in verdicts}
     verdict = next(v for v in ("refuted", "inconclusive", "holds") if v in each)
     tolerance = ", ".join(f"[{fmt(v.low)}, {fmt(v.high)}]" for v in verdicts)
     rule = {
-        "rule": f"prediction interval over {len(measured)} orders, "
-        f"false-refutation rate {FIGURE_ALPHA:g} per figure",
+        "rule": f"prediction interval over {len(measured)} distinct orders on the {scale} "
+        f"scale, false-refutation rate {FIGURE_ALPHA:g} per figure",
         "figures": [v.to_json() for v in verdicts],
     }
-    if verdict == "inconclusive":
+    if any(v.collapsed for v in verdicts):
+        rule["collapsed"] = _collapsed_note(copies)
+    elif verdict == "inconclusive":
         needed = [v.orders_to_conclude for v in verdicts if not v.conclusive]
         rule["orders_to_conclude"] = None if None in needed else max(needed)  # type: ignore[type-var]
     # Named as a figure checked against a hand-given tolerance names them (engine/claim_audit/report/diff.py).
@@ -316,63 +329,83 @@ def _figure_verdict(measured: Mapping[str, Measured]) -> tuple[str, str, dict[st
     return verdict, tolerance, rule
 
 
-def _threshold_verdict(judged: Mapping[str, Judgement]) -> tuple[str, list[dict[str, Any]]]:
-    """A threshold claim over all orders at once: each value's prediction interval over the
-    orders against its region. Refuted when one interval misses its region, holds when every
-    interval lies inside its region, else sensitive: a boundary lies within the values
-    another valid order (another machine) plausibly gives."""
-    faithful = judged[FAITHFUL]
-    names = [t.name for t in faithful.thresholds]
-    effects, states = [], []
-    for i, threshold in enumerate(faithful.thresholds):
-        values = []
-        for order, judgement in judged.items():
-            if [t.name for t in judgement.thresholds] != names:
-                raise TypeError(
-                    f"order {order!r} compares {[t.name for t in judgement.thresholds]}, the "
-                    f"faithful order {names}: a claim compares the same numbers in every order"
-                )
-            values.append(judgement.thresholds[i].value)
-        low, high, mean, sd = prediction_interval(values)
-        region = threshold.region
-        inside = region.contains(low) and region.contains(high)  # a region is an interval
-        state = "inside" if inside else "outside" if region.misses(low, high) else "straddles"
-        states.append(state)
+def _collapsed_note(copies: int) -> str:
+    return (
+        f"the draws collapsed: {copies + 1} orders gave the same results bit for bit, so "
+        "they sample none of the spread of valid computations; neither held nor refuted"
+    )
+
+
+def _threshold_values(judged: Mapping[str, Judgement]) -> np.ndarray:
+    """The numbers a threshold claim compares, [orders, thresholds]; the same names in
+    every order."""
+    names = [t.name for t in judged[FAITHFUL].thresholds]
+    for order, judgement in judged.items():
+        if [t.name for t in judgement.thresholds] != names:
+            raise TypeError(
+                f"order {order!r} compares {[t.name for t in judgement.thresholds]}, the "
+                f"faithful order {names}: a claim compares the same numbers in every order"
+            )
+    return np.array([[t.value for t in j.thresholds] for j in judged.values()], np.float64)
+
+
+def _effects(judged: Mapping[str, Judgement], values: np.ndarray) -> list[dict[str, Any]]:
+    """Each threshold value over the orders, against its region, for the record."""
+    effects = []
+    for i, threshold in enumerate(judged[FAITHFUL].thresholds):
+        column = values[:, i]
         effects.append(
             {
                 "effect": threshold.name,
-                "region": str(region),
+                "region": str(threshold.region),
+                "scale": threshold.scale,
                 "faithful": threshold.value,
-                "values": values,
-                "interval": [low, high],
-                "mean_over_orders": mean,
-                "sd_over_orders": sd,
-                "interval_is": state,
+                "values": column.tolist(),
+                "range": [float(column.min()), float(column.max())],
+                "in_region": [int(sum(threshold.region.contains(v) for v in column)), len(column)],
             }
         )
-    if "outside" in states:
-        return "refuted", effects
-    return ("holds" if set(states) == {"inside"} else "sensitive"), effects
+    return effects
 
 
-def _qualitative_verdict(judged: Mapping[str, Judgement]) -> tuple[str, str, dict[str, Any]]:
-    """A qualitative claim: a threshold claim by its values' intervals (`_threshold_verdict`),
-    any other by its orders (holds or refuted where every order agrees, else sensitive); the
-    share of orders where it holds, with its 95% interval, either way."""
-    holds = {name: j.holds for name, j in judged.items()}
-    k, n = sum(holds.values()), len(holds)
-    rule: dict[str, Any] = {"holds_in_orders": [k, n]}
-    if n > 1:
-        rule["share_interval"] = list(share_interval(k, n))
+def _qualitative_verdict(
+    judged: Mapping[str, Judgement], copies: int
+) -> tuple[str, str, dict[str, Any]]:
+    """A qualitative claim over its distinct orders, each a draw: the share of draws in
+    which it holds, bounded from the counts and, for a threshold claim, from the margins of
+    the numbers it compares (engine/claim_audit/engine/share.py). Judged in one order only
+    (a claim about the code or the recipe): that order's answer."""
+    holds = [j.holds for j in judged.values()]
+    k, n = sum(holds), len(holds)
     faithful = judged[FAITHFUL]
+    rule: dict[str, Any] = {"holds_in_orders": [k, n]}
+    if n == 1 and not copies:
+        return verdict_over(dict(zip(judged, holds, strict=True))), fmt(faithful.tolerance), rule
+    values = None
     if faithful.thresholds:
-        verdict, rule["effects"] = _threshold_verdict(judged)
-        rule["rule"] = (
-            f"prediction interval of each value over {n} orders against its region, "
-            f"false rate {FIGURE_ALPHA:g} per value"
-        )
-    else:
-        verdict = verdict_over(holds)
+        values = _threshold_values(judged)
+        rule["effects"] = _effects(judged, values)
+    thresholds = faithful.thresholds
+    bounds = share_bounds(
+        holds,
+        values,
+        [t.region for t in thresholds],
+        [t.scale for t in thresholds],
+        copies,
+    )
+    rule |= {
+        "rule": f"share of {n} distinct draws in which it holds, bounded at "
+        f"{1 - SHARE_ALPHA:.0%} from {bounds.method}: holds at >= {HOLDS_AT:g}, refuted at "
+        f"<= {REFUTED_AT:g}",
+        "share_interval": [bounds.low, bounds.high],
+        "share_method": bounds.method,
+        "copies": copies,
+    }
+    verdict = bounds.verdict
+    if bounds.method == "collapsed":
+        rule["collapsed"] = _collapsed_note(copies)
+    elif verdict == "inconclusive":
+        rule["draws_to_conclude"] = draws_to_conclude(k, n)
     return verdict, fmt(faithful.tolerance), rule
 
 
@@ -407,8 +440,11 @@ class Claim:
                 "define it once, with Claims"
             )
 
-    def decide(self, judgements: Mapping[str, Judgement | Measured], **extra: Any) -> ClaimRecord:
-        """The claim's verdict over its spec's judgements in each order (the faithful first);
+    def decide(
+        self, judgements: Mapping[str, Judgement | Measured], copies: int = 0, **extra: Any
+    ) -> ClaimRecord:
+        """The claim's verdict over its spec's judgements in each distinct order (the
+        faithful first); `copies`: orders left out as copies of another (bit for bit);
         `extra`, details recorded beside it."""
         spec = self.spec
         if spec is None:
@@ -424,7 +460,7 @@ class Claim:
                     f"{name!r}, its spec {spec.published!r}"
                 )
         beside = spec.beside() if spec.beside is not None else {}
-        return self._decide(judgements, {**beside, **extra})
+        return self._decide(judgements, {**beside, **extra}, copies)
 
     def record(self, judgement: Judgement) -> ClaimRecord:
         """For a claim about the code or the recipe, not about trained numbers: one
@@ -452,7 +488,10 @@ class Claim:
         return self.record(satisfied(condition, **figures))
 
     def _decide(
-        self, judgements: Mapping[str, Judgement | Measured], extra: dict[str, Any]
+        self,
+        judgements: Mapping[str, Judgement | Measured],
+        extra: dict[str, Any],
+        copies: int = 0,
     ) -> ClaimRecord:
         _check_judgements(self.meta.id, judgements)
         for name, judgement in judgements.items():
@@ -461,9 +500,10 @@ class Claim:
         reading = self.spec.reading if self.spec is not None else None
         details: dict[str, Any] = {**({"reading": reading} if reading else {})}
         if isinstance(faithful, Measured):
-            verdict, tolerance, rule = _figure_verdict(judgements)  # type: ignore[arg-type]
+            scale = self.spec.scale if self.spec is not None else "linear"
+            verdict, tolerance, rule = _figure_verdict(judgements, scale, copies)  # type: ignore[arg-type]
         else:
-            verdict, tolerance, rule = _qualitative_verdict(judgements)  # type: ignore[arg-type]
+            verdict, tolerance, rule = _qualitative_verdict(judgements, copies)  # type: ignore[arg-type]
             reasons = sorted({j.inconclusive for j in judgements.values() if j.inconclusive})  # type: ignore[union-attr]
             if reasons:
                 verdict, rule["inconclusive"] = "inconclusive", "; ".join(reasons)

@@ -168,6 +168,7 @@ def judge_body(claim: Claim, body: Body, arguments: Mapping[str, Any]) -> ClaimR
     assert spec is not None
     orders = {name: value for name, value in arguments.items() if isinstance(value, Orders)}
     names = [FAITHFUL]
+    copies = 0
     if orders and not spec.once:
         names = list(next(iter(orders.values())))
         differ = {k: list(v) for k, v in orders.items() if list(v) != names}
@@ -175,6 +176,10 @@ def judge_body(claim: Claim, body: Body, arguments: Mapping[str, Any]) -> ClaimR
             raise ValueError(
                 f"{spec.id}: its Orders arguments name different orders: {names} and {differ}"
             )
+        # A copy in every argument is a copy of the draw (engine/claim_audit/orders.py).
+        repeated = set.intersection(*(set(o.copies()) for o in orders.values()))
+        copies = len(repeated)
+        names = [name for name in names if name not in repeated]
 
     def in_order(name: str) -> dict[str, Any]:
         return {k: v[name] if k in orders else v for k, v in arguments.items()}
@@ -182,7 +187,7 @@ def judge_body(claim: Claim, body: Body, arguments: Mapping[str, Any]) -> ClaimR
     judgements = {
         name: _as_judgement(spec.id, spec.published, body(**in_order(name))) for name in names
     }
-    return claim.decide(judgements)
+    return claim.decide(judgements, copies=copies)
 
 
 class Claims(ClaimSpecs):

@@ -27,7 +27,9 @@ class Effect:
     one run) to a float; `null` is the
     value of "no difference" (0 for a gap, 1 for a ratio), `None` where there is none;
     `inputs` names the per-seed figures the statistic reads (for a bootstrap over test examples;
-    empty where the statistic reads anything else); `unit` labels its axis.
+    empty where the statistic reads anything else); `unit` labels its axis; `scale` is where
+    its draws are judged ("log" for a ratio, "logit" for a share; engine/claim_audit/engine/
+    scales.py).
     """
 
     name: str
@@ -36,6 +38,7 @@ class Effect:
     null: float | None = None
     inputs: tuple[str, ...] = ()
     unit: str = "ratio"
+    scale: str = "linear"
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,8 @@ class Comparison:
             measured,
             regions,
             thresholds=tuple(
-                Threshold(e.name, v, e.region) for e, v in zip(self.effects, values, strict=True)
+                Threshold(e.name, v, e.region, e.scale)
+                for e, v in zip(self.effects, values, strict=True)
             ),
         )
 

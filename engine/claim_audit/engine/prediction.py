@@ -36,6 +36,8 @@ from decimal import Decimal, InvalidOperation
 import numpy as np
 from scipy import stats
 
+from .scales import scale_named
+
 FAMILY_ALPHA = 0.01
 FAMILY_SIZE = 50
 FIGURE_ALPHA = FAMILY_ALPHA / FAMILY_SIZE
@@ -78,11 +80,21 @@ class FigureVerdict:
     conclusive: bool = True
     detectable: float | None = None  # relative shift caught with POWER_TARGET; None at p = 0
     orders_to_conclude: int | None = None  # None: no number of orders up to MAX_ORDERS
+    scale: str = "linear"  # where mean and sd are taken (engine/claim_audit/engine/scales.py)
+    copies: int = 0  # orders that repeated another's value bit for bit, counted once
+
+    @property
+    def collapsed(self) -> bool:
+        """Every order gave one value bit for bit: the orders sampled no spread."""
+        return self.n_orders == 1 and self.copies > 0
 
     @property
     def verdict(self) -> str:
-        """refuted when the figure lies outside its interval, else inconclusive when the
-        interval cannot check it, else holds."""
+        """inconclusive when the orders collapsed to one value, else refuted when the figure
+        lies outside its interval, else inconclusive when the interval cannot check it, else
+        holds."""
+        if self.collapsed:
+            return "inconclusive"
         if not self.holds:
             return "refuted"
         return "holds" if self.conclusive else "inconclusive"
@@ -99,6 +111,8 @@ class FigureVerdict:
             "p_value": self.p_value,
             f"relative_shift_caught_{POWER_TARGET:g}": self.detectable,
             "orders_to_conclude": self.orders_to_conclude,
+            "scale": self.scale,
+            "copies": self.copies,
         }
 
 
@@ -111,42 +125,62 @@ def t_quantile(n_orders: np.ndarray | int, alpha: float = FIGURE_ALPHA) -> np.nd
 
 
 def interval_bounds(
-    values: np.ndarray, slack: np.ndarray | float = 0.0, alpha: float = FIGURE_ALPHA
+    values: np.ndarray,
+    slack: np.ndarray | float = 0.0,
+    alpha: float = FIGURE_ALPHA,
+    scale: str = "linear",
 ) -> tuple[np.ndarray, np.ndarray]:
     """The prediction intervals (low, high) of whole arrays of orders: `values` [..., n],
-    one value per order along the last axis, widened by `slack` on each side. The interval
-    `prediction_interval` and `plausible` use; the simulations of the rules call it too."""
-    x = np.asarray(values, dtype=np.float64)
-    n = x.shape[-1]
-    sd = x.std(axis=-1, ddof=1) if n > 1 else np.zeros(x.shape[:-1])
-    half = t_quantile(n, alpha) * sd + slack
-    mean = x.mean(axis=-1)
-    return mean - half, mean + half
+    one value per order along the last axis, computed on `scale` (engine/claim_audit/engine/
+    scales.py), mapped back, widened by `slack` on each side and kept inside the scale's
+    domain. The interval `prediction_interval` and `plausible` use; the simulations of the
+    rules call it too."""
+    s = scale_named(scale)
+    y = s.to_scale(values)
+    n = y.shape[-1]
+    sd = y.std(axis=-1, ddof=1) if n > 1 else np.zeros(y.shape[:-1])
+    half = t_quantile(n, alpha) * sd
+    mean = y.mean(axis=-1)
+    low = np.maximum(s.back(mean - half) - slack, s.low)
+    high = np.minimum(s.back(mean + half) + slack, s.high)
+    return low, high
 
 
 def plausible(
-    values: np.ndarray, published: np.ndarray, half_units: np.ndarray, alpha: float = FIGURE_ALPHA
+    values: np.ndarray,
+    published: np.ndarray,
+    half_units: np.ndarray,
+    alpha: float = FIGURE_ALPHA,
+    scale: str = "linear",
 ) -> np.ndarray:
     """Whether each published figure lies in its prediction interval, for whole arrays:
     `values` [..., n] (one value per order along the last axis), `published` and
     `half_units` broadcast against values[..., 0]. The rule `judge_figure` applies; the
     simulation of its error rates (claims/properties/test_figure_rule.py) calls it too."""
-    low, high = interval_bounds(values, half_units, alpha)
+    low, high = interval_bounds(values, half_units, alpha, scale)
     return (low <= published) & (published <= high)
 
 
 def prediction_interval(
-    values: Sequence[float], slack: float = 0.0, alpha: float = FIGURE_ALPHA
+    values: Sequence[float], slack: float = 0.0, alpha: float = FIGURE_ALPHA, scale: str = "linear"
 ) -> tuple[float, float, float, float]:
     """(low, high, mean, sd): where one more draw of the orders' distribution lies with
-    probability 1 - alpha, widened by `slack` (printing's half unit) on each side."""
+    probability 1 - alpha, widened by `slack` (printing's half unit) on each side; mean and
+    sd on `scale`."""
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 1 or len(x) == 0 or not np.all(np.isfinite(x)):
         raise ValueError(f"a figure needs one finite value per order; got {values!r}")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1); got {alpha}")
-    low, high = interval_bounds(x, slack, alpha)
-    return float(low), float(high), float(x.mean()), float(x.std(ddof=1)) if len(x) > 1 else 0.0
+    low, high = interval_bounds(x, slack, alpha, scale)
+    y = scale_named(scale).to_scale(x)
+    return float(low), float(high), float(y.mean()), float(y.std(ddof=1)) if len(y) > 1 else 0.0
+
+
+def figure_scale(values: np.ndarray, scale: str) -> str:
+    """`scale`, or linear where a value sits on the edge of its domain (a share of exactly
+    0 or 1, a variance of 0), which the log and logit scales cannot map."""
+    return scale if scale_named(scale).inside(values) else "linear"
 
 
 def conclusive(low: float, high: float, published: float, slack: float) -> bool:
@@ -160,23 +194,35 @@ def conclusive(low: float, high: float, published: float, slack: float) -> bool:
     return not low <= 0 <= high and (high - low) / 2 <= CONCLUSIVE_HALF_WIDTH * abs(published)
 
 
+def _bounds_at(mean: float, half: float, slack: float, scale: str) -> tuple[float, float]:
+    """The interval mean +- half on `scale`, mapped back and widened by `slack`."""
+    s = scale_named(scale)
+    low = max(float(s.back(np.float64(mean - half))) - slack, s.low)
+    high = min(float(s.back(np.float64(mean + half))) + slack, s.high)
+    return low, high
+
+
 def orders_to_conclude(
-    mean: float, sd: float, slack: float, published: float, alpha: float = FIGURE_ALPHA
+    mean: float,
+    sd: float,
+    slack: float,
+    published: float,
+    alpha: float = FIGURE_ALPHA,
+    scale: str = "linear",
 ) -> int | None:
-    """The fewest orders whose interval would be conclusive, if the orders' mean and sd
-    stay as measured; None when no number up to MAX_ORDERS is (the recipe's own spread
-    over float orders, or the printed digits, are too wide for the figure)."""
-    # As `conclusive`: a published 0 within one unit of its last printed digit.
-    limit = 2 * slack if published == 0 else min(abs(mean), CONCLUSIVE_HALF_WIDTH * abs(published))
+    """The fewest distinct orders whose interval would be conclusive, if the orders' mean
+    and sd (on `scale`) stay as measured; None when no number up to MAX_ORDERS is (the
+    recipe's own spread over float orders, or the printed digits, are too wide)."""
 
     def fits(n: int) -> bool:
-        return float(t_quantile(n, alpha)) * sd + slack < limit
+        low, high = _bounds_at(mean, float(t_quantile(n, alpha)) * sd, slack, scale)
+        return conclusive(low, high, published, slack)
 
     if sd == 0:
         return 1 if fits(1) else None
     if not fits(MAX_ORDERS):
         return None
-    low, high = 2, MAX_ORDERS  # the half width falls with n: bisect for the first that fits
+    low, high = 2, MAX_ORDERS  # the width falls with n: bisect for the first that fits
     while low < high:
         middle = (low + high) // 2
         low, high = (low, middle) if fits(middle) else (middle + 1, high)
@@ -189,51 +235,71 @@ def detectable_shift(
     slack: float,
     target: float = POWER_TARGET,
     alpha: float = FIGURE_ALPHA,
+    scale: str = "linear",
+    mean: float = 0.0,
 ) -> float:
     """The smallest shift of the published figure's distribution from the orders' that the
     rule refutes with probability `target`, simulated: n orders and the published draw from
-    N(0, sd^2), the latter moved by the shift and printed (uniform within `slack`). The same
-    draws serve every shift (common random numbers), so the answer is reproducible."""
+    N(mean, sd^2) on `scale`, the latter moved by the shift (on the scale) and printed
+    (uniform within `slack`). Returned on the figure's own scale, as the distance between
+    the two distributions' centres. The same draws serve every shift (common random
+    numbers), so the answer is reproducible."""
+    s = scale_named(scale)
     rng = np.random.default_rng(0)
-    orders = rng.standard_normal((POWER_DRAWS, n_orders)) * sd
-    spread = orders.std(axis=1, ddof=1) if n_orders > 1 else np.zeros(POWER_DRAWS)
-    half = t_quantile(n_orders, alpha) * spread + slack
-    drawn = rng.standard_normal(POWER_DRAWS) * sd + rng.uniform(-slack, slack, POWER_DRAWS)
-    offset = drawn - orders.mean(axis=1)
+    orders = mean + rng.standard_normal((POWER_DRAWS, n_orders)) * sd
+    low, high = interval_bounds(s.back(orders), slack, alpha, scale)
+    noise = rng.standard_normal(POWER_DRAWS) * sd
+    printing = rng.uniform(-slack, slack, POWER_DRAWS)
+    centre = float(s.back(np.float64(mean)))
 
     def caught(shift: float) -> float:
-        return float(np.mean(np.abs(shift + offset) > half))
+        up = s.back(mean + shift + noise) + printing
+        down = s.back(mean - shift + noise) + printing
+        return float(np.mean((up < low) | (up > high)) + np.mean((down < low) | (down > high))) / 2
 
-    high = max(sd, slack, 1e-300)
-    while caught(high) < target:
-        high *= 2
-    low = 0.0
+    top = max(sd, 1e-300) if scale != "linear" else max(sd, slack, 1e-300)
+    while caught(top) < target and top < 1e6:
+        top *= 2
+    bottom = 0.0
     for _ in range(40):  # bisection to a relative precision far below the simulation's own
-        middle = (low + high) / 2
-        low, high = (low, middle) if caught(middle) >= target else (middle, high)
-    return high
+        middle = (bottom + top) / 2
+        bottom, top = (bottom, middle) if caught(middle) >= target else (middle, top)
+    return abs(float(s.back(np.float64(mean + top))) - centre)
 
 
 def judge_figure(
-    values: Sequence[float], printed: str, alpha: float = FIGURE_ALPHA
+    values: Sequence[float],
+    printed: str,
+    alpha: float = FIGURE_ALPHA,
+    scale: str = "linear",
+    copies: int = 0,
 ) -> FigureVerdict:
-    """The published figure `printed` against the figure's value in each order, `values`:
-    its interval, and the rule's power and conclusiveness on this figure."""
+    """The published figure `printed` against the figure's value in each distinct order,
+    `values`: its interval, and the rule's power and conclusiveness on this figure.
+    `copies`: orders left out because they repeated another's results bit for bit; where
+    one order is left with copies beside it, the orders sampled no spread (they
+    collapsed) and the figure is inconclusive."""
     h = half_unit(printed)
-    low, high, mean, sd = prediction_interval(values, h, alpha)
-    n = len(values)
+    x = np.asarray(values, dtype=np.float64)
+    scale = figure_scale(x, scale)
+    low, high, mean, sd = prediction_interval(x, h, alpha, scale)
+    n = len(x)
     published = float(printed)
     t_score = p_value = None
     if sd > 0 and n > 1:
-        # The distance beyond printing's slack, in units of the draw's sd: the rule holds
-        # exactly when this t is inside t_{n-1}(1 - alpha/2), i.e. when p_value >= alpha.
-        beyond = max(abs(published - mean) - h, 0.0)
-        t_score = math.copysign(beyond, published - mean) / (sd * math.sqrt(1 + 1 / n))
+        # The distance beyond printing's slack, on the scale, in units of the draw's sd: the
+        # rule holds exactly when this t is inside t_{n-1}(1 - alpha/2).
+        s = scale_named(scale)
+        nearest = s.clip(min(max(float(s.back(np.float64(mean))), published - h), published + h))
+        nearest = min(max(nearest, np.nextafter(s.low, 1)), np.nextafter(s.high, 0))
+        beyond = float(s.to_scale(np.float64(nearest))) - mean
+        t_score = beyond / (sd * math.sqrt(1 + 1 / n))
         p_value = float(2 * stats.t.sf(abs(t_score), n - 1))
-    shift = detectable_shift(sd, n, h, alpha=alpha)
+    shift = detectable_shift(sd, n, h, alpha=alpha, scale=scale, mean=mean)
+    collapsed = n == 1 and copies > 0
     return FigureVerdict(
         printed=printed,
-        holds=bool(plausible(np.asarray(values, np.float64), published, h, alpha)),
+        holds=bool(plausible(x, published, h, alpha, scale)),
         low=low,
         high=high,
         mean=mean,
@@ -241,9 +307,13 @@ def judge_figure(
         n_orders=n,
         t_score=t_score,
         p_value=p_value,
-        conclusive=conclusive(low, high, published, h),
+        conclusive=conclusive(low, high, published, h) and not collapsed,
         detectable=shift / abs(published) if published else None,
-        orders_to_conclude=orders_to_conclude(mean, sd, h, published, alpha),
+        orders_to_conclude=None
+        if collapsed
+        else orders_to_conclude(mean, sd, h, published, alpha, scale),
+        scale=scale,
+        copies=copies,
     )
 
 

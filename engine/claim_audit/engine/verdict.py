@@ -88,6 +88,9 @@ class Threshold:
     name: str
     value: float
     region: Region
+    scale: str = "linear"
+    """Where the value's draws are judged (engine/claim_audit/engine/scales.py): "log" for a
+    ratio, variance or sd; "logit" for a share or AUROC; else "linear"."""
 
 
 @dataclass(frozen=True)
@@ -211,11 +214,13 @@ def within(
     published: Any = None,
     name: str = "",
     measured: Any = None,
+    scale: str = "linear",
     **details: Any,
 ) -> Judgement:
     """A threshold claim on one number: holds when `value` lies in `region` ("T > 2" is
-    `within(T, Region(2, closed=False), ...)`); judged over the orders by the prediction
-    interval of `value` against `region`. `measured`: what the audit shows, if not `value`."""
+    `within(T, Region(2, closed=False), ...)`); judged over the orders by the share of draws
+    in which it holds, with the margins of `value` on its `scale` ("log" for a positive
+    quantity, "logit" for a share). `measured`: what the audit shows, if not `value`."""
     value = float(value)
     return Judgement(
         region.contains(value),
@@ -223,12 +228,13 @@ def within(
         value if measured is None else measured,
         str(region),
         dict(details),
-        thresholds=(Threshold(name, value, region),),
+        thresholds=(Threshold(name, value, region, scale),),
     )
 
 
 def verdict_over(holds: Mapping[str, bool]) -> str:
-    """holds / refuted when every order agrees, else sensitive (a claim without thresholds)."""
+    """holds / refuted when every judgement agrees, else sensitive (a claim judged once, or
+    the judgements of one draw)."""
     if all(holds.values()):
         return "holds"
     if not any(holds.values()):

@@ -15,10 +15,16 @@ def figure_note(figure: dict) -> str:
     """Where one published figure falls against its orders (a `FigureVerdict.to_json()`),
     and the smallest relative shift the rule catches with POWER_TARGET probability."""
     n = figure["orders"]
+    scale = "" if figure.get("scale", "linear") == "linear" else f" on the {figure['scale']} scale"
+    if figure.get("copies") and n == 1:
+        return f"{figure['published']}: the draws collapsed to one"
     if figure["t_score"] is None:
         text = f"{figure['published']}: all {n} orders agree, exact to the printed digits"
     else:
-        text = f"{figure['published']}: t = {figure['t_score']:+.2f}, p = {figure['p_value']:.2g} over {n} orders"
+        text = (
+            f"{figure['published']}: t = {figure['t_score']:+.2f}, p = {figure['p_value']:.2g} "
+            f"over {n} orders{scale}"
+        )
     shift = figure.get(f"relative_shift_caught_{POWER_TARGET:g}")
     if shift is not None:
         text += f"; catches a shift of {shift:.0%} with p = {POWER_TARGET:g}"
@@ -28,27 +34,45 @@ def figure_note(figure: dict) -> str:
 
 
 def effect_note(effect: dict) -> str:
-    """One threshold value's prediction interval over the orders against its region."""
-    low, high = effect["interval"]
+    """One threshold value over the draws against its region."""
+    low, high = effect["range"]
     name = f"{effect['effect']}: " if effect["effect"] else ""
-    return f"{name}interval [{low:.4g}, {high:.4g}] {effect['interval_is']} {effect['region']}"
+    k, n = effect["in_region"]
+    scale = "" if effect.get("scale", "linear") == "linear" else f", {effect['scale']} scale"
+    return f"{name}{low:.4g} to {high:.4g} over the draws, {k} of {n} {effect['region']}{scale}"
+
+
+def share_note(details: dict) -> str:
+    """How many distinct draws a qualitative claim holds in, and what that says of the
+    share of valid computations that give it."""
+    k, n = details["holds_in_orders"]
+    low, high = details["share_interval"]
+    text = f"holds in {k} of {n} draws"
+    if details.get("copies"):
+        text += f" ({details['copies']} copies left out)"
+    text += f"; share of valid computations {low:.0%} to {high:.0%} ({details['share_method']})"
+    if "draws_to_conclude" in details:
+        needed = details["draws_to_conclude"]
+        text += (
+            "; no number of draws would conclude it"
+            if needed is None
+            else f"; about {needed} draws would conclude it"
+        )
+    return text
 
 
 def verdict_note(details: dict) -> str:
-    """How the orders bore the verdict out: for a figure claim, where each published figure
-    falls in its prediction interval; for a threshold claim, each value's interval against
-    its region; for another qualitative claim judged in several orders that did not all
-    agree, the share of orders where it holds, with its 95% interval."""
+    """How the draws bore the verdict out: for a figure claim, where each published figure
+    falls in its prediction interval; for a qualitative claim judged over several draws,
+    the count of draws it holds in (k = 0 and k = n too), what that says of its share, and
+    each compared value's range against its region."""
     if "figures" in details:
-        return "; ".join(figure_note(f) for f in details["figures"])
+        notes = [figure_note(f) for f in details["figures"]]
+        return "; ".join(notes + ([details["collapsed"]] if "collapsed" in details else []))
     notes = [details["inconclusive"]] if "inconclusive" in details else []
-    k, n = details.get("holds_in_orders", (0, 0))
-    if "effects" in details and n > 1:
-        notes += [effect_note(e) for e in details["effects"]]
-    if n > 1 and k not in (0, n):
-        low, high = details["share_interval"]
-        notes.append(f"holds in {k} of {n} orders (95% CI {low:.0%} to {high:.0%})")
-        if "range_over_orders" in details:
-            low, high = details["range_over_orders"]
-            notes.append(f"figure {low:.4g} to {high:.4g}")
+    if "collapsed" in details:
+        notes.append(details["collapsed"])
+    if "share_interval" in details:
+        notes.append(share_note(details))
+        notes += [effect_note(e) for e in details.get("effects", ())]
     return "; ".join(notes)

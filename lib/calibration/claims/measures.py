@@ -100,6 +100,7 @@ def ece_ratio(claim_id: str, name: str, label: str) -> Comparison:
                 THREE_TO_FOUR,
                 null=1.0,
                 inputs=(name,),
+                scale="log",
             ),
         ),
     )
