@@ -35,6 +35,7 @@ _PLUGINS = {
     "tpu": (("libtpu",), ("accel[0-9]*", "vfio/[0-9]*")),
     "gpu": (("jax_cuda12_plugin", "jax_cuda13_plugin"), ("nvidia[0-9]*",)),
 }
+_GOOGLE_PCI_VENDOR = "0x1ae0"  # a TPU chip on the PCI bus, as JAX's own start-up looks for it
 _ACCELERATOR_NAMES = {"tpu": "tpu", "cuda": "gpu", "rocm": "gpu", "gpu": "gpu"}
 
 
@@ -42,22 +43,34 @@ def accelerator_platform(
     environ: Mapping[str, str] = os.environ,
     dev: Path = Path("/dev"),
     installed: Callable[[str], bool] | None = None,
+    pci: Path = Path("/sys/bus/pci/devices"),
 ) -> str | None:
     """The accelerator ("tpu" or "gpu") JAX computes on by default in a process started
     with `environ`, else None; found without opening any device.
 
     JAX_PLATFORMS, when set, decides: its first platform (JAX's default). Otherwise an
     accelerator counts when its JAX plugin is installed and its device nodes exist under
-    `dev` (a TPU: /dev/accel* or /dev/vfio/<n>; a GPU: /dev/nvidia<n>).
+    `dev` (a TPU: /dev/accel* or /dev/vfio/<n>, or Google's vendor id on the PCI bus; a
+    GPU: /dev/nvidia<n>).
     """
     named = environ.get("JAX_PLATFORMS", "").split(",")[0].strip().lower()
     if named:
         return _ACCELERATOR_NAMES.get(named)
     installed = installed or _installed
     for platform, (plugins, nodes) in _PLUGINS.items():
-        if any(map(installed, plugins)) and any(any(dev.glob(node)) for node in nodes):
+        if not any(map(installed, plugins)):
+            continue
+        if any(any(dev.glob(node)) for node in nodes) or (platform == "tpu" and _google(pci)):
             return platform
     return None
+
+
+def _google(pci: Path) -> bool:
+    for vendor in pci.glob("*/vendor"):
+        with contextlib.suppress(OSError):
+            if vendor.read_text().strip() == _GOOGLE_PCI_VENDOR:
+                return True
+    return False
 
 
 def _installed(module: str) -> bool:

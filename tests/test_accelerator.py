@@ -39,6 +39,13 @@ def test_a_tpu_is_its_plugin_and_its_device_nodes(tmp_path):
     assert accelerator.accelerator_platform({}, machine(tmp_path), libtpu) is None
     none = set().__contains__
     assert accelerator.accelerator_platform({}, machine(tmp_path, "vfio/0"), none) is None
+    # No device node, but a Google chip on the PCI bus, as JAX's start-up finds one.
+    pci = tmp_path / "pci"
+    for device, vendor in (("0000:00:04.0", "0x1ae0\n"), ("0000:00:05.0", "0x8086\n")):
+        (pci / device).mkdir(parents=True)
+        (pci / device / "vendor").write_text(vendor)
+    assert accelerator.accelerator_platform({}, machine(tmp_path), libtpu, pci) == "tpu"
+    assert accelerator.accelerator_platform({}, machine(tmp_path), none, pci) is None
 
 
 def test_a_gpu_is_its_jax_plugin_and_its_device_nodes(tmp_path):
