@@ -63,6 +63,8 @@ def runtime_key() -> dict:
     """What of the running environment can change a result: the library versions, the
     platform this thread computes on, JAX's settings, and XLA_FLAGS (flags can change the
     arithmetic)."""
+    import jax  # noqa: F401  (jax_settings reads the settings of an imported JAX only)
+
     # jax_platforms only says which platforms a process may use; `backend` is the one used.
     settings = {k: v for k, v in jax_settings().items() if k != "jax_platforms"}
     return {
