@@ -40,7 +40,10 @@ def pytest_configure(config: pytest.Config) -> None:
     worker, before any test module imports jax: deterministic GPU ops (XLA_FLAGS must be set
     before JAX's backend starts) and the compiled-program cache. Both reach the processes
     the tests start as environment variables (XLA_FLAGS, CLAIMS_COMPILATION_CACHE_DIR). The
-    claims-audit plugin itself leaves JAX alone."""
+    claims-audit plugin itself leaves JAX alone. On a machine with an accelerator, one
+    process of the run holds it and the others compute on the host's CPU
+    (lib/accelerator.py)."""
+    from uncertainty_claims.accelerator import place_processes
     from uncertainty_claims.compile_cache import enable_compilation_cache
     from uncertainty_claims.numerics import request_deterministic_gpu_ops
 
@@ -56,6 +59,18 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"JAX cannot start with XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}, "
                 f"JAX_PLATFORMS={os.environ.get('JAX_PLATFORMS', '')!r}: {error}"
             )
+    worker = config.workerinput["workerid"] if hasattr(config, "workerinput") else None
+    place_processes(worker, getattr(config.option, "numprocesses", None) or 0)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` on a machine with an accelerator: no workers. One process holds the chip
+    and computes every document's orders (the faithful ones on the host's CPU, side by side
+    with the chip's); a worker beside it could only recompute them on the CPU."""
+    from uncertainty_claims.accelerator import accelerator_platform
+
+    return 0 if accelerator_platform() is not None else None
 
 
 def _may_keep_jax_from_starting() -> bool:

@@ -1091,6 +1091,8 @@ def test_example_runs_in_well_under_a_minute():
     timing = guide_seconds()
     where, figures, why = timing.machine, timing.figures, timing.not_measurable
     on = f"{where['cpu']} ({where['cores']} cores, {where['backend']})"
+    if where.get("audit_backend", "cpu") != "cpu":
+        on += f"; the audit held the {where['audit_backend']}, the example ran on the host CPU"
     if why is None:
         measured = (
             f"{figures['seconds']:.1f} s on {on}; other load {figures['other_cores']:.2f} cores"

@@ -8,7 +8,10 @@ seeds, order):
 - `package_source`: a digest of this package's whole source (lib/), taken once, at import: a
   process keys results by the code it runs, never by what the files hold later;
 - `versions`: this package's and the numerical stack's (`library_versions`);
-- `backend`, `jax_settings`, `xla_flags`: where and how JAX computes (`runtime_key`).
+- `backend`, `jax_settings`, `xla_flags`: where and how JAX computes (`runtime_key`); the
+  backend is the platform the entry is computed on (`accelerator.computing_platform`), so
+  a faithful order computed on the host's CPU beside an accelerator is never served as the
+  accelerator's, nor the other way round.
 An ingredient keyed needlessly costs a recomputation when it changes, never a wrong hit.
 """
 
@@ -29,6 +32,8 @@ from claim_audit.cache import (
 )
 from claim_audit.cache import cached as _cached
 from claim_audit.report.provenance import jax_settings
+
+from .accelerator import computing_platform
 
 __all__ = ["CacheResult", "arrays_digest", "cached", "default_cache_dir", "project_key"]
 
@@ -55,14 +60,17 @@ def _library_versions() -> dict[str, str]:
 
 
 def runtime_key() -> dict:
-    """What of the running environment can change a result: the library versions, JAX's
-    backend and settings, and XLA_FLAGS (flags can change the arithmetic)."""
-    import jax
+    """What of the running environment can change a result: the library versions, the
+    platform this thread computes on, JAX's settings, and XLA_FLAGS (flags can change the
+    arithmetic)."""
+    import jax  # noqa: F401  (jax_settings reads the settings of an imported JAX only)
 
+    # jax_platforms only says which platforms a process may use; `backend` is the one used.
+    settings = {k: v for k, v in jax_settings().items() if k != "jax_platforms"}
     return {
         "versions": library_versions(),
-        "backend": jax.default_backend(),
-        "jax_settings": jax_settings(),
+        "backend": computing_platform(),
+        "jax_settings": settings,
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
     }
 

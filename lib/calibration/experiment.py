@@ -19,6 +19,7 @@ import numpy as np
 from claim_audit.orders import FAITHFUL, twin_batches
 
 from .. import data
+from ..accelerator import placed
 from ..cache import CacheResult, cached
 from ..numerics import full_precision
 from ..sharding import default_mesh
@@ -286,12 +287,13 @@ def run_net(
         return NetRun.from_arrays(net, seeds, arrays, batch.status)
     split = load_split()
     name = f"calibration-{net}" if order == FAITHFUL else f"calibration-{net}-{order}"
-    result: CacheResult = cached(
-        name,
-        cache_key(net, seeds, config, order),
-        lambda: train(order, net, seeds, split, config),
-        validate=_validator(net, len(seeds), split, config),
-    )
+    with placed(order == FAITHFUL):  # in this thread: run_nets trains the nets in threads
+        result: CacheResult = cached(
+            name,
+            cache_key(net, seeds, config, order),
+            lambda: train(order, net, seeds, split, config),
+            validate=_validator(net, len(seeds), split, config),
+        )
     return NetRun.from_arrays(net, seeds, result.arrays, result.status)
 
 

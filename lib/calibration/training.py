@@ -31,6 +31,7 @@ import optax
 from flax import nnx
 from jax.sharding import Mesh
 
+from ..accelerator import carry_placement
 from ..nudge import nudge_params
 from ..numerics import full_precision, same_bits, stack_on_host
 from ..optimizers import adam
@@ -276,10 +277,9 @@ def train_nets_faithful(
     labels = np.asarray(train_labels, dtype=np.int32)
     host_set = (train_images, labels)
     device_set = (jnp.asarray(train_images), jnp.asarray(labels))  # one copy for all seeds
+    train_seed = carry_placement(_train_seed_faithful)  # on the device the caller chose
     with ThreadPoolExecutor(max_workers=max(len(seeds), 1)) as pool:
-        trained = list(
-            pool.map(lambda s: _train_seed_faithful(net, s, host_set, device_set, config), seeds)
-        )
+        trained = list(pool.map(lambda s: train_seed(net, s, host_set, device_set, config), seeds))
     models, losses = [m for m, _ in trained], [loss for _, loss in trained]
     return models, np.stack(losses) if losses else np.zeros((0, 0), np.float32)
 

@@ -20,6 +20,7 @@ import jax
 import numpy as np
 from claim_audit.orders import FAITHFUL, Orders, twin_batches
 
+from ..accelerator import placed, side_by_side
 from ..cache import cached
 from ..sharding import default_mesh
 from .config import UncertaintyConfig
@@ -84,12 +85,13 @@ def uncertainty_result(
 ) -> UncertaintyResult:
     """The recipe from `jax.random.key(root_seed)` (cached on disk and per process)."""
     suffix = "" if implementation == FAITHFUL else f"-{implementation}"
-    entry = cached(
-        f"uncertainty-seed{root_seed}{suffix}",
-        _key(config, root_seed=root_seed, implementation=implementation),
-        lambda: run(root_seed, config=config, implementation=implementation).as_arrays(),
-        validate=lambda arrays: _check_shapes(arrays, _result_shapes(config)),
-    )
+    with placed(implementation == FAITHFUL):
+        entry = cached(
+            f"uncertainty-seed{root_seed}{suffix}",
+            _key(config, root_seed=root_seed, implementation=implementation),
+            lambda: run(root_seed, config=config, implementation=implementation).as_arrays(),
+            validate=lambda arrays: _check_shapes(arrays, _result_shapes(config)),
+        )
     return UncertaintyResult.from_arrays(entry.arrays)
 
 
@@ -139,11 +141,14 @@ def uncertainty_orders(
         pairs = zip(twin_nudges(batch), twins(config, batch), strict=True)
         return {f"twin-{nudge}": twin for nudge, twin in pairs}
 
-    first_two = {
-        FAITHFUL: uncertainty_result(0, config),
-        "scan": uncertainty_result(0, config, "scan"),
-    }
-    twins_all = {name: twin for b in range(batches) for name, twin in batch_of_twins(b).items()}
+    def others() -> tuple[UncertaintyResult, dict[str, UncertaintyResult]]:
+        scan = uncertainty_result(0, config, "scan")
+        return scan, {
+            name: twin for b in range(batches) for name, twin in batch_of_twins(b).items()
+        }
+
+    faithful, (scan, twins_all) = side_by_side(lambda: uncertainty_result(0, config), others)
+    first_two = {FAITHFUL: faithful, "scan": scan}
     by_nudge = sorted(twins_all.items(), key=lambda item: int(item[0].removeprefix("twin-")))
     results = first_two | dict(by_nudge)
     return Orders(results, {name: _digest(result) for name, result in results.items()})

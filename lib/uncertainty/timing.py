@@ -1,7 +1,8 @@
 """How long the guide's example takes as the guide writes it, on this machine: a benchmark
 figure beside the recipe, recorded with the machine it was measured on, never a gate.
 
-The example runs whole in its own process (`python -m uncertainty_claims.uncertainty.timing`):
+The example runs whole in its own process (`python -m uncertainty_claims.uncertainty.timing`)
+on the host's CPU (JAX_PLATFORMS=cpu, on an accelerator machine too):
 the guide's order on its small CPU defaults, from root key 0, printing its log: the MC-Dropout
 net's `nnx.jit` step loop and its 30 passes, then the ensemble's vmapped step called without
 jit, op by op, all 1,000 steps, and the region report. The figure is that process's wall
@@ -54,6 +55,8 @@ WAIT_S = 0.0
 the claim is measured where the machine is idle when it comes up. 600 waits out the other
 worker of any cold audit seen on this project's loaded 2-core hosts (3.5 to 6.5 minutes);
 with the example's `EXAMPLE_TIMEOUT_S`, still inside pytest's 1,800 s per test."""
+EXAMPLE_PLATFORM = "cpu"
+"""Where the example runs (JAX_PLATFORMS in its process): the host's CPU."""
 EXAMPLE_TIMEOUT_S = 900.0
 """The example's process is stopped past this (it takes 1-2 minutes on 2 cores)."""
 _PROC_STAT = Path("/proc/stat")
@@ -80,7 +83,10 @@ class GuideTiming:
 
 
 def machine() -> dict[str, str | int]:
-    """The machine a timing belongs to: its CPU model, core count and JAX backend."""
+    """The machine a timing belongs to: its CPU model and core count, the backend the
+    example runs on (the host's CPU, as the guide's "small CPU defaults" say, also beside an
+    accelerator: there the audit holds the chip, which a second process cannot open), and
+    the audit's own backend."""
     import jax
 
     model = platform.processor() or platform.machine()
@@ -90,7 +96,12 @@ def machine() -> dict[str, str | int]:
             if line.startswith("model name"):
                 model = line.partition(":")[2].strip()
                 break
-    return {"cpu": model, "cores": os.cpu_count() or 0, "backend": jax.default_backend()}
+    return {
+        "cpu": model,
+        "cores": os.cpu_count() or 0,
+        "backend": EXAMPLE_PLATFORM,
+        "audit_backend": jax.default_backend(),
+    }
 
 
 # --------------------------------------------------------------------------- idleness
@@ -208,6 +219,7 @@ def _run_example() -> dict[str, float]:
     """The example in its own process: its wall time from start to exit, and its parts."""
     env = dict(os.environ)
     env.pop("JAX_COMPILATION_CACHE_DIR", None)  # compiling is part of the figure
+    env["JAX_PLATFORMS"] = EXAMPLE_PLATFORM
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", __name__],

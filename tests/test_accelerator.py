@@ -1,0 +1,215 @@
+"""One accelerator, several processes (lib/accelerator.py, issue 52): which process of a run
+holds the chip, how a machine with one is recognised without opening it, where the faithful
+orders compute, and the start-up warnings of other packages that must not end a run. All of
+it runs on a CPU: the accelerator is stood in for."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import threading
+import tomllib
+from pathlib import Path
+
+import jax
+import pytest
+from fault_tools import REPO_ROOT, TIMEOUT_S, child_env
+
+from uncertainty_claims import accelerator
+from uncertainty_claims.cache import runtime_key
+
+
+def machine(tmp_path: Path, *nodes: str) -> Path:
+    """A fresh /dev holding `nodes`."""
+    dev = tmp_path / f"dev{len(list(tmp_path.glob('dev*')))}"
+    dev.mkdir()
+    for node in nodes:
+        (dev / node).parent.mkdir(parents=True, exist_ok=True)
+        (dev / node).touch()
+    return dev
+
+
+def test_a_tpu_is_its_plugin_and_its_device_nodes(tmp_path):
+    libtpu = {"libtpu"}.__contains__
+    assert accelerator.accelerator_platform({}, machine(tmp_path, "vfio/0"), libtpu) == "tpu"
+    assert accelerator.accelerator_platform({}, machine(tmp_path, "accel0"), libtpu) == "tpu"
+    # libtpu installed on a machine without the chip; the chip without libtpu: no TPU.
+    assert accelerator.accelerator_platform({}, machine(tmp_path), libtpu) is None
+    none = set().__contains__
+    assert accelerator.accelerator_platform({}, machine(tmp_path, "vfio/0"), none) is None
+    # No device node, but a Google chip on the PCI bus, as JAX's start-up finds one.
+    pci = tmp_path / "pci"
+    for device, vendor in (("0000:00:04.0", "0x1ae0\n"), ("0000:00:05.0", "0x8086\n")):
+        (pci / device).mkdir(parents=True)
+        (pci / device / "vendor").write_text(vendor)
+    assert accelerator.accelerator_platform({}, machine(tmp_path), libtpu, pci) == "tpu"
+    assert accelerator.accelerator_platform({}, machine(tmp_path), none, pci) is None
+
+
+def test_a_gpu_is_its_jax_plugin_and_its_device_nodes(tmp_path):
+    cuda = {"jax_cuda12_plugin"}.__contains__
+    assert accelerator.accelerator_platform({}, machine(tmp_path, "nvidia0"), cuda) == "gpu"
+    assert accelerator.accelerator_platform({}, machine(tmp_path, "nvidiactl"), cuda) is None
+
+
+@pytest.mark.parametrize(
+    ("platforms", "expected"),
+    [("cpu", None), ("tpu", "tpu"), ("cuda,cpu", "gpu"), ("cpu,tpu", None), ("TPU", "tpu")],
+)
+def test_jax_platforms_decides_when_set(tmp_path, platforms, expected):
+    """JAX_PLATFORMS names the default platform first, whatever the machine holds."""
+    dev = machine(tmp_path, "vfio/0", "nvidia0")
+    everything = lambda module: True  # noqa: E731
+    found = accelerator.accelerator_platform({"JAX_PLATFORMS": platforms}, dev, everything)
+    assert found == expected
+
+
+def test_this_cpu_machine_has_no_accelerator():
+    """The check the suite makes on every run finds none here, so nothing changes on a CPU."""
+    if jax.default_backend() != "cpu":
+        pytest.skip("a machine with an accelerator")
+    assert accelerator.accelerator_platform() is None
+
+
+@pytest.mark.parametrize(
+    ("worker", "workers", "holds"),
+    [(None, 0, True), (None, 4, False), ("gw0", 4, True), ("gw1", 4, False), ("gw12", 13, False)],
+)
+def test_one_process_of_a_run_holds_the_accelerator(worker, workers, holds):
+    """The controller of a run without workers (-n 0), else worker gw0 alone."""
+    assert accelerator.holds_accelerator(worker, workers) is holds
+
+
+PLACE = """
+    import json, os, sys
+    from uncertainty_claims import accelerator
+    accelerator.accelerator_platform = lambda: "tpu"  # a TPU machine, stood in for
+    worker = None if sys.argv[1] == "-" else sys.argv[1]
+    accelerator.place_processes(worker, int(sys.argv[2]))
+    import jax
+    print(json.dumps({"config": jax.config.jax_platforms, "env": os.environ.get("JAX_PLATFORMS")}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("worker", "workers", "config", "children"),
+    [
+        ("-", 0, None, "cpu"),  # holds it; its children (the timing claim's example) do not
+        ("gw0", 3, None, "cpu"),
+        ("gw1", 3, "cpu", "cpu"),
+        ("-", 3, "cpu", None),  # the controller keeps off it, its workers decide for themselves
+    ],
+)
+def test_placement_of_each_process_on_a_tpu_machine(worker, workers, config, children):
+    """What each process of a run does with JAX_PLATFORMS and JAX's config, before JAX starts
+    a backend: this process's config, and the variable its child processes inherit."""
+    env = child_env()
+    env.pop("JAX_PLATFORMS", None)
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(PLACE), worker, str(workers)],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"config": config, "env": children}
+
+
+def test_the_faithful_placement_changes_nothing_on_a_cpu():
+    if jax.default_backend() != "cpu":
+        pytest.skip("a machine with an accelerator")
+    with accelerator.faithful_placement():
+        assert jax.config.jax_default_device is None
+
+
+def test_cache_keys_record_where_the_entry_is_computed():
+    """The key's backend is the platform of this thread's default device, so an order
+    computed on the host's CPU beside an accelerator has the CPU's key."""
+    cpu = jax.devices("cpu")[0]
+    with jax.default_device(cpu):
+        assert accelerator.computing_platform() == "cpu"
+        assert runtime_key()["backend"] == "cpu"
+    assert runtime_key()["backend"] == jax.default_backend()
+    assert "jax_platforms" not in runtime_key()["jax_settings"]
+
+
+def test_a_thread_computes_where_its_caller_placed_it():
+    cpu = jax.devices("cpu")[0]
+    seen = []
+    with jax.default_device(cpu):
+        placed = accelerator.carry_placement(lambda: seen.append(jax.config.jax_default_device))
+    thread = threading.Thread(target=placed)
+    thread.start()
+    thread.join()
+    assert seen == [cpu]
+
+
+def test_side_by_side_keeps_the_faithful_order_first_on_a_cpu():
+    if jax.default_backend() != "cpu":
+        pytest.skip("a machine with an accelerator")
+    calls: list[str] = []
+    assert accelerator.side_by_side(
+        lambda: calls.append("faithful") or 1, lambda: calls.append("others") or 2
+    ) == (1, 2)
+    assert calls == ["faithful", "others"]
+
+
+WARNS = """
+    import warnings
+
+    def pytest_configure(config):
+        for message, category, module in {warnings!r}:
+            category = {{"UserWarning": UserWarning, "PytestWarning": __import__("pytest").PytestWarning}}[category]
+            warnings.warn_explicit(message, category, "x.py", 1, module=module)
+"""
+
+
+def run_with_the_suites_filters(tmp_path: Path, warnings: list[tuple[str, str, str]]):
+    ini = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["pytest"]
+    lines = "".join(f"    {line}\n" for line in ini["ini_options"]["filterwarnings"])
+    (tmp_path / "pytest.ini").write_text(f"[pytest]\nfilterwarnings =\n{lines}")
+    (tmp_path / "conftest.py").write_text(textwrap.dedent(WARNS.format(warnings=warnings)))
+    (tmp_path / "test_one.py").write_text("def test_one():\n    pass\n")
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", str(tmp_path)],
+        cwd=tmp_path,
+        env=child_env(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+
+
+STARTUP_WARNINGS = [
+    (
+        "Transparent hugepages are not enabled. TPU runtime ...",
+        "UserWarning",
+        "jax._src.cloud_tpu_init",
+    ),
+    ("cloud_tpu_init failed: RuntimeError('x')", "UserWarning", "jax"),
+    (
+        "Benchmarks are automatically disabled because xdist plugin is active.Benchmarks ...",
+        "PytestWarning",
+        "pytest_benchmark.logger",
+    ),
+]
+
+
+def test_other_packages_startup_warnings_do_not_end_a_run(tmp_path):
+    """JAX's notes on a TPU machine and pytest-benchmark's under xdist, issued while pytest
+    configures (where they ended the TPU run in INTERNALERROR), are shown, not errors."""
+    done = run_with_the_suites_filters(tmp_path, STARTUP_WARNINGS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+
+
+@pytest.mark.parametrize("warning", STARTUP_WARNINGS)
+def test_the_same_words_from_the_suites_code_are_still_errors(tmp_path, warning):
+    message, category, _ = warning
+    done = run_with_the_suites_filters(tmp_path, [(message, category, "uncertainty_claims.x")])
+    assert done.returncode != 0
+    assert "INTERNALERROR" in done.stdout + done.stderr
