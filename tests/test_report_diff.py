@@ -484,3 +484,24 @@ def test_hostile_figure_records_are_compared_without_a_traceback(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
     assert run_diff(str(old_path), str(old_path)).returncode == 0
+
+
+def orders_claim(faithful: str) -> dict:
+    """A qualitative claim's figure in two orders, as the audit prints it."""
+    orders = {"faithful": {"measured": faithful}, "scan": {"measured": "1, 2"}}
+    return claim("q-1", tolerance="-", details={"orders": orders})
+
+
+@pytest.mark.fault
+def test_a_nul_in_a_printed_figure_is_compared_without_a_traceback(tmp_path):
+    """A NUL character in a per-order figure text (legal JSON "\\u0000"): compared as text,
+    listed as changed (exit 3), and equal to itself (exit 0). Bug fixed: the diff blanked
+    numbers with a NUL, so "1, \\u0000" took the shape of "1, 2" with one number fewer: a
+    ValueError traceback, exit 1, the code of a moved verdict
+    (engine/claim_audit/report/diff.py `_parse`)."""
+    old = write(tmp_path, "a.json", with_claims(orders_claim("1, \u0000")))
+    new = write(tmp_path, "b.json", with_claims(orders_claim("1, 3")))
+    result = run_diff(str(old), str(new))
+    assert (result.returncode, result.stderr) == (3, ""), result.stdout + result.stderr
+    assert 'orders.faithful.measured "1, \\u0000" -> "1, 3" (changed)' in result.stdout
+    assert run_diff(str(old), str(old)).returncode == 0

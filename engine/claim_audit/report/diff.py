@@ -305,9 +305,10 @@ def _printed_half_unit(token: str) -> float:
 
 
 def _parse(text: str) -> tuple[str, list[tuple[str, float]]]:
-    """A rendered figure's shape (its numbers blanked) and its numbers, as printed and read."""
+    """A rendered figure's shape (the text between its numbers, as a JSON list: no character
+    of the text can pass for a number's place) and its numbers, as printed and read."""
     tokens = [(m.group(), float(m.group())) for m in _NUMBER.finditer(text)]
-    return _NUMBER.sub("\x00", text), tokens
+    return json.dumps(_NUMBER.split(text)), tokens
 
 
 def _texts(rendered: dict[str, str], gaps: list[float] | None) -> dict[str, Figure]:
