@@ -505,3 +505,36 @@ def test_a_nul_in_a_printed_figure_is_compared_without_a_traceback(tmp_path):
     assert (result.returncode, result.stderr) == (3, ""), result.stdout + result.stderr
     assert 'orders.faithful.measured "1, \\u0000" -> "1, 3" (changed)' in result.stdout
     assert run_diff(str(old), str(old)).returncode == 0
+
+
+ESCAPES = "\x1b[2K\r\x1b[1A\x9b2J\x08\u202e"  # erase the line, go up, clear, bidi override
+
+
+@pytest.mark.fault
+def test_terminal_escapes_in_an_audit_are_printed_escaped(tmp_path):
+    """Escape sequences, "\\r", a backspace or a bidi override in an audit.json's claim ids,
+    documents, sections, verdicts, published figures and metadata (keys and values) reach the
+    terminal written out as Python escapes, so a moved verdict cannot be erased or
+    overwritten. Bug fixed: they were printed raw (engine/claim_audit/report/diff.py
+    `_printable`)."""
+    hostile = claim(
+        f"c{ESCAPES}",
+        "holds" + ESCAPES,
+        document=ESCAPES,
+        section=ESCAPES,
+        published=ESCAPES,
+        details={},
+    )
+    old = with_claims(claim("c-1"), hostile, copy.deepcopy(hostile) | {"id": "only-old"})
+    new = with_claims(claim("c-1", "refuted"), hostile | {"verdict": "refuted", "published": "2"})
+    old["metadata"], new["metadata"] = {"k": "v"}, {"k": ESCAPES, ESCAPES: 1}
+    result = run_diff(str(write(tmp_path, "a.json", old)), str(write(tmp_path, "b.json", new)))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert not [ch for ch in result.stdout if not ch.isprintable() and ch != "\n"]
+    assert "c\\x1b[2K\\r\\x1b[1A\\x9b2J\\x08\\u202e" in result.stdout
+    assert "c-1              holds -> refuted" in result.stdout
+    bad = tmp_path / "c\x1b[2K\r.json"  # an artifact's name, as downloaded
+    bad.write_text("not json")
+    refused = run_diff(str(bad), str(bad))
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert not [ch for ch in refused.stderr if not ch.isprintable() and ch != "\n"]

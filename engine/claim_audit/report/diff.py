@@ -521,6 +521,13 @@ def _number(value: float) -> str:
     return f"{value:.6g}"
 
 
+def _printable(text: str) -> str:
+    """`text` with each character a terminal could act on (an escape sequence's ESC or CSI,
+    "\r", a backspace, a bidi override) written as its Python escape: an audit.json from
+    elsewhere cannot erase, rewrite or hide a line of the diff."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
 def _cut(text: str) -> str:
     """`text`, cut to SHOWN_CHARS with its length said when longer."""
     if len(text) <= SHOWN_CHARS:
@@ -554,7 +561,8 @@ def _claim_line(claim: dict) -> str:
 
 
 def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = False) -> list[str]:
-    """The report diff prints; `verbose` also lists figures with no tolerance that changed."""
+    """The report diff prints, every character printable (`_printable`); `verbose` also lists
+    figures with no tolerance that changed."""
     lines = [f"old: {old_name}", f"new: {new_name}", ""]
     if diff.verdicts:
         lines.append(f"Verdicts changed ({len(diff.verdicts)}):")
@@ -609,7 +617,7 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
         ]
     else:
         lines.append("Metadata: unchanged (creation time, wall time and cache activity aside).")
-    return lines
+    return [_printable(line) for line in lines]
 
 
 def main(
@@ -619,7 +627,7 @@ def main(
     try:
         old, new = load(old_path), load(new_path)
     except AuditFileError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(_printable(f"error: {error}"), file=sys.stderr)
         return 2
     diff = compare(old, new)
     print("\n".join(render(diff, str(old_path), str(new_path), verbose=verbose)))
