@@ -538,3 +538,33 @@ def test_terminal_escapes_in_an_audit_are_printed_escaped(tmp_path):
     refused = run_diff(str(bad), str(bad))
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
     assert not [ch for ch in refused.stderr if not ch.isprintable() and ch != "\n"]
+
+
+@pytest.mark.fault
+def test_a_moved_dot_a_changed_definition_and_a_flipped_expectation_are_seen(tmp_path):
+    """Metadata that only moves a dot between keys ({"a.b": 1} -> {"a": {"b": 1}}) is a
+    change; a changed statement, document or section is listed; an `expected_to_hold` that
+    flips (a finding recorded or dropped) exits 1. Bugs fixed: the dotted keys read alike and
+    the change was hidden, the statement, document and section were not compared, and a
+    flipped expectation exited 0 (engine/claim_audit/report/diff.py `_flatten`, `compare`,
+    `AuditDiff.gate_fails`)."""
+    old = with_claims(claim("c-1"))
+    old["metadata"] = {"versions": {"numpy.linalg": "a"}}
+    moved = copy.deepcopy(old)
+    moved["metadata"] = {"versions": {"numpy": {"linalg": "a"}}}
+    changes = diff.compare(old, moved)
+    assert sorted(key for key, _, _ in changes.metadata) == [
+        'versions."numpy.linalg"',
+        "versions.numpy.linalg",
+    ]
+    redefined = with_claims(claim("c-1", statement="another", document="d2", section="T"))
+    assert sorted(key for _, key, _, _ in diff.compare(old, redefined).definitions) == [
+        "document",
+        "section",
+        "statement",
+    ]
+    flipped = with_claims(claim("c-1", expected_to_hold=False))
+    result = run_diff(str(write(tmp_path, "a.json", old)), str(write(tmp_path, "b.json", flipped)))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "c-1              expected_to_hold: true -> false" in result.stdout
+    assert "Verdicts: none changed" in result.stdout
