@@ -49,7 +49,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
     starts_jax = _may_keep_jax_from_starting()
     request_deterministic_gpu_ops()
-    enable_compilation_cache()
+    try:
+        enable_compilation_cache()
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
     if starts_jax and not hasattr(config, "workerinput") and not config.option.collectonly:
         from uncertainty_claims.startup import jax_start_error
 

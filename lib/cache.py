@@ -7,6 +7,8 @@ Every entry's key carries, beside what its caller names (a recipe's config, data
 seeds, order):
 - `package_source`: a digest of this package's whole source (lib/), taken once, at import: a
   process keys results by the code it runs, never by what the files hold later;
+- `engine_source`: the same of the engine (`claim_audit`), whose code the cached computations
+  call (its resampling, checks and orders);
 - `versions`: this package's and the numerical stack's (`library_versions`);
 - `backend`, `jax_settings`, `xla_flags`: where and how JAX computes (`runtime_key`); the
   backend is the platform the entry is computed on (`accelerator.computing_platform`), so
@@ -42,6 +44,9 @@ PACKAGE = __name__.partition(".")[0]
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE_SOURCE = package_digest(PACKAGE)
 """sha256 of this package's source, taken when this module is first imported."""
+ENGINE = "claim_audit"
+ENGINE_SOURCE = package_digest(ENGINE)
+"""sha256 of the engine's source, taken with PACKAGE_SOURCE."""
 # The numerical stack whose versions can change a result (jaxlib: XLA's arithmetic).
 STACK = ("jax", "jaxlib", "flax", "optax", "numpy", "scipy", "ml_dtypes")
 
@@ -76,8 +81,9 @@ def runtime_key() -> dict:
 
 
 def project_key() -> dict:
-    """What this project adds to every key: `package_source` and `runtime_key`."""
-    return {"package_source": PACKAGE_SOURCE, **runtime_key()}
+    """What this project adds to every key: `package_source`, `engine_source` and
+    `runtime_key`."""
+    return {"package_source": PACKAGE_SOURCE, "engine_source": ENGINE_SOURCE, **runtime_key()}
 
 
 def cached(name: str, key: dict, compute: Callable[[], Arrays], **options) -> CacheResult:

@@ -26,6 +26,8 @@ from .cache import default_cache_dir
 FOLDER_VARIABLE = "CLAIMS_COMPILATION_CACHE_DIR"
 SWITCH_VARIABLE = "CLAIMS_COMPILATION_CACHE"
 FOLDER_NAME = "jax-programs"
+# How the switch may be spelled (case aside); anything else is refused, not taken as on.
+OFF, ON = ("0", "false", "off", "no"), ("1", "true", "on", "yes", "")
 # JAX removes the least recently used programs beyond this size; the suite's take ~20 MB.
 MAX_SIZE_BYTES = 2 * 1024**3
 
@@ -37,10 +39,19 @@ def enable_compilation_cache(cache_dir: Path | None = None) -> Path | None:
     The folder is `$CLAIMS_COMPILATION_CACHE_DIR` when set (a parent's), else
     `<cache_dir or default_cache_dir()>/jax-programs`. Every program is kept, however quick
     to compile: the many small ones add up to seconds per process. Returns the folder, or
-    None when `CLAIMS_COMPILATION_CACHE=0` or the folder cannot be written (then programs
-    are compiled in each process).
+    None when `CLAIMS_COMPILATION_CACHE` is 0, false, off or no, or the folder cannot be
+    written (then programs are compiled in each process).
+
+    Raises:
+      ValueError: `CLAIMS_COMPILATION_CACHE` is none of `OFF` or `ON`.
     """
-    if os.environ.get(SWITCH_VARIABLE, "1") == "0":
+    switch = os.environ.get(SWITCH_VARIABLE, "1").strip().lower()
+    if switch not in OFF + ON:
+        raise ValueError(
+            f"{SWITCH_VARIABLE}={os.environ[SWITCH_VARIABLE]!r}: expected 1 or 0 (also "
+            "true/false, on/off, yes/no)"
+        )
+    if switch in OFF:
         return None
     fallback = (cache_dir or default_cache_dir()) / FOLDER_NAME
     folder = Path(os.environ.get(FOLDER_VARIABLE) or fallback)

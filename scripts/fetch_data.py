@@ -32,6 +32,7 @@ import re
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import zlib
 from collections.abc import Callable, Iterable
@@ -48,6 +49,9 @@ SOURCES: dict[str, tuple[str, ...]] = {
 }
 BASE_URL_ENV = "CLAIMS_DATA_URL"
 CHUNK = 1 << 16
+# No file of either data set is near this, compressed or not (the largest decompresses to
+# 47,040,016 bytes): a server sending more, or a file decompressing to more, is not serving it.
+MAX_FILE_BYTES = 64 << 20
 # HTTP statuses worth another attempt at the same URL; any other error status is final for it.
 TRANSIENT_STATUS = {408, 425, 429, 500, 502, 503, 504}
 
@@ -58,6 +62,10 @@ class FetchError(RuntimeError):
 
 class BadFile(Exception):
     """A complete download whose contents fail the check."""
+
+
+class TooLarge(OSError):
+    """A response longer than any file of the data sets (MAX_FILE_BYTES)."""
 
 
 def files(datasets: Iterable[str]) -> list[str]:
@@ -71,8 +79,12 @@ def problem_with(path: Path, key: str) -> str | None:
     digest = hashlib.sha256()
     try:
         with gzip.open(path, "rb") as stream:
+            size = 0
             while chunk := stream.read(CHUNK):
                 digest.update(chunk)
+                size += len(chunk)
+                if size > MAX_FILE_BYTES:  # a gzip bomb: stop before it costs a minute of CPU
+                    return f"it decompresses to more than {MAX_FILE_BYTES} bytes: not {key}"
     except (OSError, EOFError, zlib.error) as error:
         return f"it is not a complete gzip file, e.g. truncated ({error})"
     expected = data.data_digests()[key]
@@ -163,6 +175,8 @@ def download(
             have = 0  # the server sent the whole file (it ignores Range): start over
         length = response.headers.get("Content-Length")
         expected = None if length is None else have + int(length)
+        if expected is not None and expected > MAX_FILE_BYTES:
+            raise TooLarge(f"the server announces {expected} bytes, more than any data file")
         done = have
         with open(part, "ab" if resumed else "wb") as out:
             progress(done, expected)
@@ -170,6 +184,8 @@ def download(
                 out.write(chunk)
                 done += len(chunk)
                 progress(done, expected)
+                if done > MAX_FILE_BYTES:  # an endless response would fill the disk
+                    raise TooLarge(f"the server sent more than {MAX_FILE_BYTES} bytes")
                 if time.monotonic() > deadline:
                     raise DeadlineExceeded(f"still transferring at byte {done} at the deadline")
     if expected is not None and done != expected:
@@ -178,7 +194,10 @@ def download(
 
 
 def _is_final(error: Exception) -> bool:
-    """An HTTP error status that another attempt at the same URL would get again."""
+    """An HTTP error status, or a response too long, that another attempt at the same URL
+    would get again."""
+    if isinstance(error, TooLarge):
+        return True
     return isinstance(error, urllib.error.HTTPError) and error.code not in TRANSIENT_STATUS
 
 
@@ -228,6 +247,8 @@ def fetch_file(
                 resumed = download(url, part, timeout=timeout, progress=progress, deadline=ends)
             except (OSError, http.client.HTTPException) as error:
                 progress.end()
+                if isinstance(error, TooLarge):
+                    part.unlink(missing_ok=True)  # no file's start: nothing to resume
                 if isinstance(error, DeadlineExceeded):
                     error = DeadlineExceeded(f"{error} (--deadline {deadline:g} s for the file)")
                 if _is_final(error) or attempt > retries or time.monotonic() >= ends:
@@ -281,6 +302,20 @@ def fetch(
     return written
 
 
+def _url_problem(url: str) -> str | None:
+    """Why `url` cannot be a base URL to download from, or None."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError for a port that is no number)
+    except ValueError as error:
+        return str(error)
+    if parts.scheme not in ("http", "https", "file") or (
+        parts.scheme != "file" and not parts.netloc
+    ):
+        return "expected an http://, https:// or file:// URL"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -317,6 +352,10 @@ def main(argv: list[str] | None = None) -> int:
         "--backoff", type=float, default=2.0, help="pause before retry n is n times this"
     )
     args = parser.parse_args(argv)
+    if args.base_url is not None:
+        problem = _url_problem(args.base_url)
+        if problem:
+            parser.error(f"--base-url {args.base_url!r}: {problem}")
     if args.retries < 0 or args.timeout <= 0 or args.deadline <= 0 or args.backoff < 0:
         parser.error("--retries and --backoff must be >= 0, --timeout and --deadline > 0")
     dest = args.dest or Path(os.environ.get(data.ENV_VAR) or data.user_data_dir())

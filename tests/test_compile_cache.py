@@ -51,11 +51,18 @@ def test_damaged_entries_are_compiled_afresh_with_the_same_result(tmp_path):
     assert "Error reading persistent compilation cache entry" in second.stderr
 
 
-def test_switched_off_or_unwritable_means_no_cache(tmp_path, monkeypatch):
-    """`CLAIMS_COMPILATION_CACHE=0`, or a folder that cannot be created: no compiled-program
-    cache; programs are compiled in each process."""
-    monkeypatch.setenv(compile_cache.SWITCH_VARIABLE, "0")
+@pytest.mark.parametrize("off", ["0", "false", "off", "no", "False", " OFF "])
+def test_switched_off_or_unwritable_means_no_cache(tmp_path, monkeypatch, off):
+    """`CLAIMS_COMPILATION_CACHE=0` (or false, off, no, in any case), or a folder that cannot
+    be created: no compiled-program cache; programs are compiled in each process; a value
+    that is no switch is refused, naming it. Bug fixed: only "0" turned it off, "false",
+    "off" and "no" left it on (lib/compile_cache.py `enable_compilation_cache`)."""
+    monkeypatch.setenv(compile_cache.SWITCH_VARIABLE, off)
     assert compile_cache.enable_compilation_cache(tmp_path) is None
+    assert not (tmp_path / compile_cache.FOLDER_NAME).exists()
+    monkeypatch.setenv(compile_cache.SWITCH_VARIABLE, "maybe")
+    with pytest.raises(ValueError, match=r"CLAIMS_COMPILATION_CACHE='maybe': expected 1 or 0"):
+        compile_cache.enable_compilation_cache(tmp_path)
     monkeypatch.delenv(compile_cache.SWITCH_VARIABLE)
     blocker = tmp_path / "a-file"
     blocker.write_text("")
@@ -67,7 +74,7 @@ def test_switched_off_or_unwritable_means_no_cache(tmp_path, monkeypatch):
 def test_children_share_the_test_runs_folder():
     """This suite's conftest turned the cache on and exported it, so the processes tests start
     reuse the programs compiled by earlier ones (unless switched off)."""
-    if os.environ.get(compile_cache.SWITCH_VARIABLE) == "0":
+    if os.environ.get(compile_cache.SWITCH_VARIABLE, "1").strip().lower() in compile_cache.OFF:
         pytest.skip("compilation cache switched off for this run")
     folder = os.environ[compile_cache.FOLDER_VARIABLE]
     assert jax.config.jax_compilation_cache_dir == folder

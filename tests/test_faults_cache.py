@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -219,13 +220,15 @@ def stored_key(path: Path) -> dict:
 
 def test_every_key_carries_the_package_source_and_the_stack_versions(tmp_path):
     """Every entry the project caches is keyed by its caller's key plus a digest of the
-    package's whole source, the versions of the numerical stack (scipy and jaxlib included),
-    JAX's backend and settings, and XLA_FLAGS (lib/cache.py `project_key`). Bugs fixed: keys
-    that named only lib, jax and numpy, or listed their sources by hand, served results of
-    older code or of another scipy."""
+    package's and the engine's whole source, the versions of the numerical stack (scipy and
+    jaxlib included), JAX's backend and settings, and XLA_FLAGS (lib/cache.py
+    `project_key`). Bugs fixed: keys that named only lib, jax and numpy, or listed their
+    sources by hand, served results of older code or of another scipy; a key without the
+    engine's source served bootstrap samples drawn by an older `claim_audit.stats`."""
     path = project_cache.cached("entry", {"k": 1}, lambda: {"x": X}, cache_dir=tmp_path).path
     key = stored_key(path)
     assert key["k"] == 1 and key["package_source"] == cache.package_digest("uncertainty_claims")
+    assert key["engine_source"] == cache.package_digest("claim_audit")
     assert set(key["versions"]) == {"uncertainty_claims", *project_cache.STACK}
     assert {"backend", "jax_settings", "xla_flags"} <= set(key)
 
@@ -244,6 +247,26 @@ def test_a_child_with_the_same_jax_settings_gets_the_same_key():
     child = run_python(KEY_CHILD)
     assert child.returncode == 0, child.stderr
     assert json.loads(child.stdout) == project_cache.project_key()
+
+
+def test_a_changed_engine_is_another_entry(tmp_path):
+    """A child running the engine with its resampling changed (a copy of claim_audit, first
+    on the path) gets another key: a warm audit recomputes what the engine's code computes.
+    Bug fixed: the key digested lib/ but not claim_audit, whose `stats.resample_counts` the
+    cached bootstrap calls, so a changed engine was served the old samples ("cache hit:
+    bootstrap-seeds3") (lib/cache.py `project_key`)."""
+    engine = tmp_path / "claim_audit"
+    shutil.copytree(Path(cache.__file__).parent, engine)
+    with open(engine / "stats.py", "a") as stats:
+        stats.write("\n# resampled otherwise\n")
+    changed = run_python(
+        KEY_CHILD + "    import claim_audit; print(claim_audit.__file__)\n",
+        env=child_env(PYTHONPATH=str(tmp_path)),
+    )
+    assert changed.returncode == 0, changed.stderr
+    key, engine_file = changed.stdout.splitlines()
+    assert Path(engine_file).parent == engine
+    assert json.loads(key) != project_cache.project_key()
 
 
 @pytest.mark.parametrize(

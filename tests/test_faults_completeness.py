@@ -121,6 +121,50 @@ def test_run_that_lost_claims_fails_and_keeps_the_complete_report(audited, args)
     assert "c-3 (not collected)" in (folder / "out" / "partial" / "audit.md").read_text()
 
 
+BROKEN_MODULE = """
+    import no_such_module  # a test module that fails to import
+    from claim_audit import Claims
+
+    CLAIMS = Claims("demo")
+
+    @CLAIMS("c-5", "Demo", "claim c-5", published="1.0")
+    def test_five():
+        return 1.0
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--continue-on-collection-errors"], "1 test files could not be collected"),
+        (["-n", "2", "--continue-on-collection-errors"], "1 test files could not be collected"),
+        (["--ignore=test_b.py"], "--ignore left tests out, and no hook"),
+        (["-o", "python_functions=test_o*"], "-o python_functions=test_o* left tests out"),
+    ],
+    ids=["collection-error", "collection-error-xdist", "ignore", "python-functions"],
+)
+def test_a_project_without_a_claims_hook_cannot_lose_claims_quietly(tmp_path, args, says):
+    """A project that does not list its claims (no hook pytest_claims_audit_claims, as the
+    starter of `python -m claim_audit new`), run with a test module that cannot be imported
+    under --continue-on-collection-errors, or with --ignore or python_functions leaving tests
+    out: the report goes to the partial folder saying why the run cannot tell whether every
+    claim ran, the complete audit is kept, the run fails. Bug fixed: completeness was judged
+    from what was collected, so the report was replaced as complete with those claims gone,
+    exit 1 (and exit 0 under --ignore) (engine/claim_audit/report/plugin.py
+    `pytest_collectreport`, `_options_leaving_tests_out`)."""
+    folder = write_test_folder(tmp_path, MODULE_A, "test_a.py")
+    (folder / "test_b.py").write_text(textwrap.dedent(MODULE_B))
+    complete = run_audit_pytest(folder, "--report-dir", "out")
+    assert complete.returncode == 0, complete.stdout + complete.stderr
+    before = snapshot(folder / "out")
+    if "--continue-on-collection-errors" in args:
+        (folder / "test_broken.py").write_text(textwrap.dedent(BROKEN_MODULE))
+    result = run_audit_pytest(folder, "--report-dir", "out", *args)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert snapshot(folder / "out") == before
+    assert any(says in reason for reason in partial_audit(folder)["partial"]), result.stdout
+
+
 def test_spec_without_a_test_is_missing_not_silent(audited, monkeypatch):
     """A claim spec with no test: named as not collected, the report is partial and the run
     fails. Bug fixed: it vanished from the audit silently (engine/claim_audit/report/plugin.py `_missing`)."""

@@ -15,8 +15,10 @@ import subprocess
 import sys
 import textwrap
 import time
+from decimal import Decimal
 from pathlib import Path
 
+import numpy as np
 import pytest
 from claim_audit import Claims
 from claim_audit.engine.claim import (
@@ -43,6 +45,7 @@ from uncertainty_claims.data import DataError
 pytestmark = pytest.mark.fault
 
 NAN, INF = math.nan, math.inf
+GAPS = np.array([-0.1, NAN, -0.2])
 
 
 def new_claim() -> tuple[Claim, list]:
@@ -62,6 +65,15 @@ def new_claim() -> tuple[Claim, list]:
         lambda c: c.holds(NAN >= 2, published="ratio >= 2", measured=NAN),
         lambda c: c.holds(False, published="x", measured=[0.5, -INF]),
         lambda c: c.holds(False, published="x", measured="outside", ranges={"a": [0.0, NAN]}),
+        # One empty bin: np.all(gaps < 0) is False, which read as a reproduced finding.
+        lambda c: c.holds(bool(np.all(GAPS < 0)), published="gaps < 0", measured=GAPS),
+        lambda c: c.holds(True, published="x", measured="inside", gap=np.array(NAN)),
+        lambda c: c.holds(True, published="x", measured="inside", gaps={"a": GAPS[None]}),
+        lambda c: c.holds(True, published="x", measured="in", bins=np.array([1.0, GAPS], object)),
+        lambda c: c.holds(False, published="x", measured=Decimal("NaN")),
+        lambda c: c.holds(False, published="x", measured=Decimal("sNaN")),
+        lambda c: c.holds(False, published="x", measured=complex(NAN, 0.0)),
+        lambda c: c.holds(False, published="x", measured=10**400),  # inf as a float
     ],
     ids=[
         "close_to-measured",
@@ -73,14 +85,24 @@ def new_claim() -> tuple[Claim, list]:
         "holds-measured",
         "holds-measured-list",
         "holds-details",
+        "holds-array",
+        "holds-details-0d-array",
+        "holds-details-2d-array",
+        "holds-details-object-array",
+        "holds-decimal",
+        "holds-decimal-signalling",
+        "holds-complex",
+        "holds-int-too-large-for-a-float",
     ],
 )
 def test_non_finite_figure_is_an_error_not_a_refutation(check):
     """A NaN or infinite published, measured, tolerance or details value reaching a claim (a
     diverged run, a NaN in a spread): ValueError, nothing recorded, so it can never be read
     as "refuted". Bug fixed: NaN compares false, so it read as refuted and a known finding
-    passed quietly; an infinite tolerance made anything hold (engine/claim_audit/engine/claim.py
-    `_nonfinite_at`, `_refuse_nonfinite`, `close_to`, `all_close`)."""
+    passed quietly; an infinite tolerance made anything hold; a NaN inside a numpy array, a
+    Decimal or a complex went through (a 0-d NaN array in the details stopped the whole
+    report without naming the claim) (engine/claim_audit/engine/claim.py `_nonfinite_at`,
+    `_refuse_nonfinite`, `close_to`, `all_close`)."""
     claim, properties = new_claim()
     with pytest.raises(ValueError, match=r"NaN|finite"):
         check(claim)

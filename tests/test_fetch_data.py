@@ -47,6 +47,7 @@ class Route:
     drops: int = 0
     ranges: bool = True
     trickle_s: float | None = None  # send one byte, then wait this long, and so on
+    endless: bool = False  # send the body, then zeros until the client hangs up
     requests: list[str | None] = field(default_factory=list)  # the Range header of each
 
 
@@ -70,12 +71,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
         else:
             self.send_response(200)
         payload = body[start:]
-        self.send_header("Content-Length", str(route.length or len(payload)))
+        if not route.endless:
+            self.send_header("Content-Length", str(route.length or len(payload)))
         self.end_headers()
         if route.drops > 0 and route.drop_after is not None:
             route.drops -= 1
             self.wfile.write(payload[: route.drop_after])
             self.close_connection = True
+            return
+        if route.endless:
+            try:
+                self.wfile.write(payload)
+                while True:
+                    self.wfile.write(bytes(1 << 16))
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up
+                pass
             return
         if route.trickle_s is not None:
             try:
@@ -280,3 +290,38 @@ def test_a_server_that_trickles_meets_the_deadline(server, tmp_path):
     assert "at the deadline (--deadline 2 s for the file)" in result.stderr
     assert (tmp_path / "mnist" / IMAGES).is_file()  # the other file came whole
     assert not (tmp_path / "mnist" / LABELS).exists()
+
+
+@pytest.mark.fault
+def test_an_endless_response_or_a_gzip_bomb_is_refused_early(server, tmp_path):
+    """A server that sends the labels' bytes and then zeros without end, or a gzip bomb in
+    their place (a small file decompressing to 200 MB): exit 1 naming the file, within
+    seconds, no `.part` left, and the other file still fetched. Bugs fixed: the endless
+    response filled the disk (the .part kept), and the bomb was refused only after a minute
+    of CPU (scripts/fetch_data.py `download`, `problem_with`, MAX_FILE_BYTES)."""
+    base_url, routes = server
+    labels = serve_mnist(routes, endless=True)
+    result = fetch(base_url, tmp_path, "--retries", "2")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"the server sent more than {64 << 20} bytes" in result.stderr
+    assert len(routes[f"/mnist/{LABELS}"].requests) == 1  # not asked again
+    assert not (tmp_path / "mnist" / f"{LABELS}.part").exists()
+    assert (tmp_path / "mnist" / IMAGES).exists()
+    bomb = gzip.compress(labels + bytes(200 << 20), compresslevel=1)
+    routes[f"/mnist/{LABELS}"] = Route(bomb)
+    started = time.monotonic()
+    result = fetch(base_url, tmp_path)
+    assert result.returncode == 1 and "decompresses to more than" in result.stderr
+    assert time.monotonic() - started < 30
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("url", ["http://[bad", "http://host:port/", "ftp://host/", "nohost"])
+def test_a_base_url_that_is_no_url_is_a_usage_error(tmp_path, url):
+    """`--base-url 'http://[bad'` (or a bad port, another scheme, no host): exit 2, one usage
+    line naming it, nothing fetched. Bug fixed: a ValueError traceback
+    (scripts/fetch_data.py `_url_problem`)."""
+    result = fetch(url, tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert f"--base-url {url!r}" in result.stderr
+    assert not (tmp_path / "mnist").exists()

@@ -484,3 +484,87 @@ def test_hostile_figure_records_are_compared_without_a_traceback(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
     assert run_diff(str(old_path), str(old_path)).returncode == 0
+
+
+def orders_claim(faithful: str) -> dict:
+    """A qualitative claim's figure in two orders, as the audit prints it."""
+    orders = {"faithful": {"measured": faithful}, "scan": {"measured": "1, 2"}}
+    return claim("q-1", tolerance="-", details={"orders": orders})
+
+
+@pytest.mark.fault
+def test_a_nul_in_a_printed_figure_is_compared_without_a_traceback(tmp_path):
+    """A NUL character in a per-order figure text (legal JSON "\\u0000"): compared as text,
+    listed as changed (exit 3), and equal to itself (exit 0). Bug fixed: the diff blanked
+    numbers with a NUL, so "1, \\u0000" took the shape of "1, 2" with one number fewer: a
+    ValueError traceback, exit 1, the code of a moved verdict
+    (engine/claim_audit/report/diff.py `_parse`)."""
+    old = write(tmp_path, "a.json", with_claims(orders_claim("1, \u0000")))
+    new = write(tmp_path, "b.json", with_claims(orders_claim("1, 3")))
+    result = run_diff(str(old), str(new))
+    assert (result.returncode, result.stderr) == (3, ""), result.stdout + result.stderr
+    assert 'orders.faithful.measured "1, \\u0000" -> "1, 3" (changed)' in result.stdout
+    assert run_diff(str(old), str(old)).returncode == 0
+
+
+ESCAPES = "\x1b[2K\r\x1b[1A\x9b2J\x08\u202e"  # erase the line, go up, clear, bidi override
+
+
+@pytest.mark.fault
+def test_terminal_escapes_in_an_audit_are_printed_escaped(tmp_path):
+    """Escape sequences, "\\r", a backspace or a bidi override in an audit.json's claim ids,
+    documents, sections, verdicts, published figures and metadata (keys and values) reach the
+    terminal written out as Python escapes, so a moved verdict cannot be erased or
+    overwritten. Bug fixed: they were printed raw (engine/claim_audit/report/diff.py
+    `_printable`)."""
+    hostile = claim(
+        f"c{ESCAPES}",
+        "holds" + ESCAPES,
+        document=ESCAPES,
+        section=ESCAPES,
+        published=ESCAPES,
+        details={},
+    )
+    old = with_claims(claim("c-1"), hostile, copy.deepcopy(hostile) | {"id": "only-old"})
+    new = with_claims(claim("c-1", "refuted"), hostile | {"verdict": "refuted", "published": "2"})
+    old["metadata"], new["metadata"] = {"k": "v"}, {"k": ESCAPES, ESCAPES: 1}
+    result = run_diff(str(write(tmp_path, "a.json", old)), str(write(tmp_path, "b.json", new)))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert not [ch for ch in result.stdout if not ch.isprintable() and ch != "\n"]
+    assert "c\\x1b[2K\\r\\x1b[1A\\x9b2J\\x08\\u202e" in result.stdout
+    assert "c-1              holds -> refuted" in result.stdout
+    bad = tmp_path / "c\x1b[2K\r.json"  # an artifact's name, as downloaded
+    bad.write_text("not json")
+    refused = run_diff(str(bad), str(bad))
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert not [ch for ch in refused.stderr if not ch.isprintable() and ch != "\n"]
+
+
+@pytest.mark.fault
+def test_a_moved_dot_a_changed_definition_and_a_flipped_expectation_are_seen(tmp_path):
+    """Metadata that only moves a dot between keys ({"a.b": 1} -> {"a": {"b": 1}}) is a
+    change; a changed statement, document or section is listed; an `expected_to_hold` that
+    flips (a finding recorded or dropped) exits 1. Bugs fixed: the dotted keys read alike and
+    the change was hidden, the statement, document and section were not compared, and a
+    flipped expectation exited 0 (engine/claim_audit/report/diff.py `_flatten`, `compare`,
+    `AuditDiff.gate_fails`)."""
+    old = with_claims(claim("c-1"))
+    old["metadata"] = {"versions": {"numpy.linalg": "a"}}
+    moved = copy.deepcopy(old)
+    moved["metadata"] = {"versions": {"numpy": {"linalg": "a"}}}
+    changes = diff.compare(old, moved)
+    assert sorted(key for key, _, _ in changes.metadata) == [
+        'versions."numpy.linalg"',
+        "versions.numpy.linalg",
+    ]
+    redefined = with_claims(claim("c-1", statement="another", document="d2", section="T"))
+    assert sorted(key for _, key, _, _ in diff.compare(old, redefined).definitions) == [
+        "document",
+        "section",
+        "statement",
+    ]
+    flipped = with_claims(claim("c-1", expected_to_hold=False))
+    result = run_diff(str(write(tmp_path, "a.json", old)), str(write(tmp_path, "b.json", flipped)))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "c-1              expected_to_hold: true -> false" in result.stdout
+    assert "Verdicts: none changed" in result.stdout

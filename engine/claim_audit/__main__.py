@@ -25,6 +25,14 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileExistsError) as error:
         print(f"python -m claim_audit new: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # a folder that cannot be made, a name too long, a full disk
+        where = f" ({error.filename})" if error.filename else ""
+        print(
+            f"python -m claim_audit new: cannot write the starter into {args.folder}: "
+            f"{error.strerror or error}{where}; nothing written",
+            file=sys.stderr,
+        )
+        return 2
     for path in written:
         print(f"wrote {path}")
     print(f"run it: cd {args.folder} && pytest --report-dir report")

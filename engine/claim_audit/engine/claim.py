@@ -33,8 +33,8 @@ judgement of its own (`close_to`, `all_close`, `holds`).
 
 from __future__ import annotations
 
+import cmath
 import json
-import math
 import numbers
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
@@ -255,9 +255,27 @@ class ClaimRecord:
 
 
 def _nonfinite_at(value: Any, where: str = "") -> str | None:
-    """Where the first NaN or infinity sits in `value` (through lists and dicts), else None."""
-    if isinstance(value, numbers.Real) and not math.isfinite(value):
-        return where
+    """Where the first NaN or infinity sits in `value` (through lists, dicts and arrays),
+    else None. Any number counts (a Decimal, a complex, a numpy scalar), and so does one
+    too large for a float (10**400), which becomes inf wherever it is judged."""
+    if hasattr(value, "__array__") and not isinstance(value, numbers.Number):
+        array = np.asarray(value)
+        if array.dtype == object:
+            for index, item in np.ndenumerate(array):
+                found = _nonfinite_at(item, f"{where}[{', '.join(map(str, index))}]")
+                if found is not None:
+                    return found
+        elif array.dtype.kind in "fc":
+            bad = np.argwhere(~np.isfinite(array))
+            if len(bad):
+                return where + (f"[{', '.join(map(str, bad[0]))}]" if array.ndim else "")
+        return None
+    if isinstance(value, numbers.Number) and not isinstance(value, bool):
+        try:
+            finite = cmath.isfinite(complex(value))
+        except (OverflowError, ValueError):  # 10**400; a signalling Decimal NaN
+            finite = False
+        return None if finite else where
     if isinstance(value, dict | list | tuple):
         items = value.items() if isinstance(value, dict) else enumerate(value)
         for key, item in items:

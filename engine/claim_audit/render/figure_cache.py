@@ -2,8 +2,9 @@
 
 A figure's key is a sha256 of its file name, a digest of its data and a digest of the code
 that draws it: the whole source of the package its `draw` function comes from (a module
-outside any package: its own file), this engine's source (it saves every figure) and
-matplotlib's version. An entry is a folder holding the PNG, its SVG twin and their sha256s;
+outside any package, such as a conftest.py: the file that defines `draw`), the arguments a
+`functools.partial` binds, this engine's source (it saves every figure) and matplotlib's
+version. An entry is a folder holding the PNG, its SVG twin and their sha256s;
 it is built in a temporary folder and renamed into place whole, and checked on every read:
 a damaged entry is drawn again, never served.
 """
@@ -12,9 +13,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import json
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -43,7 +46,11 @@ def data_digest(data: Any) -> str:
 
 
 def _feed(digest: Any, value: Any, where: str) -> None:
-    if isinstance(value, np.ndarray | np.generic):
+    if isinstance(value, np.ma.MaskedArray):  # the mask hides points: it changes the drawing
+        digest.update(b"M")
+        _feed(digest, np.ma.getdata(value), where)
+        _feed(digest, np.ma.getmaskarray(value), where)
+    elif isinstance(value, np.ndarray | np.generic):
         array = np.ascontiguousarray(value)
         if array.dtype.hasobject:
             raise TypeError(f"figure data {where} is an array of Python objects")
@@ -72,23 +79,48 @@ def _feed(digest: Any, value: Any, where: str) -> None:
 
 
 @functools.cache
-def _module_digest(module: str) -> str:
-    """Digest of the code that draws with `module`: its top-level package's source, this
-    engine's, and matplotlib's version."""
-    digest = hashlib.sha256()
-    for package in (module.partition(".")[0], _ENGINE):
-        digest.update(package_digest(package).encode())
-    digest.update(matplotlib.__version__.encode())
-    return digest.hexdigest()
+def _file_digest(path: str) -> str:
+    """Digest of one source file, read once per process (as `package_digest`)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _code_digest(file: str, draw: Callable[[Any], Any]) -> str:
+    """Digest of the code that draws figure `file` with `draw` (see the module's docstring)."""
+    func, bound = draw, []
+    while isinstance(func, functools.partial):  # its own __module__ is 'functools'
+        bound.append([list(func.args), dict(func.keywords)])
+        func = func.func
+    module = getattr(func, "__module__", None)
+    if not module:
+        raise TypeError(f"cannot tell which code draws figure {file}: {draw!r} has no module")
+    package = module.partition(".")[0]
+    if hasattr(sys.modules.get(package), "__path__"):
+        parts = [package_digest(package)]
+    else:
+        # Not a package: sys.modules may name another file under the same name (each
+        # conftest.py is module 'conftest'), so the file defining `draw` is keyed.
+        code = getattr(inspect.unwrap(func), "__code__", None)
+        if code is None or not Path(code.co_filename).is_file():
+            raise TypeError(
+                f"cannot tell which code draws figure {file}: {draw!r} is defined outside a "
+                "package and not by a function in a source file"
+            )
+        parts = [_file_digest(code.co_filename)]
+    parts += [package_digest(_ENGINE), matplotlib.__version__]
+    if bound:
+        try:
+            parts.append(data_digest(bound))
+        except TypeError as error:
+            raise TypeError(
+                f"cannot key figure {file}: its draw, a functools.partial, binds an argument "
+                f"that is not figure data ({error})"
+            ) from None
+    return hashlib.sha256("".join(parts).encode()).hexdigest()
 
 
 def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
     """The cache key of figure `file` drawn by `draw` from `data`."""
-    module = getattr(draw, "__module__", None)
-    if not module:
-        raise TypeError(f"cannot tell which code draws figure {file}: {draw!r} has no module")
-    code = _module_digest(module)
-    parts = {"file": file, "code": code, "data": data_digest(data)}
+    parts = {"file": file, "code": _code_digest(file, draw), "data": data_digest(data)}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
 
 

@@ -13,7 +13,8 @@ def main(argv: list[str] | None = None) -> int:
         "diff",
         help="print the verdicts, figures and metadata that changed between two audit.json files",
         description="Exit status: 0 when nothing moved; 1 when a verdict changed, a claim "
-        "appeared or disappeared, or a measured figure became NaN or infinite or disappeared; "
+        "appeared or disappeared, a measured figure became NaN or infinite or disappeared, or a "
+        "claim's expected_to_hold flipped; "
         "2 when a file cannot be read or is not an audit (one line on stderr says why); 3 when "
         "no verdict moved but a figure a verdict rests on moved beyond its tolerance (derived "
         "from the old audit: the spread of its valid float orders, the printing of the "

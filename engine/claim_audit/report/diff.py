@@ -9,15 +9,17 @@
   float order (numbers read from the text the audit prints, the text itself compared
   exactly), a threshold claim's effects; each tolerance is derived from the old record
   (`figures` says how);
-- published figures or tolerances that changed, and changed run metadata (commit, device,
+- published figures, tolerances, expectations, statements, documents or sections that
+  changed, and changed run metadata (commit, device,
   versions, ...; creation time, wall time and cache activity are left out: they change on
   every run).
 
 Exit status, the gate CI reads:
 - 0: nothing moved: no verdict, no figure beyond its tolerance (figures may have moved
   within it, or have no tolerance to judge by; -v lists those);
-- 1: a verdict moved: a verdict changed, a claim appeared or disappeared, or a measured
-  figure became NaN or infinite or disappeared (the new audit can no longer judge it);
+- 1: a verdict moved: a verdict changed, a claim appeared or disappeared, a measured
+  figure became NaN or infinite or disappeared (the new audit can no longer judge it), or
+  a claim's `expected_to_hold` flipped (a finding was recorded or dropped);
 - 2: an input is unreadable or malformed (not JSON, not an audit, a schema_version newer
   than this code, numbers of hundreds of digits, nesting deeper than an audit has), said in
   one line on stderr;
@@ -47,6 +49,8 @@ from scipy import stats
 from ..engine.prediction import FIGURE_ALPHA, half_unit
 from ..render.documents import SCHEMA_VERSION
 
+# What defines a claim beside its verdict, compared as recorded.
+DEFINITION = ("published", "tolerance", "expected_to_hold", "statement", "document", "section")
 # Metadata that differs between any two runs; comparing it would only add noise.
 VOLATILE_METADATA = ("created_unix", "wall_s", "cache")
 # An audit nests a handful of levels and its numbers are floats and counts: far more of
@@ -111,8 +115,10 @@ class AuditDiff:
 
     @property
     def gate_fails(self) -> bool:
-        """A verdict moved, or a figure became non-finite or disappeared: diff exits 1."""
-        return self.verdicts_moved or bool(self.lost)
+        """A verdict moved, a figure became non-finite or disappeared, or a claim's
+        expectation flipped (a finding recorded or dropped): diff exits 1."""
+        flipped = any(key == "expected_to_hold" for _, key, _, _ in self.definitions)
+        return self.verdicts_moved or bool(self.lost) or flipped
 
     @property
     def figures_moved(self) -> bool:
@@ -305,9 +311,10 @@ def _printed_half_unit(token: str) -> float:
 
 
 def _parse(text: str) -> tuple[str, list[tuple[str, float]]]:
-    """A rendered figure's shape (its numbers blanked) and its numbers, as printed and read."""
+    """A rendered figure's shape (the text between its numbers, as a JSON list: no character
+    of the text can pass for a number's place) and its numbers, as printed and read."""
     tokens = [(m.group(), float(m.group())) for m in _NUMBER.finditer(text)]
-    return _NUMBER.sub("\x00", text), tokens
+    return json.dumps(_NUMBER.split(text)), tokens
 
 
 def _texts(rendered: dict[str, str], gaps: list[float] | None) -> dict[str, Figure]:
@@ -428,24 +435,31 @@ def figures(claim: dict) -> dict[str, Figure]:
 # --------------------------------------------------------------------------- comparing
 
 
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+def _flatten(value: Any, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any]:
+    """Every leaf of `value` by its path of keys (a key holding a dot stays one key)."""
     if isinstance(value, dict) and value:
-        out: dict[str, Any] = {}
+        out: dict[tuple[str, ...], Any] = {}
         for key, item in value.items():
-            out.update(_flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+            out.update(_flatten(item, (*path, str(key))))
         return out
-    return {prefix: value}
+    return {path: value}
+
+
+def _key_name(path: tuple[str, ...]) -> str:
+    """A metadata path as shown: keys joined by dots, a key that holds a dot (or is empty)
+    quoted, so that {"a.b": 1} and {"a": {"b": 1}} read apart."""
+    return ".".join(key if key and "." not in key else json.dumps(key) for key in path)
 
 
 def _metadata_changes(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
-    def flat(meta: dict) -> dict[str, Any]:
+    def flat(meta: dict) -> dict[tuple[str, ...], Any]:
         kept = {k: v for k, v in meta.items() if k not in VOLATILE_METADATA}
         return _flatten(kept)
 
     a, b = flat(old), flat(new)
     missing = "(absent)"
     return [
-        (key, a.get(key, missing), b.get(key, missing))
+        (_key_name(key), a.get(key, missing), b.get(key, missing))
         for key in sorted(set(a) | set(b))
         if a.get(key, missing) != b.get(key, missing)
     ]
@@ -505,7 +519,7 @@ def compare(old: dict, new: dict) -> AuditDiff:
             continue
         if a["verdict"] != b["verdict"]:
             diff.verdicts.append((a, b))
-        for key in ("published", "tolerance", "expected_to_hold"):
+        for key in DEFINITION:
             if a.get(key) != b.get(key):
                 diff.definitions.append((claim_id, key, a.get(key), b.get(key)))
         _compare_figures(claim_id, a, b, diff)
@@ -518,6 +532,13 @@ def compare(old: dict, new: dict) -> AuditDiff:
 
 def _number(value: float) -> str:
     return f"{value:.6g}"
+
+
+def _printable(text: str) -> str:
+    """`text` with each character a terminal could act on (an escape sequence's ESC or CSI,
+    "\r", a backspace, a bidi override) written as its Python escape: an audit.json from
+    elsewhere cannot erase, rewrite or hide a line of the diff."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 def _cut(text: str) -> str:
@@ -553,7 +574,8 @@ def _claim_line(claim: dict) -> str:
 
 
 def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = False) -> list[str]:
-    """The report diff prints; `verbose` also lists figures with no tolerance that changed."""
+    """The report diff prints, every character printable (`_printable`); `verbose` also lists
+    figures with no tolerance that changed."""
     lines = [f"old: {old_name}", f"new: {new_name}", ""]
     if diff.verdicts:
         lines.append(f"Verdicts changed ({len(diff.verdicts)}):")
@@ -571,7 +593,7 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
     if diff.lost:
         lines.append(f"Figures lost: non-finite or disappeared ({len(diff.lost)}):")
         lines += [f"  {claim_id:<16} {name:<22} {what}" for claim_id, name, what in diff.lost]
-    if not diff.gate_fails:
+    if not (diff.verdicts_moved or diff.lost):
         lines.append("Verdicts: none changed, no claim appeared or disappeared.")
     lines.append("")
     if diff.moved:
@@ -594,7 +616,8 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
         ]
     if diff.definitions:
         lines.append(
-            f"Published figures, tolerances or expectations changed ({len(diff.definitions)}):"
+            "Published figures, tolerances, expectations, statements, documents or sections "
+            f"changed ({len(diff.definitions)}):"
         )
         lines += [
             f"  {claim_id:<16} {key}: {_value(a)} -> {_value(b)}"
@@ -608,7 +631,7 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
         ]
     else:
         lines.append("Metadata: unchanged (creation time, wall time and cache activity aside).")
-    return lines
+    return [_printable(line) for line in lines]
 
 
 def main(
@@ -618,7 +641,7 @@ def main(
     try:
         old, new = load(old_path), load(new_path)
     except AuditFileError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(_printable(f"error: {error}"), file=sys.stderr)
         return 2
     diff = compare(old, new)
     print("\n".join(render(diff, str(old_path), str(new_path), verbose=verbose)))

@@ -450,6 +450,8 @@ class AuditCollector:
         self.partial: list[str] = []
         self.missing: dict[str, str] = {}  # claim id -> why it has no verdict
         self.registry_error: str | None = None
+        self.uncollected: list[str] = []  # test files that failed to import, say
+        self.cannot_tell: list[str] = []  # what left tests out where no hook lists the claims
         self.lost: list[str] = []
         self.written: list[Path] = []
         self.write_error: str | None = None
@@ -501,6 +503,12 @@ class AuditCollector:
     def _add_jax_environment(self, found: dict | None) -> None:
         if found is not None:
             self.jax_environment = {**(self.jax_environment or {}), **found}
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A file that cannot be collected (under --continue-on-collection-errors): whatever
+        claims it holds are unknown. xdist passes its workers' failed reports on."""
+        if report.failed:
+            self.uncollected.append(report.nodeid or str(report.fspath))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         properties = dict(report.user_properties)
@@ -575,6 +583,17 @@ class AuditCollector:
             reasons.append("no test process said which claims it collected (crashed?)")
         if self.registry_error:
             reasons.append(f"cannot list the documents' claims ({self.registry_error})")
+        if self.uncollected:
+            reasons.append(
+                f"{len(self.uncollected)} test files could not be collected, so their claims "
+                f"are unknown: {_some(sorted(set(self.uncollected)))}"
+            )
+        if self.cannot_tell:
+            reasons.append(
+                f"{' and '.join(self.cannot_tell)} left tests out, and no hook "
+                "pytest_claims_audit_claims lists the documents' claims: this run cannot tell "
+                "whether every claim ran"
+            )
         if self.jax_environment:
             settings = ", ".join(
                 f"{k.upper()} ({k}={v!r})" for k, v in self.jax_environment.items()
@@ -625,9 +644,11 @@ class AuditCollector:
         if session.exitstatus == 0 and any(r.verdict == "error" for r in self.records.values()):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         self.missing = self._missing()
+        if not self.config.pluginmanager.hook.pytest_claims_audit_claims.get_hookimpls():
+            self.cannot_tell = _options_leaving_tests_out(self.config)
         self.partial = self._partial_reasons(session)
         self.lost = self._lost_claims()
-        if (self.lost or self.registry_error) and session.exitstatus == 0:
+        if (self.lost or self.registry_error or self.cannot_tell) and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         seeds = self.config.getoption("--seeds")
         no_report = self.config.getoption("--no-report")
@@ -807,6 +828,15 @@ def _named_subset(config: pytest.Config) -> list[str]:
         if not (whole and (holds_all or outside)):
             named.append(arg)
     return named
+
+
+def _options_leaving_tests_out(config: pytest.Config) -> list[str]:
+    """The options given that leave test files or functions out of collection, unasked by
+    -k, -m or a path: only the documents' claim lists (the hook) tell what they removed."""
+    given = [f"--{name.replace('_', '-')}" for name in ("ignore", "ignore_glob") if config.getoption(name)]  # fmt: skip
+    collects = ("python_files", "python_classes", "python_functions")
+    overrides = config.getoption("override_ini") or []
+    return given + [f"-o {o}" for o in overrides if o.partition("=")[0].strip() in collects]
 
 
 def _rerun_of_failures(config: pytest.Config) -> str | None:

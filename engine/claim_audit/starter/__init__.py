@@ -3,8 +3,12 @@ document named as the author chooses (`python -m claim_audit new NAME`)."""
 
 from __future__ import annotations
 
+import importlib.util
 import keyword
+import os
 import re
+import shutil
+import tempfile
 from importlib import resources
 from pathlib import Path
 
@@ -28,21 +32,64 @@ def starter_files(name: str) -> dict[str, str]:
     for template in sorted(resources.files(__package__).iterdir(), key=lambda p: p.name):
         if template.name.endswith(".tmpl"):
             target = word.sub(name, template.name.removesuffix(".tmpl"))
+            if target in files:  # `new conftest`: its recipe would be the conftest.py
+                raise ValueError(f"{name!r} names the starter's own {target}; choose another name")
             files[target] = word.sub(name, template.read_text(encoding="utf-8"))
     return files
 
 
+def _taken(name: str, folder: Path) -> str | None:
+    """Where a module `name` is found already (the starter's NAME.py would shadow it, or be
+    shadowed by it: `new numpy`, `new pytest`), else None; a NAME.py in `folder` itself (an
+    earlier starter's) does not count."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):  # in sys.modules without a spec: taken all the same
+        return name
+    if spec is None:
+        return None
+    if spec.has_location and Path(spec.origin).resolve().parent == folder.resolve():
+        return None
+    return spec.origin or "a namespace package"
+
+
 def write_starter(name: str, folder: Path) -> list[Path]:
     """Write the starter for `name` into `folder` (created if needed); the files written.
+    Whole or not at all: the files are written aside, then moved into place; on a failure,
+    what was moved is taken back (and the folder, when it was made here).
 
     Raises:
+      ValueError: `name` is no module name, is one of the starter's own files (conftest), or
+        names a module already importable here (numpy, pytest).
       FileExistsError: one of the files is already there (nothing is written).
+      OSError: the folder or a file cannot be written (nothing is left written).
     """
     files = starter_files(name)
     there = [folder / f for f in files if (folder / f).exists()]
     if there:
         raise FileExistsError(f"would overwrite {', '.join(map(str, there))}; nothing written")
+    taken = _taken(name, folder)
+    if taken:
+        raise ValueError(
+            f"a module {name!r} exists already ({taken}); the starter's {name}.py would hide "
+            "it or be hidden by it: choose another name"
+        )
+    made = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
-    for file_name, text in files.items():
-        (folder / file_name).write_text(text, encoding="utf-8")
-    return [folder / f for f in files]
+    placed: list[Path] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix=".new-", dir=folder) as staging:
+            for file_name, text in files.items():
+                Path(staging, file_name).write_text(text, encoding="utf-8")
+            for file_name in files:
+                if (folder / file_name).exists():  # written meanwhile by someone else
+                    raise FileExistsError(f"would overwrite {folder / file_name}; nothing written")
+                os.rename(Path(staging, file_name), folder / file_name)
+                placed.append(folder / file_name)
+    except BaseException:
+        for path in placed:
+            path.unlink(missing_ok=True)
+        if made:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return placed
