@@ -14,12 +14,11 @@ from claim_audit.engine.verdict import Judgement, satisfied
 from uncertainty_claims.uncertainty.claims.measures import Ablation
 from uncertainty_claims.uncertainty.experiment import UncertaintyResult
 from uncertainty_claims.uncertainty.health import uncertainty_health
-from uncertainty_claims.uncertainty.no_bootstrap import ensemble_without_bootstrap
+from uncertainty_claims.uncertainty.no_bootstrap import without_bootstrap_in_orders
 from uncertainty_claims.uncertainty.results import (
     SPREAD_ROOT_SEEDS,
     root_key_runs,
     spread,
-    uncertainty_result,
 )
 
 
@@ -38,16 +37,20 @@ def typical(printed: Mapping[str, str]) -> Judgement:
     )
 
 
-def bootstrap_ablation() -> Ablation:
-    """Root key 0's ensemble in the scan order, with its bootstrap (the recipe) and without
-    (lib/uncertainty/no_bootstrap.py)."""
-    scan = uncertainty_result(0, implementation="scan")
-    return Ablation(
-        with_bootstrap=scan.ens_grid_means,
-        without=ensemble_without_bootstrap()["ens_grid_means"],
-        in_cluster=scan.in_cluster,
-        away=scan.away,
-    )
+def bootstrap_ablations(orders: Mapping[str, UncertaintyResult]) -> dict[str, Ablation]:
+    """Root key 0's ensemble in each order, with its bootstrap (the recipe: that order's own
+    result) and without (lib/uncertainty/no_bootstrap.py, trained in the same kind of
+    order from the same initial weights)."""
+    without = without_bootstrap_in_orders(list(orders))
+    return {
+        name: Ablation(
+            with_bootstrap=result.ens_grid_means,
+            without=without[name],
+            in_cluster=result.in_cluster,
+            away=result.away,
+        )
+        for name, result in orders.items()
+    }
 
 
 def _other_keys() -> list[UncertaintyResult]:

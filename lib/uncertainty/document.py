@@ -65,9 +65,9 @@ def figure_data(robustness: dict | None) -> dict[str, Any]:
 BAND_CLAIMS = (
     "unc-01", "unc-02", "unc-04b", "unc-05b",
     "unc-06-mc-away", "unc-06-mc-gap", "unc-06-mc-tails",
-    "unc-06-mc-band-negligible", "unc-06-mc-band-narrower",
+    "unc-06-mc-band",
     "unc-06-ens-away", "unc-06-ens-gap", "unc-06-ens-tails",
-    "unc-06-ens-band-negligible", "unc-06-ens-band-narrower",
+    "unc-06-ens-band",
     "unc-07-mc", "unc-07-ensemble",
 )  # fmt: skip
 

@@ -12,6 +12,8 @@ that order's ensemble, the two differ in the members' batches alone.
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
@@ -22,8 +24,9 @@ from ..cache import cached
 from ..numerics import full_precision
 from .config import UncertaintyConfig
 from .data import GRID_POINTS, N_PER_CLUSTER, make_data, root_keys
+from .experiment import _inputs
 from .prediction import ensemble_predict
-from .training import _ensemble_scan, make_ensemble
+from .training import _ensemble_scan, _replay_steps, make_ensemble
 
 ROOT_SEED = 0
 
@@ -87,3 +90,95 @@ def ensemble_without_bootstrap(
         lambda: train_members(all_rows(config), ROOT_SEED, config),
         validate=validate,
     ).arrays
+
+
+# --- The same ablation in the other float orders of root key 0 ------------------------------
+
+
+@full_precision
+def _faithful_without_bootstrap(config: UncertaintyConfig) -> dict[str, np.ndarray]:
+    """Root key 0's ensemble in the guide's own order (the vmapped step without jit, op by
+    op, replayed as `run(implementation="faithful")` trains it), every member on every row."""
+    dkey, tkey, _ = root_keys(ROOT_SEED)
+    data = make_data(dkey)
+    models, optimizers = make_ensemble(tkey, config)
+    rows = jnp.asarray(all_rows(config))
+    batch = {"x": data.x[rows], "y": data.y[rows]}
+    _replay_steps(models, optimizers, batch, config.ensemble_steps, None)
+    return {"ens_grid_means": np.asarray(ensemble_predict(models, data.grid).means)}
+
+
+@functools.partial(jax.jit, static_argnames=("ens_def", "steps"))
+def _twins_scan(ens_def, states, x, y, grid, rows, *, steps: int):
+    def one(state, x, y):
+        state, _ = _ensemble_scan(ens_def, state, x[rows], y[rows], steps=steps)
+        return ensemble_predict(nnx.merge(ens_def, state)[0], grid).means
+
+    return jax.vmap(one)(states, x, y)
+
+
+@full_precision
+def _twins_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyConfig) -> np.ndarray:
+    """Root key 0's float-rounding twins (`results.twins`: the same nudged initial weights),
+    their ensembles trained batched under vmap as the twins' are, every member on every
+    row: [twins, M, G, 1]."""
+    _, (_, ens_def, _, ens_state, _, x, y, grid) = _inputs(
+        [ROOT_SEED] * len(nudges), nudges, config
+    )
+    rows = jnp.asarray(all_rows(config))
+    return np.asarray(
+        _twins_scan(ens_def, ens_state, x, y, grid, rows, steps=config.ensemble_steps)
+    )
+
+
+def without_bootstrap_in_orders(
+    names: Sequence[str], config: UncertaintyConfig = UncertaintyConfig()
+) -> dict[str, np.ndarray]:
+    """The members' grid means [M, G, 1] of root key 0's ensemble trained without its
+    bootstrap, in each of the orders `names` of `results.uncertainty_orders` (faithful,
+    scan, twin-k): the ablation beside each order's own ensemble (cached on disk)."""
+    from .results import SPREAD_NUDGES, twin_nudges
+
+    shape = (config.members, GRID_POINTS, 1)
+    out = {}
+    if "faithful" in names:
+        out["faithful"] = cached(
+            "uncertainty-no-bootstrap-faithful",
+            {"root_seed": ROOT_SEED, "config": dataclasses.asdict(config)},
+            lambda: _faithful_without_bootstrap(config),
+            validate=lambda a: _expect(a, {"ens_grid_means": shape}),
+        ).arrays["ens_grid_means"]
+    if "scan" in names:
+        out["scan"] = ensemble_without_bootstrap(config)["ens_grid_means"]
+    twins = sorted(int(n.removeprefix("twin-")) for n in names if n.startswith("twin-"))
+    for batch in sorted({(nudge - 1) // len(SPREAD_NUDGES) for nudge in twins}):
+        nudges = twin_nudges(batch)
+        means = _twin_batch_without_bootstrap(nudges, config)
+        out |= {f"twin-{nudge}": means[i] for i, nudge in enumerate(nudges) if nudge in twins}
+    missing = [name for name in names if name not in out]
+    if missing:
+        raise ValueError(f"no ablation in the orders {missing}; known: faithful, scan, twin-k")
+    return {name: out[name] for name in names}
+
+
+def _twin_batch_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyConfig) -> np.ndarray:
+    """`_twins_without_bootstrap(nudges)`, cached on disk."""
+    shape = (len(nudges), config.members, GRID_POINTS, 1)
+    key = {
+        "root_seed": ROOT_SEED,
+        "config": dataclasses.asdict(config),
+        "nudges": list(nudges),
+        "devices": len(jax.devices()),
+    }
+    return cached(
+        f"uncertainty-no-bootstrap-twins-{(nudges[0] - 1) // len(nudges)}",
+        key,
+        lambda: {"ens_grid_means": _twins_without_bootstrap(nudges, config)},
+        validate=lambda arrays: _expect(arrays, {"ens_grid_means": shape}),
+    ).arrays["ens_grid_means"]
+
+
+def _expect(arrays: dict[str, np.ndarray], expected: dict[str, tuple[int, ...]]) -> None:
+    shapes = {name: array.shape for name, array in arrays.items()}
+    if shapes != expected:
+        raise ValueError(f"expected the arrays {expected}; got {shapes}")

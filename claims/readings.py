@@ -1,0 +1,42 @@
+"""A second reading of a claim's words, recorded beside the one its verdict judges: the
+same sentence counted once, with each reading's result over every float order.
+
+A claim body is handed one order's results at a time; a reading recorded beside it needs
+all of them, so it reads the `*_every_order` fixtures (claims/conftest.py), which hold every
+order's results in one `EveryOrder` (not an `Orders`, so the engine hands it over whole).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from claim_audit import Region
+
+
+@dataclass(frozen=True)
+class EveryOrder:
+    """Every float order's results of one document, by order name, the faithful first."""
+
+    results: Mapping[str, Any]
+
+
+def reading_over_orders(
+    every: EveryOrder,
+    statistic: Callable[[Any], float],
+    region: Region,
+    reading: str,
+) -> dict[str, Any]:
+    """A reading recorded beside a claim: its rule, its value in each order, and in how many
+    orders the value lies in its region (`holds in k of n orders`). Never judged."""
+    values = {name: float(statistic(result)) for name, result in every.results.items()}
+    k = sum(region.contains(v) for v in values.values())
+    return {
+        "reading": reading,
+        "region": str(region),
+        "faithful": next(iter(values.values())),
+        "range_over_orders": [min(values.values()), max(values.values())],
+        "holds_in_orders": f"{k} of {len(values)}",
+        "values_per_order": values,
+    }
