@@ -187,6 +187,7 @@ def test_same_head(calibration):
     S_FORECAST,
     "Averaged over seeds 0-2, the ReLU net's ECE is 1.76% (+- 0.22).",
     published=ECE_RELU,
+    scale="log",
 )
 def test_relu_ece(calibration):
     return seed_mean(calibration, "relu", "ece", scale=100)
@@ -197,6 +198,7 @@ def test_relu_ece(calibration):
     S_FORECAST,
     "Averaged over seeds 0-2, the Yat net's ECE is 6.20% (+- 1.13).",
     published=ECE_YAT,
+    scale="log",
 )
 def test_yat_ece(calibration):
     return seed_mean(calibration, "yat", "ece", scale=100)
@@ -208,6 +210,7 @@ def test_yat_ece(calibration):
     "The ReLU net's ECE varies by +- 0.22 (percentage points) over seeds 0-2.",
     published="0.22",
     reading=SPREAD_READING,
+    scale="log",
 )
 def test_relu_ece_spread(calibration):
     return seed_spread(calibration, "relu", "ece", scale=100)
@@ -219,6 +222,7 @@ def test_relu_ece_spread(calibration):
     "The Yat net's ECE varies by +- 1.13 (percentage points) over seeds 0-2.",
     published="1.13",
     reading=SPREAD_READING,
+    scale="log",
 )
 def test_yat_ece_spread(calibration):
     return seed_spread(calibration, "yat", "ece", scale=100)
@@ -239,22 +243,38 @@ def test_ece_ratio(calibration):
     return ECE_RATIO.judge(calibration.per_seed)
 
 
-@CLAIMS("cal-03a", S_FORECAST, "The ReLU net's mean test NLL is 0.360.", published="0.360")
+@CLAIMS(
+    "cal-03a", S_FORECAST, "The ReLU net's mean test NLL is 0.360.", published="0.360", scale="log"
+)
 def test_relu_nll(calibration):
     return seed_mean(calibration, "relu", "nll")
 
 
-@CLAIMS("cal-03b", S_FORECAST, "The Yat net's mean test NLL is 0.577.", published="0.577")
+@CLAIMS(
+    "cal-03b", S_FORECAST, "The Yat net's mean test NLL is 0.577.", published="0.577", scale="log"
+)
 def test_yat_nll(calibration):
     return seed_mean(calibration, "yat", "nll")
 
 
-@CLAIMS("cal-03c", S_FORECAST, "The ReLU net's mean test Brier score is 0.181.", published="0.181")
+@CLAIMS(
+    "cal-03c",
+    S_FORECAST,
+    "The ReLU net's mean test Brier score is 0.181.",
+    published="0.181",
+    scale="log",
+)
 def test_relu_brier(calibration):
     return seed_mean(calibration, "relu", "brier")
 
 
-@CLAIMS("cal-03d", S_FORECAST, "The Yat net's mean test Brier score is 0.244.", published="0.244")
+@CLAIMS(
+    "cal-03d",
+    S_FORECAST,
+    "The Yat net's mean test Brier score is 0.244.",
+    published="0.244",
+    scale="log",
+)
 def test_yat_brier(calibration):
     return seed_mean(calibration, "yat", "brier")
 
@@ -377,17 +397,30 @@ def test_relu_bins_on_diagonal(calibration):
     S_BRAG,
     "On seed 0 the median strongest kernel match on the test set is about 207.",
     published=KMAX_TEST,
+    scale="log",
 )
 def test_median_kmax_seed0(calibration):
     return seed_0(calibration, "yat", "median_kmax")
 
 
-@CLAIMS("cal-05b", S_BRAG, "On seed 0 the Yat net's median top logit is 28.9.", published="28.9")
+@CLAIMS(
+    "cal-05b",
+    S_BRAG,
+    "On seed 0 the Yat net's median top logit is 28.9.",
+    published="28.9",
+    scale="log",
+)
 def test_yat_median_top_logit(calibration):
     return seed_0(calibration, "yat", "median_top_logit")
 
 
-@CLAIMS("cal-05c", S_BRAG, "On seed 0 the ReLU net's median top logit is 7.2.", published="7.2")
+@CLAIMS(
+    "cal-05c",
+    S_BRAG,
+    "On seed 0 the ReLU net's median top logit is 7.2.",
+    published="7.2",
+    scale="log",
+)
 def test_relu_median_top_logit(calibration):
     return seed_0(calibration, "relu", "median_top_logit")
 
@@ -490,6 +523,7 @@ def test_heldout_nll_interior_minimum(calibration):
     S_KNOB,
     "On seed 0 the Yat net's fitted temperature is T = 2.07.",
     published="2.07",
+    scale="log",
 )
 def test_yat_temperature_seed0(calibration):
     return seed_0(calibration, "yat", "T")
@@ -613,6 +647,7 @@ def test_knob_rotates_curve_toward_diagonal(calibration, calibration_every_order
     S_KNOB,
     "The ReLU net's fitted temperature is 1.17 (+- 0.02) over seeds 0-2.",
     published="1.17",
+    scale="log",
 )
 def test_relu_temperature(calibration):
     return seed_mean(calibration, "relu", "T")
@@ -623,6 +658,7 @@ def test_relu_temperature(calibration):
     S_KNOB,
     "The Yat net's fitted temperature is 1.68 (+- 0.29) over seeds 0-2.",
     published="1.68",
+    scale="log",
 )
 def test_yat_temperature(calibration):
     return seed_mean(calibration, "yat", "T")
@@ -634,6 +670,7 @@ def test_yat_temperature(calibration):
     "The ReLU net's fitted temperature varies by +- 0.02 over seeds 0-2.",
     published="0.02",
     reading=SPREAD_READING,
+    scale="log",
 )
 def test_relu_temperature_spread(calibration):
     return seed_spread(calibration, "relu", "T")
@@ -645,6 +682,7 @@ def test_relu_temperature_spread(calibration):
     "The Yat net's fitted temperature varies by +- 0.29 over seeds 0-2.",
     published="0.29",
     reading=SPREAD_READING,
+    scale="log",
 )
 def test_yat_temperature_sd(calibration):
     return seed_spread(calibration, "yat", "T")
@@ -655,6 +693,7 @@ def test_yat_temperature_sd(calibration):
     S_KNOB,
     "The Yat net's temperature ranges from 1.37 to 2.07 across the three seeds.",
     published=("1.37", "2.07"),
+    scale="log",
 )
 def test_yat_temperature_range(calibration):
     temperatures = [f["T"] for f in calibration.per_seed["yat"]]
@@ -707,6 +746,7 @@ def test_yat_needs_more_correction(calibration):
     S_KNOB,
     "After temperature scaling the ReLU net's mean ECE is 0.82%.",
     published=ECE_T_RELU,
+    scale="log",
 )
 def test_relu_ece_after_scaling(calibration):
     return seed_mean(calibration, "relu", "ece_T", scale=100)
@@ -717,6 +757,7 @@ def test_relu_ece_after_scaling(calibration):
     S_KNOB,
     "After temperature scaling the Yat net's mean ECE is 3.11%.",
     published=ECE_T_YAT,
+    scale="log",
 )
 def test_yat_ece_after_scaling(calibration):
     return seed_mean(calibration, "yat", "ece_T", scale=100)
@@ -770,6 +811,7 @@ def test_no_single_temperature_closes_gap(calibration):
     S_OOD,
     "The field magnitude (largest kernel score) separates Fashion from MNIST at AUROC 0.916 (+- 0.008) over seeds 0-2.",
     published=AUROC_KMAX,
+    scale="logit",
 )
 def test_kmax_auroc(calibration):
     return seed_mean(calibration, "yat", "auroc.kmax")
@@ -780,6 +822,7 @@ def test_kmax_auroc(calibration):
     S_OOD,
     "The ReLU net's max logit reaches AUROC 0.935 (+- 0.005) over seeds 0-2.",
     published=AUROC_MAXLOGIT,
+    scale="logit",
 )
 def test_relu_maxlogit_auroc(calibration):
     return seed_mean(calibration, "relu", "auroc.maxlogit")
@@ -791,6 +834,7 @@ def test_relu_maxlogit_auroc(calibration):
     "The field magnitude's AUROC varies by +- 0.008 over seeds 0-2.",
     published="0.008",
     reading=SPREAD_READING,
+    scale="log",
 )
 def test_kmax_auroc_spread(calibration):
     return seed_spread(calibration, "yat", "auroc.kmax")
@@ -802,6 +846,7 @@ def test_kmax_auroc_spread(calibration):
     "The ReLU max logit's AUROC varies by +- 0.005 over seeds 0-2.",
     published=AUROC_MAXLOGIT_SPREAD,
     reading=SPREAD_READING,
+    scale="log",
 )
 def test_relu_maxlogit_auroc_spread(calibration):
     return seed_spread(calibration, "relu", "auroc.maxlogit")
@@ -813,6 +858,7 @@ def test_relu_maxlogit_auroc_spread(calibration):
     "The ReLU net's energy score, named with its max logit, also reaches AUROC 0.935 (+- 0.005) over seeds 0-2.",
     published=AUROC_MAXLOGIT,
     reading=ENERGY_READING,
+    scale="logit",
 )
 def test_relu_energy_auroc(calibration):
     return seed_mean(calibration, "relu", "auroc.energy")
@@ -824,6 +870,7 @@ def test_relu_energy_auroc(calibration):
     "The ReLU energy score's AUROC varies by +- 0.005 over seeds 0-2.",
     published=AUROC_MAXLOGIT_SPREAD,
     reading=f"{SPREAD_READING}; the score as in cal-11f",
+    scale="log",
 )
 def test_relu_energy_auroc_spread(calibration):
     return seed_spread(calibration, "relu", "auroc.energy")
@@ -849,6 +896,7 @@ def test_maxlogit_a_touch_better(calibration):
     S_OOD,
     "On seed 0 a typical MNIST digit's field magnitude is about 27.",
     published=KMAX_OOD,
+    scale="log",
 )
 def test_median_kmax_ood_seed0(calibration):
     return seed_0(calibration, "yat", "median_kmax_ood")
@@ -963,6 +1011,7 @@ def test_field_separates_softmax_smears(calibration):
     S_WOBBLE,
     "Per seed (recipe's subsample), the field magnitude's AUROC is 0.914, 0.924, 0.901.",
     published=("0.914", "0.924", "0.901"),
+    scale="logit",
 )
 def test_field_auroc_per_seed(calibration):
     seeds = seeds_of(calibration.per_seed, "yat")
@@ -974,6 +1023,7 @@ def test_field_auroc_per_seed(calibration):
     S_WOBBLE,
     "Per seed (recipe's subsample), the Yat softmax channel's AUROC is 0.924, 0.905, 0.809.",
     published=("0.924", "0.905", "0.809"),
+    scale="logit",
 )
 def test_softmax_auroc_per_seed(calibration):
     seeds = seeds_of(calibration.per_seed, "yat")

@@ -138,28 +138,38 @@ def test_the_power_reported_is_the_simulated_rate_of_catching_a_shift():
     assert verdict.to_json()["relative_shift_caught_0.8"] == verdict.detectable
 
 
-def test_a_threshold_claim_is_judged_by_its_interval_not_by_counting_orders():
-    """Every order above 5, but the interval over them reaches below 5: another machine's
-    order plausibly falls below, so the claim is sensitive on every machine."""
+def test_a_threshold_claim_is_judged_by_the_share_of_draws_and_their_margins():
+    """Six draws above 5 by two or three of their sds: too few to show that 4 in 5 valid
+    computations give the claim, so inconclusive, with the draws that would conclude it;
+    the same draws far above hold, far below are refuted."""
     close = (5.3, 5.5, 5.2, 5.6, 5.4, 5.35)
     record, error = check("fv-threshold", orders(*close))
     assert error is None and record["details"]["holds_in_orders"] == [6, 6]
-    assert record["verdict"] == "sensitive"
+    assert record["verdict"] == "inconclusive" and record["details"]["draws_to_conclude"] > 6
     (effect,) = record["details"]["effects"]
-    assert (
-        effect["interval_is"] == "straddles" and effect["interval"][0] < 5 < effect["interval"][1]
-    )
+    assert effect["in_region"] == [6, 6] and effect["range"] == [5.2, 5.6]
     far = tuple(v + 10 for v in close)
-    assert check("fv-threshold", orders(*far))[0]["verdict"] == "holds"
+    record, _ = check("fv-threshold", orders(*far))
+    assert record["verdict"] == "holds" and record["details"]["share_interval"][0] >= 0.8
     below = tuple(v - 10 for v in close)
     record, error = check("fv-threshold", orders(*below))
     assert record["verdict"] == "refuted" and isinstance(error, ClaimRefuted)
 
 
-def test_a_threshold_claim_whose_orders_disagree_reads_the_same_as_one_whose_do_not():
-    """The verdict does not hang on whether an order happens to cross the threshold."""
+def test_a_claim_that_holds_in_about_half_the_draws_is_sensitive():
+    """Confidently between 'almost never' and 'almost always': the claim depends on the
+    order; never held or refuted on one machine's luck."""
+    values = [5.0 + 0.1 * ((i % 2) * 2 - 1) * (1 + i / 40) for i in range(40)]
+    record, error = check("fv-threshold", orders(*values))
+    assert error is None and record["details"]["holds_in_orders"] == [20, 40]
+    assert record["verdict"] == "sensitive"
+    low, high = record["details"]["share_interval"]
+    assert 0.1 < low < 0.5 < high < 0.9
+
+
+def test_a_threshold_claim_whose_draws_disagree_is_neither_held_nor_refuted():
     crossing = (5.3, 5.5, 4.95, 5.6, 5.4, 5.35)
-    assert check("fv-threshold", orders(*crossing))[0]["verdict"] == "sensitive"
+    assert check("fv-threshold", orders(*crossing))[0]["verdict"] == "inconclusive"
 
 
 def test_a_threshold_judgement_must_hold_exactly_when_its_thresholds_do():
@@ -189,12 +199,16 @@ def test_every_figure_of_a_list_is_judged():
     assert single["details"]["measured_value"] == CHAOTIC[0]
 
 
-def test_a_qualitative_claim_reports_the_share_of_orders_that_hold():
+def test_a_qualitative_claim_reports_the_share_of_draws_that_hold():
+    """Three of four draws: no margins to weigh (no threshold), so the counts alone, which
+    cannot yet tell; the record says how many draws would."""
     record, _ = check("fv-qual", orders(6.0, 4.0, 6.5, 7.0))
-    assert record["verdict"] == "sensitive"
+    assert record["verdict"] == "inconclusive"
     assert record["details"]["holds_in_orders"] == [3, 4]
     low, high = record["details"]["share_interval"]
     assert 0 < low < 0.75 < high <= 1
+    assert record["details"]["share_method"] == "counts"
+    assert record["details"]["draws_to_conclude"] > 4
 
 
 def test_a_body_that_returns_two_kinds_is_an_error():
@@ -235,3 +249,27 @@ def test_a_benchmark_figure_is_recorded_and_never_fails_the_run():
     assert record["verdict"] == "refuted" and record["details"]["gates"] is False
     with pytest.raises(ValueError, match="never gates"):
         ClaimSpec("fv-t2", "fv-doc", "S", "s", "x", spec.judge, gates=False, finding="slow")
+
+
+def copies_of(values: tuple[float, ...], digests: tuple[str, ...]) -> Orders[float]:
+    names = ["faithful", *(f"o{i}" for i in range(len(values) - 1))]
+    return Orders(dict(zip(names, values, strict=True)), dict(zip(names, digests, strict=True)))
+
+
+@pytest.mark.parametrize("claim_id", ["fv-threshold", "fv-qual", "fv-figure"])
+@pytest.mark.parametrize("value", [5.3, 40.0, -40.0, 5.004])
+def test_orders_that_repeat_one_result_collapse_to_neither_holds_nor_refuted(claim_id, value):
+    """A chaotic recipe whose orders all gave the same results bit for bit (the
+    perturbation did not take, as on a chip that rounds it away): the orders sampled none
+    of the spread of valid computations, so the claim is inconclusive, and says why."""
+    record, error = check(claim_id, copies_of((value,) * 6, ("same",) * 6))
+    assert error is None and record["verdict"] == "inconclusive"
+    assert "collapsed" in record["details"]["collapsed"]
+
+
+def test_a_copy_counts_once():
+    """Two of six orders repeat the faithful one: four draws, not six."""
+    values = (45.0, 45.0, 45.0, 46.0, 47.0, 44.0)
+    record, _ = check("fv-threshold", copies_of(values, ("a", "a", "a", "b", "c", "d")))
+    assert record["details"]["holds_in_orders"] == [4, 4]
+    assert record["details"]["copies"] == 2 and len(record["details"]["orders"]) == 4

@@ -40,7 +40,9 @@ DEMO_TESTS = textwrap.dedent(
 
     @pytest.fixture
     def value():
-        return Orders({"faithful": 1.004, "other": 1.3})
+        # Half the draws reproduce the figure: the claim depends on the order.
+        others = {f"o{i}": 1.004 if i % 2 else 1.3 + i / 1000 for i in range(1, 40)}
+        return Orders({"faithful": 1.004, **others})
 
     @CLAIMS("d-4", "Demo", "claim d-4")
     def test_sensitive(value):
@@ -107,11 +109,11 @@ def test_verdicts_and_exit_status(demo_run):
     assert claims["d-2"]["expected_to_hold"] is False
     assert claims["d-2"]["details"]["finding"] == "measured 2.5"
     assert "experiment broke" in claims["d-3"]["details"]["error"]
-    assert claims["d-4"]["details"]["orders"] == {
-        "faithful": {"measured": "1.004", "holds": True},
-        "other": {"measured": "1.3", "holds": False},
-    }
-    assert claims["d-4"]["details"]["range_over_orders"] == [1.004, 1.3]
+    orders = claims["d-4"]["details"]["orders"]
+    assert orders["faithful"] == {"measured": "1.004", "holds": True}
+    assert orders["o2"] == {"measured": "1.302", "holds": False}
+    assert claims["d-4"]["details"]["holds_in_orders"] == [21, 40]
+    assert claims["d-4"]["details"]["range_over_orders"] == [1.004, 1.338]
     assert result.returncode == 1
     assert (
         "4 document claims: 1 hold, 1 refuted (1 known findings), 1 sensitive, 0 inconclusive, 1 errors"
