@@ -36,7 +36,7 @@ from __future__ import annotations
 import cmath
 import json
 import numbers
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -44,9 +44,17 @@ import numpy as np
 import pytest
 
 from ..orders import FAITHFUL
-from .prediction import FIGURE_ALPHA, judge_figure
+from .prediction import (
+    FIGURE_ALPHA,
+    conclusive,
+    figure_scale,
+    half_unit,
+    interval_bounds,
+    judge_figure,
+)
 from .scales import scale_named
 from .share import HOLDS_AT, REFUTED_AT, SHARE_ALPHA, draws_to_conclude, share_bounds
+from .stability import verdict_shares
 from .verdict import (
     Judgement,
     Measured,
@@ -320,10 +328,9 @@ def _figure_verdict(
     interval; else inconclusive when an interval cannot check its figure (or the orders
     collapsed to one copy); else holds."""
     faithful = measured[FAITHFUL]
+    columns = np.array([m.measured for m in measured.values()], np.float64)
     verdicts = [
-        judge_figure(
-            [m.measured[i] for m in measured.values()], printed, scale=scale, copies=copies
-        )
+        judge_figure(columns[:, i], printed, scale=scale, copies=copies)
         for i, printed in enumerate(faithful.published)
     ]
     each = {v.verdict for v in verdicts}
@@ -334,6 +341,10 @@ def _figure_verdict(
         f"scale, false-refutation rate {FIGURE_ALPHA:g} per figure",
         "figures": [v.to_json() for v in verdicts],
     }
+    if len(measured) > 1:
+        rule["verdict_shares"] = verdict_shares(
+            len(measured), lambda rows: _figures_verdict(columns[rows], faithful.published, scale)
+        )
     if any(v.collapsed for v in verdicts):
         rule["collapsed"] = _collapsed_note(copies)
     elif verdict == "inconclusive":
@@ -345,6 +356,20 @@ def _figure_verdict(
     else:
         rule["measured_values"] = list(faithful.measured)
     return verdict, tolerance, rule
+
+
+def _figures_verdict(columns: np.ndarray, published: Sequence[str], scale: str) -> str:
+    """The verdict of figure values [orders, figures] alone (no power, no notes)."""
+    each = set()
+    for i, printed in enumerate(published):
+        h, figure = half_unit(printed), float(printed)
+        use = figure_scale(columns[:, i], scale)
+        low, high = interval_bounds(columns[:, i], h, FIGURE_ALPHA, use)
+        if not low <= figure <= high:
+            each.add("refuted")
+        elif not conclusive(float(low), float(high), figure, h):
+            each.add("inconclusive")
+    return next((v for v in ("refuted", "inconclusive") if v in each), "holds")
 
 
 def _collapsed_note(copies: int) -> str:
@@ -404,13 +429,13 @@ def _qualitative_verdict(
         values = _threshold_values(judged)
         rule["effects"] = _effects(judged, values)
     thresholds = faithful.thresholds
-    bounds = share_bounds(
-        holds,
-        values,
-        [t.region for t in thresholds],
-        [t.scale for t in thresholds],
-        copies,
-    )
+    regions, scales = [t.region for t in thresholds], [t.scale for t in thresholds]
+    bounds = share_bounds(holds, values, regions, scales, copies)
+
+    def resampled(rows: np.ndarray) -> str:
+        picked = None if values is None else values[rows]
+        return share_bounds([holds[i] for i in rows], picked, regions, scales, copies).verdict
+
     rule |= {
         "rule": f"share of {n} distinct draws in which it holds, bounded at "
         f"{1 - SHARE_ALPHA:.0%} from {bounds.method}: holds at >= {HOLDS_AT:g}, refuted at "
@@ -418,6 +443,7 @@ def _qualitative_verdict(
         "share_interval": [bounds.low, bounds.high],
         "share_method": bounds.method,
         "copies": copies,
+        "verdict_shares": verdict_shares(n, resampled),
     }
     verdict = bounds.verdict
     if bounds.method == "collapsed":

@@ -1,4 +1,6 @@
-"""`python -m claim_audit.report diff OLD.json NEW.json`: compare two audit reports (claim_audit/report/diff.py)."""
+"""`python -m claim_audit.report diff OLD.json NEW.json`: compare two audit reports
+(claim_audit/report/diff.py); `portability OLD.json NEW.json`: do they differ on no more
+verdicts than the rule predicts (claim_audit/report/portability.py)?"""
 
 from __future__ import annotations
 
@@ -35,7 +37,20 @@ def main(argv: list[str] | None = None) -> int:
         help="exit 0, not 3, when only figures moved (they are still listed), e.g. while "
         "moving the lock, when figures are expected to move",
     )
+    portability = commands.add_parser(
+        "portability",
+        help="do two audits differ on no more verdicts than the rule's own error predicts?",
+        description="Exit status: 0 when they do not; 1 when a verdict crossed between holds "
+        "and refuted or more verdicts changed than OLD's verdict shares predict at 99%%; 2 "
+        "when a file is not an audit.",
+    )
+    portability.add_argument("old", metavar="OLD.json")
+    portability.add_argument("new", metavar="NEW.json")
     args = parser.parse_args(argv)
+    if args.command == "portability":
+        from .portability import main as portability_main
+
+        return portability_main(args.old, args.new)
     from . import diff as audit_diff
 
     return audit_diff.main(
