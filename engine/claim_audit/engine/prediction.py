@@ -78,7 +78,9 @@ class FigureVerdict:
     t_score: float | None  # beyond printing's half unit, in sds of a draw; None when s = 0
     p_value: float | None  # two-sided, under the null; None when s = 0
     conclusive: bool = True
-    detectable: float | None = None  # relative shift caught with POWER_TARGET; None at p = 0
+    detectable: float | None = (
+        None  # relative shift caught with POWER_TARGET; None: none is, or p = 0
+    )
     orders_to_conclude: int | None = None  # None: no number of orders up to MAX_ORDERS
     scale: str = "linear"  # where mean and sd are taken (engine/claim_audit/engine/scales.py)
     copies: int = 0  # orders that repeated another's value bit for bit, counted once
@@ -243,7 +245,7 @@ def detectable_shift(
     N(mean, sd^2) on `scale`, the latter moved by the shift (on the scale) and printed
     (uniform within `slack`). Returned on the figure's own scale, as the distance between
     the two distributions' centres. The same draws serve every shift (common random
-    numbers), so the answer is reproducible."""
+    numbers), so the answer is reproducible; inf when no shift is caught so often."""
     s = scale_named(scale)
     rng = np.random.default_rng(0)
     orders = mean + rng.standard_normal((POWER_DRAWS, n_orders)) * sd
@@ -258,7 +260,12 @@ def detectable_shift(
         return float(np.mean((up < low) | (up > high)) + np.mean((down < low) | (down > high))) / 2
 
     top = max(sd, 1e-300) if scale != "linear" else max(sd, slack, 1e-300)
-    while caught(top) < target and top < 1e6:
+    # Past this shift on a log or logit scale the figure has moved by a factor of e^40:
+    # a rule that catches no such shift catches none (and exp would overflow beyond).
+    limit = 1e6 * max(sd, slack, 1.0) if scale == "linear" else 40.0 + 10 * sd
+    while caught(top) < target:
+        if top > limit:
+            return math.inf
         top *= 2
     bottom = 0.0
     for _ in range(40):  # bisection to a relative precision far below the simulation's own
@@ -308,7 +315,7 @@ def judge_figure(
         t_score=t_score,
         p_value=p_value,
         conclusive=conclusive(low, high, published, h) and not collapsed,
-        detectable=shift / abs(published) if published else None,
+        detectable=shift / abs(published) if published and math.isfinite(shift) else None,
         orders_to_conclude=None
         if collapsed
         else orders_to_conclude(mean, sd, h, published, alpha, scale),

@@ -1,6 +1,6 @@
 """The scale a quantity is judged on, so that its intervals stay inside its domain.
 
-A ratio, a variance, an sd or a temperature is positive: it is judged on the log scale. A
+A ratio, a variance, an sd or a scale factor is positive: it is judged on the log scale. A
 share, an accuracy or an AUROC lies in (0, 1): it is judged on the logit scale. Anything
 else (a difference, a correlation, a log-likelihood) on the linear scale. An interval
 computed on the scale and mapped back never reaches outside the domain.

@@ -17,7 +17,7 @@ from itertools import groupby
 from typing import Any
 
 from .documents import link_address, sources_of, stack_text
-from .notes import verdict_note
+from .notes import rule_note, verdict_note
 from .table import ci_text
 
 _CSS = """
@@ -96,22 +96,19 @@ def _header(audit: dict) -> list[str]:
     if device:
         kinds = ", ".join(device.get("kinds", []))
         runtime += f" on {escape(str(device.get('backend')))} ({escape(kinds)})"
-    method = f"; {escape(meta['method'])}" if meta.get("method") else ""
+    method = f"; {meta['method']}" if meta.get("method") else ""
     return [
         "<h1>Claims audit</h1>",
         f'<p class="summary">{escape(str(audit.get("summary", "")))}</p>',
         "<p>The recipes of these documents, re-run, and each of their claims judged:</p>",
         f"<ul>{''.join(items)}</ul>",
         f'<p class="meta">{code} · {when} · {runtime}</p>',
-        '<p class="note">A printed figure <i>holds</i> when it is a plausible draw of the recipe '
-        "over the valid float orders computed (inside the prediction interval shown as its "
-        f"tolerance; a false refutation 1 time in 5,000 per figure{method}). A qualitative claim "
-        "<i>holds</i> when it holds in every order. <i>refuted (known finding)</i>: recorded as a strict "
-        "xfail, it does not fail the run; any other refutation or error does. <i>inconclusive</i>: "
-        "the interval holds 0 or is wider than half the figure either way (never a pass). A "
-        "threshold claim is judged by the interval of each value against its region: "
-        "<i>sensitive</i> when a boundary falls inside it (for any other qualitative claim: when "
-        "the orders disagree). Neither fails the run.</p>",
+        '<p class="note">'
+        + "".join(
+            f"<i>{escape(text)}</i>" if emphasised else escape(text)
+            for text, emphasised in rule_note(method)
+        )
+        + "</p>",
     ]
 
 

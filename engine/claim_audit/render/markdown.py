@@ -10,7 +10,7 @@ from typing import Any
 
 from . import robustness
 from .documents import link_address, sources_of, stack_text
-from .notes import verdict_note
+from .notes import rule_note, verdict_note
 from .robustness import ci_text, interval_text
 
 # A recorded finding whose claim is no longer refuted (the claim's test fails).
@@ -97,18 +97,7 @@ def render(audit: dict, figure_names: list[str]) -> str:
             f"{meta['cache']['computed']} computed; wall time {meta['wall_s']:.1f} s."
         ),
         "",
-        "Every claim is judged on the reproduction in several valid float orders (the documents' "
-        "own order first: its figures are the ones shown). A printed figure *holds* when it is a "
-        "plausible draw of the recipe over those orders: inside the prediction interval shown as "
-        f"its tolerance, at a false-refutation rate of 1 in 5,000 per figure{method}; "
-        "otherwise it is *refuted*; it is *inconclusive* (never a pass) when the interval holds 0 "
-        "or is wider than half the figure either way. A threshold claim (a ratio in a range, a "
-        "value above a bound) is judged the same way: it *holds* when the prediction interval "
-        "of each value lies inside its region, is *refuted* when one lies wholly outside, and is "
-        "*sensitive* when a boundary falls inside an interval. Any other qualitative claim "
-        "*holds* or is *refuted* when every order agrees, and is *sensitive* otherwise. "
-        "*refuted* rows marked 'known finding' are recorded findings and do not fail the run; "
-        "any other refutation does. Sensitive and inconclusive claims never fail the run.",
+        "".join(f"*{text}*" if emphasised else text for text, emphasised in rule_note(method)),
     ]
     figures = audit.get("figures", [])
     figure_of = {claim: f for f in figures for claim in f["claims"]}

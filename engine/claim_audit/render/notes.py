@@ -3,6 +3,59 @@
 from __future__ import annotations
 
 from ..engine.prediction import POWER_TARGET
+from ..engine.share import HOLDS_AT, REFUTED_AT, SENSITIVE_BETWEEN, SHARE_ALPHA
+
+
+def rule_note(method: str = "") -> list[tuple[str, bool]]:
+    """How a verdict is taken, for every renderer: (text, emphasised) runs, so that the
+    Markdown and the HTML say the same (`method`: a note on how the orders were computed)."""
+    low, high = SENSITIVE_BETWEEN
+    confidence = f"{1 - SHARE_ALPHA:.0%}"
+    return [
+        (
+            "Every claim is judged on the reproduction in several valid float orders, each a draw "
+            "of what another valid computation gives (the documents' own order first: its "
+            "figures are the ones shown; an order that repeats another bit for bit counts once). "
+            "A printed figure ",
+            False,
+        ),
+        ("holds", True),
+        (
+            " when it is a plausible draw of the recipe over those draws: inside the prediction "
+            "interval shown as its tolerance, computed on the quantity's own scale (log for a "
+            "positive quantity, logit for a share), at a false-refutation rate of 1 in 5,000 per "
+            f"figure{method}; otherwise it is ",
+            False,
+        ),
+        ("refuted", True),
+        ("; it is ", False),
+        ("inconclusive", True),
+        (
+            " (never a pass) when the interval holds 0 or is wider than half the figure either "
+            "way. A qualitative claim (a ratio in a range, a value above a bound, an identity) is "
+            "judged by the share of valid computations that give it, bounded at "
+            f"{confidence} from the count of draws it holds in and the draws' margins: it ",
+            False,
+        ),
+        ("holds", True),
+        (f" when at least {HOLDS_AT:.0%} of valid computations give it, is ", False),
+        ("refuted", True),
+        (f" when at most {REFUTED_AT:.0%} do, is ", False),
+        ("sensitive", True),
+        (
+            f" when the share lies between {low:.0%} and {high:.0%} (it depends on the machine), "
+            "and is ",
+            False,
+        ),
+        ("inconclusive", True),
+        (
+            " when the draws cannot yet tell (the report says how many would), or when they "
+            "collapsed to one copy. Each row says in how many draws the claim holds. Refuted rows "
+            "marked 'known finding' are recorded findings and do not fail the run; any other "
+            "refutation or error does. Sensitive and inconclusive claims never fail the run.",
+            False,
+        ),
+    ]
 
 
 def _conclude(orders: int | None) -> str:

@@ -80,12 +80,12 @@ def summary_line(records: list[ClaimRecord], expected: dict[str, bool]) -> str:
 
 
 FOOTNOTES = {
-    "refuted*": "refuted*: refuted in every float order, a recorded finding; never fails",
-    "sensitive": "sensitive: a threshold lies within what valid float orders plausibly give "
-    "(or the orders disagree); never fails the run",
-    "inconclusive": "inconclusive: the orders' interval cannot tell the published figure from 0 "
-    "or from one half as large again (or the run cannot measure the claim); never a pass, "
-    "never fails the run",
+    "refuted*": "refuted*: refuted over the float orders, a recorded finding; never fails",
+    "sensitive": "sensitive: some valid float orders give the claim and some do not (the "
+    "share that do lies confidently between the lines); never fails the run",
+    "inconclusive": "inconclusive: the draws cannot yet tell (too few, or collapsed to one), or "
+    "a figure's interval cannot tell it from 0 or from one half as large again, or the run "
+    "cannot measure the claim; never a pass, never fails the run",
     "FINDING GONE": "FINDING GONE: a recorded finding is no longer refuted; the run fails",
     "refuted†": "refuted†: a benchmark figure of this machine (a timing); never fails the run",
 }
