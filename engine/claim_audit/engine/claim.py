@@ -8,18 +8,22 @@ figure as published, the reading of its qualitative words, a recorded finding, i
 `ClaimSpecs` registry per document, and runs each body once per valid float order
 (engine/claim_audit/orders.py); `Claim.decide` takes the verdict over what it returned.
 
-Every number is judged the same way, by its prediction interval over the orders
-(engine/claim_audit/engine/prediction.py), so a verdict does not depend on which orders a machine happens
-to compute:
+Each order is a draw of what another valid computation gives (copies of another order
+count once: engine/claim_audit/orders.py):
 - a figure claim (its published text figures, its body returning them) holds when each
-  published figure lies in its interval and the interval can tell it from 0 and from a
+  published figure lies in its prediction interval over the draws, on the figure's scale
+  (engine/claim_audit/engine/prediction.py), and the interval can tell it from 0 and from a
   figure half as large or half as large again; refuted when one lies outside; otherwise
   *inconclusive* (with the orders that would conclude it);
-- a threshold claim (its judgements carry `Threshold`s) holds when each value's interval
-  lies inside its region, is refuted when one lies wholly outside, and is sensitive when
-  one straddles a boundary;
-- any other qualitative claim (an identity, a shape) holds or is refuted when every order
-  agrees; otherwise it is sensitive.
+- a qualitative claim (a threshold, a region, an identity, a shape) is judged by the share
+  of valid computations that give it, bounded from the draws it holds in and, for a
+  threshold claim, from their margins (engine/claim_audit/engine/share.py): holds, refuted,
+  sensitive or inconclusive;
+- a claim judged once (about the code or the recipe) holds or is refuted as that judgement
+  says.
+Every verdict over several draws records its shares over resampled draws
+(engine/claim_audit/engine/stability.py), which predict how often another machine's draws
+would read it otherwise.
 A judgement that says the run cannot judge the claim (`inconclusive=`) makes it
 inconclusive. No recorded note sets a verdict: it comes from this run's measurements.
 

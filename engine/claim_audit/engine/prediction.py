@@ -19,6 +19,10 @@ orders. Where every order agrees (s = 0: a calm model, a deterministic figure) t
 is mean(x) +- h, exact reproduction to the printed digits. With one order there is no
 spread to estimate: the same exact rule.
 
+The interval is computed on the figure's scale (engine/claim_audit/engine/scales.py: log for
+a positive quantity, logit for a share) and mapped back, so that it stays in the quantity's
+domain; the derivation holds there, for draws normal on that scale.
+
 FIGURE_ALPHA is 1% shared over at most FAMILY_SIZE figures (Bonferroni): an audit of up to
 that many figures turns red on noise alone with probability at most 1%, whatever the
 figures' correlations. claims/properties/test_figure_rule.py measures all three rates by
@@ -344,14 +348,3 @@ def shift_for_power(target: float, n_orders: int, alpha: float = FIGURE_ALPHA) -
     while power(high, n_orders, alpha) < target:
         high *= 2
     return float(brentq(lambda d: power(d, n_orders, alpha) - target, 0.0, high))
-
-
-def share_interval(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Clopper-Pearson interval of a share of k successes in n trials (the share of orders
-    in which a qualitative claim holds)."""
-    if not 0 <= k <= n or n < 1:
-        raise ValueError(f"need 0 <= k <= n, n >= 1; got k={k}, n={n}")
-    tail = (1 - level) / 2
-    low = 0.0 if k == 0 else float(stats.beta.ppf(tail, k, n - k + 1))
-    high = 1.0 if k == n else float(stats.beta.ppf(1 - tail, k + 1, n - k))
-    return low, high
