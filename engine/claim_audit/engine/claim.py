@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import cmath
 import json
+import math
 import numbers
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
@@ -98,6 +99,11 @@ class ClaimMeta:
             )
 
 
+LARGEST_FIGURE = 1e150
+"""The largest size of a number judged over orders (a figure, a threshold's value): their
+spread squares deviations, which overflows a float beyond about 1e154. Larger ones are
+refused with the claim named: measure them in a larger unit, or their log."""
+
 Published = str | tuple[str, ...] | None
 Rule = Callable[[Any, Published], Judgement]
 
@@ -154,6 +160,14 @@ class ClaimSpec:
                 f"claim spec {self.id}: a figure claim needs its published figures and is "
                 "judged over every order"
             )
+        for printed in printed_figures(published) if self.is_figure else ():
+            size = abs(float(printed))  # "1e309" parses as inf
+            if not size <= LARGEST_FIGURE:
+                raise ValueError(
+                    f"claim spec {self.id}: published figure {printed!r} is "
+                    f"{'not finite' if not math.isfinite(size) else 'too large'}: the engine "
+                    f"judges figures up to ±{LARGEST_FIGURE:g}"
+                )
         _ = self.meta  # ClaimMeta checks the finding
 
     @property
@@ -283,6 +297,29 @@ def _nonfinite_at(value: Any, where: str = "") -> str | None:
             if found is not None:
                 return found
     return None
+
+
+def _refuse_too_large(claim_id: str, order: str, judgement: Judgement | Measured) -> None:
+    """A number judged over orders beyond LARGEST_FIGURE would overflow their spread."""
+    values = (
+        judgement.measured
+        if isinstance(judgement, Measured)
+        else tuple(t.value for t in judgement.thresholds)
+    )
+    for value in values:
+        if abs(value) > LARGEST_FIGURE:
+            raise ValueError(
+                f"{claim_id}: measured {value:g} in order {order!r} is beyond "
+                f"±{LARGEST_FIGURE:g}, where its spread over orders overflows a float; "
+                "measure it in a larger unit (or its log)"
+            )
+
+
+def _jsonable(value: Any) -> Any:
+    """A numpy array or scalar in a record as JSON holds it (an array as a list)."""
+    if isinstance(value, np.ndarray | np.generic):
+        return value.tolist()
+    return float(value)
 
 
 def _figure_range(judgements: Mapping[str, Judgement | Measured]) -> list[float] | None:
@@ -514,6 +551,7 @@ class Claim:
         _check_judgements(self.meta.id, judgements)
         for name, judgement in judgements.items():
             _refuse_nonfinite(self.meta.id, name, judgement)
+            _refuse_too_large(self.meta.id, name, judgement)
         faithful = judgements[FAITHFUL]
         reading = self.spec.reading if self.spec is not None else None
         details: dict[str, Any] = {**({"reading": reading} if reading else {})}
@@ -553,7 +591,7 @@ class Claim:
             verdict=verdict,
             details=details,
         )
-        self._properties.append((PROPERTY, json.dumps(record.to_json(), default=float)))
+        self._properties.append((PROPERTY, json.dumps(record.to_json(), default=_jsonable)))
         figures = (
             f"published {record.published}, measured {record.measured}, "
             f"tolerance {record.tolerance}"
