@@ -333,8 +333,20 @@ def test_a_read_only_checkout_keeps_its_report(tmp_path):
             'id="c-1", document="demo", section="S", statement="s", origin="blog"',
             "claim c-1: origin must be one of ('document', 'suite'); got 'blog'",
         ),
+        (
+            'id="c-1\\x1b[2J", document="demo", section="S", statement="s"',
+            "claim id 'c-1\\x1b[2J' is not an identifier",
+        ),
     ],
-    ids=["id-int", "id-blank", "document-none", "finding-number", "gates-text", "origin-unknown"],
+    ids=[
+        "id-int",
+        "id-blank",
+        "document-none",
+        "finding-number",
+        "gates-text",
+        "origin-unknown",
+        "id-escape",
+    ],
 )
 def test_a_claim_marker_with_a_wrong_field_is_a_usage_error(tmp_path, fields, says):
     """A claim marker whose field has the wrong type or is blank (`id=5`, `document=None`,

@@ -37,6 +37,7 @@ import cmath
 import json
 import math
 import numbers
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -67,6 +68,10 @@ ORIGINS = ("document", "suite")
 health, typicality of the published run, recipe invariants). Reports count them apart."""
 
 
+CLAIM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+"""A claim id is an identifier: the table, audit.md, audit.html and the diff print it as is."""
+
+
 class ClaimRefuted(AssertionError):
     """The measurement contradicts the published claim in every valid order."""
 
@@ -88,6 +93,11 @@ class ClaimMeta:
     gates: bool = True
 
     def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not CLAIM_ID.fullmatch(self.id):
+            raise ValueError(
+                f"claim id {self.id!r} is not an identifier: letters, digits, '.', '_' and "
+                "'-', starting with a letter or digit"
+            )
         if not self.gates and self.finding:
             raise ValueError(
                 f"claim {self.id}: a claim that never gates the run (a benchmark figure) is "
