@@ -369,6 +369,21 @@ def test_a_claim_marker_with_a_wrong_field_is_a_usage_error(tmp_path, fields, sa
     assert not (folder / "out").exists()
 
 
+def test_a_junitxml_path_that_cannot_be_written_is_refused_at_start(tmp_path):
+    """`--junitxml` to a path that cannot be written: a usage error naming it before any test
+    runs, no traceback. Bug fixed: pytest's junitxml raised its OSError after every test had
+    run, and the claims table and the report were lost (engine/claim_audit/report/plugin.py
+    `_check_junit_path`)."""
+    folder = write_test_folder(tmp_path, HOLDS_MODULE)
+    (tmp_path / "blocker").write_text("a file\n")
+    junit = tmp_path / "blocker" / "junit.xml"
+    result = run_audit_pytest(folder, "--report-dir", "out", f"--junitxml={junit}")
+    assert result.returncode == USAGE_ERROR, result.stdout + result.stderr
+    assert f"--junitxml '{junit}': {junit} lies under the file {junit.parent}" in result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert "test_one" not in result.stdout  # nothing ran
+
+
 def test_a_broken_claims_hook_fails_the_run(tmp_path):
     """A `pytest_claims_audit_claims` hook that raises: the run fails (exit 1) with a line
     naming the hook and the error; the report is partial. Bug fixed: the report went to

@@ -163,7 +163,30 @@ def pytest_configure(config: pytest.Config) -> None:
         cache.lock_timeout_s = budget
     if not _is_worker(config):
         config.stash[_REPORT_DIR] = _report_dir(config)
+        _check_junit_path(config)
         config.pluginmanager.register(AuditCollector(config), "claims-audit-collector")
+
+
+def _check_junit_path(config: pytest.Config) -> None:
+    """Refuse a --junitxml path that cannot be written before any test runs: pytest writes
+    it last, and its OSError there cost the claims table and the report.
+
+    Raises:
+      pytest.UsageError: the path lies under a file, or it (or the nearest folder above it
+        that exists) is not writable. (pytest itself refuses a folder.)
+    """
+    given = config.option.xmlpath
+    if not given:
+        return
+    path = Path(os.path.abspath(os.path.expanduser(os.path.expandvars(given))))
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    problem = None
+    if existing != path and not existing.is_dir():
+        problem = f"lies under the file {existing}"
+    elif not os.access(existing, os.W_OK):
+        problem = f"cannot be written (no write permission on {existing})"
+    if problem:
+        raise pytest.UsageError(f"--junitxml {given!r}: {path} {problem}; name a writable file")
 
 
 _REPORT_DIR = pytest.StashKey[Path]()
