@@ -384,6 +384,20 @@ def test_a_junitxml_path_that_cannot_be_written_is_refused_at_start(tmp_path):
     assert "test_one" not in result.stdout  # nothing ran
 
 
+def test_a_configuration_from_outside_the_rootdir_is_a_partial_run(audited):
+    """`-c /dev/null`: pytest's rootdir is no longer the folder whose configuration it read,
+    so the project's git and lock provenance cannot be told: the run is partial and fails,
+    and the complete report stays. Bug fixed: the complete report was replaced, with no git
+    or lock provenance (engine/claim_audit/report/plugin.py `_foreign_config`)."""
+    folder, before = audited
+    result = run_audit_pytest(folder, "-c", "/dev/null", "--report-dir=out")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "holds not the configuration it read (/dev/null; -c, --rootdir?)" in result.stdout
+    assert {k: v for k, v in snapshot(folder / "out").items() if k in before} == before
+    partial = json.loads((folder / "out" / "partial" / "audit.json").read_text())
+    assert any("-c, --rootdir?" in reason for reason in partial["partial"])
+
+
 def test_a_broken_claims_hook_fails_the_run(tmp_path):
     """A `pytest_claims_audit_claims` hook that raises: the run fails (exit 1) with a line
     naming the hook and the error; the report is partial. Bug fixed: the report went to

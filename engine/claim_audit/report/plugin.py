@@ -473,6 +473,7 @@ class AuditCollector:
         self.partial: list[str] = []
         self.missing: dict[str, str] = {}  # claim id -> why it has no verdict
         self.registry_error: str | None = None
+        self.foreign_config: str | None = None
         self.uncollected: list[str] = []  # test files that failed to import, say
         self.cannot_tell: list[str] = []  # what left tests out where no hook lists the claims
         self.lost: list[str] = []
@@ -617,6 +618,8 @@ class AuditCollector:
                 "pytest_claims_audit_claims lists the documents' claims: this run cannot tell "
                 "whether every claim ran"
             )
+        if self.foreign_config:
+            reasons.append(self.foreign_config)
         if self.jax_environment:
             settings = ", ".join(
                 f"{k.upper()} ({k}={v!r})" for k, v in self.jax_environment.items()
@@ -669,9 +672,11 @@ class AuditCollector:
         self.missing = self._missing()
         if not self.config.pluginmanager.hook.pytest_claims_audit_claims.get_hookimpls():
             self.cannot_tell = _options_leaving_tests_out(self.config)
+        self.foreign_config = _foreign_config(self.config)
         self.partial = self._partial_reasons(session)
         self.lost = self._lost_claims()
-        if (self.lost or self.registry_error or self.cannot_tell) and session.exitstatus == 0:
+        failed = self.lost or self.registry_error or self.cannot_tell or self.foreign_config
+        if failed and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         seeds = self.config.getoption("--seeds")
         no_report = self.config.getoption("--no-report")
@@ -831,6 +836,19 @@ def _error_record(meta: dict, reason: str) -> ClaimRecord:
         tolerance="-",
         verdict="error",
         details={"error": reason},
+    )
+
+
+def _foreign_config(config: pytest.Config) -> str | None:
+    """Why pytest's rootdir may not be the audited project (`-c /dev/null` makes it the test
+    folder): it reads no configuration file of its own there, so the report's git and lock
+    provenance would be another folder's. None when its configuration file is in it."""
+    if config.inipath is not None and config.inipath.parent == config.rootpath:
+        return None
+    return (
+        f"pytest's rootdir {config.rootpath} holds not the configuration it read "
+        f"({config.inipath or 'none'}; -c, --rootdir?): the project's git and lock "
+        "provenance cannot be told"
     )
 
 
