@@ -169,6 +169,21 @@ JAX_MODULE = """
 """
 
 
+def test_jax_tracebacks_from_the_environment_leave_the_audit_complete(tmp_path):
+    """JAX_TRACEBACK_FILTERING=off changes how errors are shown, never a number: the run is
+    complete and records no JAX setting. Bug fixed: every such run was partial, and the
+    option in the cache key recomputed everything (engine/claim_audit/report/provenance.py
+    `_NEUTRAL_JAX_OPTIONS`)."""
+    folder = write_test_folder(tmp_path / "project", JAX_MODULE)
+    result = audit_run(
+        folder, "--report-dir", "out", JAX_PLATFORMS="cpu", JAX_TRACEBACK_FILTERING="off"
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "partial run" not in result.stdout
+    written = json.loads((folder / "out" / "audit.json").read_text())
+    assert written["metadata"]["jax_environment"] == {}
+
+
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 def test_jax_settings_from_the_environment_never_become_the_complete_report(tmp_path, workers):
     """JAX_ENABLE_X64=1 and JAX_DEFAULT_MATMUL_PRECISION (they change the documents'
