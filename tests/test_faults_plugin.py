@@ -169,6 +169,21 @@ JAX_MODULE = """
 """
 
 
+def test_jax_tracebacks_from_the_environment_leave_the_audit_complete(tmp_path):
+    """JAX_TRACEBACK_FILTERING=off changes how errors are shown, never a number: the run is
+    complete and records no JAX setting. Bug fixed: every such run was partial, and the
+    option in the cache key recomputed everything (engine/claim_audit/report/provenance.py
+    `_NEUTRAL_JAX_OPTIONS`)."""
+    folder = write_test_folder(tmp_path / "project", JAX_MODULE)
+    result = audit_run(
+        folder, "--report-dir", "out", JAX_PLATFORMS="cpu", JAX_TRACEBACK_FILTERING="off"
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "partial run" not in result.stdout
+    written = json.loads((folder / "out" / "audit.json").read_text())
+    assert written["metadata"]["jax_environment"] == {}
+
+
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 def test_jax_settings_from_the_environment_never_become_the_complete_report(tmp_path, workers):
     """JAX_ENABLE_X64=1 and JAX_DEFAULT_MATMUL_PRECISION (they change the documents'
@@ -333,8 +348,20 @@ def test_a_read_only_checkout_keeps_its_report(tmp_path):
             'id="c-1", document="demo", section="S", statement="s", origin="blog"',
             "claim c-1: origin must be one of ('document', 'suite'); got 'blog'",
         ),
+        (
+            'id="c-1\\x1b[2J", document="demo", section="S", statement="s"',
+            "claim id 'c-1\\x1b[2J' is not an identifier",
+        ),
     ],
-    ids=["id-int", "id-blank", "document-none", "finding-number", "gates-text", "origin-unknown"],
+    ids=[
+        "id-int",
+        "id-blank",
+        "document-none",
+        "finding-number",
+        "gates-text",
+        "origin-unknown",
+        "id-escape",
+    ],
 )
 def test_a_claim_marker_with_a_wrong_field_is_a_usage_error(tmp_path, fields, says):
     """A claim marker whose field has the wrong type or is blank (`id=5`, `document=None`,
@@ -355,6 +382,35 @@ def test_a_claim_marker_with_a_wrong_field_is_a_usage_error(tmp_path, fields, sa
     assert f"test_module.py::test_claim: @pytest.mark.claim: {says}" in result.stderr
     assert "Traceback" not in result.stdout + result.stderr
     assert not (folder / "out").exists()
+
+
+def test_a_junitxml_path_that_cannot_be_written_is_refused_at_start(tmp_path):
+    """`--junitxml` to a path that cannot be written: a usage error naming it before any test
+    runs, no traceback. Bug fixed: pytest's junitxml raised its OSError after every test had
+    run, and the claims table and the report were lost (engine/claim_audit/report/plugin.py
+    `_check_junit_path`)."""
+    folder = write_test_folder(tmp_path, HOLDS_MODULE)
+    (tmp_path / "blocker").write_text("a file\n")
+    junit = tmp_path / "blocker" / "junit.xml"
+    result = run_audit_pytest(folder, "--report-dir", "out", f"--junitxml={junit}")
+    assert result.returncode == USAGE_ERROR, result.stdout + result.stderr
+    assert f"--junitxml '{junit}': {junit} lies under the file {junit.parent}" in result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert "test_one" not in result.stdout  # nothing ran
+
+
+def test_a_configuration_from_outside_the_rootdir_is_a_partial_run(audited):
+    """`-c /dev/null`: pytest's rootdir is no longer the folder whose configuration it read,
+    so the project's git and lock provenance cannot be told: the run is partial and fails,
+    and the complete report stays. Bug fixed: the complete report was replaced, with no git
+    or lock provenance (engine/claim_audit/report/plugin.py `_foreign_config`)."""
+    folder, before = audited
+    result = run_audit_pytest(folder, "-c", "/dev/null", "--report-dir=out")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "holds not the configuration it read (/dev/null; -c, --rootdir?)" in result.stdout
+    assert {k: v for k, v in snapshot(folder / "out").items() if k in before} == before
+    partial = json.loads((folder / "out" / "partial" / "audit.json").read_text())
+    assert any("-c, --rootdir?" in reason for reason in partial["partial"])
 
 
 def test_a_broken_claims_hook_fails_the_run(tmp_path):

@@ -20,14 +20,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from claim_audit import Claims
+from claim_audit import Claims, Region, figure, satisfied, within
 from claim_audit.engine.claim import (
     PROPERTY,
     Claim,
     ClaimMeta,
     ClaimRecord,
 )
-from claim_audit.orders import FAITHFUL
+from claim_audit.engine.claims import judge_body
+from claim_audit.engine.prediction import half_unit
+from claim_audit.orders import FAITHFUL, Orders
 from claim_audit.render.table import FOOTNOTES
 from claim_audit.report import audit
 from fault_tools import (
@@ -107,6 +109,72 @@ def test_non_finite_figure_is_an_error_not_a_refutation(check):
     with pytest.raises(ValueError, match=r"NaN|finite"):
         check(claim)
     assert not [name for name, _ in properties if name == PROPERTY]
+
+
+INPUTS = Claims("inputs")
+
+
+def judged(claim_id: str, body, *values: float) -> dict:
+    """The record of a claim of `INPUTS` whose body is judged over `values`, one per order."""
+    if claim_id not in INPUTS:
+        published = "> 1" if claim_id.endswith("-q") else "5.0"
+        INPUTS(claim_id, "S", "a claim", published=published)(body)
+    properties: list = []
+    orders = Orders({FAITHFUL: values[0], **{f"o{i}": v for i, v in enumerate(values[1:])}})
+    judge_body(Claim(INPUTS[claim_id].meta, properties), body, {"v": orders})
+    return json.loads(properties[0][1])
+
+
+@pytest.mark.parametrize("printed", ["1e309", "-1e400", "inf", "nan", "1e300"])
+def test_published_figure_beyond_the_engine_is_refused_where_defined(printed):
+    """A published figure that is not finite, or too large to spread over orders: a
+    ValueError naming the claim when it is defined. Bug fixed: "1e309" was an OverflowError
+    from inside the engine when judged (engine/claim_audit/engine/claim.py `ClaimSpec`)."""
+    with pytest.raises(ValueError, match=rf"in-pub: published figure '{printed}' is (not finite|too large)"):  # fmt: skip
+        Claims("inputs-pub")("in-pub", "S", "a claim", published=printed)(lambda v: v)
+
+
+@pytest.mark.parametrize(
+    ("kind", "body"),
+    [("n", lambda v: 10**400), ("seq", lambda v: [10**400]), ("fig", lambda v: figure(-(10**400)))],
+)
+def test_figure_too_large_for_a_float_is_a_clear_error(kind, body):
+    """A body returning an int beyond a float's range: a ValueError naming the claim and the
+    problem. Bug fixed: an OverflowError from inside the engine (claims.py `_as_float`)."""
+    with pytest.raises(ValueError, match=rf"in-huge-{kind}: its body returned the figure .* too large for a float"):  # fmt: skip
+        judged(f"in-huge-{kind}", body, 5.0, 5.1)
+
+
+def test_figures_whose_spread_overflows_are_refused_naming_the_claim():
+    """Orders at ±1e300: a ValueError naming the claim, order and limit. Bug fixed: an
+    overflow RuntimeWarning inside the interval's sd ended the claim as an ERROR without
+    saying why (claim.py `_refuse_too_large`)."""
+    with pytest.raises(ValueError, match=r"in-far: measured 1e\+300 in order 'faithful' is beyond ±1e\+150"):  # fmt: skip
+        judged("in-far", lambda v: v, 1e300, -1e300, 1e300)
+    with pytest.raises(ValueError, match=r"in-far-q: measured -1e\+300 in order 'faithful'"):
+        judged("in-far-q", lambda v: within(v, Region(1.0)), -1e300, 1e300)
+
+
+def test_numpy_arrays_from_a_body_are_judged_and_recorded():
+    """A 0-d numpy array returned (or handed to figure) is judged as its number; a 1-d array
+    among the details is recorded as a list. Bug fixed: both were TypeErrors ("len() of
+    unsized object", "only 0-dimensional arrays can be converted")."""
+    record = judged("in-0d", lambda v: np.array(v), 5.0, 5.01, 4.99)
+    assert (record["verdict"], record["measured"]) == ("holds", "5")
+    record = judged("in-1d", lambda v: figure(np.float32(v), per=np.array([1.0, 2.0])), 5.0, 5.01)
+    assert record["details"]["per"] == [1.0, 2.0]
+    body = lambda v: satisfied(v > 1, measured=np.array([v, v]), per=np.arange(2))  # noqa: E731
+    record = judged("in-1d-q", body, 5.0)
+    assert (record["measured"], record["details"]["per"]) == ("5, 5", [0, 1])
+
+
+@pytest.mark.parametrize(
+    ("printed", "half"), [("1e3", 500.0), ("1.0e3", 50.0), ("1.00E+3", 5.0), ("1000", 0.5)]
+)
+def test_exponent_notation_is_printed_to_its_mantissas_digits(printed, half):
+    """The printed-digit rule for a figure in exponent notation, as documented
+    (docs/VERDICTS.md): half a unit of the mantissa's last digit."""
+    assert half_unit(printed) == half
 
 
 FINDINGS_MODULE = """

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import html as html_text
 import re
+import warnings
 
 import pytest
+from claim_audit import Claims
 from claim_audit.render import html, markdown
+from claim_audit.render.canvas import new_figure, save
 from markdown_it import MarkdownIt
 
 pytestmark = pytest.mark.fault
@@ -141,3 +144,29 @@ def test_an_http_address_is_linked_with_its_markup_quoted():
         html_text.escape(want)
     ]
     assert want in markdown.render(audit, ["f.png"])
+
+
+@pytest.mark.parametrize("claim_id", ["c-1\x1b[2J", "c-1\r", "c 1", "c-1</td>", "-c"])
+def test_a_claim_id_that_is_no_identifier_is_refused_where_defined(claim_id):
+    """A claim id holding terminal escapes, markup or spaces: a ValueError when the claim is
+    defined. Bug fixed: it went raw into the terminal table, audit.md and audit.html
+    (engine/claim_audit/engine/claim.py `ClaimMeta`, `CLAIM_ID`)."""
+    with pytest.raises(ValueError, match="is not an identifier"):
+        Claims("ids")(claim_id, "S", "a claim", published="> 1")(lambda: None)
+
+
+def test_control_characters_in_a_figure_label_are_drawn_escaped(tmp_path):
+    """A "\\r" or an escape in a legend label or title: the figure is saved, the character
+    shown escaped. Bug fixed: matplotlib's "Glyph 13 missing" warning, an error under the
+    suite's warning filter, stopped the whole report (engine/claim_audit/render/canvas.py `save`)."""
+    fig = new_figure(3, 2)
+    ax = fig.subplots()
+    ax.plot([0, 1], [0, 1], label="left\rright")
+    title = ax.set_title("title\x1b[2J\nsecond line")
+    legend = ax.legend()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        save(fig, tmp_path / "f.png")
+    assert (tmp_path / "f.png").is_file() and (tmp_path / "f.svg").is_file()
+    assert legend.get_texts()[0].get_text() == "left\\rright"
+    assert title.get_text() == "title\\x1b[2J\nsecond line"

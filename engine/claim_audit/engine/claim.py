@@ -39,7 +39,9 @@ from __future__ import annotations
 
 import cmath
 import json
+import math
 import numbers
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -78,6 +80,10 @@ ORIGINS = ("document", "suite")
 health, typicality of the published run, recipe invariants). Reports count them apart."""
 
 
+CLAIM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+"""A claim id is an identifier: the table, audit.md, audit.html and the diff print it as is."""
+
+
 class ClaimRefuted(AssertionError):
     """The measurement contradicts the published claim in every valid order."""
 
@@ -99,6 +105,11 @@ class ClaimMeta:
     gates: bool = True
 
     def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not CLAIM_ID.fullmatch(self.id):
+            raise ValueError(
+                f"claim id {self.id!r} is not an identifier: letters, digits, '.', '_' and "
+                "'-', starting with a letter or digit"
+            )
         if not self.gates and self.finding:
             raise ValueError(
                 f"claim {self.id}: a claim that never gates the run (a benchmark figure) is "
@@ -109,6 +120,11 @@ class ClaimMeta:
                 f"claim {self.id}: origin must be one of {ORIGINS}; got {self.origin!r}"
             )
 
+
+LARGEST_FIGURE = 1e150
+"""The largest size of a number judged over orders (a figure, a threshold's value): their
+spread squares deviations, which overflows a float beyond about 1e154. Larger ones are
+refused with the claim named: measure them in a larger unit, or their log."""
 
 Published = str | tuple[str, ...] | None
 Rule = Callable[[Any, Published], Judgement]
@@ -166,6 +182,14 @@ class ClaimSpec:
                 f"claim spec {self.id}: a figure claim needs its published figures and is "
                 "judged over every order"
             )
+        for printed in printed_figures(published) if self.is_figure else ():
+            size = abs(float(printed))  # "1e309" parses as inf
+            if not size <= LARGEST_FIGURE:
+                raise ValueError(
+                    f"claim spec {self.id}: published figure {printed!r} is "
+                    f"{'not finite' if not math.isfinite(size) else 'too large'}: the engine "
+                    f"judges figures up to ±{LARGEST_FIGURE:g}"
+                )
         _ = self.meta  # ClaimMeta checks the finding
 
     @property
@@ -295,6 +319,29 @@ def _nonfinite_at(value: Any, where: str = "") -> str | None:
             if found is not None:
                 return found
     return None
+
+
+def _refuse_too_large(claim_id: str, order: str, judgement: Judgement | Measured) -> None:
+    """A number judged over orders beyond LARGEST_FIGURE would overflow their spread."""
+    values = (
+        judgement.measured
+        if isinstance(judgement, Measured)
+        else tuple(t.value for t in judgement.thresholds)
+    )
+    for value in values:
+        if abs(value) > LARGEST_FIGURE:
+            raise ValueError(
+                f"{claim_id}: measured {value:g} in order {order!r} is beyond "
+                f"±{LARGEST_FIGURE:g}, where its spread over orders overflows a float; "
+                "measure it in a larger unit (or its log)"
+            )
+
+
+def _jsonable(value: Any) -> Any:
+    """A numpy array or scalar in a record as JSON holds it (an array as a list)."""
+    if isinstance(value, np.ndarray | np.generic):
+        return value.tolist()
+    return float(value)
 
 
 def _figure_range(judgements: Mapping[str, Judgement | Measured]) -> list[float] | None:
@@ -544,6 +591,7 @@ class Claim:
         _check_judgements(self.meta.id, judgements)
         for name, judgement in judgements.items():
             _refuse_nonfinite(self.meta.id, name, judgement)
+            _refuse_too_large(self.meta.id, name, judgement)
         faithful = judgements[FAITHFUL]
         reading = self.spec.reading if self.spec is not None else None
         details: dict[str, Any] = {**({"reading": reading} if reading else {})}
@@ -583,7 +631,7 @@ class Claim:
             verdict=verdict,
             details=details,
         )
-        self._properties.append((PROPERTY, json.dumps(record.to_json(), default=float)))
+        self._properties.append((PROPERTY, json.dumps(record.to_json(), default=_jsonable)))
         figures = (
             f"published {record.published}, measured {record.measured}, "
             f"tolerance {record.tolerance}"

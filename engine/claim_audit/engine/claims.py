@@ -12,8 +12,9 @@ argument that is an `Orders` is handed to the body one order's results at a time
 fixtures as they are), and the verdict is taken over what the body returned in each order
 (engine/claim_audit/engine/claim.py). A body returns
 
-- a number, or a sequence of numbers for a tuple of published figures, or `figure(value,
-  **details)` to record figures beside it (e.g. per seed): a figure claim;
+- a number (a 0-d numpy array too), or a sequence of numbers for a tuple of published
+  figures, or `figure(value, **details)` to record figures beside it (e.g. per seed; an
+  array among them is recorded as a list): a figure claim;
 - `over_seeds(values, ddof=...)`: figures over seeds, for a figure published as a mean
   ("6.20") or as a mean and its sd over seeds ("6.20 ± 1.13");
 - a `Judgement` (`satisfied`, `within`, a comparison's): a qualitative claim; its
@@ -71,9 +72,10 @@ class OverSeeds:
 
 @dataclasses.dataclass(frozen=True)
 class Figures:
-    """A figure claim's measured figures in one order, with details recorded beside them."""
+    """A figure claim's measured figures in one order, with details recorded beside them
+    (the numbers as the body gave them; the engine makes them floats where it judges them)."""
 
-    values: tuple[float, ...]
+    values: tuple[Any, ...]
     details: dict[str, Any]
 
 
@@ -82,7 +84,7 @@ def figure(value: float | Sequence[float], **details: Any) -> Figures:
     values = (value,) if _is_number(value) else tuple(value)  # type: ignore[arg-type]
     if not values or not all(_is_number(v) for v in values):
         raise TypeError(f"figure(...) takes a number or a sequence of numbers; got {value!r:.60}")
-    return Figures(tuple(float(v) for v in values), details)
+    return Figures(values, details)
 
 
 def is_figures(published: Published) -> bool:
@@ -103,7 +105,7 @@ def _parses(printed: str) -> bool:
 def over_seeds(values: Iterable[float], *, ddof: int) -> OverSeeds:
     """A figure's values over seeds; the claim judges their mean, and their sd with the
     given `ddof` where the document prints one ("6.20 ± 1.13")."""
-    values = tuple(float(v) for v in values)
+    values = tuple(_as_float(v, "over_seeds(...) was given") for v in values)
     if ddof not in (0, 1):
         raise ValueError(f"ddof must be 0 (population sd) or 1 (sample sd); got {ddof!r}")
     if len(values) <= ddof:
@@ -112,7 +114,22 @@ def over_seeds(values: Iterable[float], *, ddof: int) -> OverSeeds:
 
 
 def _is_number(value: Any) -> bool:
+    """A real number; a 0-d numpy array of one (what numpy reductions often return) too."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return value.dtype.kind in "iuf"
     return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
+def _as_float(value: Any, where: str) -> float:
+    """`value` as a float; an int beyond a float's range (10**400) is a ValueError saying so,
+    not an OverflowError from inside the engine."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(
+            f"{where} {value!r:.40}... is too large for a float (beyond ±1.8e308); "
+            "the experiment or its input is broken, so there is no verdict"
+        ) from None
 
 
 def _as_judgement(claim_id: str, published: Published, value: Any) -> Judgement | Measured:
@@ -145,15 +162,18 @@ def _as_judgement(claim_id: str, published: Published, value: Any) -> Judgement 
             raise ValueError(
                 f"{claim_id}: {len(value.values)} figures measured, {len(printed)} published"
             )
-        return Measured(printed, value.values, dict(value.details))
-    if _is_number(value):
-        value = (value,)
+        value, details = value.values, dict(value.details)
+    elif _is_number(value):
+        value, details = (value,), {}
+    else:
+        details = {}
     if (
         isinstance(value, Sequence | np.ndarray)
         and len(value) == len(printed)
         and all(_is_number(v) for v in value)
     ):
-        return Measured(printed, tuple(float(v) for v in value))
+        measured = tuple(_as_float(v, f"{claim_id}: its body returned the figure") for v in value)
+        return Measured(printed, measured, details)
     raise TypeError(
         f"{claim_id}: its body returned {type(value).__name__} {value!r:.60}; a claim body "
         f"returns a number (or one per published figure: {len(printed)}), over_seeds(...), "

@@ -57,7 +57,9 @@ MAX_ORDERS = 10_000
 
 
 def half_unit(printed: str) -> float:
-    """Half a unit in the last digit of a figure as printed: "0.25" -> 0.005, "125" -> 0.5."""
+    """Half a unit in the last digit of a figure as printed: "0.25" -> 0.005, "125" -> 0.5.
+    A figure in exponent notation is printed to its mantissa's digits: "1e3" (one
+    significant digit) -> 500, "1.0e3" -> 50, "1.00e-3" -> 5e-6."""
     try:
         exponent = Decimal(printed.strip().lstrip("+-")).as_tuple().exponent
     except InvalidOperation:

@@ -35,6 +35,8 @@ def fmt(value: Any) -> str:
         return f"{value:.4g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.3e}"
     if isinstance(value, list | tuple):
         return ", ".join(fmt(v) for v in value)
+    if hasattr(value, "tolist") and hasattr(value, "ndim"):  # a numpy array or scalar
+        return fmt(value.tolist())
     if isinstance(value, dict):
         return ", ".join(f"{k}: {fmt(v)}" for k, v in value.items())
     return str(value)

@@ -9,13 +9,16 @@ saves each with `save`, whose code is in every drawn figure's cache key
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 DPI = 110
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # a newline breaks a label's line
 
 
 def new_figure(width: float, height: float) -> Figure:
@@ -26,7 +29,12 @@ def new_figure(width: float, height: float) -> Figure:
 
 
 def save(fig: Figure, path: Path) -> Path:
-    """Write `fig` as the PNG `path` and as an SVG beside it; returns the PNG's path."""
+    """Write `fig` as the PNG `path` and as an SVG beside it; returns the PNG's path. A
+    control character in a text (a label, a title) is written escaped ("\\r"): no font
+    has a glyph for it, and matplotlib's warning would stop the report."""
+    for text in fig.findobj(Text):
+        if _CONTROL.search(text.get_text()):
+            text.set_text(_CONTROL.sub(lambda m: repr(m[0])[1:-1], text.get_text()))
     fig.savefig(path, dpi=DPI, format="png", metadata={"Software": None})
     # A fixed salt and no date: the same figure gives the same SVG bytes.
     with matplotlib.rc_context({"svg.hashsalt": "claim-audit"}):

@@ -163,7 +163,30 @@ def pytest_configure(config: pytest.Config) -> None:
         cache.lock_timeout_s = budget
     if not _is_worker(config):
         config.stash[_REPORT_DIR] = _report_dir(config)
+        _check_junit_path(config)
         config.pluginmanager.register(AuditCollector(config), "claims-audit-collector")
+
+
+def _check_junit_path(config: pytest.Config) -> None:
+    """Refuse a --junitxml path that cannot be written before any test runs: pytest writes
+    it last, and its OSError there cost the claims table and the report.
+
+    Raises:
+      pytest.UsageError: the path lies under a file, or it (or the nearest folder above it
+        that exists) is not writable. (pytest itself refuses a folder.)
+    """
+    given = config.option.xmlpath
+    if not given:
+        return
+    path = Path(os.path.abspath(os.path.expanduser(os.path.expandvars(given))))
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    problem = None
+    if existing != path and not existing.is_dir():
+        problem = f"lies under the file {existing}"
+    elif not os.access(existing, os.W_OK):
+        problem = f"cannot be written (no write permission on {existing})"
+    if problem:
+        raise pytest.UsageError(f"--junitxml {given!r}: {path} {problem}; name a writable file")
 
 
 _REPORT_DIR = pytest.StashKey[Path]()
@@ -450,6 +473,7 @@ class AuditCollector:
         self.partial: list[str] = []
         self.missing: dict[str, str] = {}  # claim id -> why it has no verdict
         self.registry_error: str | None = None
+        self.foreign_config: str | None = None
         self.uncollected: list[str] = []  # test files that failed to import, say
         self.cannot_tell: list[str] = []  # what left tests out where no hook lists the claims
         self.lost: list[str] = []
@@ -594,6 +618,8 @@ class AuditCollector:
                 "pytest_claims_audit_claims lists the documents' claims: this run cannot tell "
                 "whether every claim ran"
             )
+        if self.foreign_config:
+            reasons.append(self.foreign_config)
         if self.jax_environment:
             settings = ", ".join(
                 f"{k.upper()} ({k}={v!r})" for k, v in self.jax_environment.items()
@@ -646,9 +672,11 @@ class AuditCollector:
         self.missing = self._missing()
         if not self.config.pluginmanager.hook.pytest_claims_audit_claims.get_hookimpls():
             self.cannot_tell = _options_leaving_tests_out(self.config)
+        self.foreign_config = _foreign_config(self.config)
         self.partial = self._partial_reasons(session)
         self.lost = self._lost_claims()
-        if (self.lost or self.registry_error or self.cannot_tell) and session.exitstatus == 0:
+        failed = self.lost or self.registry_error or self.cannot_tell or self.foreign_config
+        if failed and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         seeds = self.config.getoption("--seeds")
         no_report = self.config.getoption("--no-report")
@@ -808,6 +836,19 @@ def _error_record(meta: dict, reason: str) -> ClaimRecord:
         tolerance="-",
         verdict="error",
         details={"error": reason},
+    )
+
+
+def _foreign_config(config: pytest.Config) -> str | None:
+    """Why pytest's rootdir may not be the audited project (`-c /dev/null` makes it the test
+    folder): it reads no configuration file of its own there, so the report's git and lock
+    provenance would be another folder's. None when its configuration file is in it."""
+    if config.inipath is not None and config.inipath.parent == config.rootpath:
+        return None
+    return (
+        f"pytest's rootdir {config.rootpath} holds not the configuration it read "
+        f"({config.inipath or 'none'}; -c, --rootdir?): the project's git and lock "
+        "provenance cannot be told"
     )
 
 

@@ -108,6 +108,7 @@ _NEUTRAL_JAX_OPTIONS = (
     "_log_",
     "_logging_",
     "_dump",
+    "traceback",  # how errors are shown (JAX_TRACEBACK_FILTERING=off), never a number
 )
 
 
