@@ -568,3 +568,25 @@ def test_a_moved_dot_a_changed_definition_and_a_flipped_expectation_are_seen(tmp
     assert result.returncode == 1, result.stdout + result.stderr
     assert "c-1              expected_to_hold: true -> false" in result.stdout
     assert "Verdicts: none changed" in result.stdout
+
+
+def test_the_engine_command_has_diff_and_its_readme_documents_it(tmp_path):
+    """`python -m claim_audit diff OLD NEW` is `python -m claim_audit.report diff`, and the
+    engine's own README shows it in CI, with where the baseline comes from and the exit
+    codes. Bug fixed: "invalid choice: 'diff' (choose from 'new')" (issue 50)."""
+    new = copy.deepcopy(AUDIT)
+    new["claims"][0]["verdict"] = "refuted"
+    old_path, new_path = write(tmp_path, "a.json", AUDIT), write(tmp_path, "b.json", new)
+    engine = subprocess.run(
+        [sys.executable, "-m", "claim_audit", "diff", str(old_path), str(new_path)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        cwd=REPO,
+    )
+    report = run_diff(str(old_path), str(new_path))
+    assert (engine.returncode, engine.stdout) == (report.returncode, report.stdout) == (1, report.stdout)  # fmt: skip
+    readme = (REPO / "engine" / "README.md").read_text()
+    assert "python -m claim_audit diff" in readme and "baseline" in readme
+    for code in "0123":
+        assert f"| {code} |" in readme

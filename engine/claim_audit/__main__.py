@@ -1,4 +1,5 @@
-"""`python -m claim_audit new NAME [FOLDER]`: write a starter audit for the document NAME."""
+"""`python -m claim_audit new NAME [FOLDER]`: write a starter audit for the document NAME;
+`python -m claim_audit diff OLD.json NEW.json`: what moved between two audits."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .report.__main__ import add_diff_command, run_diff
 from .starter import write_starter
 
 
@@ -19,7 +21,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     new.add_argument("name", help="the document's name: a module name, e.g. my_paper")
     new.add_argument("folder", nargs="?", default=".", help="where to write (default: here)")
+    add_diff_command(commands)
     args = parser.parse_args(argv)
+    if args.command == "diff":
+        return run_diff(args)
     try:
         written = write_starter(args.name, Path(args.folder))
     except (ValueError, FileExistsError) as error:

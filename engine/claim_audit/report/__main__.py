@@ -1,26 +1,27 @@
-"""`python -m claim_audit.report diff OLD.json NEW.json`: compare two audit reports (claim_audit/report/diff.py)."""
+"""`python -m claim_audit.report diff OLD.json NEW.json`: compare two audit reports
+(claim_audit/report/diff.py); `python -m claim_audit diff` is the same command."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+DIFF_HELP = "print the verdicts, figures and metadata that changed between two audit.json files"
+DIFF_EXIT_CODES = (
+    "Exit status: 0 when nothing moved; 1 when a verdict changed, a claim "
+    "appeared or disappeared, a measured figure became NaN or infinite or disappeared, or a "
+    "claim's expected_to_hold flipped; "
+    "2 when a file cannot be read or is not an audit (one line on stderr says why); 3 when "
+    "no verdict moved but a figure a verdict rests on moved beyond its tolerance (derived "
+    "from the old audit: the spread of its valid float orders, the printing of the "
+    "figure), moved several-fold beyond every order's range, or a printed figure's text "
+    "changed, so that a CI gate sees it; --verdicts-only makes that 0."
+)
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m claim_audit.report", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    diff = commands.add_parser(
-        "diff",
-        help="print the verdicts, figures and metadata that changed between two audit.json files",
-        description="Exit status: 0 when nothing moved; 1 when a verdict changed, a claim "
-        "appeared or disappeared, a measured figure became NaN or infinite or disappeared, or a "
-        "claim's expected_to_hold flipped; "
-        "2 when a file cannot be read or is not an audit (one line on stderr says why); 3 when "
-        "no verdict moved but a figure a verdict rests on moved beyond its tolerance (derived "
-        "from the old audit: the spread of its valid float orders, the printing of the "
-        "figure) or a printed figure's text changed, so that a CI gate sees it; "
-        "--verdicts-only makes that 0.",
-    )
+
+def add_diff_command(commands: argparse._SubParsersAction) -> None:
+    """Declare the `diff` subcommand on `commands` (an argparse subparsers object)."""
+    diff = commands.add_parser("diff", help=DIFF_HELP, description=DIFF_EXIT_CODES)
     diff.add_argument("old", metavar="OLD.json")
     diff.add_argument("new", metavar="NEW.json")
     diff.add_argument(
@@ -35,12 +36,22 @@ def main(argv: list[str] | None = None) -> int:
         help="exit 0, not 3, when only figures moved (they are still listed), e.g. while "
         "moving the lock, when figures are expected to move",
     )
-    args = parser.parse_args(argv)
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    """Run the `diff` subcommand parsed by `add_diff_command`; its exit status."""
     from . import diff as audit_diff
 
     return audit_diff.main(
         args.old, args.new, verbose=args.verbose, verdicts_only=args.verdicts_only
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m claim_audit.report", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_diff_command(commands)
+    return run_diff(parser.parse_args(argv))
 
 
 if __name__ == "__main__":
