@@ -668,7 +668,8 @@ def _moved_line(m: Moved) -> str:
         return f"  {m.claim_id:<16} {m.figure:<22} {change}"
     change = f"{_number(m.old)} -> {_number(m.new)} (moved {_number(abs(m.new - m.old))}"
     if m.fold is not None:
-        change += ", changed sign" if math.isinf(m.fold) else f", {m.fold:.3g}-fold"
+        fold = "changed sign" if math.isinf(m.fold) else f"{m.fold:.3g}-fold"
+        change += f", {fold} beyond both runs' orders"
     limit = "" if m.tolerance is None else f", tolerance {_number(m.tolerance)}"
     return f"  {m.claim_id:<16} {m.figure:<22} {change}{limit})"
 
