@@ -645,7 +645,10 @@ def test_a_several_fold_move_is_seen_whatever_the_old_spread(tmp_path):
     assert moved["effects[0].faithful"].tolerance > 0.08566 - 0.01343  # the old spread
     result = run_diff(str(write(tmp_path, "a.json", old)), str(write(tmp_path, "b.json", new)))
     assert result.returncode == 3, result.stdout + result.stderr
-    assert "0.08566 -> 0.01343 (moved 0.07223, 6.38-fold beyond both runs' orders, tolerance" in result.stdout
+    assert (
+        "0.08566 -> 0.01343 (moved 0.07223, 6.38-fold beyond both runs' orders, tolerance"
+        in result.stdout
+    )
     overlapping = with_claims(threshold_claim([0.01343, 0.0131, 0.04], 2))
     assert diff.compare(old, overlapping).moved == []
     assert diff.several_fold(diff.Figure("x", 1.0, None, span=(0.9, 1.1)), diff.Figure("x", -1.0, None, span=(-1.1, -0.9))) == math.inf  # fmt: skip
