@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for path in written:
         print(f"wrote {path}")
-    print(f"run it: cd {args.folder} && pytest --report-dir report")
+    print(f"run it: cd {args.folder} && pytest --report-dir=report")
     return 0
 
 

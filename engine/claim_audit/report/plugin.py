@@ -15,8 +15,10 @@ answers (engine/claim_audit/report/watchdog.py).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
+import shlex
 import sys
 import tempfile
 import threading
@@ -53,7 +55,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--report-dir",
         default=None,
-        help="where the audit report is written (default: report/ in the rootdir)",
+        help="where the audit report is written (default: report/ in the rootdir); write "
+        "--report-dir=DIR, one word: pytest takes a separate DIR for a test path when it "
+        "looks for the rootdir",
     )
     group.addoption(
         "--report-errors-as-complete",
@@ -228,6 +232,7 @@ def _report_dir(config: pytest.Config) -> Path:
         ) from None
     except RuntimeError as error:  # `~` without a home folder
         raise pytest.UsageError(f"--report-dir {given!r}: {error}") from None
+    _refuse_report_dir_as_rootdir(config, given, path)
     sources = [config.rootpath, *(config.rootpath / p for p in config.getini("testpaths"))]
     for source in (s.resolve() for s in sources):
         if path == source or path in source.parents:
@@ -236,6 +241,25 @@ def _report_dir(config: pytest.Config) -> Path:
                 "would be written among the project's files; name a folder of its own"
             )
     return path
+
+
+def _refuse_report_dir_as_rootdir(config: pytest.Config, given: str, path: Path) -> None:
+    """Refuse `--report-dir X` (the space form) naming an existing folder outside the folder
+    pytest was started in or outside its rootdir: pytest looks for the rootdir and the ini
+    file before any plugin declares its options, and takes X for a test path there
+    (pytest-dev/pytest#1435), so the rootdir (and with it pytest.ini, the cache, the git
+    commit) silently moves. `--report-dir=X` is one word, which pytest skips as an option."""
+    args = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *config.invocation_params.args]
+    spaced = any(a == "--report-dir" and b == given for a, b in itertools.pairwise(args))
+    if not spaced or not path.exists():
+        return
+    started = config.invocation_params.dir.resolve()
+    if not (path.is_relative_to(started) and path.is_relative_to(config.rootpath.resolve())):
+        raise pytest.UsageError(
+            f"--report-dir {given}: pytest takes an existing folder after an option for a test "
+            f"path when it looks for the rootdir (pytest-dev/pytest#1435; here it chose "
+            f"{config.rootpath}); write it as one word: {shlex.quote(f'--report-dir={given}')}"
+        )
 
 
 # Every claim collected, node id -> meta (before -k / -m deselection), and the node ids of the
