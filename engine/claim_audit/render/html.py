@@ -139,10 +139,13 @@ def _claims(audit: dict, figures_of: dict[str, list[str]], shown: set[str]) -> l
                     for f in figures_of.get(claim["id"], [])
                     if f in shown
                 ]
+                statement = escape(claim["statement"])
+                if reading := details.get("reading"):
+                    statement += f' <em class="reading">Reading: {escape(str(reading))}.</em>'
                 lines.append(
                     f'<tr id="{_anchor("claim", claim["id"])}">'
                     f'<td class="id">{escape(claim["id"])}</td>'
-                    f"<td>{escape(claim['statement'])}</td>"
+                    f"<td>{statement}</td>"
                     f'<td class="num">{escape(str(claim["published"]))}</td>'
                     f'<td class="num">{escape(str(claim["measured"]))}</td>'
                     f'<td class="num">{escape(str(claim["tolerance"]))}</td>'
