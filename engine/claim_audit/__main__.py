@@ -16,8 +16,8 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     new = commands.add_parser(
         "new",
-        help="write a starter: the document's recipe, its claims, its report registration "
-        "and pytest settings (the worked example of docs/ADDING_A_DOCUMENT.md)",
+        help="write a starter: a toy document's recipe, its claims, its report registration "
+        "and pytest settings, each to replace with your document's",
     )
     new.add_argument("name", help="the document's name: a module name, e.g. my_paper")
     new.add_argument("folder", nargs="?", default=".", help="where to write (default: here)")

@@ -73,8 +73,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=_seeds,
         default=None,
         metavar="SEEDS",
-        help="robustness sweep: re-evaluate the comparative claims on these seeds (each "
-        "document says what its seeds are), e.g. 0-9 or 0,3,5-7 (computes the ones not cached)",
+        help="robustness sweep over these seeds, e.g. 0-9 or 0,3,5-7: tests using the "
+        "sweep_seeds fixture run, and the project's pytest_claims_audit_robustness hook "
+        "computes the report's robustness section (each document says what its seeds are)",
     )
     parser.addini(
         "claims_audit_method",
@@ -101,7 +102,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="N",
         help="judge every claim over at least N valid float orders per document (default: "
-        "each document's own; more orders give figure verdicts more power, and cost training)",
+        "each document's own; more orders narrow a figure's prediction interval, and cost "
+        "one more run of each claim's experiment per order)",
     )
 
 
@@ -709,7 +711,8 @@ class AuditCollector:
                 if seeds is not None and self.robustness is None:
                     self.robustness_error = (
                         "--seeds asks for a sweep, but no pytest_claims_audit_robustness hook "
-                        "computed one (engine/claim_audit/report/hooks.py)"
+                        "computed one: implement it in the project's conftest.py (the hook is "
+                        "declared in claim_audit.report.hooks), or run without --seeds"
                     )
             if self.robustness_error and session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
