@@ -69,7 +69,11 @@ def _header(audit: dict) -> list[str]:
     git = meta.get("git") or {}
     commit = git.get("commit")
     if commit is None:
-        code = "not a git repository"
+        code = (
+            "a git repository with no commit yet"
+            if git.get("no_commit_yet")
+            else "not a git repository"
+        )
     else:
         dirty = ", with uncommitted changes" if git.get("dirty") else ""
         code = f"commit <code>{escape(commit[:12])}</code>{dirty}"
