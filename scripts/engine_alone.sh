@@ -22,11 +22,11 @@ mkdir "$work/project"
 cd "$work/project"
 "$work/venv/bin/python" -m pytest --help > "$work/help.txt"
 grep -q -- "--report-dir" "$work/help.txt"
-"$work/venv/bin/python" -m pytest -p no:cacheprovider --strict-markers --report-dir report
+"$work/venv/bin/python" -m pytest -p no:cacheprovider --strict-markers --report-dir=report
 test -s report/audit.json
 # The starter command, from the installed package's own templates.
 "$work/venv/bin/python" -m claim_audit new my_paper "$work/starter"
 cd "$work/starter"
-"$work/venv/bin/python" -m pytest -p no:cacheprovider --strict-markers --report-dir report
+"$work/venv/bin/python" -m pytest -p no:cacheprovider --strict-markers --report-dir=report
 test -s report/audit.json
 echo "engine_alone: the worked example and the starter are green with the engine alone (no JAX)"

@@ -250,3 +250,30 @@ def test_the_starter_command_writes_a_green_audit_and_overwrites_nothing(tmp_pat
     bad = subprocess.run([*new, "My-Paper", str(tmp_path / "x")], capture_output=True, text=True, env=env, timeout=TIMEOUT_S)  # fmt: skip
     assert bad.returncode == 2 and "module name" in bad.stderr, bad.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_a_report_dir_outside_the_project_never_moves_the_rootdir(tmp_path):
+    """`pytest --report-dir /existing/folder/outside`: pytest takes the folder for a test path
+    when it looks for the rootdir (pytest-dev/pytest#1435), before the plugin can declare the
+    option, so the plugin refuses it, naming the fix; `--report-dir=/outside` (one word)
+    keeps the project's rootdir and pytest.ini (issue 50)."""
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    (project / "pytest.ini").write_text("[pytest]\nclaims_audit_versions = numpy\n")
+    (project / "test_one.py").write_text("def test_one():\n    pass\n")
+    env = child_env()
+    env.pop("PYTHONPATH", None)
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "pytest", *STRICT, "-p", "no:xdist", *args]
+        return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)  # fmt: skip
+
+    refused = run("--report-dir", str(outside))
+    assert refused.returncode == 4, refused.stdout + refused.stderr
+    assert f"write it as one word: --report-dir={outside}" in refused.stderr
+    assert not (outside / "audit.json").exists()
+    kept = run(f"--report-dir={outside}")
+    assert kept.returncode == 0, kept.stdout[-3000:] + kept.stderr[-3000:]
+    assert f"rootdir: {project}\nconfigfile: pytest.ini" in kept.stdout
+    assert run("--report-dir", "report").returncode == 0  # inside the project: harmless

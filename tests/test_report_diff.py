@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -225,7 +226,8 @@ def test_tolerances_are_read_as_recorded():
 def test_figure_that_became_non_finite_or_disappeared_is_a_move(tmp_path):
     """`python -m claim_audit.report diff` with a figure that became NaN or infinite, or that a claim no
     longer records: listed as a move, exit 1. Bug fixed: it printed "none moved" and exited 0
-    (engine/claim_audit/report/diff.py `_compare_figures`)."""
+    (engine/claim_audit/report/diff.py `_compare_figures`). A figure of an order the new run
+    did not compute is no loss: the number of orders moved, shown as metadata."""
     new = copy.deepcopy(AUDIT)
     new["claims"][0]["details"]["measured_value"] = math.nan
     new["claims"][1]["details"]["measured_values"] = [math.inf, 2.1]
@@ -235,12 +237,13 @@ def test_figure_that_became_non_finite_or_disappeared_is_a_move(tmp_path):
     assert changes.lost == [
         ("c-1", "measured_value", "1.004 -> nan"),
         ("c-2", "measured_values[0]", "1.05 -> inf"),
-        ("c-4", "orders.rev", "disappeared"),
     ]
+    assert changes.orders == [("c-4", 2, 1)]
     old_path = write(tmp_path, "a.json", AUDIT)
     result = run_diff(str(old_path), str(write(tmp_path, "b.json", new)))
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "Figures lost: non-finite or disappeared (3):" in result.stdout
+    assert "Figures lost: non-finite or disappeared (2):" in result.stdout
+    assert "orders per claim: 2 -> 1 (1 claim: c-4)" in result.stdout
     assert "Verdicts: none changed" not in result.stdout
     assert run_diff(str(write(tmp_path, "c.json", new)), str(old_path)).returncode == 0
 
@@ -423,9 +426,10 @@ def test_a_figure_claims_interval_and_orders_are_compared():
 
 
 def test_a_threshold_claims_effects_are_compared():
-    """The effects a threshold claim will record (`details.effects`: faithful figure, one per
-    order, interval; region): a figure beyond the gap of two draws over its orders, or a
-    changed region, is listed; the verdict 'inconclusive' is a verdict like any other."""
+    """The effects a threshold claim records (`details.effects`: faithful figure, one per
+    order, range; region): a figure beyond the gap of two draws over its orders is listed as
+    moved, a changed region as a changed definition; the verdict 'inconclusive' is a verdict
+    like any other."""
 
     def effect_claim(faithful: float, region: str, verdict: str = "holds") -> dict:
         values = [faithful, 3.797, 3.536, 3.827]
@@ -434,9 +438,9 @@ def test_a_threshold_claims_effects_are_compared():
             "region": region,
             "faithful": faithful,
             "values": values,
-            "interval": [3.0, 4.1],
-            "mean_over_orders": float(np.mean(values)),
-            "sd_over_orders": 0.2,
+            "range": [min(values), max(values)],
+            "in_region": [4, 4],
+            "scale": "linear",
         }
         return claim("t-1", verdict, tolerance=region, details={"effects": [effect]})
 
@@ -444,10 +448,15 @@ def test_a_threshold_claims_effects_are_compared():
     changes = diff.compare(old, with_claims(effect_claim(12345.0, "in [3, 5]")))
     assert sorted(m.figure for m in changes.moved) == [
         "effects[0].faithful",
-        "effects[0].region",
         "effects[0].values[0]",
     ]
-    assert diff.figures(old["claims"][0])["effects[0].faithful"].tolerance == diff.draw_gap(0.2, 4)
+    assert [(key, a, b) for _, key, a, b in changes.definitions] == [
+        ("tolerance", "in [3, 4]", "in [3, 5]"),
+        ("effects[0].region", "in [3, 4]", "in [3, 5]"),
+    ]
+    sd = float(np.std([3.39, 3.797, 3.536, 3.827], ddof=1))
+    tolerance = diff.figures(old["claims"][0])["effects[0].faithful"].tolerance
+    assert tolerance == pytest.approx(diff.draw_gap(sd, 4))
     moved = diff.compare(old, with_claims(effect_claim(3.39, "in [3, 4]", "inconclusive")))
     assert moved.verdicts_moved
 
@@ -568,3 +577,131 @@ def test_a_moved_dot_a_changed_definition_and_a_flipped_expectation_are_seen(tmp
     assert result.returncode == 1, result.stdout + result.stderr
     assert "c-1              expected_to_hold: true -> false" in result.stdout
     assert "Verdicts: none changed" in result.stdout
+
+
+def test_the_engine_command_has_diff_and_its_readme_documents_it(tmp_path):
+    """`python -m claim_audit diff OLD NEW` is `python -m claim_audit.report diff`, and the
+    engine's own README shows it in CI, with where the baseline comes from and the exit
+    codes. Bug fixed: "invalid choice: 'diff' (choose from 'new')" (issue 50)."""
+    new = copy.deepcopy(AUDIT)
+    new["claims"][0]["verdict"] = "refuted"
+    old_path, new_path = write(tmp_path, "a.json", AUDIT), write(tmp_path, "b.json", new)
+    engine = subprocess.run(
+        [sys.executable, "-m", "claim_audit", "diff", str(old_path), str(new_path)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        cwd=REPO,
+    )
+    report = run_diff(str(old_path), str(new_path))
+    assert (engine.returncode, engine.stdout) == (report.returncode, report.stdout) == (1, report.stdout)  # fmt: skip
+    readme = (REPO / "engine" / "README.md").read_text()
+    assert "python -m claim_audit diff" in readme and "baseline" in readme
+    for code in "0123":
+        assert f"| {code} |" in readme
+
+
+def threshold_claim(values: list[float], holds: int, reading: str = "'small': below 0.02") -> dict:
+    """A threshold claim as the engine records it, over len(values) orders."""
+    names = ["faithful", *(f"float32-{k}" for k in range(len(values) - 1))]
+    effect = {
+        "effect": "ECE",
+        "region": "< 0.02",
+        "scale": "linear",
+        "faithful": values[0],
+        "values": values,
+        "range": [min(values), max(values)],
+        "in_region": [holds, len(values)],
+    }
+    orders = {
+        name: {"measured": f"{v:.4g}", "holds": v < 0.02}
+        for name, v in zip(names, values, strict=True)
+    }
+    details = {
+        "reading": reading,
+        "holds_in_orders": [holds, len(values)],
+        "share_interval": [0.0, 0.6],
+        "share_method": "margins",
+        "copies": 0,
+        "effects": [effect],
+        "orders": orders,
+        "range_over_orders": [min(values), max(values)],
+    }
+    return claim("calib-7", "inconclusive", published="< 0.02", measured=f"{values[0]:.4g}", tolerance="< 0.02", details=details)  # fmt: skip
+
+
+def test_a_several_fold_move_is_seen_whatever_the_old_spread(tmp_path):
+    """A figure that moved six-fold (0.08566 -> 0.01343, holding in 0/3 then 3/3 orders) with
+    the same verdict: listed as moved, with its fold, exit 3, though the old run's three
+    orders spread so wide that the gap of two draws exceeds the move. A move inside the
+    range of either run's orders is not several-fold. Bug fixed: "Figures: none moved beyond
+    its tolerance." and exit 0 (issue 50)."""
+    old = with_claims(threshold_claim([0.08566, 0.03, 0.3], 0))
+    new = with_claims(threshold_claim([0.01343, 0.0131, 0.0138], 3))
+    changes = diff.compare(old, new)
+    moved = {m.figure: m for m in changes.moved}
+    assert {"effects[0].faithful", "orders.faithful.measured[0]"} <= set(moved)
+    assert moved["effects[0].faithful"].fold == pytest.approx(0.08566 / 0.01343)
+    assert moved["effects[0].faithful"].tolerance > 0.08566 - 0.01343  # the old spread
+    result = run_diff(str(write(tmp_path, "a.json", old)), str(write(tmp_path, "b.json", new)))
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert (
+        "0.08566 -> 0.01343 (moved 0.07223, 6.38-fold beyond both runs' orders, tolerance"
+        in result.stdout
+    )
+    overlapping = with_claims(threshold_claim([0.01343, 0.0131, 0.04], 2))
+    assert diff.compare(old, overlapping).moved == []
+    assert diff.several_fold(diff.Figure("x", 1.0, None, span=(0.9, 1.1)), diff.Figure("x", -1.0, None, span=(-1.1, -0.9))) == math.inf  # fmt: skip
+
+
+def test_a_changed_reading_or_region_is_a_changed_definition_not_a_moved_figure():
+    """A qualitative claim whose reading, region or tolerance changed: listed with the
+    published figure, tolerance and statement changes, not as moved figures (issue 50)."""
+    values = [0.01343, 0.0131, 0.0138]
+    old = threshold_claim(values, 3)
+    new = threshold_claim(values, 3, reading="'small': below 0.03")
+    new["tolerance"] = new["details"]["effects"][0]["region"] = "< 0.03"
+    changes = diff.compare(with_claims(old), with_claims(new))
+    assert changes.moved == [] and not changes.gate_fails
+    assert [key for _, key, _, _ in changes.definitions] == [
+        "tolerance",
+        "reading",
+        "effects[0].region",
+    ]
+    text = "\n".join(diff.render(changes, "a", "b"))
+    assert "calib-7          reading: 'small': below 0.02 -> 'small': below 0.03" in text
+    assert "Figures: none moved beyond its tolerance." in text
+
+
+def test_more_orders_move_the_metadata_not_the_figures(tmp_path):
+    """`--orders 3` then `--orders 6`: the shared orders' figures are compared, the new
+    orders', the interval ends and the count are not; one metadata line says 3 -> 6; exit 0.
+    Bug fixed: exit 3 with "figures[0].orders 3 -> 6" and a line per new order (issue 50)."""
+    old = with_claims(threshold_claim([0.01343, 0.0131, 0.0138], 3), figure_claim(orders=3))
+    new = with_claims(
+        threshold_claim([0.01343, 0.0131, 0.0138, 0.0133, 0.0135, 0.0136], 6),
+        figure_claim(low=2.4470, high=2.4480, orders=6),
+    )
+    new["claims"][1]["details"]["orders"] |= {f"twin-{k}": {"measured": "2.448"} for k in range(4)}  # fmt: skip
+    changes = diff.compare(old, new)
+    assert (changes.moved, changes.figures_only_in_one, changes.lost) == ([], [], [])
+    assert changes.orders == [("calib-7", 3, 6), ("f-1", 2, 6)]
+    result = run_diff(str(write(tmp_path, "a.json", old)), str(write(tmp_path, "b.json", new)))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "orders per claim: 3 -> 6 (1 claim: calib-7)" in result.stdout
+    assert "recorded in one file only" not in result.stdout
+
+
+def test_a_closed_pipe_ends_the_diff_quietly(tmp_path):
+    """`python -m claim_audit diff OLD NEW | head -1`: no BrokenPipeError traceback, and the
+    exit status is still the diff's. Bug fixed: a traceback on stderr (issue 50)."""
+    new = copy.deepcopy(AUDIT)
+    new["metadata"]["versions"] = {f"package-{k}": "1.0" for k in range(20_000)}
+    old_path, new_path = write(tmp_path, "a.json", AUDIT), write(tmp_path, "b.json", new)
+    command = f"{shlex.quote(sys.executable)} -m claim_audit diff {old_path} {new_path} | head -1; exit ${{PIPESTATUS[0]}}"  # fmt: skip
+    result = subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, timeout=TIMEOUT_S, cwd=REPO
+    )
+    assert result.stdout == f"old: {old_path}\n"
+    assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr
+    assert result.returncode == 0, result.stderr

@@ -217,3 +217,15 @@ def test_written_report_has_every_figure_inline_and_an_svg_beside_each(
     assert sorted(entry["file"] for entry in index) == [p.name for p in pngs]
     assert "figure-reliability_seed0" in page.links and "figure-uncertainty_band" in page.links
     assert not re.search(r"https?://(?!tahabouhsine\.com)", (report / "audit.html").read_text())
+
+
+def test_each_claims_reading_is_shown_as_in_audit_md():
+    """A claim's `reading=` (the rule behind a qualitative verdict) is on the page beside its
+    statement, escaped, as audit.md shows it. Bug fixed: audit.html left every reading out
+    (issue 50)."""
+    read = copy.deepcopy(AUDIT)
+    read["claims"][0]["details"]["reading"] = "'close to <1>': the ratio lies in [0.9, 1.1]"
+    text = html.render(read, {})
+    parse(text)
+    assert "Reading: &#x27;close to &lt;1&gt;&#x27;: the ratio lies in [0.9, 1.1]." in text
+    assert text.count("Reading:") == 1

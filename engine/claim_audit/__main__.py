@@ -1,4 +1,5 @@
-"""`python -m claim_audit new NAME [FOLDER]`: write a starter audit for the document NAME."""
+"""`python -m claim_audit new NAME [FOLDER]`: write a starter audit for the document NAME;
+`python -m claim_audit diff OLD.json NEW.json`: what moved between two audits."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .report.__main__ import add_diff_command, run_diff
 from .starter import write_starter
 
 
@@ -14,12 +16,15 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     new = commands.add_parser(
         "new",
-        help="write a starter: the document's recipe, its claims, its report registration "
-        "and pytest settings (the worked example of docs/ADDING_A_DOCUMENT.md)",
+        help="write a starter: a toy document's recipe, its claims, its report registration "
+        "and pytest settings, each to replace with your document's",
     )
     new.add_argument("name", help="the document's name: a module name, e.g. my_paper")
     new.add_argument("folder", nargs="?", default=".", help="where to write (default: here)")
+    add_diff_command(commands)
     args = parser.parse_args(argv)
+    if args.command == "diff":
+        return run_diff(args)
     try:
         written = write_starter(args.name, Path(args.folder))
     except (ValueError, FileExistsError) as error:
@@ -35,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for path in written:
         print(f"wrote {path}")
-    print(f"run it: cd {args.folder} && pytest --report-dir report")
+    print(f"run it: cd {args.folder} && pytest --report-dir=report")
     return 0
 
 

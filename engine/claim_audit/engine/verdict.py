@@ -27,11 +27,14 @@ from typing import Any
 
 
 def fmt(value: Any) -> str:
-    """A figure as the audit prints it: 4 significant digits, lists and named figures joined
-    by commas."""
+    """A figure as the audit prints it: 4 significant digits (a whole number plainly, as
+    99900, up to 2**53, where floats stop holding every integer), lists and named figures
+    joined by commas."""
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"
+        if value.is_integer() and abs(value) <= 2**53:
+            return f"{value:.0f}"
         return f"{value:.4g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.3e}"
     if isinstance(value, list | tuple):
         return ", ".join(fmt(v) for v in value)

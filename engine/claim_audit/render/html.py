@@ -69,7 +69,11 @@ def _header(audit: dict) -> list[str]:
     git = meta.get("git") or {}
     commit = git.get("commit")
     if commit is None:
-        code = "not a git repository"
+        code = (
+            "a git repository with no commit yet"
+            if git.get("no_commit_yet")
+            else "not a git repository"
+        )
     else:
         dirty = ", with uncommitted changes" if git.get("dirty") else ""
         code = f"commit <code>{escape(commit[:12])}</code>{dirty}"
@@ -136,10 +140,13 @@ def _claims(audit: dict, figures_of: dict[str, list[str]], shown: set[str]) -> l
                     for f in figures_of.get(claim["id"], [])
                     if f in shown
                 ]
+                statement = escape(claim["statement"])
+                if reading := details.get("reading"):
+                    statement += f' <em class="reading">Reading: {escape(str(reading))}.</em>'
                 lines.append(
                     f'<tr id="{_anchor("claim", claim["id"])}">'
                     f'<td class="id">{escape(claim["id"])}</td>'
-                    f"<td>{escape(claim['statement'])}</td>"
+                    f"<td>{statement}</td>"
                     f'<td class="num">{escape(str(claim["published"]))}</td>'
                     f'<td class="num">{escape(str(claim["measured"]))}</td>'
                     f'<td class="num">{escape(str(claim["tolerance"]))}</td>'

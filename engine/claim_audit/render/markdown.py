@@ -93,8 +93,7 @@ def render(audit: dict, figure_names: list[str]) -> str:
         "",
         _escape(
             f"{stack_text(versions)}Python {versions['python']} on {system['system']}"
-            f"{backend}; cache: {meta['cache']['hits']} hits, "
-            f"{meta['cache']['computed']} computed; wall time {meta['wall_s']:.1f} s."
+            f"{backend}; {cache_text(meta['cache'])}; wall time {meta['wall_s']:.1f} s."
         ),
         "",
         "".join(f"*{text}*" if emphasised else text for text, emphasised in rule_note(method)),
@@ -158,6 +157,15 @@ def render(audit: dict, figure_names: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def cache_text(cache: dict) -> str:
+    """The engine cache's activity (`claim_audit.cache.cached` only: a project's own cache,
+    joblib.Memory or functools.cache, is not counted), said as such."""
+    hits, computed = cache.get("hits", 0), cache.get("computed", 0)
+    if not (hits or computed or cache.get("uncached", 0)):
+        return "engine cache (claim_audit.cache.cached): not used"
+    return f"engine cache (claim_audit.cache.cached): {hits} hits, {computed} computed"
+
+
 def _header(audit: dict) -> list[str]:
     """Which documents were audited (linked where they are published), the commit, the date."""
     meta = audit["metadata"]
@@ -171,7 +179,11 @@ def _header(audit: dict) -> list[str]:
             named.append(_source_text(source, f" ({_escape(source.kind)})"))
     git = meta.get("git") or {}
     if git.get("commit") is None:
-        code = "Not a git repository"
+        code = (
+            "A git repository with no commit yet"
+            if git.get("no_commit_yet")
+            else "Not a git repository"
+        )
     else:
         dirty = " (uncommitted changes)" if git.get("dirty") else ""
         code = f"Commit {_escape(git['commit'][:12] + dirty)}"

@@ -3,6 +3,7 @@ robustness tables printed after it."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections import Counter
 from itertools import groupby
@@ -91,21 +92,29 @@ FOOTNOTES = {
 }
 
 
+def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """A sort key that reads the digits of `text` as numbers: calib-2 before calib-10."""
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part
+    )
+
+
 def ordered(records: list[ClaimRecord]) -> list[ClaimRecord]:
-    """By document, then sections in the order of their first claim id (health last), then id."""
+    """By document, then sections in the order of their first claim id (health last), then
+    id; ids in natural order (calib-2 before calib-10)."""
     first_id: dict[tuple[str, str], str] = {}
     for r in records:
         key = (r.document, r.section)
-        first_id[key] = min(first_id.get(key, r.id), r.id)
+        first_id[key] = min(first_id.get(key, r.id), r.id, key=natural_key)
     health_last = lambda r: r.id.startswith("H-")  # noqa: E731
     return sorted(
         records,
         key=lambda r: (
             r.document,
             health_last(r),
-            first_id[r.document, r.section],
+            natural_key(first_id[r.document, r.section]),
             r.section,
-            r.id,
+            natural_key(r.id),
         ),
     )
 

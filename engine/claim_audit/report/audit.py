@@ -52,9 +52,12 @@ def metadata(
 ) -> dict[str, Any]:
     """Versions, platform, the audited `project`'s provenance (commit, lock digest, data
     digests, method; the command and device), the jax.config options the environment set in
-    the processes that ran the tests (`provenance.jax_environment`; None: none imported JAX),
-    the `documents` audited (their sources, for headings), cache activity and wall time."""
+    the processes that ran the tests (`provenance.jax_environment`), the `documents` audited
+    (their sources, for headings), cache activity and wall time. The JAX fields
+    (`platform.jax_backend`, `jax_environment`) are there only when the run imported JAX."""
     found = provenance(project)
+    backend = (found["device"] or {}).get("backend")
+    jax = {"jax_environment": jax_environment} if jax_environment is not None else {}
     return {
         "created_unix": round(time.time(), 1),
         "wall_s": round(wall_s, 2),
@@ -66,10 +69,10 @@ def metadata(
         "platform": {
             "system": platform.platform(),
             "machine": platform.machine(),
-            "jax_backend": (found["device"] or {}).get("backend"),
+            **({"jax_backend": backend} if backend is not None else {}),
         },
         **found,
-        "jax_environment": jax_environment,
+        **jax,
         "documents": {d.name: d.source.to_json() for d in documents if d.source is not None},
         "cache": {
             "hits": sum(e["status"] == "hit" for e in cache_events),

@@ -8,11 +8,14 @@
   figure claim's measured figures and prediction intervals, every claim's figure in each
   float order (numbers read from the text the audit prints, the text itself compared
   exactly), a threshold claim's effects; each tolerance is derived from the old record
-  (`figures` says how);
-- published figures, tolerances, expectations, statements, documents or sections that
-  changed, and changed run metadata (commit, device,
-  versions, ...; creation time, wall time and cache activity are left out: they change on
-  every run).
+  (`figures` says how). A draw (a measured figure, a figure in one order, an effect) that
+  moved FOLD-fold or more, or changed sign, beyond the range of both runs' orders is moved
+  whatever its tolerance: an old run's wide spread must not hide a change of scale;
+- published figures, tolerances, readings, regions, expectations, statements, documents or
+  sections that changed, and changed run metadata (commit, device, versions, the number of
+  orders per claim, ...; creation time, wall time and cache activity are left out: they
+  change on every run). Figures in one order are compared for the orders both runs
+  computed: a run with more orders (`--orders`) moves the metadata, not the figures.
 
 Exit status, the gate CI reads:
 - 0: nothing moved: no verdict, no figure beyond its tolerance (figures may have moved
@@ -35,6 +38,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import os
 import re
 import shlex
 import statistics
@@ -49,8 +53,12 @@ from scipy import stats
 from ..engine.prediction import FIGURE_ALPHA, half_unit
 from ..render.documents import SCHEMA_VERSION
 
-# What defines a claim beside its verdict, compared as recorded.
+# What defines a claim beside its verdict, compared as recorded (a figure claim's tolerance
+# is its prediction interval, compared as figures; a reading and a region are in `details`).
 DEFINITION = ("published", "tolerance", "expected_to_hold", "statement", "document", "section")
+FOLD = 2.0
+"""A draw that moved this many times over (or changed sign), beyond every order's range in
+both runs, is moved whatever its tolerance."""
 # Metadata that differs between any two runs; comparing it would only add noise.
 VOLATILE_METADATA = ("created_unix", "wall_s", "cache")
 # An audit nests a handful of levels and its numbers are floats and counts: far more of
@@ -75,6 +83,12 @@ class Figure:
     slack: half a unit of its printed last digit, for a number read from a text.
     text: a text figure's text, as shown.
     within: for a number read from a text, that text's name.
+    order: for a figure of one float order, that order's name (compared only when both runs
+      computed the order).
+    span: for a draw (a figure over the orders), the range of its run's orders, (low, high);
+      `FOLD` judges a draw by it.
+    per_count: the figure depends on how many orders the run computed (a prediction
+      interval's end, the count itself): compared only when both runs computed as many.
     """
 
     name: str
@@ -83,6 +97,9 @@ class Figure:
     slack: float = 0.0
     text: str | None = None
     within: str | None = None
+    order: str | None = None
+    span: tuple[float, float] | None = None
+    per_count: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,6 +109,7 @@ class Moved:
     old: float | str
     new: float | str
     tolerance: float | None  # None for a text, which any change moves
+    fold: float | None = None  # how many times over a draw moved, when FOLD judged it
 
 
 @dataclass
@@ -106,6 +124,7 @@ class AuditDiff:
     changed_untoleranced: list[Moved] = field(default_factory=list)  # no tolerance to judge by
     figures_only_in_one: list[tuple[str, str, str]] = field(default_factory=list)  # id, fig, side
     definitions: list[tuple[str, str, Any, Any]] = field(default_factory=list)  # id, key, old, new
+    orders: list[tuple[str, int, int]] = field(default_factory=list)  # id, old count, new count
     metadata: list[tuple[str, Any, Any]] = field(default_factory=list)
 
     @property
@@ -332,15 +351,24 @@ def _texts(rendered: dict[str, str], gaps: list[float] | None) -> dict[str, Figu
         draws.setdefault(shape, []).append([value for _, value in tokens])
     out: dict[str, Figure] = {}
     for name, (shape, tokens) in parsed.items():
-        out[name] = Figure(name, shape, 0.0, text=rendered[name])
+        order = _order_of(name)
+        out[name] = Figure(name, shape, 0.0, text=rendered[name], order=order)
         columns = list(zip(*draws[shape], strict=True))
         for k, (token, value) in enumerate(tokens):
             tolerance = _at(gaps, k, len(tokens))
             if tolerance is None:
                 tolerance = _spread_gap(columns[k])
             number = f"{name}[{k}]"
-            out[number] = Figure(number, value, tolerance, _printed_half_unit(token), within=name)
+            slack = _printed_half_unit(token)
+            span = (min(columns[k]), max(columns[k]))
+            out[number] = Figure(number, value, tolerance, slack, within=name, order=order, span=span)  # fmt: skip
     return out
+
+
+def _order_of(name: str) -> str:
+    """The order of a per-order figure's name ("orders.NAME.measured" or "orders.NAME")."""
+    inner = name.removeprefix("orders.")
+    return inner.removesuffix(".measured") if inner != name else name
 
 
 def _spread_gap(values: tuple[float, ...]) -> float | None:
@@ -366,31 +394,48 @@ def _published(published: Any, gaps: list[float] | None) -> dict[str, Figure]:
         interval = figure.get("interval")
         if isinstance(interval, list) and len(interval) == 2:
             for name, _, value in _leaves(interval, f"figures[{i}].interval", None):
-                out[name] = Figure(name, value, _at(gaps, i, len(published)))
+                out[name] = Figure(name, value, _at(gaps, i, len(published)), per_count=True)
         if _is_number(figure.get("orders")):
-            out[f"figures[{i}].orders"] = Figure(f"figures[{i}].orders", figure["orders"], 0.0)
+            name = f"figures[{i}].orders"
+            out[name] = Figure(name, figure["orders"], 0.0, per_count=True)
     return out
 
 
-def _effects(effects: Any) -> dict[str, Figure]:
-    """A threshold claim's effects (`details.effects[i]`): its name and region, compared
-    exactly; its faithful figure, one figure per order and the ends of its interval, with the
-    gap of two draws over the orders (its `sd_over_orders` over `len(values)`)."""
+def _effects(effects: Any, orders: list[str]) -> dict[str, Figure]:
+    """A threshold claim's effects (`details.effects[i]`): its name, compared exactly (its
+    region is part of the claim's definition, `_definition`); its faithful figure and one
+    figure per order (`values`, in the order of `orders`), with the gap of two draws over
+    the orders (the sd of `values`) as tolerance and their `range` as span."""
     out: dict[str, Figure] = {}
     for i, effect in enumerate(effects if isinstance(effects, list) else []):
         if not isinstance(effect, dict):
             continue
+        if isinstance(effect.get("effect"), str):
+            name = f"effects[{i}].effect"
+            out[name] = Figure(name, effect["effect"], 0.0, text=effect["effect"])
         values = effect.get("values")
-        sd = _spread(effect.get("sd_over_orders"))
-        gap = draw_gap(sd, len(values)) if sd is not None and isinstance(values, list) else None
-        for key in ("effect", "region"):
-            if isinstance(effect.get(key), str):
-                name = f"effects[{i}].{key}"
-                out[name] = Figure(name, effect[key], 0.0, text=effect[key])
-        for key in ("faithful", "values", "interval"):
-            for name, _, value in _leaves(effect.get(key), f"effects[{i}].{key}", None):
-                out[name] = Figure(name, value, gap)
+        values = values if isinstance(values, list) else []
+        numbers_ = [float(v) for v in values if _is_number(v) and math.isfinite(v)]
+        gap = _spread_gap(tuple(numbers_)) if values and len(numbers_) == len(values) else None
+        span = _span(effect.get("range"))
+        if _is_number(effect.get("faithful")):
+            name = f"effects[{i}].faithful"
+            out[name] = Figure(name, float(effect["faithful"]), gap, span=span)
+        named = len(values) == len(orders)
+        for j, value in enumerate(values):
+            if _is_number(value):
+                name = f"effects[{i}].values[{j}]"
+                order = orders[j] if named else f"#{j}"
+                out[name] = Figure(name, float(value), gap, order=order, span=span)
     return out
+
+
+def _span(value: Any) -> tuple[float, float] | None:
+    """A recorded range [low, high] of finite numbers, else None."""
+    if isinstance(value, list) and len(value) == 2 and all(_is_number(v) for v in value):
+        low, high = float(value[0]), float(value[1])
+        return (low, high) if math.isfinite(low) and math.isfinite(high) else None
+    return None
 
 
 def figures(claim: dict) -> dict[str, Figure]:
@@ -415,11 +460,12 @@ def figures(claim: dict) -> dict[str, Figure]:
         return {}
     gaps = tolerances(claim.get("tolerance")) or _figure_rule_gaps(details.get("figures"))
     out: dict[str, Figure] = {}
+    span = _span(details.get("range_over_orders"))
     for key in ("measured_value", "measured_values"):
         for name, index, value in _leaves(details.get(key), key, None):
-            out[name] = Figure(name, value, _at(gaps, index))
+            out[name] = Figure(name, value, _at(gaps, index), span=span if index is None else None)  # fmt: skip
     out |= _published(details.get("figures"), gaps)
-    out |= _effects(details.get("effects"))
+    out |= _effects(details.get("effects"), order_names(claim))
     rendered: dict[str, str] = {}
     orders = details.get("orders")
     for order, entry in (orders if isinstance(orders, dict) else {}).items():
@@ -428,8 +474,48 @@ def figures(claim: dict) -> dict[str, Figure]:
         if isinstance(measured, str):
             rendered[name] = measured
         for number, index, value in _leaves(measured, name, None):
-            out[number] = Figure(number, value, _at(gaps, index))
+            out[number] = Figure(number, value, _at(gaps, index), order=order)
     return out | _texts(rendered, gaps)
+
+
+def order_names(claim: dict) -> list[str]:
+    """The float orders a claim was judged in (`details.orders`), the faithful first."""
+    details = claim.get("details")
+    orders = details.get("orders") if isinstance(details, dict) else None
+    return list(orders) if isinstance(orders, dict) else []
+
+
+def definition(claim: dict) -> dict[str, Any]:
+    """What defines a claim beside its verdict: `DEFINITION` (less a figure claim's
+    tolerance, its prediction intervals, compared as figures), its reading and each
+    threshold's region."""
+    details = claim.get("details") if isinstance(claim.get("details"), dict) else {}
+    figure_claim = isinstance(details.get("figures"), list)
+    out = {key: claim.get(key) for key in DEFINITION if not (figure_claim and key == "tolerance")}
+    out["reading"] = details.get("reading")
+    effects = details.get("effects")
+    for i, effect in enumerate(effects if isinstance(effects, list) else []):
+        if isinstance(effect, dict) and "region" in effect:
+            out[f"effects[{i}].region"] = effect["region"]
+    return out
+
+
+def several_fold(old: Figure, new: Figure) -> float | None:
+    """How many times over a draw moved (inf: it changed sign), when that is `FOLD` or more,
+    beyond both printings' slack and outside the range of either run's orders; else None."""
+    a, b = old.value, new.value
+    if isinstance(a, str) or isinstance(b, str) or (old.span is None and new.span is None):
+        return None
+    if not (math.isfinite(a) and math.isfinite(b)) or abs(b - a) <= old.slack + new.slack:
+        return None
+    low_a, high_a = old.span or (a, a)
+    low_b, high_b = new.span or (b, b)
+    if low_b <= high_a and low_a <= high_b:  # an order of one run reaches the other's range
+        return None
+    if a * b <= 0:
+        return math.inf if a and b else None
+    fold = max(abs(a), abs(b)) / min(abs(a), abs(b))
+    return fold if fold >= FOLD else None
 
 
 # --------------------------------------------------------------------------- comparing
@@ -466,7 +552,20 @@ def _metadata_changes(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
 
 
 def _compare_figures(claim_id: str, old: dict, new: dict, diff: AuditDiff) -> None:
-    before, after = figures(old), figures(new)
+    """Figures of both records; per-order figures for the orders both computed, and figures
+    that depend on the number of orders only when both computed as many."""
+    old_orders, new_orders = order_names(old), order_names(new)
+    both = bool(old_orders and new_orders)  # an old record without orders: all are new
+    if both and len(old_orders) != len(new_orders):
+        diff.orders.append((claim_id, len(old_orders), len(new_orders)))
+
+    def kept(figure: Figure) -> bool:
+        if both and figure.order is not None:
+            return figure.order in old_orders and figure.order in new_orders
+        return not (figure.per_count and len(old_orders) != len(new_orders))
+
+    before = {name: f for name, f in figures(old).items() if kept(f)}
+    after = {name: f for name, f in figures(new).items() if kept(f)}
     # A text that changed shape or that one side lacks is compared whole, not its numbers.
     whole = {
         name
@@ -500,10 +599,13 @@ def _compare_figures(claim_id: str, old: dict, new: dict, diff: AuditDiff) -> No
         else:  # no tolerance, or no old number to measure a move from
             tolerance = None
         moved = Moved(claim_id, name, a.value, b.value, tolerance)
-        if tolerance is None:
-            diff.changed_untoleranced.append(moved)
-        elif abs(b.value - a.value) > tolerance:
+        fold = several_fold(a, b)
+        if tolerance is not None and abs(b.value - a.value) > tolerance:
             diff.moved.append(moved)
+        elif fold is not None:
+            diff.moved.append(Moved(claim_id, name, a.value, b.value, tolerance, fold))
+        elif tolerance is None:
+            diff.changed_untoleranced.append(moved)
 
 
 def compare(old: dict, new: dict) -> AuditDiff:
@@ -519,9 +621,10 @@ def compare(old: dict, new: dict) -> AuditDiff:
             continue
         if a["verdict"] != b["verdict"]:
             diff.verdicts.append((a, b))
-        for key in DEFINITION:
-            if a.get(key) != b.get(key):
-                diff.definitions.append((claim_id, key, a.get(key), b.get(key)))
+        defined_a, defined_b = definition(a), definition(b)
+        for key in dict.fromkeys([*defined_a, *defined_b]):
+            if defined_a.get(key) != defined_b.get(key):
+                diff.definitions.append((claim_id, key, defined_a.get(key), defined_b.get(key)))
         _compare_figures(claim_id, a, b, diff)
     diff.metadata = _metadata_changes(old.get("metadata", {}), new.get("metadata", {}))
     return diff
@@ -564,6 +667,9 @@ def _moved_line(m: Moved) -> str:
         change = f"{old} -> {new} (changed)"
         return f"  {m.claim_id:<16} {m.figure:<22} {change}"
     change = f"{_number(m.old)} -> {_number(m.new)} (moved {_number(abs(m.new - m.old))}"
+    if m.fold is not None:
+        fold = "changed sign" if math.isinf(m.fold) else f"{m.fold:.3g}-fold"
+        change += f", {fold} beyond both runs' orders"
     limit = "" if m.tolerance is None else f", tolerance {_number(m.tolerance)}"
     return f"  {m.claim_id:<16} {m.figure:<22} {change}{limit})"
 
@@ -571,6 +677,19 @@ def _moved_line(m: Moved) -> str:
 def _claim_line(claim: dict) -> str:
     where = f"[{claim.get('document', '?')}] {claim.get('section', '?')}"
     return f"  {claim['id']:<16} {claim['verdict']:<10} {where}"
+
+
+def _orders_lines(changes: list[tuple[str, int, int]]) -> list[str]:
+    """One line per change of the number of orders (e.g. `--orders 3` -> 6), with its claims."""
+    by_change: dict[tuple[int, int], list[str]] = {}
+    for claim_id, a, b in changes:
+        by_change.setdefault((a, b), []).append(claim_id)
+    lines = []
+    for (a, b), ids in by_change.items():
+        shown = ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")
+        count = f"{len(ids)} claim" + ("s" if len(ids) > 1 else "")
+        lines.append(f"  orders per claim: {a} -> {b} ({count}: {shown})")
+    return lines
 
 
 def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = False) -> list[str]:
@@ -616,16 +735,18 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
         ]
     if diff.definitions:
         lines.append(
-            "Published figures, tolerances, expectations, statements, documents or sections "
-            f"changed ({len(diff.definitions)}):"
+            "Published figures, tolerances, readings, regions, expectations, statements, "
+            f"documents or sections changed ({len(diff.definitions)}):"
         )
         lines += [
             f"  {claim_id:<16} {key}: {_value(a)} -> {_value(b)}"
             for claim_id, key, a, b in diff.definitions
         ]
     lines.append("")
-    if diff.metadata:
-        lines.append(f"Metadata changed ({len(diff.metadata)}):")
+    orders = _orders_lines(diff.orders)
+    if diff.metadata or orders:
+        lines.append(f"Metadata changed ({len(diff.metadata) + len(orders)}):")
+        lines += orders
         lines += [
             f"  {_cut(key)}: {_value(a, key)} -> {_value(b, key)}" for key, a, b in diff.metadata
         ]
@@ -644,7 +765,10 @@ def main(
         print(_printable(f"error: {error}"), file=sys.stderr)
         return 2
     diff = compare(old, new)
-    print("\n".join(render(diff, str(old_path), str(new_path), verbose=verbose)))
+    try:
+        print("\n".join(render(diff, str(old_path), str(new_path), verbose=verbose)), flush=True)
+    except BrokenPipeError:  # `| head` closed the pipe: the rest goes nowhere, the code stays
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if diff.gate_fails:
         return 1
     return 3 if diff.figures_moved and not verdicts_only else 0

@@ -15,8 +15,10 @@ answers (engine/claim_audit/report/watchdog.py).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
+import shlex
 import sys
 import tempfile
 import threading
@@ -53,7 +55,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--report-dir",
         default=None,
-        help="where the audit report is written (default: report/ in the rootdir)",
+        help="where the audit report is written (default: report/ in the rootdir); write "
+        "--report-dir=DIR, one word: pytest takes a separate DIR for a test path when it "
+        "looks for the rootdir",
     )
     group.addoption(
         "--report-errors-as-complete",
@@ -69,8 +73,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=_seeds,
         default=None,
         metavar="SEEDS",
-        help="robustness sweep: re-evaluate the comparative claims on these seeds (each "
-        "document says what its seeds are), e.g. 0-9 or 0,3,5-7 (computes the ones not cached)",
+        help="robustness sweep over these seeds, e.g. 0-9 or 0,3,5-7: tests using the "
+        "sweep_seeds fixture run, and the project's pytest_claims_audit_robustness hook "
+        "computes the report's robustness section (each document says what its seeds are)",
     )
     parser.addini(
         "claims_audit_method",
@@ -97,7 +102,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="N",
         help="judge every claim over at least N valid float orders per document (default: "
-        "each document's own; more orders give figure verdicts more power, and cost training)",
+        "each document's own; more orders narrow a figure's prediction interval, and cost "
+        "one more run of each claim's experiment per order)",
     )
 
 
@@ -251,6 +257,7 @@ def _report_dir(config: pytest.Config) -> Path:
         ) from None
     except RuntimeError as error:  # `~` without a home folder
         raise pytest.UsageError(f"--report-dir {given!r}: {error}") from None
+    _refuse_report_dir_as_rootdir(config, given, path)
     sources = [config.rootpath, *(config.rootpath / p for p in config.getini("testpaths"))]
     for source in (s.resolve() for s in sources):
         if path == source or path in source.parents:
@@ -259,6 +266,25 @@ def _report_dir(config: pytest.Config) -> Path:
                 "would be written among the project's files; name a folder of its own"
             )
     return path
+
+
+def _refuse_report_dir_as_rootdir(config: pytest.Config, given: str, path: Path) -> None:
+    """Refuse `--report-dir X` (the space form) naming an existing folder outside the folder
+    pytest was started in or outside its rootdir: pytest looks for the rootdir and the ini
+    file before any plugin declares its options, and takes X for a test path there
+    (pytest-dev/pytest#1435), so the rootdir (and with it pytest.ini, the cache, the git
+    commit) silently moves. `--report-dir=X` is one word, which pytest skips as an option."""
+    args = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *config.invocation_params.args]
+    spaced = any(a == "--report-dir" and b == given for a, b in itertools.pairwise(args))
+    if not spaced or not path.exists():
+        return
+    started = config.invocation_params.dir.resolve()
+    if not (path.is_relative_to(started) and path.is_relative_to(config.rootpath.resolve())):
+        raise pytest.UsageError(
+            f"--report-dir {given}: pytest takes an existing folder after an option for a test "
+            f"path when it looks for the rootdir (pytest-dev/pytest#1435; here it chose "
+            f"{config.rootpath}); write it as one word: {shlex.quote(f'--report-dir={given}')}"
+        )
 
 
 # Every claim collected, node id -> meta (before -k / -m deselection), and the node ids of the
@@ -713,7 +739,8 @@ class AuditCollector:
                 if seeds is not None and self.robustness is None:
                     self.robustness_error = (
                         "--seeds asks for a sweep, but no pytest_claims_audit_robustness hook "
-                        "computed one (engine/claim_audit/report/hooks.py)"
+                        "computed one: implement it in the project's conftest.py (the hook is "
+                        "declared in claim_audit.report.hooks), or run without --seeds"
                     )
             if self.robustness_error and session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -48,11 +48,15 @@ def git_state(root: Path) -> dict[str, Any]:
     """`{"commit": sha or None, "dirty": bool or None}` of the checkout at `root`.
 
     Dirty means tracked files differ from the commit or untracked files that git does not
-    ignore exist (either can change what the run computed). Outside a checkout both are None.
+    ignore exist (either can change what the run computed). Outside a checkout both are None;
+    in a repository with no commit yet, `commit` is None and `no_commit_yet` True.
     """
     commit = _git("rev-parse", "--verify", "HEAD", root=root)
     if commit is None:
-        return {"commit": None, "dirty": None}
+        inside = _git("rev-parse", "--is-inside-work-tree", root=root)
+        return {"commit": None, "dirty": None} | (
+            {"no_commit_yet": True} if (inside or "").strip() == "true" else {}
+        )
     status = _git("status", "--porcelain", root=root)
     return {"commit": commit.strip(), "dirty": None if status is None else bool(status.strip())}
 

@@ -4,12 +4,15 @@ document named as the author chooses (`python -m claim_audit new NAME`)."""
 from __future__ import annotations
 
 import importlib.util
+import io
 import keyword
 import os
 import re
 import shutil
 import tempfile
+import tokenize
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 EXAMPLE = "toy"  # the example's document name, replaced by the new one's
@@ -27,15 +30,40 @@ def starter_files(name: str) -> dict[str, str]:
             f"a document's name becomes a module name: lowercase letters, digits and _, "
             f"starting with a letter; got {name!r}"
         )
+    if name.startswith("test") or name.endswith("_test"):
+        raise ValueError(
+            f"{name!r}: pytest would collect the recipe {name}.py as a test module; choose a "
+            "name that neither starts with test nor ends with _test"
+        )
     word = re.compile(rf"(?<![A-Za-z0-9]){EXAMPLE}(?![A-Za-z0-9])")  # test_toy.py too
+    templates = [
+        t
+        for t in sorted(resources.files(__package__).iterdir(), key=lambda p: p.name)
+        if t.name.endswith(".tmpl")
+    ]
+    # `new fit`: `import fit` and the fixture `fit` would hide each other
+    if name != EXAMPLE and name in _code_names(templates):
+        raise ValueError(
+            f"{name!r} is a name the starter's code uses already (a module, fixture, function "
+            "or variable); choose another name"
+        )
     files = {}
-    for template in sorted(resources.files(__package__).iterdir(), key=lambda p: p.name):
-        if template.name.endswith(".tmpl"):
-            target = word.sub(name, template.name.removesuffix(".tmpl"))
-            if target in files:  # `new conftest`: its recipe would be the conftest.py
-                raise ValueError(f"{name!r} names the starter's own {target}; choose another name")
-            files[target] = word.sub(name, template.read_text(encoding="utf-8"))
+    for template in templates:
+        target = word.sub(name, template.name.removesuffix(".tmpl"))
+        if target in files:  # `new conftest`: its recipe would be the conftest.py
+            raise ValueError(f"{name!r} names the starter's own {target}; choose another name")
+        files[target] = word.sub(name, template.read_text(encoding="utf-8"))
     return files
+
+
+def _code_names(templates: list[Traversable]) -> set[str]:
+    """Every name the starter's Python code uses (modules, fixtures, functions, variables)."""
+    names: set[str] = set()
+    for template in templates:
+        if template.name.endswith(".py.tmpl"):
+            text = io.StringIO(template.read_text(encoding="utf-8"))
+            names |= {t.string for t in tokenize.generate_tokens(text.readline) if t.type == tokenize.NAME}  # fmt: skip
+    return names
 
 
 def _taken(name: str, folder: Path) -> str | None:

@@ -1,0 +1,66 @@
+"""What a user of another document sees speaks the engine's words, not this project's:
+`--help`, the starter's help, the messages of a run, and audit.json's metadata (issue 50)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from claim_audit.report import audit
+from fault_tools import TIMEOUT_S, child_env
+
+# Phrases of this project (its training, its comparative claims, its repository's paths).
+PROJECT_WORDS = (
+    "training",
+    "comparative",
+    "bootstrap",
+    "test-image",
+    "engine/claim_audit/",
+    "docs/ADDING_A_DOCUMENT.md",
+)
+
+
+def run(folder, *args: str) -> subprocess.CompletedProcess:
+    env = child_env()
+    env.pop("PYTHONPATH", None)
+    return subprocess.run(
+        [sys.executable, *args], cwd=folder, env=env, capture_output=True, text=True, timeout=TIMEOUT_S
+    )  # fmt: skip
+
+
+def test_help_texts_speak_the_engines_words(tmp_path):
+    """`pytest --help` (the plugin's options) and `python -m claim_audit --help` / `new
+    --help` in a folder of another project: none of this project's words or paths."""
+    plugin_help = run(tmp_path, "-m", "pytest", "-p", "no:cacheprovider", "--help")
+    assert plugin_help.returncode == 0, plugin_help.stderr
+    section = plugin_help.stdout.split("claims audit:", 1)[1].split("\n\n", 1)[0]
+    assert "--orders" in section and "--seeds" in section
+    texts = [section]
+    for args in ((), ("new",), ("diff",)):
+        shown = run(tmp_path, "-m", "claim_audit", *args, "--help")
+        assert shown.returncode == 0, shown.stderr
+        texts.append(shown.stdout)
+    for text in texts:
+        flat = " ".join(text.split())
+        assert not [w for w in PROJECT_WORDS if w in flat], flat
+
+
+def test_a_sweep_with_no_hook_names_the_hook_not_a_path(tmp_path):
+    """`pytest --seeds 0-2` in a starter project without a robustness hook: the message names
+    the hook and where to implement it, not a file of this repository."""
+    folder = tmp_path / "paper"
+    assert run(tmp_path, "-m", "claim_audit", "new", "paper", str(folder)).returncode == 0
+    result = run(folder, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "--seeds", "0-2", "--report-dir=report")  # fmt: skip
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "no pytest_claims_audit_robustness hook computed one" in result.stdout
+    assert "the project's conftest.py" in result.stdout
+    assert not [w for w in PROJECT_WORDS if w in result.stdout + result.stderr]
+
+
+def test_metadata_has_no_jax_fields_when_the_run_never_imported_jax(monkeypatch):
+    """audit.json's metadata holds `platform.jax_backend` and `jax_environment` only when the
+    run imported JAX (a project of numpy alone sees none)."""
+    monkeypatch.delitem(sys.modules, "jax", raising=False)
+    meta = audit.metadata([], 0.0)
+    assert "jax_backend" not in meta["platform"] and "jax_environment" not in meta
+    assert audit.metadata([], 0.0, jax_environment={})["jax_environment"] == {}
