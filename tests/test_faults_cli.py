@@ -87,10 +87,11 @@ def run_new(*args: str) -> subprocess.CompletedProcess:
         ("my_paper", "a-file/sub", "cannot write the starter into"),
         ("a" * 300, "new", "File name too long"),
         ("conftest", "new", "names the starter's own conftest.py"),
-        ("pytest", "new", "a module 'pytest' exists already"),
-        ("numpy", "new", "a module 'numpy' exists already"),
+        ("pytest", "new", "'pytest' is a name the starter's code uses already"),
+        ("numpy", "new", "'numpy' is a name the starter's code uses already"),
+        ("json", "new", "a module 'json' exists already"),
     ],
-    ids=["folder-under-a-file", "name-too-long", "conftest", "pytest", "numpy"],
+    ids=["folder-under-a-file", "name-too-long", "conftest", "pytest", "numpy", "json"],
 )
 def test_a_starter_that_cannot_be_written_is_one_line_and_nothing(tmp_path, name, folder, says):
     """`python -m claim_audit new NAME FOLDER` where FOLDER cannot be made, NAME is too long
