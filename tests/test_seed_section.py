@@ -3,6 +3,7 @@ claims' `Comparison`s, and a malformed section is one line naming the key (issue
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -11,43 +12,16 @@ from pathlib import Path
 import pytest
 from claim_audit import Comparison, Effect, Region, seed_section
 from claim_audit.render import markdown, robustness, table
-from fault_tools import TIMEOUT_S, child_env
+from fault_tools import REPO_ROOT, TIMEOUT_S, child_env
 
-# A comparative claim added to the starter's test_toy.py, as the guide's "Other seeds" shows it.
-CLAIM = '''
-from claim_audit import Comparison, Effect
+GUIDE = REPO_ROOT / "docs" / "ADDING_A_DOCUMENT.md"
 
 
-def runs(seed: int, order: toy.Order = toy.Order()) -> dict[str, toy.Fit]:
-    """One seed's fits: from all the points, and from the first 30 of them."""
-    x, y = toy.points(seed)
-    return {"all": toy.fit(x, y, order), "30": toy.fit(x[:30], y[:30], order)}
+def guide_blocks() -> list[str]:
+    """The guide's "Other seeds" code: the claim added to test_toy.py, then the hook."""
+    text = GUIDE.read_text().split("**Other seeds.**", 1)[1]
+    return re.findall(r"```python\n(.*?)```", text, re.S)[:2]
 
-
-def error_ratio(fits: dict[str, toy.Fit]) -> float:
-    return abs(fits["30"].slope - toy.SLOPE) / abs(fits["all"].slope - toy.SLOPE)
-
-
-FEWER = Comparison("toy-5", (Effect("slope error, 30 / all points", error_ratio, Region(1.0)),))
-
-
-@claims("toy-5", "Fit", "From 30 points the slope errs more than from all.", published="more")
-def test_fewer_points(order):
-    return FEWER.judge(runs(0, order))
-'''
-
-HOOK = """
-
-from claim_audit import seed_section
-
-
-def pytest_claims_audit_robustness(documents, sweep):
-    from test_toy import FEWER, runs
-
-    if "toy" not in documents:
-        return None
-    return seed_section([FEWER], runs, published=[0], sweep=sweep, document="toy")
-"""
 
 MALFORMED = """
 
@@ -59,7 +33,9 @@ def pytest_claims_audit_robustness(documents, sweep):
 PROJECT_WORDS = ("test-image", "root keys", "binning", "the post", "calibration", " net")
 
 
-def project(tmp_path: Path, hook: str) -> Path:
+def project(tmp_path: Path, hook: str | None = None) -> Path:
+    """The starter with the guide's comparative claim, and `hook` (the guide's by default)."""
+    claim, guide_hook = guide_blocks()
     folder = tmp_path / "paper"
     env = child_env()
     env.pop("PYTHONPATH", None)
@@ -69,9 +45,9 @@ def project(tmp_path: Path, hook: str) -> Path:
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
     with (folder / "test_toy.py").open("a") as claims:
-        claims.write(CLAIM)
+        claims.write("\n" + claim)
     with (folder / "conftest.py").open("a") as conftest:
-        conftest.write(hook)
+        conftest.write("\n" + (guide_hook if hook is None else hook))
     return folder
 
 
@@ -88,7 +64,7 @@ def run_seeds(folder: Path, seeds: str) -> subprocess.CompletedProcess:
 def test_a_starter_project_with_the_guides_glue_gets_its_section(tmp_path):
     """The starter, a comparative claim and the guide's hook: `--seeds 0-3` exits 0, and the
     terminal and audit.md show the claim on the sweep's seeds in the engine's words."""
-    folder = project(tmp_path, HOOK)
+    folder = project(tmp_path)
     result = run_seeds(folder, "0-3")
     shown = result.stdout + result.stderr
     assert result.returncode == 0, shown[-4000:]
