@@ -7,6 +7,8 @@ at the end of the run. docs/ADDING_A_DOCUMENT.md walks through a document.
 """
 
 from .engine.claims import Claims, figure, over_seeds
+from .engine.effects import Comparison, Effect
+from .engine.seed_section import seed_section
 from .engine.verdict import Region, close_to, satisfied, within
 from .orders import FAITHFUL, Orders
 
@@ -14,11 +16,14 @@ __version__ = "0.1.0"
 __all__ = [
     "FAITHFUL",
     "Claims",
+    "Comparison",
+    "Effect",
     "Orders",
     "Region",
     "close_to",
     "figure",
     "over_seeds",
     "satisfied",
+    "seed_section",
     "within",
 ]

@@ -294,7 +294,7 @@ def _sensitivity_rows(rows: list[dict], swept: bool) -> list[tuple[Any, ...]]:
     for row in robustness.sensitivity_rows(rows):
         cells = (
             row.claim_id,
-            row.variant + (" (the post's)" if row.post_choice else ""),
+            row.variant + (" (the document's)" if row.post_choice else ""),
             row.effect,
             row.region,
             f"{row.value:.4g}",
@@ -353,11 +353,14 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
             ("claim", "effect", "holds when", "holds on", "value", "95% CI", "per seed (**not holding**)", "label"),
             _sweep_rows(section["claims"]),
         )  # fmt: skip
-        lines += [
-            f"value: {methods['value']}. No interval where the statistic reads the most "
-            "extreme seed (a maximum, an argmin): the bootstrap over seeds does not apply to it.",
-            "",
-        ]
+        note = f"value: {methods['value']}."
+        if any(row.interval is None for row in robustness.sweep_rows(section["claims"])):
+            note += (
+                " No interval (-) where the statistic reads the most extreme seed (a maximum, "
+                "an argmin), for which a bootstrap over seeds does not hold, or where the "
+                "sweep has too few seeds for one."
+            )
+        lines += [note, ""]
     if section["sensitivity"]:
         header = ("claim", "variant", "effect", "holds when", f"value ({published})", "holds")
         if sweep is not None:

@@ -32,11 +32,89 @@ def seed_range(seeds: list[int], separator: str = ", ") -> str:
 
 
 def methods_text(methods: dict[str, Any]) -> str:
-    """The section's intervals in one sentence, from its `methods`."""
+    """The section's intervals in one sentence, from its `methods` (`published`, how the
+    published seeds' intervals are computed, only where the project supplies them)."""
+    if methods.get("published") is None:
+        return f"Intervals are {methods['level']:.0%}, across seeds: {methods['seeds']}."
     return (
         f"Intervals are {methods['level']:.0%}: {methods['published']}; across seeds, "
         f"{methods['seeds']}."
     )
+
+
+class SectionError(ValueError):
+    """A robustness section that does not follow the contract (claim_audit.report.hooks)."""
+
+
+_PUBLISHED_KEYS = ("seeds", "effects", "units", "regions", "region_bounds", "values", "holds")
+_SWEEP_KEYS = ("seeds", "effects", "regions", "values", "intervals", "per_seed_values")
+_SWEEP_KEYS += ("per_seed_holds", "subset_values", "subset_holds", "holding", "total")
+_SWEEP_KEYS += ("unit", "label")
+_ROW_KEYS = ("claim_id", "variant", "post_choice", "effect", "region", "published")
+
+
+def _require(where: str, value: Any, keys: tuple[str, ...], kind: type = dict) -> None:
+    if not isinstance(value, kind):
+        raise SectionError(f"{where} is {type(value).__name__}, expected {kind.__name__}")
+    for key in keys:
+        if key not in value:
+            raise SectionError(f"{where} has no key {key!r}")
+
+
+def _per_effect(where: str, entry: dict, keys: tuple[str, ...]) -> None:
+    n = len(entry["effects"])
+    for key in keys:
+        if entry.get(key) is not None and len(entry[key]) != n:
+            raise SectionError(f"{where}[{key!r}] has {len(entry[key])} items for {n} effects")
+
+
+def checked(section: Any) -> dict[str, Any]:
+    """The section with the engine's defaults for the keys a project may leave out:
+    `methods` (engine/claim_audit/engine/seed_section.py's words), `sensitivity` ([]),
+    `figure_intervals` (None), `figure_group`, `figure_columns` and each claim's
+    `published.intervals` (None).
+
+    Raises:
+      SectionError: a required key is missing or of the wrong kind; the message names it.
+    """
+    from ..engine.seed_section import methods  # the engine's words for what is left out
+
+    _require("the section", section, ("published_seeds", "sweep_seeds", "claims"))
+    _require("'published_seeds'", section["published_seeds"], (), list)
+    if section["sweep_seeds"] is not None:
+        _require("'sweep_seeds'", section["sweep_seeds"], (), list)
+    _require("'claims'", section["claims"], ())
+    out = {
+        "sensitivity": [],
+        "figure_intervals": None,
+        "figure_group": "group",
+        "figure_columns": [],
+        **section,
+        "methods": {**methods(None), **section.get("methods", {})},
+        "claims": {},
+    }
+    for claim_id, claim in section["claims"].items():
+        where = f"claims[{claim_id!r}]"
+        _require(where, claim, ("published",))
+        _require(f"{where}['published']", claim["published"], _PUBLISHED_KEYS)
+        _per_effect(f"{where}['published']", claim["published"], _PUBLISHED_KEYS[1:-1])
+        published = {"intervals": None, **claim["published"]}
+        if "sweep" in claim:
+            if section["sweep_seeds"] is None:
+                raise SectionError(f"{where} has a 'sweep' but 'sweep_seeds' is None")
+            _require(f"{where}['sweep']", claim["sweep"], _SWEEP_KEYS)
+            _per_effect(f"{where}['sweep']", claim["sweep"], ("regions", "values", "intervals"))
+        out["claims"][claim_id] = {**claim, "published": published}
+    _require("'sensitivity'", out["sensitivity"], (), list)
+    for k, row in enumerate(out["sensitivity"]):
+        _require(f"sensitivity[{k}]", row, _ROW_KEYS)
+        _require(f"sensitivity[{k}]['published']", row["published"], ("values", "holds"))
+        if row.get("sweep") is not None:
+            _require(f"sensitivity[{k}]['sweep']", row["sweep"], ("holding", "total", "values"))
+    if out["figure_intervals"] is not None:
+        _require("'figure_intervals'", out["figure_intervals"], ())
+        _require("'figure_columns'", out["figure_columns"], (), list)
+    return out
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from .. import __name__ as ENGINE
 from .. import __version__
 from ..engine.claim import ClaimRecord
 from ..render import drawing, html, markdown
+from ..render import robustness as render_robustness
 from ..render.documents import SCHEMA_VERSION, Document, by_name
 from ..render.table import ordered, summary_line, verdict_counts
 from .provenance import UNKNOWN_PROJECT, Project, provenance
@@ -110,14 +111,27 @@ def robustness(compute: Callable[[], dict | None]) -> dict | None:
     """The `robustness` section, computed by the documents' side (the plugin's
     `pytest_claims_audit_robustness` hook); None when it has none.
 
+    The section is checked, and the keys a project may leave out are filled in
+    (`render.robustness.checked`).
+
     Raises:
-      ReportError: computing it failed (an experiment behind it; the claims say which).
+      ReportError: computing it failed (an experiment behind it; the claims say which), or
+        the section it returned lacks a key (the message names it).
     """
     try:
-        return compute()
+        section = compute()
     except Exception as error:
         raise ReportError(
             f"cannot compute the robustness section ({type(error).__name__}: {error})"
+        ) from error
+    if section is None:
+        return None
+    try:
+        return render_robustness.checked(section)
+    except render_robustness.SectionError as error:
+        raise ReportError(
+            f"the pytest_claims_audit_robustness hook returned a malformed section: {error} "
+            "(claim_audit.report.hooks gives its keys; claim_audit.seed_section computes one)"
         ) from error
 
 

@@ -56,8 +56,14 @@ def pytest_claims_audit_robustness(
     an exception is reported as the section not computed, and fails the run, as does a
     sweep asked for (--seeds) with no section returned.
 
+    `claim_audit.seed_section(comparisons, subject, published=..., sweep=sweep)` computes
+    one from the claims' `Comparison`s in the engine's words. The section is checked: one
+    that lacks a required key fails the run with a line naming it. Required:
+    `published_seeds`, `sweep_seeds` and `claims` (with each claim's `published` and, after
+    a sweep, its `sweep`); every other key is optional, the engine's default or left out.
+
     The section is a JSON-able dict with these keys, which the terminal table, audit.md and
-    audit.html render (a project supplies its own):
+    audit.html render (a project may supply its own):
     `methods` (dict: `level`, the intervals' level; sentences in the project's words:
     `published`, how the intervals on the published seeds are computed, `seeds`, those over
     seeds, `note`, what they hold fixed, `labels`, what robust, fragile and fails mean,

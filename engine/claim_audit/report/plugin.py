@@ -739,8 +739,9 @@ class AuditCollector:
                 if seeds is not None and self.robustness is None:
                     self.robustness_error = (
                         "--seeds asks for a sweep, but no pytest_claims_audit_robustness hook "
-                        "computed one: implement it in the project's conftest.py (the hook is "
-                        "declared in claim_audit.report.hooks), or run without --seeds"
+                        "computed one: implement it in the project's conftest.py, returning "
+                        "claim_audit.seed_section(...) (the hook is declared in "
+                        "claim_audit.report.hooks), or run without --seeds"
                     )
             if self.robustness_error and session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED

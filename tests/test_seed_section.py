@@ -1,0 +1,144 @@
+"""`--seeds` for another document: `seed_section` computes the robustness section from the
+claims' `Comparison`s, and a malformed section is one line naming the key (issue 50)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from claim_audit import Comparison, Effect, Region, seed_section
+from claim_audit.render import markdown, robustness, table
+from fault_tools import REPO_ROOT, TIMEOUT_S, child_env
+
+GUIDE = REPO_ROOT / "docs" / "ADDING_A_DOCUMENT.md"
+
+
+def guide_blocks() -> list[str]:
+    """The guide's "Other seeds" code: the claim added to test_toy.py, then the hook."""
+    text = GUIDE.read_text().split("**Other seeds.**", 1)[1]
+    return re.findall(r"```python\n(.*?)```", text, re.S)[:2]
+
+
+MALFORMED = """
+
+def pytest_claims_audit_robustness(documents, sweep):
+    return {"published_seeds": [0], "sweep_seeds": list(sweep), "claims": {"toy-5": {}}}
+"""
+
+# This project's words, which a section computed by the engine never speaks.
+PROJECT_WORDS = ("test-image", "root keys", "binning", "the post", "calibration", " net")
+
+
+def project(tmp_path: Path, hook: str | None = None) -> Path:
+    """The starter with the guide's comparative claim, and `hook` (the guide's by default)."""
+    claim, guide_hook = guide_blocks()
+    folder = tmp_path / "paper"
+    env = child_env()
+    env.pop("PYTHONPATH", None)
+    made = subprocess.run(
+        [sys.executable, "-m", "claim_audit", "new", "toy", str(folder)],
+        env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    with (folder / "test_toy.py").open("a") as claims:
+        claims.write("\n" + claim)
+    with (folder / "conftest.py").open("a") as conftest:
+        conftest.write("\n" + (guide_hook if hook is None else hook))
+    return folder
+
+
+def run_seeds(folder: Path, seeds: str) -> subprocess.CompletedProcess:
+    env = child_env()
+    env.pop("PYTHONPATH", None)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "--seeds", seeds, "--report-dir=report"],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_starter_project_with_the_guides_glue_gets_its_section(tmp_path):
+    """The starter, a comparative claim and the guide's hook: `--seeds 0-3` exits 0, and the
+    terminal and audit.md show the claim on the sweep's seeds in the engine's words."""
+    folder = project(tmp_path)
+    result = run_seeds(folder, "0-3")
+    shown = result.stdout + result.stderr
+    assert result.returncode == 0, shown[-4000:]
+    assert "Each comparative claim on seeds 0-3" in result.stdout
+    assert "toy-5" in result.stdout.split("ROBUSTNESS", 1)[1]
+    audit_md = (folder / "report" / "audit.md").read_text()
+    section = audit_md.split("## Robustness", 1)[1]
+    assert "### Across seeds 0, 1, 2, 3" in section and "| toy-5 |" in section
+    assert not [word for word in PROJECT_WORDS if word in section + shown], section
+
+
+@pytest.mark.slow
+def test_a_malformed_section_is_one_line_naming_the_key(tmp_path):
+    """A hook whose claim lacks `published`: one line naming it, no traceback, exit 1."""
+    result = run_seeds(project(tmp_path, MALFORMED), "0-3")
+    shown = result.stdout + result.stderr
+    assert result.returncode == 1, shown[-4000:]
+    assert "Traceback" not in shown and "KeyError" not in shown
+    [line] = [line for line in shown.splitlines() if "robustness not computed" in line]
+    assert "malformed section: claims['toy-5'] has no key 'published'" in line
+
+
+def _comparison(claim_id: str = "c-1") -> Comparison:
+    gap = Effect("a - b", lambda figures: figures["a"] - figures["b"], Region(0.0), unit="gap")
+    return Comparison(claim_id, (gap,))
+
+
+def test_seed_section_judges_runs_and_subsets():
+    """A claim about one run is judged on each seed's run; one about means over two seeds
+    on every 2-seed subset of the sweep; both pass the contract and render."""
+    runs = seed_section([_comparison()], lambda s: {"a": s % 3, "b": 1}, published=[0], sweep=range(4))  # fmt: skip
+    sweep = runs["claims"]["c-1"]["sweep"]
+    assert (sweep["holding"], sweep["total"], sweep["unit"]) == (2, 4, "seeds")
+    assert runs["claims"]["c-1"]["published"]["holds"] is False
+
+    def mean_gap(per_seed) -> float:
+        return sum(f["x"] for f in per_seed["a"]) - sum(f["x"] for f in per_seed["b"])
+
+    means = Comparison("c-2", (Effect("gap", mean_gap, Region(0.0)),))
+    subsets = seed_section(
+        [means], lambda s: {"a": {"x": s}, "b": {"x": 1}}, published=[0, 1], sweep=[0, 1, 2], size=2
+    )
+    sweep = subsets["claims"]["c-2"]["sweep"]
+    assert (sweep["holding"], sweep["total"], sweep["unit"]) == (2, 3, "2-seed subsets")
+    for section in (runs, subsets):
+        checked = robustness.checked(section)
+        text = "\n".join(table.render_robustness(checked) + markdown.render_robustness(checked))
+        assert "Across seeds" in text and not [w for w in PROJECT_WORDS if w in text]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda s: s.pop("claims"), "the section has no key 'claims'"),
+        (lambda s: s["claims"]["c-1"]["published"].pop("values"), "claims['c-1']['published'] has no key 'values'"),
+        (lambda s: s["claims"]["c-1"]["sweep"].pop("holding"), "claims['c-1']['sweep'] has no key 'holding'"),
+        (lambda s: s.update(sweep_seeds="0-3"), "'sweep_seeds' is str, expected list"),
+        (lambda s: s["claims"]["c-1"]["published"].update(values=[1.0, 2.0]), "has 2 items for 1 effects"),
+    ],
+)  # fmt: skip
+def test_a_malformed_section_names_what_is_wrong(change, message):
+    section = seed_section([_comparison()], lambda s: {"a": s, "b": 1}, published=[0], sweep=[0, 1])
+    change(section)
+    with pytest.raises(robustness.SectionError, match=message.replace("[", r"\[")):
+        robustness.checked(section)
+
+
+def test_a_full_section_passes_unchanged():
+    """A section that gives every key (as this project's does) comes back equal."""
+    section = seed_section([_comparison()], lambda s: {"a": s, "b": 1}, published=[0], sweep=[0, 1])
+    section |= {"sensitivity": [], "figure_intervals": None, "figure_group": "net"}
+    section |= {"figure_columns": [["acc", "accuracy"]]}
+    section["methods"]["published"] = "the project's intervals"
+    assert robustness.checked(section) == section
+    assert textwrap.shorten(robustness.methods_text(section["methods"]), 40).startswith(
+        "Intervals are 95%: the project's"
+    )
