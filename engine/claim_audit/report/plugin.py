@@ -40,7 +40,13 @@ from ..engine.claim import (
 from ..render import table
 from ..seeds import parse_seeds
 from . import watchdog
-from .provenance import LOCK_FILE, Project, jax_environment, project_requirements
+from .provenance import (
+    LOCK_FILE,
+    Project,
+    beyond_jax_defaults,
+    jax_environment,
+    project_requirements,
+)
 
 _REQUIRED = ("id", "document", "section", "statement")
 # The markers this plugin reads, registered by it: a project that loads it declares nothing.
@@ -716,6 +722,8 @@ class AuditCollector:
             return
         self.cache_events.extend(cache.EVENTS)  # this process's own (all of them without xdist)
         self._add_jax_environment(jax_environment())
+        if self.jax_environment:  # JAX_ENABLE_X64=0, a default spelled out, changes nothing
+            self.jax_environment = beyond_jax_defaults(self.jax_environment)
         # pytest counts any exception in a strict-xfail test as the expected failure, so a known
         # finding whose experiment crashed would pass: a claim in error fails the run.
         if session.exitstatus == 0 and any(r.verdict == "error" for r in self.records.values()):
