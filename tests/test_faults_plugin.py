@@ -185,6 +185,30 @@ def test_jax_tracebacks_from_the_environment_leave_the_audit_complete(tmp_path):
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_jax_defaults_spelled_out_in_the_environment_leave_the_audit_complete(tmp_path, workers):
+    """JAX_ENABLE_X64=0 and JAX_DEBUG_NANS=false, JAX's defaults spelled out, cannot change a
+    figure: the run is complete and records no JAX setting, while JAX_DEFAULT_MATMUL_PRECISION
+    beside them is still named. Bug fixed: any JAX_* option that can change a number made
+    every run partial, whatever its value (engine/claim_audit/report/provenance.py
+    `beyond_jax_defaults`)."""
+    folder = write_test_folder(tmp_path / "project", JAX_MODULE)
+    defaults = {"JAX_PLATFORMS": "cpu", "JAX_ENABLE_X64": "0", "JAX_DEBUG_NANS": "false"}
+    result = audit_run(folder, "--report-dir", "out", *workers, **defaults)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "partial run" not in result.stdout
+    written = json.loads((folder / "out" / "audit.json").read_text())
+    assert written["metadata"]["jax_environment"] == {}
+    result = audit_run(
+        folder, "--report-dir", "out", *workers, **defaults, JAX_DEFAULT_MATMUL_PRECISION="highest"
+    )
+    assert "partial run (JAX set from the environment: JAX_DEFAULT_MATMUL_PRECISION (" in (
+        result.stdout
+    ), result.stdout
+    written = json.loads((folder / "out" / "partial" / "audit.json").read_text())
+    assert written["metadata"]["jax_environment"] == {"jax_default_matmul_precision": "highest"}
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 def test_jax_settings_from_the_environment_never_become_the_complete_report(tmp_path, workers):
     """JAX_ENABLE_X64=1 and JAX_DEFAULT_MATMUL_PRECISION (they change the documents'
     figures): the run is partial, saying which settings, its audit.json records them

@@ -40,7 +40,13 @@ from ..engine.claim import (
 from ..render import table
 from ..seeds import parse_seeds
 from . import watchdog
-from .provenance import LOCK_FILE, Project, jax_environment, project_requirements
+from .provenance import (
+    LOCK_FILE,
+    Project,
+    beyond_jax_defaults,
+    jax_environment,
+    project_requirements,
+)
 
 _REQUIRED = ("id", "document", "section", "statement")
 # The markers this plugin reads, registered by it: a project that loads it declares nothing.
@@ -414,6 +420,19 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
 
 
 _WATCHED = "claims_watchdog_folder"  # in a worker's workerinput: where it marks its tests
+_CRASHED = "claims_crashed"  # in a worker's workerinput: tests whose worker died running them
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """On a replacement xdist worker: a test whose worker died running it (ended past its
+    budget, say) is not run again. xdist hands the dead worker's file out again, that test
+    included; run again, a test blocked past its budget was ended on every replacement worker
+    up to xdist's restart limit, and the tests after it in its file never ran. Its failure is
+    the crash's report (its claim an ERROR), given once."""
+    config = item.config
+    if _is_worker(config) and item.nodeid in config.workerinput.get(_CRASHED, ()):
+        pytest.skip("not run again: its worker died running it (reported as failed)")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -509,6 +528,7 @@ class AuditCollector:
         self.robustness_error: str | None = None
         self.watchdog: watchdog.Watchdog | None = None
         self.rerun: str | None = None  # --lf or --sw, when it ran only some tests
+        self.crashed: list[str] = []  # tests whose xdist worker died running them
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.rerun = _rerun_of_failures(self.config)
@@ -519,7 +539,9 @@ class AuditCollector:
 
     @pytest.hookimpl(optionalhook=True)  # xdist's hook, on the controller
     def pytest_configure_node(self, node) -> None:
-        """With a budget per test, watch the workers from their start (engine/claim_audit/report/watchdog.py)."""
+        """With a budget per test, watch the workers from their start (engine/claim_audit/report/watchdog.py).
+        A replacement worker learns which tests are not to be run again (`pytest_runtest_setup`)."""
+        node.workerinput[_CRASHED] = list(self.crashed)
         budget = _budget(self.config)
         if not budget:
             return
@@ -531,6 +553,15 @@ class AuditCollector:
         # The worker's process is up (xdist has just asked it about itself), not yet pytest.
         asked = node.gateway.remote_exec("import os; channel.send(os.getpid())")
         self.watchdog.starting(node.gateway.id, asked.receive(timeout=60))
+
+    @pytest.hookimpl(optionalhook=True)  # xdist's hook, on the controller
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched) -> None:
+        """A worker died running `crashitem`: xdist reports it failed, then hands its file out
+        again; the replacement workers skip it (`pytest_runtest_setup`). A worker the
+        watchdog ended: the report says why (past its budget, stopped)."""
+        self.crashed.append(crashitem)
+        if self.watchdog is not None and crashitem in self.watchdog.stopped:
+            report.longrepr = self.watchdog.stopped[crashitem]
 
     @pytest.hookimpl(optionalhook=True)  # xdist's hook, on the controller
     def pytest_xdist_node_collection_finished(self, node, ids) -> None:
@@ -691,6 +722,8 @@ class AuditCollector:
             return
         self.cache_events.extend(cache.EVENTS)  # this process's own (all of them without xdist)
         self._add_jax_environment(jax_environment())
+        if self.jax_environment:  # JAX_ENABLE_X64=0, a default spelled out, changes nothing
+            self.jax_environment = beyond_jax_defaults(self.jax_environment)
         # pytest counts any exception in a strict-xfail test as the expected failure, so a known
         # finding whose experiment crashed would pass: a claim in error fails the run.
         if session.exitstatus == 0 and any(r.verdict == "error" for r in self.records.values()):

@@ -10,6 +10,7 @@ rootdir), never the engine's own checkout.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -158,6 +159,38 @@ def jax_environment() -> dict[str, Any] | None:
         for option in sorted(options)
         if option in settings and not any(part in option for part in _WHERE_IT_RUNS)
     }
+
+
+# A fresh interpreter's jax.config options with no JAX_* variable set, as `jax_settings` gives
+# them: JAX's defaults (JAX has no public API for an option's default).
+_DEFAULTS_SCRIPT = (
+    "import json, jax; from claim_audit.report.provenance import jax_settings; "
+    "print(json.dumps(jax_settings()))"
+)
+_DEFAULTS_TIMEOUT_S = 120
+
+
+def beyond_jax_defaults(found: dict[str, Any]) -> dict[str, Any]:
+    """`found` (a `jax_environment`) less the settings equal to JAX's default: JAX_ENABLE_X64=0
+    spelled out cannot change a figure. The defaults are read once, and only when something is
+    found, from a child interpreter (this one's Python) whose environment sets no JAX_*
+    option; where it cannot tell them (it failed), `found` is kept whole."""
+    if not found:
+        return found
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
+    env["JAX_PLATFORMS"] = "cpu"  # where it runs, not an option compared: never opens a chip
+    try:
+        child = subprocess.run(
+            [sys.executable, "-c", _DEFAULTS_SCRIPT],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=_DEFAULTS_TIMEOUT_S,
+        )
+        defaults = json.loads(child.stdout) if child.returncode == 0 else {}
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        defaults = {}
+    return {k: v for k, v in found.items() if k not in defaults or defaults[k] != v}
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ every worker from its start: its start-up and collection (`starting`, until `sta
 each test it runs, which the worker marks in a folder of the run (`mark_running`). It kills
 a worker that has spent longer than the budget and a grace on one of them, and at once (after
 `STOPPED_S`) a worker whose process is stopped; xdist then reports the worker's crash as the
-test's failure (the claim an ERROR, the report partial) and goes on with a new worker.
+test's failure (the claim an ERROR, the report partial) and goes on with a new worker, which
+skips that test and runs the rest of its file (plugin.py `pytest_handlecrashitem`).
 """
 
 from __future__ import annotations
@@ -137,10 +138,11 @@ class Watchdog:
         else:
             return
         what_did = f"worker '{worker}' {why}: ended"
+        # Said before the kill: xdist's report of the crash then names it (plugin.py).
+        self.stopped[worker if what == START_UP else what] = what_did
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
         (self.folder / f"{worker}.json").unlink(missing_ok=True)
         self.started(worker)
         self._stopped_since.pop(pid, None)
-        self.stopped[worker if what == START_UP else what] = what_did
         self.say(f"[claims] {what_did}")
