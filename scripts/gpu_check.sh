@@ -26,7 +26,7 @@ export XLA_PYTHON_CLIENT_PREALLOCATE=false
 "$python" -c 'import jax; d = jax.devices()[0]; print(f"JAX {jax.__version__}: backend {jax.default_backend()}, {len(jax.devices())} x {d.device_kind}")'
 status=0
 "$python" -m pytest claims -n "${WORKERS:-4}" -m "claim or health" -p no:benchmark \
-    -p no:cacheprovider --report-dir "$report_dir" || status=$?
+    -p no:cacheprovider "--report-dir=$report_dir" || status=$?
 echo
 echo "== against the CPU audit $cpu_audit =="
 "$python" -m claim_audit.report diff --verdicts-only "$cpu_audit" "$report_dir/audit.json" || true

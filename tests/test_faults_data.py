@@ -96,8 +96,7 @@ def test_broken_data_fails_the_audit_with_the_data_error_and_keeps_the_report(tm
         "claims/test_calibration.py",
         "-k",
         "relu_ece",
-        "--report-dir",
-        str(report_dir),
+        f"--report-dir={report_dir}",
         env=env,
     )
     output = result.stdout + result.stderr

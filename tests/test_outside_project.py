@@ -92,10 +92,13 @@ def test_guide_example_runs_through_the_plugin(outside, plugin, autoload):
     assert {k: (c["document"], c["verdict"]) for k, c in claims.items()} == {
         k: ("toy", "holds") for k in EXAMPLE_CLAIMS
     }
-    assert list(claims["toy-1"]["details"]["orders"]) == ["faithful", "float32-0", "float32-1"]
+    assert list(claims["toy-1"]["details"]["orders"]) == [
+        "faithful",
+        *(f"float32-{k}" for k in range(13)),
+    ]
     mean, sd = claims["toy-2"]["published"].split(" ± ")
     assert [f["published"] for f in claims["toy-2"]["details"]["figures"]] == [mean, sd]
-    assert claims["toy-3"]["details"]["effects"][0]["in_region"] == [3, 3]
+    assert claims["toy-3"]["details"]["effects"][0]["in_region"] == [14, 14]
     assert "partial" not in audit
     # The report describes the project it audited (not a git repository, no lock, no data
     # supplied, no method document), and nothing of this suite's two documents.

@@ -87,7 +87,7 @@ def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     for name in _SET_BY_THE_SUITE:  # a shell's environment, before the suite's settings
         env.pop(name, None)
     return subprocess.run(
-        pytest_command("-n", "auto", "--report-dir", str(tmp_path / "report"), *args),
+        pytest_command("-n", "auto", f"--report-dir={tmp_path / 'report'}", *args),
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,

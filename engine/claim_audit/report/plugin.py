@@ -263,7 +263,6 @@ def _report_dir(config: pytest.Config) -> Path:
         ) from None
     except RuntimeError as error:  # `~` without a home folder
         raise pytest.UsageError(f"--report-dir {given!r}: {error}") from None
-    _refuse_report_dir_as_rootdir(config, given, path)
     sources = [config.rootpath, *(config.rootpath / p for p in config.getini("testpaths"))]
     for source in (s.resolve() for s in sources):
         if path == source or path in source.parents:
@@ -271,6 +270,7 @@ def _report_dir(config: pytest.Config) -> Path:
                 f"--report-dir {given!r} is {path}, which is or holds {source}: the report "
                 "would be written among the project's files; name a folder of its own"
             )
+    _refuse_report_dir_as_rootdir(config, given, path)
     return path
 
 
@@ -282,7 +282,11 @@ def _refuse_report_dir_as_rootdir(config: pytest.Config, given: str, path: Path)
     commit) silently moves. `--report-dir=X` is one word, which pytest skips as an option."""
     args = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *config.invocation_params.args]
     spaced = any(a == "--report-dir" and b == given for a, b in itertools.pairwise(args))
-    if not spaced or not path.exists():
+    try:
+        exists = path.exists()
+    except OSError:  # a name too long, say: the report's own writing says so
+        return
+    if not spaced or not exists:
         return
     started = config.invocation_params.dir.resolve()
     if not (path.is_relative_to(started) and path.is_relative_to(config.rootpath.resolve())):
@@ -902,13 +906,14 @@ def _error_record(meta: dict, reason: str) -> ClaimRecord:
 
 def _foreign_config(config: pytest.Config) -> str | None:
     """Why pytest's rootdir may not be the audited project (`-c /dev/null` makes it the test
-    folder): it reads no configuration file of its own there, so the report's git and lock
-    provenance would be another folder's. None when its configuration file is in it."""
-    if config.inipath is not None and config.inipath.parent == config.rootpath:
+    folder): the configuration file it was told to read lies outside it, so the report's git
+    and lock provenance would be another folder's. None when its configuration file is in it,
+    or when the project has none (pytest's rootdir is then the folder it was started in)."""
+    if config.inipath is None or config.inipath.parent == config.rootpath:
         return None
     return (
         f"pytest's rootdir {config.rootpath} holds not the configuration it read "
-        f"({config.inipath or 'none'}; -c, --rootdir?): the project's git and lock "
+        f"({config.inipath}; -c, --rootdir?): the project's git and lock "
         "provenance cannot be told"
     )
 
