@@ -83,14 +83,6 @@ class ShareBounds:
             return "inconclusive"
         return verdict_of(self.low, self.high)
 
-    def to_json(self) -> dict:
-        return {
-            "holds_in_draws": [self.holds, self.draws],
-            "share_interval": [self.low, self.high],
-            "share_method": self.method,
-            "copies": self.copies,
-        }
-
 
 def verdict_of(low: float, high: float) -> str:
     """The verdict of confidence bounds [low, high] on p."""
@@ -113,10 +105,10 @@ def count_bounds(k: int, n: int, alpha: float = SHARE_ALPHA) -> tuple[float, flo
 
 
 def draws_to_conclude(k: int, n: int, alpha: float = SHARE_ALPHA) -> int | None:
-    """The fewest draws whose counts alone would give a verdict other than inconclusive, if
-    the share held stays k / n; None when no number up to MAX_DRAWS would."""
+    """The fewest draws, more than n, whose counts alone would give a verdict other than
+    inconclusive, if the share held stays k / n; None when no number up to MAX_DRAWS would."""
     share = k / n
-    for m in range(n, MAX_DRAWS + 1):
+    for m in range(n + 1, MAX_DRAWS + 1):
         if verdict_of(*count_bounds(round(share * m), m, alpha)) != "inconclusive":
             return m
     return None
