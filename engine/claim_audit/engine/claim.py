@@ -50,14 +50,7 @@ import numpy as np
 import pytest
 
 from ..orders import FAITHFUL
-from .prediction import (
-    FIGURE_ALPHA,
-    conclusive,
-    figure_scale,
-    half_unit,
-    interval_bounds,
-    judge_figure,
-)
+from .prediction import FIGURE_ALPHA, judge_figure
 from .scales import scale_named
 from .share import HOLDS_AT, REFUTED_AT, SHARE_ALPHA, draws_to_conclude, share_bounds
 from .stability import verdict_shares
@@ -384,8 +377,7 @@ def _figure_verdict(
         judge_figure(columns[:, i], printed, scale=scale, copies=copies)
         for i, printed in enumerate(faithful.published)
     ]
-    each = {v.verdict for v in verdicts}
-    verdict = next(v for v in ("refuted", "inconclusive", "holds") if v in each)
+    verdict = _worst(v.verdict for v in verdicts)
     tolerance = ", ".join(f"[{fmt(v.low)}, {fmt(v.high)}]" for v in verdicts)
     rule = {
         "rule": f"prediction interval over {len(measured)} distinct orders on the {scale} "
@@ -409,18 +401,18 @@ def _figure_verdict(
     return verdict, tolerance, rule
 
 
+def _worst(verdicts: Iterable[str]) -> str:
+    """A figure claim's verdict from its figures': refuted, else inconclusive, else holds."""
+    each = set(verdicts)
+    return next(v for v in ("refuted", "inconclusive", "holds") if v in each)
+
+
 def _figures_verdict(columns: np.ndarray, published: Sequence[str], scale: str) -> str:
-    """The verdict of figure values [orders, figures] alone (no power, no notes)."""
-    each = set()
-    for i, printed in enumerate(published):
-        h, figure = half_unit(printed), float(printed)
-        use = figure_scale(columns[:, i], scale)
-        low, high = interval_bounds(columns[:, i], h, FIGURE_ALPHA, use)
-        if not low <= figure <= high:
-            each.add("refuted")
-        elif not conclusive(float(low), float(high), figure, h):
-            each.add("inconclusive")
-    return next((v for v in ("refuted", "inconclusive") if v in each), "holds")
+    """The verdict of figure values [orders, figures] alone (for resampling: no power)."""
+    return _worst(
+        judge_figure(columns[:, i], printed, scale=scale, power=False).verdict
+        for i, printed in enumerate(published)
+    )
 
 
 def _collapsed_note(copies: int) -> str:

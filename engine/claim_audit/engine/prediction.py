@@ -286,12 +286,15 @@ def judge_figure(
     alpha: float = FIGURE_ALPHA,
     scale: str = "linear",
     copies: int = 0,
+    power: bool = True,
 ) -> FigureVerdict:
     """The published figure `printed` against the figure's value in each distinct order,
     `values`: its interval, and the rule's power and conclusiveness on this figure.
     `copies`: orders left out because they repeated another's results bit for bit; where
     one order is left with copies beside it, the orders sampled no spread (they
-    collapsed) and the figure is inconclusive."""
+    collapsed) and the figure is inconclusive. `power=False`: the verdict and interval
+    alone, without the simulated power and the orders that would conclude it (for
+    resampling the verdict)."""
     h = half_unit(printed)
     x = np.asarray(values, dtype=np.float64)
     scale = figure_scale(x, scale)
@@ -308,11 +311,11 @@ def judge_figure(
         beyond = float(s.to_scale(np.float64(nearest))) - mean
         t_score = beyond / (sd * math.sqrt(1 + 1 / n))
         p_value = float(2 * stats.t.sf(abs(t_score), n - 1))
-    shift = detectable_shift(sd, n, h, alpha=alpha, scale=scale, mean=mean)
+    shift = detectable_shift(sd, n, h, alpha=alpha, scale=scale, mean=mean) if power else math.inf
     collapsed = n == 1 and copies > 0
     return FigureVerdict(
         printed=printed,
-        holds=bool(plausible(x, published, h, alpha, scale)),
+        holds=low <= published <= high,
         low=low,
         high=high,
         mean=mean,
@@ -323,7 +326,7 @@ def judge_figure(
         conclusive=conclusive(low, high, published, h) and not collapsed,
         detectable=shift / abs(published) if published and math.isfinite(shift) else None,
         orders_to_conclude=None
-        if collapsed
+        if collapsed or not power
         else orders_to_conclude(mean, sd, h, published, alpha, scale),
         scale=scale,
         copies=copies,

@@ -71,12 +71,6 @@ class Region:
             return self.low <= value <= self.high
         return self.low < value < self.high
 
-    def misses(self, low: float, high: float) -> bool:
-        """Whether no value of [low, high] lies in the region."""
-        if self.closed:
-            return high < self.low or low > self.high
-        return high <= self.low or low >= self.high
-
     def __str__(self) -> str:
         if self.low == -math.inf:
             return f"{'<=' if self.closed else '<'} {self.high:g}"
