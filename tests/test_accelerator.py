@@ -213,3 +213,54 @@ def test_the_same_words_from_the_suites_code_are_still_errors(tmp_path, warning)
     done = run_with_the_suites_filters(tmp_path, [(message, category, "uncertainty_claims.x")])
     assert done.returncode != 0
     assert "INTERNALERROR" in done.stdout + done.stderr
+
+
+# --- The guide's reruns on one accelerator (lib/uncertainty/results.py, no_bootstrap.py) ----
+
+
+
+def _stand_in_accelerator(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This CPU taken for a one-accelerator machine by the reruns' code paths."""
+    from uncertainty_claims.uncertainty import no_bootstrap, results
+
+    for module in (results, no_bootstrap):
+        monkeypatch.setattr(module, "computing_platform", lambda: "tpu")
+        monkeypatch.setattr(module, "default_mesh", lambda: None)
+
+
+def test_reruns_on_one_accelerator_split_between_host_and_chip(monkeypatch):
+    """The first half of the runs batched (run_many, as on a CPU), the rest one by one through
+    run()'s scan programs; in the runs' order. MC-Dropout trains unbatched both ways, so its
+    losses equal run()'s bit for bit; the ensembles are two valid orders."""
+    from uncertainty_claims.uncertainty.config import UncertaintyConfig
+    from uncertainty_claims.uncertainty.experiment import run
+    from uncertainty_claims.uncertainty.results import _reruns, on_host_cpu
+
+    config = UncertaintyConfig(mc_steps=8, mc_samples=3, ensemble_steps=6)
+    seeds, nudges = [0, 0, 0, 0], [1, 2, 3, 4]
+    _stand_in_accelerator(monkeypatch)
+    runs = _reruns(seeds, nudges, config)
+    assert on_host_cpu(len(seeds)) == 2
+    assert len(runs) == len(seeds)
+    for result, nudge in zip(runs, nudges, strict=True):
+        alone = run(0, config=config, implementation="scan", nudge=nudge)
+        assert (result.mc_loss == alone.mc_loss).all()
+        assert result.ens_loss.shape == alone.ens_loss.shape
+    for result, nudge in zip(runs[2:], nudges[2:], strict=True):  # the accelerator's: run()'s
+        alone = run(0, config=config, implementation="scan", nudge=nudge)
+        assert (result.ens_loss == alone.ens_loss).all()
+
+
+def test_no_bootstrap_twins_follow_their_twins_split(monkeypatch):
+    """The ablation's twins are split as the twins are: the first half batched, the rest one
+    by one, in the nudges' order, and one run alone gives what the batch gives it."""
+    from uncertainty_claims.uncertainty import no_bootstrap
+    from uncertainty_claims.uncertainty.config import UncertaintyConfig
+
+    config = UncertaintyConfig(mc_steps=8, mc_samples=3, ensemble_steps=6)
+    nudges = (1, 2, 3)
+    _stand_in_accelerator(monkeypatch)
+    split = no_bootstrap._twins_without_bootstrap(nudges, config)
+    assert split.shape == (3, config.members, 200, 1)
+    assert (split[:1] == no_bootstrap._batched_without_bootstrap(nudges[:1], config)).all()
+    assert (split[1:] == no_bootstrap._one_by_one_without_bootstrap(nudges[1:], config)).all()

@@ -20,8 +20,10 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
+from ..accelerator import computing_platform, placed, side_by_side
 from ..cache import cached
 from ..numerics import full_precision
+from ..sharding import default_mesh
 from .config import UncertaintyConfig
 from .data import GRID_POINTS, N_PER_CLUSTER, make_data, root_keys
 from .experiment import _inputs
@@ -117,11 +119,29 @@ def _twins_scan(ens_def, states, x, y, grid, rows, *, steps: int):
     return jax.vmap(one)(states, x, y)
 
 
-@full_precision
 def _twins_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyConfig) -> np.ndarray:
     """Root key 0's float-rounding twins (`results.twins`: the same nudged initial weights),
-    their ensembles trained batched under vmap as the twins' are, every member on every
-    row: [twins, M, G, 1]."""
+    every member on every row, each computed where and as its twin is: batched under vmap on
+    a CPU; on one accelerator the first `on_host_cpu` batched on the host's CPU, the others
+    one by one through the scan order's programs. [twins, M, G, 1]."""
+    from .results import on_host_cpu
+
+    if computing_platform() == "cpu" or default_mesh() is not None:
+        return _batched_without_bootstrap(nudges, config)
+    host = on_host_cpu(len(nudges))
+
+    def on_host() -> np.ndarray:
+        with placed(True):
+            return _batched_without_bootstrap(nudges[:host], config)
+
+    first, rest = side_by_side(
+        on_host, lambda: _one_by_one_without_bootstrap(nudges[host:], config)
+    )
+    return np.concatenate([first, rest])
+
+
+@full_precision
+def _batched_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyConfig) -> np.ndarray:
     _, (_, ens_def, _, ens_state, _, x, y, grid) = _inputs(
         [ROOT_SEED] * len(nudges), nudges, config
     )
@@ -129,6 +149,22 @@ def _twins_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyConfig)
     return np.asarray(
         _twins_scan(ens_def, ens_state, x, y, grid, rows, steps=config.ensemble_steps)
     )
+
+
+@full_precision
+def _one_by_one_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyConfig) -> np.ndarray:
+    _, (_, ens_def, _, ens_state, _, x, y, grid) = _inputs(
+        [ROOT_SEED] * len(nudges), nudges, config
+    )
+    rows = jnp.asarray(all_rows(config))
+    means = []
+    for i in range(len(nudges)):
+        state = jax.tree.map(lambda a, i=i: a[i], ens_state)
+        state, _ = _ensemble_scan(
+            ens_def, state, x[i][rows], y[i][rows], steps=config.ensemble_steps
+        )
+        means.append(np.asarray(ensemble_predict(nnx.merge(ens_def, state)[0], grid).means))
+    return np.stack(means)
 
 
 def without_bootstrap_in_orders(
@@ -140,21 +176,32 @@ def without_bootstrap_in_orders(
     from .results import SPREAD_NUDGES, twin_nudges
 
     shape = (config.members, GRID_POINTS, 1)
-    out = {}
-    if "faithful" in names:
-        out["faithful"] = cached(
-            "uncertainty-no-bootstrap-faithful",
-            {"root_seed": ROOT_SEED, "config": dataclasses.asdict(config)},
-            lambda: _faithful_without_bootstrap(config),
-            validate=lambda a: _expect(a, {"ens_grid_means": shape}),
-        ).arrays["ens_grid_means"]
-    if "scan" in names:
-        out["scan"] = ensemble_without_bootstrap(config)["ens_grid_means"]
-    twins = sorted(int(n.removeprefix("twin-")) for n in names if n.startswith("twin-"))
-    for batch in sorted({(nudge - 1) // len(SPREAD_NUDGES) for nudge in twins}):
-        nudges = twin_nudges(batch)
-        means = _twin_batch_without_bootstrap(nudges, config)
-        out |= {f"twin-{nudge}": means[i] for i, nudge in enumerate(nudges) if nudge in twins}
+
+    def faithful() -> dict[str, np.ndarray]:
+        if "faithful" not in names:
+            return {}
+        with placed(True):
+            entry = cached(
+                "uncertainty-no-bootstrap-faithful",
+                {"root_seed": ROOT_SEED, "config": dataclasses.asdict(config)},
+                lambda: _faithful_without_bootstrap(config),
+                validate=lambda a: _expect(a, {"ens_grid_means": shape}),
+            )
+        return {"faithful": entry.arrays["ens_grid_means"]}
+
+    def others() -> dict[str, np.ndarray]:
+        out = {}
+        if "scan" in names:
+            out["scan"] = ensemble_without_bootstrap(config)["ens_grid_means"]
+        twins = sorted(int(n.removeprefix("twin-")) for n in names if n.startswith("twin-"))
+        for batch in sorted({(nudge - 1) // len(SPREAD_NUDGES) for nudge in twins}):
+            nudges = twin_nudges(batch)
+            means = _twin_batch_without_bootstrap(nudges, config)
+            out |= {f"twin-{nudge}": means[i] for i, nudge in enumerate(nudges) if nudge in twins}
+        return out
+
+    first, rest = side_by_side(faithful, others)
+    out = first | rest
     missing = [name for name in names if name not in out]
     if missing:
         raise ValueError(f"no ablation in the orders {missing}; known: faithful, scan, twin-k")
