@@ -218,7 +218,6 @@ def test_the_same_words_from_the_suites_code_are_still_errors(tmp_path, warning)
 # --- The guide's reruns on one accelerator (lib/uncertainty/results.py, no_bootstrap.py) ----
 
 
-
 def _stand_in_accelerator(monkeypatch: pytest.MonkeyPatch) -> None:
     """This CPU taken for a one-accelerator machine by the reruns' code paths."""
     from uncertainty_claims.uncertainty import no_bootstrap, results
