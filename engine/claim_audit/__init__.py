@@ -7,7 +7,7 @@ at the end of the run. docs/ADDING_A_DOCUMENT.md walks through a document.
 """
 
 from .engine.claims import Claims, figure, over_seeds
-from .engine.effects import Comparison, Effect
+from .engine.effects import Comparison, Effect, ranking
 from .engine.seed_section import seed_section
 from .engine.verdict import Region, close_to, satisfied, within
 from .orders import FAITHFUL, Orders
@@ -23,6 +23,7 @@ __all__ = [
     "close_to",
     "figure",
     "over_seeds",
+    "ranking",
     "satisfied",
     "seed_section",
     "within",

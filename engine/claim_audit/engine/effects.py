@@ -92,6 +92,46 @@ class Comparison:
         return self.holds_for(self.values(subject))
 
 
+def ranking(
+    claim_id: str,
+    best: str,
+    rivals: Sequence[str],
+    score: Callable[[Any, str], float],
+    *,
+    lower_is_better: bool = True,
+    unit: str = "score",
+) -> Comparison:
+    """The claim "`best` ranks first among `rivals`" ("LR is closest to the diagonal") as a
+    `Comparison` whose effects are its margins: for each rival, `score(subject, best) -
+    score(subject, rival)`, which must be below 0 (above 0 where higher is better). A margin
+    says how far each draw is from a change of rank, so the verdict follows the share of
+    draws in which `best` leads every rival, bounded by those margins (docs/VERDICTS.md).
+
+    Raises:
+      ValueError: no rival, a rival named twice, or `best` among the rivals.
+    """
+    rivals = tuple(rivals)
+    if not rivals or len(set(rivals)) != len(rivals) or best in rivals:
+        raise ValueError(
+            f"{claim_id}: a ranking needs one or more distinct rivals other than {best!r}; "
+            f"got {list(rivals)}"
+        )
+    region = Region(high=0, closed=False) if lower_is_better else Region(low=0, closed=False)
+    return Comparison(
+        claim_id,
+        tuple(
+            Effect(
+                f"{best} - {rival}",
+                lambda subject, rival=rival: score(subject, best) - score(subject, rival),
+                region,
+                null=0.0,
+                unit=unit,
+            )
+            for rival in rivals
+        ),
+    )
+
+
 def safe_ratio(numerator: float, denominator: float) -> float:
     """numerator / denominator; inf (or NaN for 0 / 0) instead of an error at 0."""
     if denominator == 0:

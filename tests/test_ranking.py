@@ -1,0 +1,74 @@
+"""A ranking as a claim with margins (issue 50, item 8): `ranking` makes a `Comparison` with
+one margin per rival, and the guide's example runs on the starter."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from claim_audit import Region, ranking
+from fault_tools import REPO_ROOT, TIMEOUT_S, child_env
+
+SCORES = {"lr": 0.02, "svc": 0.05, "nb": 0.11}
+
+
+def score(subject: dict[str, float], name: str) -> float:
+    return subject[name]
+
+
+def test_a_ranking_is_judged_on_its_margins():
+    rank = ranking("r-1", "lr", ["svc", "nb"], score)
+    judged = rank.judge(SCORES)
+    assert judged.holds
+    margins = {t.name: t.value for t in judged.thresholds}
+    assert margins == pytest.approx({"lr - svc": -0.03, "lr - nb": -0.09})
+    assert {t.region for t in judged.thresholds} == {Region(high=0, closed=False)}
+    assert not rank.holds({**SCORES, "svc": 0.01})  # one rival ahead: the ranking fails
+    assert not rank.holds({**SCORES, "svc": 0.02})  # a tie is not a lead
+
+
+def test_higher_is_better_flips_the_margins_region():
+    rank = ranking("r-2", "nb", ["lr", "svc"], score, lower_is_better=False)
+    assert rank.holds(SCORES)
+    assert {t.region for t in rank.judge(SCORES).thresholds} == {Region(low=0, closed=False)}
+
+
+@pytest.mark.parametrize("rivals", [[], ["svc", "svc"], ["lr", "svc"]])
+def test_a_ranking_without_distinct_rivals_is_refused(rivals):
+    with pytest.raises(ValueError, match="r-3: a ranking needs one or more distinct rivals"):
+        ranking("r-3", "lr", rivals, score)
+
+
+def guide_ranking() -> str:
+    text = (REPO_ROOT / "docs" / "ADDING_A_DOCUMENT.md").read_text()
+    return re.findall(r"```python\n(.*?)```", text.split("**A ranking**, added", 1)[1], re.S)[0]
+
+
+@pytest.mark.slow
+def test_the_guides_ranking_runs_on_the_starter(tmp_path: Path):
+    """The starter with the guide's ranking claim: the run passes, and the record judges the
+    claim over the orders by its two margins."""
+    env = child_env()
+    env.pop("PYTHONPATH", None)
+    folder = tmp_path / "paper"
+    made = subprocess.run(
+        [sys.executable, "-m", "claim_audit", "new", "toy", str(folder)],
+        env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    with (folder / "test_toy.py").open("a") as claims:
+        claims.write("\n" + guide_ranking())
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "--report-dir=report"],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
+    )  # fmt: skip
+    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+    audit = json.loads((folder / "report" / "audit.json").read_text())
+    record = next(c for c in audit["claims"] if c["id"] == "toy-6")
+    assert record["verdict"] == "holds"
+    effects = json.dumps(record["details"])
+    assert "1000 - 100" in effects and "1000 - 30" in effects
