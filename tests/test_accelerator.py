@@ -233,13 +233,13 @@ def test_reruns_on_one_accelerator_split_between_host_and_chip(monkeypatch):
     losses equal run()'s bit for bit; the ensembles are two valid orders."""
     from uncertainty_claims.uncertainty.config import UncertaintyConfig
     from uncertainty_claims.uncertainty.experiment import run
-    from uncertainty_claims.uncertainty.results import _reruns, on_host_cpu
+    from uncertainty_claims.uncertainty.results import _reruns, split_at
 
     config = UncertaintyConfig(mc_steps=8, mc_samples=3, ensemble_steps=6)
     seeds, nudges = [0, 0, 0, 0], [1, 2, 3, 4]
     _stand_in_accelerator(monkeypatch)
     runs = _reruns(seeds, nudges, config)
-    assert on_host_cpu(len(seeds)) == 2
+    assert split_at(len(seeds)) == 2
     assert len(runs) == len(seeds)
     for result, nudge in zip(runs, nudges, strict=True):
         alone = run(0, config=config, implementation="scan", nudge=nudge)

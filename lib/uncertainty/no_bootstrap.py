@@ -23,6 +23,7 @@ from flax import nnx
 from ..accelerator import computing_platform, placed, side_by_side
 from ..cache import cached
 from ..numerics import full_precision
+from ..other_arithmetic import in_other_arithmetic
 from ..sharding import default_mesh
 from .config import UncertaintyConfig
 from .data import GRID_POINTS, N_PER_CLUSTER, make_data, root_keys
@@ -121,23 +122,29 @@ def _twins_scan(ens_def, states, x, y, grid, rows, *, steps: int):
 
 def _twins_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyConfig) -> np.ndarray:
     """Root key 0's float-rounding twins (`results.twins`: the same nudged initial weights),
-    every member on every row, each computed where and as its twin is: batched under vmap on
-    a CPU; on one accelerator the first `on_host_cpu` batched on the host's CPU, the others
-    one by one through the scan order's programs. [twins, M, G, 1]."""
-    from .results import on_host_cpu
+    every member on every row, each computed where and as its twin is (`results._reruns`):
+    over several devices, batched; else the first `split_at` batched here (on one
+    accelerator: on the host's CPU) and the others in the other arithmetic (on a CPU: batched
+    in a child process with other vectors; on one accelerator: one by one on the chip).
+    [twins, M, G, 1]."""
+    from .results import concurrently, split_at
 
-    if computing_platform() == "cpu" or default_mesh() is not None:
+    if default_mesh() is not None:
         return _batched_without_bootstrap(nudges, config)
-    host = on_host_cpu(len(nudges))
+    first = split_at(len(nudges))
 
-    def on_host() -> np.ndarray:
+    def here() -> list[np.ndarray]:
+        if not first:
+            return []
         with placed(True):
-            return _batched_without_bootstrap(nudges[:host], config)
+            return list(_batched_without_bootstrap(nudges[:first], config))
 
-    first, rest = side_by_side(
-        on_host, lambda: _one_by_one_without_bootstrap(nudges[host:], config)
-    )
-    return np.concatenate([first, rest])
+    def other() -> list[np.ndarray]:
+        if computing_platform() == "cpu":
+            return list(in_other_arithmetic(_batched_without_bootstrap, nudges[first:], config))
+        return list(_one_by_one_without_bootstrap(nudges[first:], config))
+
+    return np.stack(concurrently(here, other))
 
 
 @full_precision
@@ -210,12 +217,15 @@ def without_bootstrap_in_orders(
 
 def _twin_batch_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyConfig) -> np.ndarray:
     """`_twins_without_bootstrap(nudges)`, cached on disk."""
+    from .results import arithmetics
+
     shape = (len(nudges), config.members, GRID_POINTS, 1)
     key = {
         "root_seed": ROOT_SEED,
         "config": dataclasses.asdict(config),
         "nudges": list(nudges),
         "devices": len(jax.devices()),
+        "arithmetics": arithmetics(),
     }
     return cached(
         f"uncertainty-no-bootstrap-twins-{(nudges[0] - 1) // len(nudges)}",

@@ -4,7 +4,7 @@ spread over other keys.
 `uncertainty_result()` is the faithful run (root key 0, the guide's computation order);
 `uncertainty_result(implementation="scan")` the same recipe as one jitted scan per
 training. `twins()` reruns key 0 with 5% of the initial weights moved by one float32 step
-(20 float-rounding twins), kept whole: `uncertainty_orders()` judges every claim on them.
+(20 float-rounding twins, half of them in another arithmetic: `_reruns`), kept whole: `uncertainty_orders()` judges every claim on them.
 `root_key_runs()` reruns the recipe from root keys 1..20, kept whole; `spread(kind)` is the
 printed and health figures of the twins ("float_noise") or of those reruns ("root_seeds").
 """
@@ -14,15 +14,18 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-from collections.abc import Sequence
-from typing import Literal
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Literal, TypeVar
 
 import jax
 import numpy as np
 from claim_audit.orders import FAITHFUL, Orders, twin_batches
 
-from ..accelerator import computing_platform, placed, side_by_side
+from ..accelerator import carry_placement, computing_platform, placed, side_by_side
 from ..cache import cached
+from ..other_arithmetic import in_other_arithmetic, other_flags
 from ..sharding import default_mesh
 from .config import UncertaintyConfig
 from .data import GRID_POINTS, N_PER_CLUSTER
@@ -39,6 +42,7 @@ SPREAD_NUDGES = tuple(range(1, 21))
 ORDER_COUNT = 2 + len(SPREAD_NUDGES)
 """The orders of a default audit: the guide's own, the scan, one batch of twins."""
 SpreadKind = Literal["root_seeds", "float_noise"]
+T = TypeVar("T")
 
 
 def _key(config: UncertaintyConfig, **extra) -> dict:
@@ -119,7 +123,7 @@ def twins(
     entry = cached(
         "uncertainty-twins" if batch == 0 else f"uncertainty-twins-{batch}",
         # Split over several devices, the batched ensembles may round otherwise (run_many).
-        _key(config, nudges=list(nudges), devices=len(jax.devices())),
+        _key(config, nudges=list(nudges), devices=len(jax.devices()), arithmetics=arithmetics()),
         lambda: _stacked(_reruns([0] * len(nudges), nudges, config)),
         validate=lambda arrays: _check_shapes(arrays, expected),
     )
@@ -194,42 +198,73 @@ def root_key_runs(config: UncertaintyConfig = UncertaintyConfig()) -> tuple[Unce
 
 
 def _run_root_keys(config: UncertaintyConfig) -> list[UncertaintyResult]:
-    return _reruns(SPREAD_ROOT_SEEDS, [None] * len(SPREAD_ROOT_SEEDS), config)
+    seeds = list(SPREAD_ROOT_SEEDS)
+    return _reruns(seeds, [None] * len(seeds), config, pool_cpu_arithmetics=False)
 
 
 def _reruns(
-    root_seeds: Sequence[int], nudges: Sequence[int | None], config: UncertaintyConfig
+    root_seeds: Sequence[int],
+    nudges: Sequence[int | None],
+    config: UncertaintyConfig,
+    *,
+    pool_cpu_arithmetics: bool = True,
 ) -> list[UncertaintyResult]:
-    """The audit's reruns of the recipe. On a CPU, or over several devices, one batched
-    program (`run_many`). On one accelerator, the draws sample both arithmetics the machine
-    has: the first `on_host_cpu(n)` runs batched on the host's CPU, as a CPU audit computes
-    them, beside the others on the accelerator, one by one through `run`'s scan programs
-    (compiled once for all of them: on a TPU v5e, compiling `run_many` for 20 runs takes
-    about 45 s and running it 3 s, one run of the compiled scan programs 0.1 s)."""
+    """The audit's reruns of the recipe, their draws pooled over the arithmetics the machine
+    has (`arithmetics`). Over several devices, one batched program (`run_many`). Otherwise
+    the first `split_at(n)` runs are batched here, and the others computed in the other
+    arithmetic: on a CPU, batched in a child process with other vectors
+    (lib/other_arithmetic.py; unless not `pool_cpu_arithmetics`, then all here); on one
+    accelerator, where the runs here are on the host's CPU, one by one on the chip through
+    `run`'s scan programs, compiled once for all of them (on a TPU v5e, compiling `run_many`
+    for 20 runs takes about 45 s and running it 3 s, one run of the scan programs 0.1 s)."""
     mesh = default_mesh()
-    if computing_platform() == "cpu" or mesh is not None:
+    on_cpu = computing_platform() == "cpu"
+    if mesh is not None or (on_cpu and not pool_cpu_arithmetics):
         return run_many(root_seeds, nudges=nudges, config=config, mesh=mesh)
-    host = on_host_cpu(len(root_seeds))
+    first = split_at(len(root_seeds))
 
-    def on_host() -> list[UncertaintyResult]:
-        if not host:
+    def here() -> list[UncertaintyResult]:
+        if not first:
             return []
         with placed(True):
-            return run_many(root_seeds[:host], nudges=nudges[:host], config=config)
+            return run_many(root_seeds[:first], nudges=nudges[:first], config=config)
 
-    def on_accelerator() -> list[UncertaintyResult]:
-        pairs = zip(root_seeds[host:], nudges[host:], strict=True)
+    def other() -> list[UncertaintyResult]:
+        seeds, rest = list(root_seeds[first:]), list(nudges[first:])
+        if on_cpu:
+            return in_other_arithmetic(
+                functools.partial(run_many, nudges=rest, config=config), seeds
+            )
+        pairs = zip(seeds, rest, strict=True)
         return [run(s, config=config, implementation="scan", nudge=n) for s, n in pairs]
 
-    first, rest = side_by_side(on_host, on_accelerator)
-    return [*first, *rest]
+    return [*concurrently(here, other)]
 
 
-def on_host_cpu(n_runs: int) -> int:
-    """How many of a batch of `n_runs` reruns a one-accelerator machine computes on its host's
-    CPU (the first ones): half, so that a claim which holds in one backend's arithmetic and not
-    in the other's is seen to depend on it."""
+def split_at(n_runs: int) -> int:
+    """How many of a batch of `n_runs` reruns are computed in this process's arithmetic (on
+    one accelerator: on the host's CPU), the first ones: half, so that a claim which holds
+    in one arithmetic and not in the other is seen to depend on it."""
     return n_runs // 2
+
+
+def arithmetics() -> list[str]:
+    """Where a batch of pooled reruns is computed, for its cache key: the XLA_FLAGS of the
+    two halves on a CPU, the host CPU and the accelerator on one, "mesh" over several."""
+    if default_mesh() is not None:
+        return ["mesh"]
+    if computing_platform() == "cpu":
+        flags = os.environ.get("XLA_FLAGS", "")
+        return [flags, other_flags(flags)]
+    return ["cpu", computing_platform()]
+
+
+def concurrently(first: Callable[[], list[T]], second: Callable[[], list[T]]) -> list[T]:
+    """`first() + second()`, `second` computed in a thread beside `first` (a child process's
+    work, or the accelerator's while this thread drives the host's CPU)."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="other-arithmetic") as pool:
+        pending = pool.submit(carry_placement(second))
+        return [*first(), *pending.result()]
 
 
 @functools.cache

@@ -1,0 +1,73 @@
+"""A computation in the CPU's other arithmetic, for draws that sample more than one.
+
+The float-rounding twins of one machine cluster around that machine's own run: another
+machine, whose XLA emits other vector instructions, starts them from another point, and a
+figure can sit in one cluster and not the other (docs/VERDICTS.md, "One machine's orders are
+not all the orders"). So part of a batch of twins is computed in a child process whose XLA
+uses other vectors: 128-bit ones (`NARROW_VECTORS_FLAG`) where this process uses the
+machine's widest, the widest where this process is held to 128 bits. XLA reads its flags
+once per process, hence the child. It compiles afresh: JAX's persistent program cache is
+not enabled there, so no program compiled for this process's vectors is served to it.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .numerics import NARROW_VECTORS_FLAG
+
+ISA_FLAG = NARROW_VECTORS_FLAG.split("=", 1)[0]
+
+
+def other_flags(flags: str) -> str:
+    """XLA_FLAGS for the other arithmetic: without any `--xla_cpu_max_isa` when `flags` has
+    one, else with `NARROW_VECTORS_FLAG`."""
+    words = shlex.split(flags)
+    kept = [w for w in words if w.split("=", 1)[0] != ISA_FLAG]
+    return " ".join(kept if len(kept) < len(words) else [*kept, NARROW_VECTORS_FLAG])
+
+
+def in_other_arithmetic(function: Callable[..., Any], *args: Any) -> Any:
+    """`function(*args)` computed on the CPU in a child process with `other_flags`. The
+    function must be importable by name (a module-level function, or a `functools.partial`
+    of one); arguments and result travel pickled, through files of a temporary folder.
+
+    Raises:
+      RuntimeError: the child failed (its last lines of stderr say why).
+    """
+    env = {
+        **os.environ,
+        "XLA_FLAGS": other_flags(os.environ.get("XLA_FLAGS", "")),
+        "JAX_PLATFORMS": "cpu",
+    }
+    env.pop("CLAIMS_COMPILATION_CACHE_DIR", None)
+    with tempfile.TemporaryDirectory(prefix="other-arithmetic-") as folder:
+        task, result = Path(folder) / "task.pickle", Path(folder) / "result.pickle"
+        task.write_bytes(pickle.dumps((function, args)))
+        child = subprocess.run(
+            [sys.executable, "-m", __name__, str(task), str(result)],
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+        if child.returncode != 0 or not result.is_file():
+            tail = child.stderr.decode(errors="replace").strip().splitlines()[-5:]
+            raise RuntimeError(
+                f"{function.__qualname__} in the other arithmetic ({env['XLA_FLAGS']!r}) "
+                f"exited with status {child.returncode}: " + " | ".join(tail)
+            )
+        return pickle.loads(result.read_bytes())
+
+
+if __name__ == "__main__":
+    task_path, result_path = map(Path, sys.argv[1:3])
+    task, arguments = pickle.loads(task_path.read_bytes())
+    result_path.write_bytes(pickle.dumps(task(*arguments)))
