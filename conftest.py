@@ -156,15 +156,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def calibration(order_count: int | None) -> Orders[CalibrationResults]:
     """Both calibration nets on seeds 0, 1, 2, trained per recipe in every valid float order
     (or loaded from the cache; at least --orders of them); the faithful order first."""
+    from claim_audit.orders import Orders
+
     from uncertainty_claims.calibration.evaluation import calibration_orders
 
-    return calibration_orders(n_orders=order_count)
+    return Orders(*calibration_orders(n_orders=order_count))
 
 
 @pytest.fixture(scope="session")
 def uncertainty(order_count: int | None) -> Orders[UncertaintyResult]:
     """The uncertainty guide's recipe from root key 0 in every valid float order (or loaded
     from the cache; at least --orders of them); the faithful order first."""
+    from claim_audit.orders import Orders
+
     from uncertainty_claims.uncertainty.results import uncertainty_orders
 
-    return uncertainty_orders(n_orders=order_count)
+    return Orders(*uncertainty_orders(n_orders=order_count))

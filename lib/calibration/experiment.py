@@ -16,12 +16,12 @@ from dataclasses import asdict, dataclass
 import jax
 import jax.numpy as jnp
 import numpy as np
-from claim_audit.orders import FAITHFUL, twin_batches
 
 from .. import data
 from ..accelerator import placed
 from ..cache import CacheResult, cached
 from ..numerics import full_precision
+from ..orders import FAITHFUL, twin_batches
 from ..sharding import default_mesh
 from .training import (
     TrainConfig,

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from claim_audit import cache
 
-from .cache import REPO_ROOT, default_cache_dir
+from uncertainty_claims.cache import REPO_ROOT, default_cache_dir
 
 STAMP_NAME = "warm-audit.json"
 _ENV_PREFIXES = ("JAX_", "XLA_", "CLAIMS_", "TF_", "CUDA_", "NVIDIA_", "TPU_")
