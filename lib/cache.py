@@ -33,9 +33,9 @@ from claim_audit.cache import (
     package_digest,
 )
 from claim_audit.cache import cached as _cached
-from claim_audit.report.provenance import jax_settings
 
 from .accelerator import computing_platform
+from .jax_facts import jax_settings
 
 __all__ = ["CacheResult", "arrays_digest", "cached", "default_cache_dir", "project_key"]
 

@@ -283,7 +283,7 @@ def test_jax_setting_that_changes_numbers_is_another_entry(setting):
     bfloat16 matmuls) gives another key: such a run never reads the default run's entry, nor
     serves it. Bug fixed: the key named only versions, backend and XLA_FLAGS, so an x64 run's
     float64 entry was later served to a default run, and a claim was REFUTED on those numbers
-    (claim_audit/report/provenance.py `jax_settings`, lib/cache.py `runtime_key`: every `jax.config` option except where
+    (lib/jax_facts.py `jax_settings`, lib/cache.py `runtime_key`: every `jax.config` option except where
     programs are kept and what is logged)."""
     changed = run_python(KEY_CHILD, env=child_env(**setting))
     assert changed.returncode == 0, changed.stderr
