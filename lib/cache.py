@@ -7,8 +7,8 @@ Every entry's key carries, beside what its caller names (a recipe's config, data
 seeds, order):
 - `package_source`: a digest of this package's whole source (lib/), taken once, at import: a
   process keys results by the code it runs, never by what the files hold later;
-- `engine_source`: the same of the engine (`claim_audit`), whose code the cached computations
-  call (its resampling, checks and orders);
+- `engine_source`: the same of the engine (`claim_audit`), whose cache writes and reads every
+  entry (a change there is never served an entry written before it);
 - `versions`: this package's and the numerical stack's (`library_versions`);
 - `backend`, `jax_settings`, `xla_flags`: where and how JAX computes (`runtime_key`); the
   backend is the platform the entry is computed on (`accelerator.computing_platform`), so

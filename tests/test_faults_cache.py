@@ -250,11 +250,11 @@ def test_a_child_with_the_same_jax_settings_gets_the_same_key():
 
 
 def test_a_changed_engine_is_another_entry(tmp_path):
-    """A child running the engine with its resampling changed (a copy of claim_audit, first
-    on the path) gets another key: a warm audit recomputes what the engine's code computes.
-    Bug fixed: the key digested lib/ but not claim_audit, whose `stats.resample_counts` the
-    cached bootstrap calls, so a changed engine was served the old samples ("cache hit:
-    bootstrap-seeds3") (lib/cache.py `project_key`)."""
+    """A child running a changed engine (a copy of claim_audit, first on the path) gets
+    another key: the engine's cache writes and reads every entry, so a warm audit under a
+    changed engine recomputes. Bug fixed: the key digested lib/ but not claim_audit, so a
+    changed engine was served the old samples ("cache hit: bootstrap-seeds3") (lib/cache.py
+    `project_key`)."""
     engine = tmp_path / "claim_audit"
     shutil.copytree(Path(cache.__file__).parent, engine)
     with open(engine / "stats.py", "a") as stats:

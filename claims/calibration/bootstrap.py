@@ -244,18 +244,25 @@ def figure_samples(
     return _figure_samples(tuple(seeds), b, seed)
 
 
-@functools.cache
-def _figure_samples(seeds: tuple[int, ...], b: int, seed: int) -> FigureSamples:
-    results = calibration_on(seeds)
-    key = {
-        "nets": {net: cache_key(net, seeds, TrainConfig(), results.order) for net in results.runs},
+def samples_key(
+    nets: tuple[str, ...], seeds: tuple[int, ...], order: str, b: int, seed: int
+) -> dict:
+    """The cache key of the test-image resamples of `nets` on `seeds` in `order`: the runs'
+    keys, the resampling's size and seed, and this package's source, which computes them."""
+    return {
+        "nets": {net: cache_key(net, seeds, TrainConfig(), order) for net in nets},
         "b": b,
         "seed": seed,
         "claims_source": CLAIMS_SOURCE,
     }
+
+
+@functools.cache
+def _figure_samples(seeds: tuple[int, ...], b: int, seed: int) -> FigureSamples:
+    results = calibration_on(seeds)
     entry = cached(
         f"bootstrap-seeds{len(seeds)}",
-        key,
+        samples_key(tuple(results.runs), seeds, results.order, b, seed),
         lambda: _arrays(
             resample_figures(results.runs, results.split, results.per_seed, b=b, seed=seed)
         ),
