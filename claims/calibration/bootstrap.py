@@ -31,7 +31,7 @@ from uncertainty_claims.metrics.classification import PROB_FLOOR
 
 CLAIMS_SOURCE = package_digest(__package__)
 """sha256 of this package's source (claims/calibration/), taken at import: the resamples are
-computed here, so a change here is another cache entry (lib/cache.py keys lib/ and the engine)."""
+computed here, so a change here is another cache entry (lib/cache.py keys lib/ alone)."""
 
 CALIBRATION = ("acc", "ece", "nll", "brier", "ece_T", "nll_T")
 OOD = ("auroc.msp", "auroc.maxlogit", "auroc.energy", "auroc.kmax")
