@@ -24,9 +24,10 @@ DIGEST_OF = """
 """
 
 
-def package_source(root: Path) -> str:
+def package_source(root: Path, script: str = DIGEST_OF) -> str:
+    """What `script` prints in a child whose import path starts at the copy `root`."""
     done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(DIGEST_OF), str(root)],
+        [sys.executable, "-c", textwrap.dedent(script), str(root)],
         cwd=root,
         env=child_env(PYTHONPATH=str(root)),
         capture_output=True,
@@ -82,20 +83,8 @@ def test_an_edit_where_the_bootstrap_is_computed_changes_its_key(tmp_path):
         ignore=shutil.ignore_patterns("__pycache__"),
     )
 
-    def digest() -> str:
-        done = subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(CLAIMS_DIGEST_OF), str(tmp_path)],
-            cwd=tmp_path,
-            env=child_env(PYTHONPATH=str(tmp_path)),
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_S,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout.strip()
-
-    original = digest()
+    original = package_source(tmp_path, CLAIMS_DIGEST_OF)
     assert original == bootstrap.CLAIMS_SOURCE
     measures = tmp_path / "calibration" / "measures.py"
     measures.write_text(measures.read_text() + "\n# an edit beside the bootstrap\n")
-    assert digest() != original
+    assert package_source(tmp_path, CLAIMS_DIGEST_OF) != original
