@@ -53,11 +53,13 @@ def metadata(
 ) -> dict[str, Any]:
     """Versions, platform, the audited `project`'s provenance (commit, lock digest, data
     digests, method; the command), the fields its `environment` adds (the metadata of the
-    `pytest_claims_audit_environment` hook: the device, the numerical stack's settings; a
-    mapping given for `platform` is added to the engine's), the `documents` audited (their
-    sources, for headings), cache activity and wall time."""
+    `pytest_claims_audit_environment` hook: the device, None where it names none, and the
+    numerical stack's settings; a mapping given for `platform` is added to the engine's), the
+    `documents` audited (their sources, for headings), cache activity and wall time."""
     found = provenance(project)
     added = dict(environment or {})
+    run = {"git": found.pop("git"), "command": found.pop("command")}
+    run["device"] = added.pop("device", None)
     return {
         "created_unix": round(time.time(), 1),
         "wall_s": round(wall_s, 2),
@@ -71,6 +73,7 @@ def metadata(
             "machine": platform.machine(),
             **added.pop("platform", {}),
         },
+        **run,
         **found,
         **added,
         "documents": {d.name: d.source.to_json() for d in documents if d.source is not None},

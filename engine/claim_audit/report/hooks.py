@@ -80,9 +80,9 @@ def pytest_claims_audit_robustness(
 
 def pytest_claims_audit_environment(config: pytest.Config) -> Mapping[str, Any] | None:
     """What the process's numerical stack says for the report, as a JSON-able mapping of
-    `metadata`, fields that audit.json's metadata records beside the engine's own (the device
-    computed on, the stack's settings; a mapping for `platform` is added to the engine's
-    `platform`), and `partial`, one sentence for each setting made from outside the project
+    `metadata`, fields that audit.json's metadata records beside the engine's own (`device`,
+    where the run computed, which is None without it; the stack's settings; a mapping for
+    `platform` is added to the engine's `platform`), and `partial`, one sentence for each setting made from outside the project
     that can change the documents' figures (e.g. a variable that changes the float width):
     any such sentence makes the run partial, and its report names it.
 
