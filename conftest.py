@@ -30,27 +30,33 @@ settings.register_profile("dev", deadline=None, max_examples=500)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # The claims-audit plugin: installed with this package it is loaded through its pytest11 entry
-# point under this same name (then this line adds nothing); named here for runs without
-# plugin autoloading (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1).
-pytest_plugins = ["claim_audit.report.plugin"]
+# point under this same name (then naming it adds nothing); named here for runs without
+# plugin autoloading (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1). Beside it, what JAX says in its
+# report (claims/jax_report.py).
+pytest_plugins = ["claim_audit.report.plugin", "jax_report"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """The settings this suite's experiments run under, in the controller and in each xdist
     worker, before any test module imports jax: deterministic GPU ops (XLA_FLAGS must be set
-    before JAX's backend starts) and the compiled-program cache. Both reach the processes
+    before JAX's backend starts), the compiled-program cache and the store of the results
+    (the engine's disk cache, both in its cache folder). The first two reach the processes
     the tests start as environment variables (XLA_FLAGS, CLAIMS_COMPILATION_CACHE_DIR). The
     claims-audit plugin itself leaves JAX alone. On a machine with an accelerator, one
     process of the run holds it and the others compute on the host's CPU
     (lib/accelerator.py)."""
+    from claim_audit import cache
+
     from uncertainty_claims.accelerator import place_processes
+    from uncertainty_claims.cache import keep_results_in
     from uncertainty_claims.compile_cache import enable_compilation_cache
     from uncertainty_claims.numerics import request_deterministic_gpu_ops
 
     starts_jax = _may_keep_jax_from_starting()
     request_deterministic_gpu_ops()
+    keep_results_in(cache.cached)
     try:
-        enable_compilation_cache()
+        enable_compilation_cache(cache.default_cache_dir())
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
     if starts_jax and not hasattr(config, "workerinput") and not config.option.collectonly:
@@ -156,15 +162,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def calibration(order_count: int | None) -> Orders[CalibrationResults]:
     """Both calibration nets on seeds 0, 1, 2, trained per recipe in every valid float order
     (or loaded from the cache; at least --orders of them); the faithful order first."""
+    from claim_audit.orders import Orders
+
     from uncertainty_claims.calibration.evaluation import calibration_orders
 
-    return calibration_orders(n_orders=order_count)
+    return Orders(*calibration_orders(n_orders=order_count))
 
 
 @pytest.fixture(scope="session")
 def uncertainty(order_count: int | None) -> Orders[UncertaintyResult]:
     """The uncertainty guide's recipe from root key 0 in every valid float order (or loaded
     from the cache; at least --orders of them); the faithful order first."""
+    from claim_audit.orders import Orders
+
     from uncertainty_claims.uncertainty.results import uncertainty_orders
 
-    return uncertainty_orders(n_orders=order_count)
+    return Orders(*uncertainty_orders(n_orders=order_count))

@@ -1,7 +1,7 @@
 """The audit's own hooks, beside the root conftest.py's settings and experiment fixtures:
 the documents, claims, data and robustness section this suite's report is made of
 (engine/claim_audit/report/hooks.py), the --seeds rule of its documents, and the warm audit (one process
-over a cache the last identical audit filled, lib/warm_audit.py).
+over a cache the last identical audit filled, claims/warm_audit.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """An audit's fingerprint for the warm audit, taken as `-n auto` sees the run (before the
     JAX settings reach the environment); and the --seeds rule of the calibration post."""
     if _is_audit(config) and not hasattr(config, "workerinput") and _STARTED_AS not in config.stash:
-        from uncertainty_claims.warm_audit import fingerprint
+        from warm_audit import fingerprint
 
         config.stash[_STARTED_AS] = fingerprint(_selection(config))
     seeds = config.getoption("--seeds")
@@ -74,7 +74,7 @@ def pytest_claims_audit_robustness(
     return robustness_section(documents, sweep, comparisons)
 
 
-# --- A warm audit in one process (lib/warm_audit.py) ----------------------------------------
+# --- A warm audit in one process (claims/warm_audit.py) ----------------------------------------
 
 _RAN_WARM = pytest.StashKey[bool]()
 _STARTED_AS = pytest.StashKey[str]()
@@ -104,7 +104,7 @@ def _is_audit(config: pytest.Config) -> bool:
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto` for an audit over a cache that the last identical complete audit filled:
     no workers (they would only import JAX and the tests again); otherwise xdist decides."""
-    from uncertainty_claims.warm_audit import fingerprint, is_warm
+    from warm_audit import fingerprint, is_warm
 
     if not _is_audit(config):
         return None
@@ -117,7 +117,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     if config.stash.get(_RAN_WARM, False):
-        return "claims: the cache holds this run's results (lib/warm_audit.py): one process"
+        return "claims: the cache holds this run's results (claims/warm_audit.py): one process"
     return None
 
 
@@ -128,7 +128,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     if hasattr(config, "workerinput") or config.option.collectonly or not _is_audit(config):
         return
-    from uncertainty_claims.warm_audit import forget_warm, record_warm
+    from warm_audit import forget_warm, record_warm
 
     complete = session.exitstatus == pytest.ExitCode.OK and session.testscollected > 0
     if complete and not (session.shouldstop or session.shouldfail):

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from calibration import bootstrap, sensitivity
 from claim_audit import stats
 from claim_audit.engine.effects import Comparison, PerSeed
 from claim_audit.engine.sweep import FAILS, ROBUST, Robustness, across_runs, across_seeds
 from claim_audit.engine.sweep import METHOD as SEED_METHOD
 
-from uncertainty_claims.calibration.claims import bootstrap, sensitivity
 from uncertainty_claims.calibration.experiment import POST_SEEDS, PUBLISHED_SEEDS
 
 if TYPE_CHECKING:
@@ -30,8 +30,8 @@ KEYS = "root keys"  # what the uncertainty guide's seeds are
 
 def documents() -> list[Document]:
     """Both documents as the report shows them: source, section, figures."""
-    from uncertainty_claims.calibration.document import DOCUMENT as calibration
-    from uncertainty_claims.uncertainty.document import DOCUMENT as uncertainty
+    from calibration.document import DOCUMENT as calibration
+    from uncertainty.document import DOCUMENT as uncertainty
 
     return [calibration, uncertainty]
 

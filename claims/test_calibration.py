@@ -17,14 +17,8 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 import optax
-from claim_audit import Claims, Region, figure, satisfied, within
-from claim_audit.engine.effects import Comparison, Effect, PerSeed
-from flax import nnx
-from readings import reading_over_orders
-
-from uncertainty_claims import data, metrics
-from uncertainty_claims.calibration.claims.bootstrap import claim_intervals
-from uncertainty_claims.calibration.claims.measures import (
+from calibration.bootstrap import claim_intervals
+from calibration.measures import (
     A_TOUCH,
     THREE_TO_FOUR,
     bad_retraining_gap,
@@ -38,6 +32,12 @@ from uncertainty_claims.calibration.claims.measures import (
     std_ratio,
     values,
 )
+from claim_audit import Claims, Region, figure, satisfied, within
+from claim_audit.engine.effects import Comparison, Effect, PerSeed
+from flax import nnx
+from readings import reading_over_orders
+
+from uncertainty_claims import data, metrics
 from uncertainty_claims.calibration.evaluation import (
     ORACLE_TEMPERATURES,
     SATURATED,

@@ -6,12 +6,12 @@ check of lib/calibration/health.py, whose threshold the audit shows as published
 from __future__ import annotations
 
 import pytest
+from calibration.measures import seeds_of
 from claim_audit import Claims
+from health_verdicts import health_judgement
 
-from uncertainty_claims.calibration.claims.measures import seeds_of
 from uncertainty_claims.calibration.experiment import NETS
 from uncertainty_claims.calibration.health import calibration_health
-from uncertainty_claims.health import health_judgement
 
 CLAIMS = Claims("calibration")
 S_HEALTH = "Model health"

@@ -28,10 +28,7 @@ from claim_audit.engine.effects import Comparison, Effect
 from claim_audit.engine.verdict import Judgement
 from flax import nnx
 from readings import EveryOrder, reading_over_orders
-from uncertainty_rules import over_root_keys, typical
-
-from uncertainty_claims import metrics
-from uncertainty_claims.uncertainty.claims.measures import (
+from uncertainty.measures import (
     METHODS,
     REGIONS,
     aleatoric_fit,
@@ -46,6 +43,9 @@ from uncertainty_claims.uncertainty.claims.measures import (
     total_ratio,
     true_model_nll,
 )
+from uncertainty_rules import over_root_keys, typical
+
+from uncertainty_claims import metrics
 from uncertainty_claims.uncertainty.config import (
     ENSEMBLE_PRINT_EVERY,
     MC_PRINT_EVERY,

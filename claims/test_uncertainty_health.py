@@ -11,9 +11,9 @@ import dataclasses
 
 import pytest
 from claim_audit import Claims
+from health_verdicts import health_judgement
 from uncertainty_rules import health_over_root_keys
 
-from uncertainty_claims.health import health_judgement
 from uncertainty_claims.uncertainty.health import uncertainty_health
 
 CLAIMS = Claims("uncertainty")

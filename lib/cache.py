@@ -1,54 +1,87 @@
-"""This project's cache keys: everything of the running environment and of this package that
-can change a computed result, added to every entry's key. The cache itself (an entry per
-key, checked on read, written atomically, computed once under a lock) is the engine's,
-`claim_audit.cache`.
+"""This project's cache keys, and the store its results are kept in.
+
+Where a result is kept is its user's choice, not the library's: `keep_results_in(store)`
+names the store, a function `store(name, key, compute, **options)` that returns the entry
+(its `arrays` and `status`), computing it at most once. The audit's store is the engine's
+disk cache (its `cached`), which the root conftest.py and the scripts name.
+With no store named, `cached` computes each result each time.
 
 Every entry's key carries, beside what its caller names (a recipe's config, data digests,
 seeds, order):
 - `package_source`: a digest of this package's whole source (lib/), taken once, at import: a
   process keys results by the code it runs, never by what the files hold later;
-- `engine_source`: the same of the engine (`claim_audit`), whose code the cached computations
-  call (its resampling, checks and orders);
 - `versions`: this package's and the numerical stack's (`library_versions`);
 - `backend`, `jax_settings`, `xla_flags`: where and how JAX computes (`runtime_key`); the
   backend is the platform the entry is computed on (`accelerator.computing_platform`), so
   a faithful order computed on the host's CPU beside an accelerator is never served as the
   accelerator's, nor the other way round.
+What computes a result outside lib/ keys its own source (claims/calibration/bootstrap.py).
 An ingredient keyed needlessly costs a recomputation when it changes, never a wrong hit.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.metadata
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
-from claim_audit.cache import (
-    Arrays,
-    CacheResult,
-    arrays_digest,
-    default_cache_dir,
-    package_digest,
-)
-from claim_audit.cache import cached as _cached
-from claim_audit.report.provenance import jax_settings
+import numpy as np
 
 from .accelerator import computing_platform
+from .jax_facts import jax_settings
 
-__all__ = ["CacheResult", "arrays_digest", "cached", "default_cache_dir", "project_key"]
+__all__ = ["Entry", "cached", "keep_results_in", "project_key"]
 
+Arrays = dict[str, np.ndarray]
 PACKAGE = __name__.partition(".")[0]
 """This project's import name (its folder is `lib/`)."""
-REPO_ROOT = Path(__file__).resolve().parent.parent
-PACKAGE_SOURCE = package_digest(PACKAGE)
-"""sha256 of this package's source, taken when this module is first imported."""
-ENGINE = "claim_audit"
-ENGINE_SOURCE = package_digest(ENGINE)
-"""sha256 of the engine's source, taken with PACKAGE_SOURCE."""
 # The numerical stack whose versions can change a result (jaxlib: XLA's arithmetic).
 STACK = ("jax", "jaxlib", "flax", "optax", "numpy", "scipy", "ml_dtypes")
+
+
+def source_digest(folder: Path) -> str:
+    """sha256 over the source of the package in `folder`: every `.py` file under it, its
+    relative name and bytes."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*.py")):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+PACKAGE_SOURCE = source_digest(Path(__file__).parent)
+"""sha256 of this package's source, taken when this module is first imported."""
+
+
+class Entry(Protocol):
+    """A result as a store gives it: its arrays, and how they were obtained ("hit",
+    "computed" or "uncached")."""
+
+    arrays: Arrays
+    status: str
+
+
+@dataclass(frozen=True)
+class Computed:
+    """A result computed with no store to keep it in."""
+
+    arrays: Arrays
+    status: str = "uncached"
+
+
+Store = Callable[..., Entry]
+_store: Store | None = None
+
+
+def keep_results_in(store: Store | None) -> None:
+    """Keep every result `cached` computes from now on in `store` (None: in none)."""
+    global _store
+    _store = store
 
 
 def library_versions() -> dict[str, str]:
@@ -81,12 +114,25 @@ def runtime_key() -> dict:
 
 
 def project_key() -> dict:
-    """What this project adds to every key: `package_source`, `engine_source` and
-    `runtime_key`."""
-    return {"package_source": PACKAGE_SOURCE, "engine_source": ENGINE_SOURCE, **runtime_key()}
+    """What this project adds to every key: `package_source` and `runtime_key`."""
+    return {"package_source": PACKAGE_SOURCE, **runtime_key()}
 
 
-def cached(name: str, key: dict, compute: Callable[[], Arrays], **options) -> CacheResult:
-    """`claim_audit.cache.cached` with `project_key` added to `key`; `options` as there
-    (validate, cache_dir)."""
-    return _cached(name, {**key, **project_key()}, compute, **options)
+def cached(
+    name: str,
+    key: dict,
+    compute: Callable[[], Arrays],
+    *,
+    validate: Callable[[Arrays], None] | None = None,
+    **options: Any,
+) -> Entry:
+    """The arrays of `compute`, from the store `keep_results_in` named, under `key` with
+    `project_key` added; `validate` raises ValueError for arrays of the wrong names or
+    shapes (a stored entry failing it is recomputed), `options` go to the store (e.g. the
+    engine cache's `cache_dir`). With no store, computed (and validated) here."""
+    if _store is None:
+        arrays = compute()
+        if validate is not None:
+            validate(arrays)
+        return Computed(arrays)
+    return _store(name, {**key, **project_key()}, compute, validate=validate, **options)

@@ -21,8 +21,6 @@ import os
 import tempfile
 from pathlib import Path
 
-from .cache import default_cache_dir
-
 FOLDER_VARIABLE = "CLAIMS_COMPILATION_CACHE_DIR"
 SWITCH_VARIABLE = "CLAIMS_COMPILATION_CACHE"
 FOLDER_NAME = "jax-programs"
@@ -37,10 +35,10 @@ def enable_compilation_cache(cache_dir: Path | None = None) -> Path | None:
     that call this too.
 
     The folder is `$CLAIMS_COMPILATION_CACHE_DIR` when set (a parent's), else
-    `<cache_dir or default_cache_dir()>/jax-programs`. Every program is kept, however quick
-    to compile: the many small ones add up to seconds per process. Returns the folder, or
-    None when `CLAIMS_COMPILATION_CACHE` is 0, false, off or no, or the folder cannot be
-    written (then programs are compiled in each process).
+    `<cache_dir>/jax-programs`. Every program is kept, however quick to compile: the many
+    small ones add up to seconds per process. Returns the folder, or None when
+    `CLAIMS_COMPILATION_CACHE` is 0, false, off or no, when neither names a folder, or when
+    the folder cannot be written (then programs are compiled in each process).
 
     Raises:
       ValueError: `CLAIMS_COMPILATION_CACHE` is none of `OFF` or `ON`.
@@ -53,8 +51,10 @@ def enable_compilation_cache(cache_dir: Path | None = None) -> Path | None:
         )
     if switch in OFF:
         return None
-    fallback = (cache_dir or default_cache_dir()) / FOLDER_NAME
-    folder = Path(os.environ.get(FOLDER_VARIABLE) or fallback)
+    named = os.environ.get(FOLDER_VARIABLE)
+    if not named and cache_dir is None:
+        return None
+    folder = Path(named or Path(cache_dir) / FOLDER_NAME)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):

@@ -8,11 +8,9 @@ failing model is reported with its number beside the claims it supports.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from claim_audit.engine.verdict import Judgement, Region, Threshold
 
 # "Flat at the end": the last tenth of training moved the loss by less than this
 # fraction of the range it covered during training.
@@ -54,25 +52,6 @@ class HealthCheck:
         for name in ("measured", "limit"):
             record[name] = record[name] if np.isfinite(record[name]) else None
         return record
-
-    def threshold_of(self, label: str) -> Threshold:
-        """The check as a threshold claim's number: its margin, which must stay below 0."""
-        return Threshold(f"{label}: {self.name}, measured - limit", self.margin, self.region)
-
-    @property
-    def region(self) -> Region:
-        return Region(high=0.0, closed=self.inclusive)
-
-
-def health_judgement(checks: Sequence[HealthCheck], labels: Sequence[str]) -> Judgement:
-    """Every check passes: a threshold claim on each check's margin (labelled by `labels`,
-    e.g. the seeds), shown with the measured figures and the threshold."""
-    return Judgement(
-        all(c.passed for c in checks),
-        checks[0].threshold,
-        [round(c.measured, 4) for c in checks],
-        thresholds=tuple(c.threshold_of(label) for c, label in zip(checks, labels, strict=True)),
-    )
 
 
 def converged(losses: np.ndarray) -> HealthCheck:

@@ -627,7 +627,7 @@ def cold_and_warm(args: list[str], warm: bool = True) -> dict:
 # (the faithful one, docs/RECIPES.md), both nets on seeds 0-2, trained and evaluated, stands in.
 CALIBRATION_SCRIPT = """
 from uncertainty_claims.calibration.experiment import NETS, PUBLISHED_SEEDS, load_split, train
-from claim_audit.orders import FAITHFUL
+from uncertainty_claims.orders import FAITHFUL
 split = load_split()
 for net in NETS:
     train(FAITHFUL, net, PUBLISHED_SEEDS, split)

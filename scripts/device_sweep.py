@@ -25,10 +25,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from claim_audit.seeds import parse_seeds
 
 # Light imports only up here: a usage error should not wait for the experiments' imports.
-from uncertainty_claims.cache import arrays_digest
+from claim_audit.cache import arrays_digest, default_cache_dir
+from claim_audit.seeds import parse_seeds
+
 from uncertainty_claims.numerics import request_deterministic_gpu_ops
 
 
@@ -105,7 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.compile_cache:
         from uncertainty_claims.compile_cache import enable_compilation_cache
 
-        enable_compilation_cache()
+        enable_compilation_cache(default_cache_dir())
 
     import jax
 

@@ -16,7 +16,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from claim_audit import cache
 
+from uncertainty_claims.cache import keep_results_in
 from uncertainty_claims.numerics import request_deterministic_gpu_ops
 from uncertainty_claims.uncertainty.experiment import headline_figures
 from uncertainty_claims.uncertainty.health import health_figures
@@ -31,6 +33,7 @@ def main() -> None:
     parser.add_argument("--out", help="also write the spreads as JSON here")
     args = parser.parse_args()
     request_deterministic_gpu_ops()  # as conftest.py does: same arithmetic, same cache keys
+    keep_results_in(cache.cached)  # the audit's cache: the claims' reruns, read again
     result = uncertainty_result()
     seed0 = {**headline_figures(result), **health_figures(result)}
     spreads = {kind: spread(kind) for kind in ("root_seeds", "float_noise")}

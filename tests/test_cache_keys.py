@@ -1,6 +1,7 @@
 """Cache keys are explicit (lib/cache.py): every result's key carries a digest of the
 package's whole source, so an edit to any file of lib/ gives every result another key (it is
-recomputed), and an edit outside the package (its tests, its docs) does not."""
+recomputed), and an edit outside the package (its tests, its docs) does not. What claims/
+computes and caches (the calibration bootstrap) carries its own package's source too."""
 
 from __future__ import annotations
 
@@ -23,9 +24,10 @@ DIGEST_OF = """
 """
 
 
-def package_source(root: Path) -> str:
+def package_source(root: Path, script: str = DIGEST_OF) -> str:
+    """What `script` prints in a child whose import path starts at the copy `root`."""
     done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(DIGEST_OF), str(root)],
+        [sys.executable, "-c", textwrap.dedent(script), str(root)],
         cwd=root,
         env=child_env(PYTHONPATH=str(root)),
         capture_output=True,
@@ -57,3 +59,32 @@ def test_an_edit_in_the_package_changes_every_key(tmp_path, inside):
     edited = package / Path(inside).relative_to("lib")
     edited.write_text(edited.read_text() + "\n# an edit in the package\n")
     assert package_source(copy) != original
+
+
+CLAIMS_DIGEST_OF = """
+    import sys
+    from calibration import bootstrap
+    assert bootstrap.__file__.startswith(sys.argv[1]), bootstrap.__file__  # the copy
+    print(bootstrap.CLAIMS_SOURCE)
+"""
+
+
+def test_an_edit_where_the_bootstrap_is_computed_changes_its_key(tmp_path):
+    """The bootstrap samples are computed in claims/calibration/, beside the library: their
+    key carries that package's source too, so an edit there gives them another key."""
+    from calibration import bootstrap
+
+    key = bootstrap.samples_key(("yat",), (0,), "faithful", 10, 1)
+    assert key["claims_source"] == bootstrap.CLAIMS_SOURCE
+
+    shutil.copytree(
+        REPO_ROOT / "claims" / "calibration",
+        tmp_path / "calibration",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+
+    original = package_source(tmp_path, CLAIMS_DIGEST_OF)
+    assert original == bootstrap.CLAIMS_SOURCE
+    measures = tmp_path / "calibration" / "measures.py"
+    measures.write_text(measures.read_text() + "\n# an edit beside the bootstrap\n")
+    assert package_source(tmp_path, CLAIMS_DIGEST_OF) != original

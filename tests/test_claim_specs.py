@@ -108,7 +108,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     **{
         (path, calibration.CLAIMS["cal-09e"].published): reason
         for path, reason in (
-            ("lib/calibration/figures.py", "a label's height on a reliability plot"),
+            ("claims/calibration/figures.py", "a label's height on a reliability plot"),
             ("tests/test_figures.py", "a toy interval's upper offset"),
             ("tests/test_report_diff.py", "a toy tolerance"),
             ("tests/test_sweep_subsets.py", "the sd of toy ECEs"),

@@ -16,17 +16,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from calibration.document import DOCUMENT as calibration_doc
 from claim_audit.engine.claim import ClaimRecord
 from claim_audit.report import audit
 from fault_tools import REPO_ROOT, TIMEOUT_S, child_env, run_python
-
-from uncertainty_claims.calibration.document import DOCUMENT as calibration_doc
-from uncertainty_claims.uncertainty.document import DOCUMENT as uncertainty_doc
+from uncertainty.document import DOCUMENT as uncertainty_doc
 
 UNCERTAINTY_CHILD = """
+    from claim_audit import cache
+    from uncertainty_claims.cache import keep_results_in
     from uncertainty_claims.compile_cache import enable_compilation_cache
     from uncertainty_claims.uncertainty.results import uncertainty_result
-    enable_compilation_cache()
+    keep_results_in(cache.cached)
+    enable_compilation_cache(cache.default_cache_dir())
     uncertainty_result()
 """
 
@@ -35,11 +37,13 @@ CALIBRATION_CHILD = """
     import sys
     from pathlib import Path
     from claim_audit import cache
+    from uncertainty_claims.cache import keep_results_in
     from uncertainty_claims.calibration.experiment import run_net
     from uncertainty_claims.calibration.training import TrainConfig
     from uncertainty_claims.compile_cache import enable_compilation_cache
 
-    enable_compilation_cache()
+    keep_results_in(cache.cached)
+    enable_compilation_cache(cache.default_cache_dir())
 
     def progress(line):
         print(line, file=sys.stderr, flush=True)

@@ -57,10 +57,15 @@ def test_a_sweep_with_no_hook_names_the_hook_not_a_path(tmp_path):
     assert not [w for w in PROJECT_WORDS if w in result.stdout + result.stderr]
 
 
-def test_metadata_has_no_jax_fields_when_the_run_never_imported_jax(monkeypatch):
-    """audit.json's metadata holds `platform.jax_backend` and `jax_environment` only when the
-    run imported JAX (a project of numpy alone sees none)."""
-    monkeypatch.delitem(sys.modules, "jax", raising=False)
+def test_metadata_has_only_the_environment_fields_a_project_gives():
+    """audit.json's metadata holds no field of a numerical stack of the engine's own (it knows
+    no JAX; its `device` is None): only those a project's `pytest_claims_audit_environment`
+    gives, a `platform` mapping added to the engine's."""
     meta = audit.metadata([], 0.0)
     assert "jax_backend" not in meta["platform"] and "jax_environment" not in meta
-    assert audit.metadata([], 0.0, jax_environment={})["jax_environment"] == {}
+    assert meta["device"] is None
+    device = {"backend": "cpu", "count": 1, "kinds": ["cpu"]}
+    given = {"platform": {"jax_backend": "cpu"}, "jax_environment": {}, "device": device}
+    meta = audit.metadata([], 0.0, environment=given)
+    assert meta["platform"]["jax_backend"] == "cpu" and meta["platform"]["machine"]
+    assert meta["jax_environment"] == {} and meta["device"] == device

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -220,17 +219,40 @@ def stored_key(path: Path) -> dict:
 
 def test_every_key_carries_the_package_source_and_the_stack_versions(tmp_path):
     """Every entry the project caches is keyed by its caller's key plus a digest of the
-    package's and the engine's whole source, the versions of the numerical stack (scipy and
-    jaxlib included), JAX's backend and settings, and XLA_FLAGS (lib/cache.py
-    `project_key`). Bugs fixed: keys that named only lib, jax and numpy, or listed their
-    sources by hand, served results of older code or of another scipy; a key without the
-    engine's source served bootstrap samples drawn by an older `claim_audit.stats`."""
+    package's whole source, the versions of the numerical stack (scipy and jaxlib included),
+    JAX's backend and settings, and XLA_FLAGS (lib/cache.py `project_key`). Bugs fixed: keys
+    that named only lib, jax and numpy, or listed their sources by hand, served results of
+    older code or of another scipy."""
     path = project_cache.cached("entry", {"k": 1}, lambda: {"x": X}, cache_dir=tmp_path).path
     key = stored_key(path)
     assert key["k"] == 1 and key["package_source"] == cache.package_digest("uncertainty_claims")
-    assert key["engine_source"] == cache.package_digest("claim_audit")
     assert set(key["versions"]) == {"uncertainty_claims", *project_cache.STACK}
     assert {"backend", "jax_settings", "xla_flags"} <= set(key)
+
+
+def test_with_no_store_each_result_is_computed_each_time():
+    """The library stands alone: with no store named (`keep_results_in(None)`), `cached`
+    computes each result each time, checks it with `validate`, and keeps none."""
+    calls = []
+
+    def compute() -> dict:
+        calls.append(1)
+        return {"x": X}
+
+    def expect_y(arrays: dict) -> None:
+        if set(arrays) != {"y"}:
+            raise ValueError(f"expected y; got {sorted(arrays)}")
+
+    project_cache.keep_results_in(None)
+    try:
+        first = project_cache.cached("entry", {"k": 1}, compute)
+        again = project_cache.cached("entry", {"k": 1}, compute)
+        with pytest.raises(ValueError, match=r"expected y; got \['x'\]"):
+            project_cache.cached("entry", {"k": 1}, compute, validate=expect_y)
+    finally:
+        project_cache.keep_results_in(cache.cached)  # as the root conftest.py names it
+    assert len(calls) == 3 and first.status == again.status == "uncached"
+    assert np.array_equal(first.arrays["x"], X)
 
 
 # A child prints the key of the uncertainty recipe's entry (root key 0) under its settings.
@@ -249,26 +271,6 @@ def test_a_child_with_the_same_jax_settings_gets_the_same_key():
     assert json.loads(child.stdout) == project_cache.project_key()
 
 
-def test_a_changed_engine_is_another_entry(tmp_path):
-    """A child running the engine with its resampling changed (a copy of claim_audit, first
-    on the path) gets another key: a warm audit recomputes what the engine's code computes.
-    Bug fixed: the key digested lib/ but not claim_audit, whose `stats.resample_counts` the
-    cached bootstrap calls, so a changed engine was served the old samples ("cache hit:
-    bootstrap-seeds3") (lib/cache.py `project_key`)."""
-    engine = tmp_path / "claim_audit"
-    shutil.copytree(Path(cache.__file__).parent, engine)
-    with open(engine / "stats.py", "a") as stats:
-        stats.write("\n# resampled otherwise\n")
-    changed = run_python(
-        KEY_CHILD + "    import claim_audit; print(claim_audit.__file__)\n",
-        env=child_env(PYTHONPATH=str(tmp_path)),
-    )
-    assert changed.returncode == 0, changed.stderr
-    key, engine_file = changed.stdout.splitlines()
-    assert Path(engine_file).parent == engine
-    assert json.loads(key) != project_cache.project_key()
-
-
 @pytest.mark.parametrize(
     "setting",
     [
@@ -283,7 +285,7 @@ def test_jax_setting_that_changes_numbers_is_another_entry(setting):
     bfloat16 matmuls) gives another key: such a run never reads the default run's entry, nor
     serves it. Bug fixed: the key named only versions, backend and XLA_FLAGS, so an x64 run's
     float64 entry was later served to a default run, and a claim was REFUTED on those numbers
-    (claim_audit/report/provenance.py `jax_settings`, lib/cache.py `runtime_key`: every `jax.config` option except where
+    (lib/jax_facts.py `jax_settings`, lib/cache.py `runtime_key`: every `jax.config` option except where
     programs are kept and what is logged)."""
     changed = run_python(KEY_CHILD, env=child_env(**setting))
     assert changed.returncode == 0, changed.stderr

@@ -73,11 +73,13 @@ FULL_DISK_MODULE = """
         assert jax.jit(lambda a: a * 2.0 + 1.0)(jnp.arange(4.0)).tolist() == [1.0, 3.0, 5.0, 7.0]
 """
 COMPILE_CACHE_CONFTEST = """\
+from claim_audit.cache import default_cache_dir
+
 from uncertainty_claims.compile_cache import enable_compilation_cache
 
 
 def pytest_configure(config):
-    enable_compilation_cache()
+    enable_compilation_cache(default_cache_dir())
 """
 # Runs its arguments as a Python command line with files limited to 1000 bytes: every
 # compiled program (about 2 kB and more) fails to be written, as on a full disk.

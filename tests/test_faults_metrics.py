@@ -15,7 +15,6 @@ import math
 
 import numpy as np
 import pytest
-from claim_audit import stats
 
 from uncertainty_claims import metrics
 from uncertainty_claims.calibration.health import temperature_at_nll_minimum
@@ -145,7 +144,7 @@ def test_a_single_class_has_no_auroc(name, empty):
         call(name, **{empty: np.array([])})
 
 
-# The bootstrap statistics of engine/claim_audit/stats.py and lib/metrics/resampled.py
+# The bootstrap statistics of lib/metrics/resampled.py
 # (unreachable with bad input today: the metrics reject it first), each with valid arguments;
 # a counts matrix of two resamples.
 COUNTS = np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 2.0]])
@@ -160,7 +159,6 @@ STATS_CALLS = {
     },
     "auroc": {"pos_scores": S, "neg_scores": S[::-1], "pos_counts": COUNTS, "neg_counts": COUNTS},
 }
-STATS_MODULE = {"p_value": stats, "mean": stats, "binned_gap": resampled, "auroc": resampled}
 
 
 @pytest.mark.parametrize(
@@ -174,24 +172,25 @@ STATS_MODULE = {"p_value": stats, "mean": stats, "binned_gap": resampled, "auroc
 )
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
 def test_non_finite_input_to_a_bootstrap_statistic_is_rejected(name, arg, bad):
-    """A NaN or infinite value given to a bootstrap statistic (engine/claim_audit/stats.py `p_value`, `mean`,
-    `binned_gap`, `auroc`): ValueError naming the argument, as the metrics do. Not reachable
+    """A NaN or infinite value given to a bootstrap statistic (lib/metrics/resampled.py `p_value`,
+    `mean`, `binned_gap`, `auroc`): ValueError naming the argument, as the metrics do. Not reachable
     today (the metrics refuse such input first). Bug fixed: they computed on, a p-value of
-    ten NaN samples was 0.18 and a NaN score counted as a win (engine/claim_audit/stats.py checks with
-    engine/claim_audit/checks.py)."""
+    ten NaN samples was 0.18 and a NaN score counted as a win (lib/metrics/resampled.py checks
+    with lib/metrics/_checks.py)."""
     value = np.array(STATS_CALLS[name][arg], dtype=np.float64)
     value.flat[-1] = bad
     with pytest.raises(ValueError, match=rf"^{arg} must be finite; got {bad!r}"):
-        getattr(STATS_MODULE[name], name)(**{**STATS_CALLS[name], arg: value})
+        getattr(resampled, name)(**{**STATS_CALLS[name], arg: value})
 
 
 @pytest.mark.parametrize("name", ["mean", "binned_gap", "auroc"])
 def test_bootstrap_values_must_match_the_counted_examples(name):
     """Per-example values one short of the counts' columns: ValueError, not a broadcast. Bug
-    fixed: they were broadcast (engine/claim_audit/stats.py checks with engine/claim_audit/checks.py)."""
+    fixed: they were broadcast (lib/metrics/resampled.py checks
+    with lib/metrics/_checks.py)."""
     args = {k: v[:-1] if k in ("values", "confidence", "pos_scores") else v for k, v in STATS_CALLS[name].items()}  # fmt: skip
     with pytest.raises(ValueError, match=r"must have one value per counted example"):
-        getattr(STATS_MODULE[name], name)(**args)
+        getattr(resampled, name)(**args)
 
 
 def test_temperature_stopped_in_a_flat_stretch_fails_its_health_check():
@@ -232,7 +231,7 @@ def test_long_double_beyond_float64_is_rejected(name, arg):
     """A finite np.longdouble value too large for float64 in any float argument: ValueError
     naming the argument and the value. Bug fixed: finiteness was checked before the
     conversion to float64, where the value became inf and the metric answered wrongly (an
-    AUROC of 0.5 for a perfect separation, a NaN softmax) (engine/claim_audit/checks.py
+    AUROC of 0.5 for a perfect separation, a NaN softmax) (lib/metrics/_checks.py
     `as_real_array`)."""
     value = np.array(CALLS[name][arg], dtype=np.longdouble)
     value.flat[-1] = HUGE

@@ -12,17 +12,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from calibration import document as calibration_document
+from calibration.figures import auroc_figure, confidence_figure
 from claim_audit.render import figure_cache
 from claim_audit.render.documents import Document, FigureSpec
 from claim_audit.render.drawing import draw_all, index
 from fault_tools import child_env
 from matplotlib.collections import LineCollection
+from uncertainty import document as uncertainty_document
+from uncertainty.figures import uncertainty_band_figure
 
-from uncertainty_claims.calibration import document as calibration_document
-from uncertainty_claims.calibration.figures import auroc_figure, confidence_figure
 from uncertainty_claims.metrics import decompose_variance
-from uncertainty_claims.uncertainty import document as uncertainty_document
-from uncertainty_claims.uncertainty.figures import uncertainty_band_figure
 
 REPO = Path(__file__).resolve().parents[1]
 

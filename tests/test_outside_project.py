@@ -163,7 +163,7 @@ def test_the_cache_is_the_audited_projects(outside):
     folder = outside / "cache"
     folder.mkdir()
     (folder / "test_where.py").write_text(
-        "from pathlib import Path\n\nfrom uncertainty_claims import cache\n\n\n"
+        "from pathlib import Path\n\nfrom claim_audit import cache\n\n\n"
         "def test_cache_in_this_project():\n"
         "    assert cache.default_cache_dir() == Path(__file__).parent / '.cache'\n"
     )

@@ -1,10 +1,12 @@
-"""claim_audit.report.provenance: the commit, dirty flag, lock digest and device audit.json records."""
+"""claim_audit.report.provenance: the commit, dirty flag and lock digest audit.json records; and
+claims/jax_report.py, the device, XLA flags and JAX settings this suite adds to them."""
 
 from __future__ import annotations
 
 import hashlib
 import shutil
 import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -57,26 +59,36 @@ def test_lock_digest_is_the_sha256_of_the_file_or_null(tmp_path):
     assert provenance.lock_digest(tmp_path) == hashlib.sha256(content).hexdigest()
 
 
-def test_provenance_names_the_device_and_command(tmp_path):
-    """The device of the JAX this run imported (the report itself never imports JAX: a
-    project without it records no device)."""
-    import jax
-
+def test_provenance_names_the_command_and_no_device(tmp_path):
+    """The engine's provenance knows no numerical stack: the device is the project's to say
+    (`pytest_claims_audit_environment`)."""
     found = provenance.provenance(provenance.Project(root=tmp_path))
     assert set(found) == {
         "git",
         "command",
-        "device",
         "requirements_lock_sha256",
         "installed",
         "differs_from_lock",
         "data_digests",
         "method",
-        "xla_flags",
     }
-    assert found["device"]["backend"] == jax.default_backend()
-    assert found["device"]["count"] >= 1 and found["device"]["kinds"]
     assert isinstance(found["command"], list) and found["command"]
+
+
+def test_the_suite_names_the_device_of_the_jax_it_imported(monkeypatch):
+    """This suite's report names the JAX backend and devices a process computed on, and the
+    JAX settings from its environment; a process that never imported JAX names no device."""
+    import jax
+    from jax_report import pytest_claims_audit_environment
+
+    said = pytest_claims_audit_environment()["metadata"]
+    assert said["device"]["backend"] == jax.default_backend()
+    assert said["device"]["count"] >= 1 and said["device"]["kinds"]
+    assert said["platform"] == {"jax_backend": jax.default_backend()}
+    assert said["jax_environment"] == {}
+    monkeypatch.delitem(sys.modules, "jax")
+    said = pytest_claims_audit_environment()["metadata"]
+    assert said["device"] is None and "platform" not in said and "jax_environment" not in said
 
 
 def test_provenance_is_the_audited_projects(tmp_path, monkeypatch):
@@ -190,11 +202,11 @@ def test_xla_flags_are_recorded_so_that_a_diff_shows_them(tmp_path, monkeypatch)
     """A report made under XLA flags that can change the arithmetic says so in its metadata,
     and `diff` against a report made without them names the change."""
     from claim_audit.report.diff import _metadata_changes
-    from claim_audit.report.provenance import Project, provenance
+    from jax_report import pytest_claims_audit_environment
 
     monkeypatch.delenv("XLA_FLAGS", raising=False)
-    plain = provenance(Project(root=tmp_path))
+    plain = pytest_claims_audit_environment()["metadata"]
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=true")
-    fast = provenance(Project(root=tmp_path))
+    fast = pytest_claims_audit_environment()["metadata"]
     assert (plain["xla_flags"], fast["xla_flags"]) == (None, "--xla_cpu_enable_fast_math=true")
     assert ("xla_flags", None, "--xla_cpu_enable_fast_math=true") in _metadata_changes(plain, fast)

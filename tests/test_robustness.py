@@ -18,13 +18,13 @@ import numpy as np
 import pytest
 import test_calibration
 import test_uncertainty
+from calibration import bootstrap, sensitivity
+from calibration.measures import figure
 from claim_audit.engine.sweep import MAX_SUBSETS, across_runs, across_seeds, label
 from claim_audit.render import drawing, markdown, table
 from readings import EveryOrder
 from suite import robustness_section
 
-from uncertainty_claims.calibration.claims import bootstrap, sensitivity
-from uncertainty_claims.calibration.claims.measures import figure
 from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
 
 pytestmark = pytest.mark.robustness

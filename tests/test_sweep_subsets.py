@@ -14,10 +14,9 @@ import math
 
 import numpy as np
 import pytest
+from calibration.measures import mean_gap
 from claim_audit.engine.effects import Comparison, Effect, Region
 from claim_audit.engine.sweep import MAX_SUBSETS, across_seeds, seed_subsets
-
-from uncertainty_claims.calibration.claims.measures import mean_gap
 
 pytestmark = pytest.mark.robustness
 

@@ -1,7 +1,9 @@
-"""engine/claim_audit/stats.py: the bootstrap against the metrics it resamples, and intervals of known truths."""
+"""lib/metrics/resampled.py and engine/claim_audit/stats.py: the bootstrap against the metrics
+it resamples, and intervals of known truths."""
 
 import numpy as np
 import pytest
+from calibration.bootstrap import bin_index
 from claim_audit import stats
 from claim_audit.engine.effects import Region, safe_ratio
 from claim_audit.seeds import parse_seeds
@@ -10,7 +12,6 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from uncertainty_claims import metrics
-from uncertainty_claims.calibration.claims.bootstrap import bin_index
 from uncertainty_claims.metrics import resampled
 
 pytestmark = pytest.mark.property
@@ -57,13 +58,17 @@ def test_binned_gap_of_a_resample_is_the_ece_of_the_resampled_images(n, n_bins, 
 @given(hnp.arrays(np.float64, SIZES, elements=st.floats(-1e6, 1e6)), st.integers(0, 2**32 - 1))
 def test_mean_of_a_resample_is_the_mean_of_the_resampled_values(values, seed):
     drawn = np.random.default_rng(seed).integers(0, values.size, values.size)
-    got = stats.mean(values, counts_of(drawn, values.size))[0]
+    got = resampled.mean(values, counts_of(drawn, values.size))[0]
     assert got == pytest.approx(values[drawn].mean(), rel=1e-9, abs=1e-9)
 
 
 def test_resamples_do_not_depend_on_the_chunk_size():
-    whole = np.concatenate(list(stats.resample_counts(50, 30, np.random.default_rng(3), chunk=30)))
-    pieces = np.concatenate(list(stats.resample_counts(50, 30, np.random.default_rng(3), chunk=7)))
+    whole = np.concatenate(
+        list(resampled.resample_counts(50, 30, np.random.default_rng(3), chunk=30))
+    )
+    pieces = np.concatenate(
+        list(resampled.resample_counts(50, 30, np.random.default_rng(3), chunk=7))
+    )
     assert np.array_equal(whole, pieces)
     assert whole.shape == (30, 50) and np.all(whole.sum(axis=1) == 50)
 
@@ -71,17 +76,17 @@ def test_resamples_do_not_depend_on_the_chunk_size():
 def test_paired_bootstrap_of_identical_arrays_is_zero_width_at_zero():
     rng = np.random.default_rng(0)
     scores, ood = rng.normal(size=300), rng.normal(size=200)
-    test_counts = np.concatenate(list(stats.resample_counts(300, 200, rng)))
-    ood_counts = np.concatenate(list(stats.resample_counts(200, 200, rng)))
+    test_counts = np.concatenate(list(resampled.resample_counts(300, 200, rng)))
+    ood_counts = np.concatenate(list(resampled.resample_counts(200, 200, rng)))
     gaps = [
-        stats.mean(scores, test_counts) - stats.mean(scores, test_counts),
+        resampled.mean(scores, test_counts) - resampled.mean(scores, test_counts),
         resampled.auroc(scores, ood, test_counts, ood_counts)
         - resampled.auroc(scores, ood, test_counts, ood_counts),
     ]
     for gap in gaps:
         interval = stats.interval(0.0, gap)
         assert (interval.low, interval.high) == (0.0, 0.0)
-        assert stats.p_value(gap) == 1.0
+        assert resampled.p_value(gap) == 1.0
 
 
 @pytest.mark.parametrize("bias_corrected", [True, False])
@@ -91,10 +96,10 @@ def test_interval_of_a_mean_covers_the_truth_about_95_percent_of_the_time(bias_c
     covered = 0
     for _ in range(100):
         sample = rng.normal(1.0, 2.0, size=200)
-        resampled = np.concatenate(
-            [stats.mean(sample, c) for c in stats.resample_counts(200, 500, rng)]
+        means = np.concatenate(
+            [resampled.mean(sample, c) for c in resampled.resample_counts(200, 500, rng)]
         )
-        interval = stats.interval(sample.mean(), resampled, bias_corrected=bias_corrected)
+        interval = stats.interval(sample.mean(), means, bias_corrected=bias_corrected)
         covered += interval.low <= 1.0 <= interval.high
     # Binomial sd of the coverage over 100 trials is about 2.2 points.
     assert 88 <= covered <= 100
@@ -117,8 +122,8 @@ def test_an_end_beyond_the_resamples_is_flagged():
 
 
 def test_p_value_has_the_bootstrap_floor():
-    assert stats.p_value(np.ones(999)) == pytest.approx(2 / 1000)
-    assert stats.p_value(np.r_[-np.ones(500), np.ones(500)]) == 1.0
+    assert resampled.p_value(np.ones(999)) == pytest.approx(2 / 1000)
+    assert resampled.p_value(np.r_[-np.ones(500), np.ones(500)]) == 1.0
 
 
 @pytest.mark.parametrize("bad", [np.array([1.0]), np.array([1.0, np.nan]), np.ones((2, 2))])

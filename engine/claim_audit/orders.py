@@ -22,17 +22,6 @@ R = TypeVar("R")
 S = TypeVar("S")
 
 
-def twin_batches(n_orders: int | None, batch: int, *, document: str, others: int = 2) -> int:
-    """How many whole batches of `batch` float-rounding twins, beside the document's `others`
-    orders, give at least `n_orders` orders (None: one batch)."""
-    n = others + batch if n_orders is None else n_orders
-    if isinstance(n, bool) or not isinstance(n, int) or n < others + 1:
-        raise ValueError(
-            f"the {document} audit needs at least {others + 1} orders; got {n_orders!r}"
-        )
-    return -(-(n - others) // batch)
-
-
 class Orders(Mapping[str, R], Generic[R]):
     """Read-only mapping order name -> results, starting with `FAITHFUL`."""
 

@@ -1,24 +1,16 @@
-"""Bootstrap resampling, vectorised over resamples (float64 numpy).
-
-A resample of n examples is a row of counts: how often each example is drawn in
-n draws with replacement. The statistics here take a counts matrix [B, n], so a
-paired comparison is simply two statistics computed with the same matrix (two models
-evaluated on the same examples). Intervals: `interval`
-(bias-corrected percentile; Efron & Tibshirani, "An Introduction to the
-Bootstrap", 1993, ch. 13-14).
+"""Bootstrap intervals (float64 numpy): the interval of a statistic from its resampled
+values (`interval`: bias-corrected percentile; Efron & Tibshirani, "An Introduction to the
+Bootstrap", 1993, ch. 13-14), and seeds drawn with replacement (`resample_seeds`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import ndtr, ndtri
-
-from .checks import as_real_array, as_scalar
 
 B = 1000
 SEED = 20240607
@@ -92,49 +84,6 @@ def interval(
         low_at_edge=bool(quantiles[0] < 0.5 / values.size),
         high_at_edge=bool(quantiles[1] > 1 - 0.5 / values.size),
     )
-
-
-def p_value(samples: ArrayLike, null: float = 0.0) -> float:
-    """Two-sided bootstrap p-value of "the statistic equals `null`".
-
-    Twice the smaller tail share of the samples on either side of `null`, with the +1
-    correction of Davison & Hinkley (1997, eq. 4.11) so that it is never 0; capped at 1.
-    """
-    values = as_real_array(samples, name="samples", ndim=1)
-    null = as_scalar(null, name="null", low=-np.inf, high=np.inf, low_open=True, high_open=True)
-    tail = min(np.sum(values <= null), np.sum(values >= null))
-    return float(min(1.0, 2 * (tail + 1) / (values.size + 1)))
-
-
-def resample_counts(
-    n: int, b: int, rng: np.random.Generator, *, chunk: int = 250
-) -> Iterator[np.ndarray]:
-    """Counts matrices of `b` resamples of `n` examples, yielded `chunk` rows at a time.
-
-    Each row is n draws with replacement; row r of the whole sequence depends only on the
-    generator's state, so the same generator seed gives the same resamples.
-    """
-    if n < 1 or b < 1 or chunk < 1:
-        raise ValueError(f"n, b and chunk must be >= 1; got {n}, {b}, {chunk}")
-    for start in range(0, b, chunk):
-        rows = min(chunk, b - start)
-        draws = rng.integers(0, n, size=(rows, n)) + n * np.arange(rows)[:, None]
-        yield np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)
-
-
-def mean(values: ArrayLike, counts: np.ndarray) -> np.ndarray:
-    """[B] weighted means of per-example `values` [n] under each resample's counts [B, n]."""
-    return counts @ per_example(values, "values", counts) / counts.sum(axis=1)
-
-
-def per_example(values: ArrayLike, name: str, counts: np.ndarray) -> np.ndarray:
-    """`values` as a finite float64 [n] array, n being the examples counted by `counts` [B, n]."""
-    array = as_real_array(values, name=name, ndim=1)
-    if counts.ndim != 2 or counts.shape[1] != array.size:
-        raise ValueError(
-            f"{name} must have one value per counted example; got {array.size} values for counts of shape {counts.shape}"
-        )
-    return array
 
 
 def resample_seeds(n_seeds: int, b: int, rng: np.random.Generator) -> np.ndarray:

@@ -9,7 +9,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-from claim_audit.orders import Orders
 
 from .. import metrics
 from ..accelerator import placed, side_by_side
@@ -199,9 +198,11 @@ def calibration_results(
     return CalibrationResults(split, runs, per_seed, order, runs_key(runs, seeds, order))
 
 
-def calibration_orders(n_orders: int | None = None) -> Orders[CalibrationResults]:
+def calibration_orders(
+    n_orders: int | None = None,
+) -> tuple[dict[str, CalibrationResults], dict[str, str]]:
     """Both nets on the published seeds in at least `n_orders` valid orders (`order_names`;
-    default `ORDERS`), faithful first."""
+    default `ORDERS`), faithful first; and each order's digest of its figures."""
     names = order_names(n_orders)
     faithful, others = side_by_side(
         lambda: calibration_results(order=FAITHFUL),
@@ -213,4 +214,4 @@ def calibration_orders(n_orders: int | None = None) -> Orders[CalibrationResults
         order: hashlib.sha256(json.dumps(r.per_seed, sort_keys=True).encode()).hexdigest()
         for order, r in results.items()
     }
-    return Orders(results, digests)
+    return results, digests

@@ -16,13 +16,13 @@ from dataclasses import asdict, dataclass
 import jax
 import jax.numpy as jnp
 import numpy as np
-from claim_audit.orders import FAITHFUL, twin_batches
 from flax import nnx
 
 from .. import data
 from ..accelerator import computing_platform, placed
-from ..cache import CacheResult, cached
+from ..cache import Entry, cached
 from ..numerics import full_precision
+from ..orders import FAITHFUL, twin_batches
 from ..sharding import default_mesh
 from .training import (
     TrainConfig,
@@ -322,7 +322,7 @@ def run_net(
     split = load_split()
     name = f"calibration-{net}" if order == FAITHFUL else f"calibration-{net}-{order}"
     with placed(order == FAITHFUL):  # in this thread: run_nets trains the nets in threads
-        result: CacheResult = cached(
+        result: Entry = cached(
             name,
             cache_key(net, seeds, config, order),
             lambda: train(order, net, seeds, split, config),
@@ -332,7 +332,7 @@ def run_net(
 
 
 @functools.cache
-def _twin_batch(net: str, seeds: tuple[int, ...], config: TrainConfig, batch: int) -> CacheResult:
+def _twin_batch(net: str, seeds: tuple[int, ...], config: TrainConfig, batch: int) -> Entry:
     """One batch of `net`'s twins (trained, or loaded from the cache), memoised per process:
     each of its twins reads it."""
     split = load_split()

@@ -6,12 +6,12 @@ import dataclasses
 import json
 
 import numpy as np
-from claim_audit.orders import FAITHFUL
 
 from .. import metrics
 from ..cache import cached
 from ..health import HealthCheck, classifier_health
 from ..metrics.classification import TEMPERATURE_BOUNDS
+from ..orders import FAITHFUL
 from .evaluation import CalibrationResults
 
 # The fitted temperature is checked against these: the search range, log-spaced.

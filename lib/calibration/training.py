@@ -12,7 +12,7 @@ Three implementations of the same recipe, each a valid float order:
 - `train_nets`: all steps of one net in one `jax.lax.scan`, the seeds stacked under
   `jax.vmap` and splittable over devices (lib/sharding.py). Another valid order: its
   gradients differ from the faithful ones in the last bits from step 1, and the chaotic
-  nets amplify that (engine/claim_audit/orders.py judges every claim on each order).
+  nets amplify that (the audit judges every claim on each order: lib/orders.py).
 - `train_twins`: float-rounding twins of one seed (initial weights one float32 step off),
   batched under `jax.vmap`: the extra orders the verdicts are taken over.
 All draw the same batches in the same order from the recipe's permutations.

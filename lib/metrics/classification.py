@@ -4,7 +4,10 @@ import dataclasses
 from collections.abc import Callable
 
 import numpy as np
-from claim_audit.checks import (
+from numpy.typing import ArrayLike
+from scipy.optimize import minimize_scalar
+
+from ._checks import (
     as_count,
     as_labels,
     as_probs,
@@ -12,8 +15,6 @@ from claim_audit.checks import (
     as_scalar,
     check_range,
 )
-from numpy.typing import ArrayLike
-from scipy.optimize import minimize_scalar
 
 # The calibration post's binning (15 equal-width bins), the default of every binned metric here.
 N_BINS = 15

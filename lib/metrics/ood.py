@@ -5,11 +5,11 @@ Convention throughout: the in-distribution set is the positive class, and a high
 """
 
 import numpy as np
-from claim_audit.checks import as_real_array, as_scalar
 from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 from scipy.stats import rankdata
 
+from ._checks import as_real_array, as_scalar
 from .classification import softmax
 
 

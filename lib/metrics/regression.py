@@ -3,9 +3,10 @@
 import dataclasses
 
 import numpy as np
-from claim_audit.checks import as_real_array, check_range, check_same_shape
 from numpy.typing import ArrayLike
 from scipy.special import logsumexp
+
+from ._checks import as_real_array, check_range, check_same_shape
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

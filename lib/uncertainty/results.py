@@ -21,10 +21,10 @@ from typing import Literal, TypeVar
 
 import jax
 import numpy as np
-from claim_audit.orders import FAITHFUL, Orders, twin_batches
 
 from ..accelerator import carry_placement, computing_platform, placed, side_by_side
 from ..cache import cached
+from ..orders import FAITHFUL, twin_batches
 from ..other_arithmetic import in_other_arithmetic, other_flags
 from ..sharding import default_mesh
 from .config import UncertaintyConfig
@@ -135,9 +135,11 @@ def twins(
 
 def uncertainty_orders(
     config: UncertaintyConfig = UncertaintyConfig(), n_orders: int | None = None
-) -> Orders:
-    """Key 0's results in at least `n_orders` valid orders (default 22): the guide's own,
-    one jitted scan per training, and whole batches of 20 float-rounding twins."""
+) -> tuple[dict[str, UncertaintyResult], dict[str, str]]:
+    """Key 0's results in at least `n_orders` valid orders (default 22): the guide's own
+    (`FAITHFUL`, first), one jitted scan per training, and whole batches of 20
+    float-rounding twins; and each order's digest of its arrays (an order whose results
+    repeat another's bit for bit is a copy, not a draw)."""
     batches = twin_batches(n_orders, len(SPREAD_NUDGES), document="uncertainty")
 
     def batch_of_twins(batch: int) -> dict:
@@ -154,7 +156,7 @@ def uncertainty_orders(
     first_two = {FAITHFUL: faithful, "scan": scan}
     by_nudge = sorted(twins_all.items(), key=lambda item: int(item[0].removeprefix("twin-")))
     results = first_two | dict(by_nudge)
-    return Orders(results, {name: _digest(result) for name, result in results.items()})
+    return results, {name: _digest(result) for name, result in results.items()}
 
 
 def _digest(result: UncertaintyResult) -> str:

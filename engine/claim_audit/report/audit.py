@@ -18,7 +18,7 @@ import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import metadata as distributions
 from pathlib import Path
 from typing import Any
@@ -49,16 +49,17 @@ def metadata(
     wall_s: float,
     documents: Sequence[Document] = (),
     project: Project = UNKNOWN_PROJECT,
-    jax_environment: dict[str, Any] | None = None,
+    environment: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Versions, platform, the audited `project`'s provenance (commit, lock digest, data
-    digests, method; the command and device), the jax.config options the environment set in
-    the processes that ran the tests (`provenance.jax_environment`), the `documents` audited
-    (their sources, for headings), cache activity and wall time. The JAX fields
-    (`platform.jax_backend`, `jax_environment`) are there only when the run imported JAX."""
+    digests, method; the command), the fields its `environment` adds (the metadata of the
+    `pytest_claims_audit_environment` hook: the device, None where it names none, and the
+    numerical stack's settings; a mapping given for `platform` is added to the engine's), the
+    `documents` audited (their sources, for headings), cache activity and wall time."""
     found = provenance(project)
-    backend = (found["device"] or {}).get("backend")
-    jax = {"jax_environment": jax_environment} if jax_environment is not None else {}
+    added = dict(environment or {})
+    run = {"git": found.pop("git"), "command": found.pop("command")}
+    run["device"] = added.pop("device", None)
     return {
         "created_unix": round(time.time(), 1),
         "wall_s": round(wall_s, 2),
@@ -70,10 +71,11 @@ def metadata(
         "platform": {
             "system": platform.platform(),
             "machine": platform.machine(),
-            **({"jax_backend": backend} if backend is not None else {}),
+            **added.pop("platform", {}),
         },
+        **run,
         **found,
-        **jax,
+        **added,
         "documents": {d.name: d.source.to_json() for d in documents if d.source is not None},
         "cache": {
             "hits": sum(e["status"] == "hit" for e in cache_events),
@@ -145,7 +147,7 @@ def build(
     documents: Registered = (),
     missing: dict[str, str] | None = None,
     project: Project = UNKNOWN_PROJECT,
-    jax_environment: dict[str, Any] | None = None,
+    environment: Mapping[str, Any] | None = None,
 ) -> dict:
     """The audit as a JSON-able dict (the contract of issues 3 to 5, 7).
 
@@ -154,7 +156,7 @@ def build(
     subset); such an audit holds the claims that ran and says why, without the documents'
     sections (which could start experiments the run never finished). `missing`: the claims
     without a verdict, id -> why ("not collected", "deselected", "not run"). `project`:
-    the audited project, for the provenance. `jax_environment`: see `metadata`.
+    the audited project, for the provenance. `environment`: see `metadata`.
     """
     shown = audited(records, documents)
     audit: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
@@ -172,7 +174,7 @@ def build(
         audit["robustness"] = robustness
     audit["summary"] = summary_line(records, expected)
     audit["counts"] = verdict_counts(records, expected)
-    audit["metadata"] = metadata(cache_events, wall_s, shown, project, jax_environment)
+    audit["metadata"] = metadata(cache_events, wall_s, shown, project, environment)
     return audit
 
 
@@ -189,12 +191,12 @@ def write_report(
     documents: Registered = (),
     figure_cache: Path | None = None,
     project: Project = UNKNOWN_PROJECT,
-    jax_environment: dict[str, Any] | None = None,
+    environment: Mapping[str, Any] | None = None,
 ) -> list[Path]:
     """Write the report into `report_dir`, replacing the previous one only when complete.
 
     `robustness`: the section made by `robustness()`, if any, with its figure. `partial`,
-    `missing`, `documents`, `project`, `jax_environment`: see `build`; a partial audit is audit.json and audit.md alone.
+    `missing`, `documents`, `project`, `environment`: see `build`; a partial audit is audit.json and audit.md alone.
     `figure_cache`: where drawn figures are kept and reused (engine/claim_audit/render/figure_cache.py);
     None draws every figure. One writer at a time (a
     lock on the folder); the report is staged inside the folder and swapped in once it is
@@ -233,7 +235,7 @@ def write_report(
                     documents,
                     missing,
                     project,
-                    jax_environment,
+                    environment,
                 ),
                 audited(records, documents),
                 drawing.figure_names(registered(documents)),

@@ -1,7 +1,8 @@
 """The hooks through which a project tells the claims-audit plugin about its documents.
 
 Declared by engine/claim_audit/report/plugin.py (`pytest_addhooks`); implement them in a conftest.py or a
-plugin. This suite's implementations are in claims/conftest.py.
+plugin. This suite's implementations are in claims/conftest.py, and its numerical stack's
+(`pytest_claims_audit_environment`) in claims/jax_report.py.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import pytest
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Any
 
     from ..engine.claim import ClaimSpec
     from ..render.documents import Document
@@ -73,4 +75,19 @@ def pytest_claims_audit_robustness(
     `sensitivity` (list of rows: a claim under another choice of the document),
     `figure_intervals` (group -> per-seed figures with their intervals, or None),
     `figure_group` (what a group is) and `figure_columns` ([figure key, label] pairs).
+    """
+
+
+def pytest_claims_audit_environment(config: pytest.Config) -> Mapping[str, Any] | None:
+    """What the process's numerical stack says for the report, as a JSON-able mapping of
+    `metadata`, fields that audit.json's metadata records beside the engine's own (`device`,
+    where the run computed, which is None without it; the stack's settings; a mapping for
+    `platform` is added to the engine's `platform`), and `partial`, one sentence for each setting made from outside the project
+    that can change the documents' figures (e.g. a variable that changes the float width):
+    any such sentence makes the run partial, and its report names it.
+
+    Called at the end of every process that ran tests (each xdist worker, and the process
+    that writes the report); every implementation's answer is used. The processes' answers
+    are merged: a field that is a mapping key by key, the report's own process last; each
+    sentence once. Without an implementation the report records no such fields.
     """

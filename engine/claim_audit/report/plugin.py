@@ -42,9 +42,10 @@ from ..seeds import parse_seeds
 from . import watchdog
 from .provenance import (
     LOCK_FILE,
+    NO_ENVIRONMENT,
     Project,
-    beyond_jax_defaults,
-    jax_environment,
+    environment_of,
+    merged_environments,
     project_requirements,
 )
 
@@ -486,7 +487,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if _is_worker(session.config):
         output = session.config.workeroutput
         output["cache_events"] = json.dumps(cache.EVENTS)
-        output["jax_environment"] = json.dumps(jax_environment())
+        output["environment"] = json.dumps(environment_of(session.config))
         if _COLLECTED in session.config.stash:
             output["claims_collected"] = json.dumps(session.config.stash[_COLLECTED])
             output["claims_selected"] = json.dumps(session.config.stash.get(_SELECTED, []))
@@ -512,9 +513,8 @@ class AuditCollector:
         self.records: dict[str, ClaimRecord] = {}
         self.expected: dict[str, bool] = {}
         self.cache_events: list[dict] = []
-        # jax.config options set from the environment in the processes that ran tests
-        # (provenance.jax_environment); None: none of them imported JAX
-        self.jax_environment: dict | None = None
+        # what the processes that ran tests said of their numerical stack (`environment_of`)
+        self.environment: dict = NO_ENVIRONMENT
         # node id -> meta: from the claims' own reports, and from what workers collected
         self.claims: dict[str, dict] = {}
         self.selected: set[str] | None = None  # None: no process said what it collected
@@ -580,14 +580,12 @@ class AuditCollector:
         if output is None:
             return
         self.cache_events.extend(json.loads(output.get("cache_events", "[]")))
-        self._add_jax_environment(json.loads(output.get("jax_environment", "null")))
+        self.environment = merged_environments(
+            self.environment, json.loads(output.get("environment", "{}"))
+        )
         if "claims_collected" in output:
             self.claims.update(json.loads(output["claims_collected"]))
             self.selected = (self.selected or set()) | set(json.loads(output["claims_selected"]))
-
-    def _add_jax_environment(self, found: dict | None) -> None:
-        if found is not None:
-            self.jax_environment = {**(self.jax_environment or {}), **found}
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """A file that cannot be collected (under --continue-on-collection-errors): whatever
@@ -681,15 +679,7 @@ class AuditCollector:
             )
         if self.foreign_config:
             reasons.append(self.foreign_config)
-        if self.jax_environment:
-            settings = ", ".join(
-                f"{k.upper()} ({k}={v!r})" for k, v in self.jax_environment.items()
-            )
-            them = "it" if len(self.jax_environment) == 1 else "them"
-            reasons.append(
-                f"JAX set from the environment: {settings}, which can change the documents' "
-                f"figures; unset {them} for their audit"
-            )
+        reasons.extend(self.environment["partial"])
         labels = dict(_MISSING_LABELS)
         if self.rerun:  # it leaves out the tests, and the files, that did not fail
             labels[DESELECTED] = f"deselected ({self.rerun}, -k, -m, --deselect)"
@@ -725,9 +715,7 @@ class AuditCollector:
         if not self.records:
             return
         self.cache_events.extend(cache.EVENTS)  # this process's own (all of them without xdist)
-        self._add_jax_environment(jax_environment())
-        if self.jax_environment:  # JAX_ENABLE_X64=0, a default spelled out, changes nothing
-            self.jax_environment = beyond_jax_defaults(self.jax_environment)
+        self.environment = merged_environments(self.environment, environment_of(self.config))
         # pytest counts any exception in a strict-xfail test as the expected failure, so a known
         # finding whose experiment crashed would pass: a claim in error fails the run.
         if session.exitstatus == 0 and any(r.verdict == "error" for r in self.records.values()):
@@ -805,7 +793,7 @@ class AuditCollector:
                 documents=documents,
                 figure_cache=cache.default_cache_dir() / "figures",
                 project=project,
-                jax_environment=self.jax_environment,
+                environment=self.environment["metadata"],
             )
         except (audit.ReportError, ProjectError, OSError) as error:
             self.write_error = str(error)

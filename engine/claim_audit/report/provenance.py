@@ -1,5 +1,6 @@
 """Where a run came from: the audited project's git commit, its lock file and data, the
-command line, the device.
+command line (the device and the numerical stack's settings are the project's to tell:
+`pytest_claims_audit_environment`, engine/claim_audit/report/hooks.py).
 
 Part of audit.json's `metadata`, so that two reports can be compared (`python -m claim_audit.report
 diff`). Every field is None where it cannot be known (no git, not a checkout, no lock file):
@@ -10,8 +11,6 @@ rootdir), never the engine's own checkout.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import re
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import pytest
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
@@ -89,108 +89,42 @@ def installed_versions(root: Path, lock: str = LOCK_FILE) -> dict[str, Any]:
     return {"installed": installed, "differs_from_lock": differs}
 
 
-def device() -> dict[str, Any] | None:
-    """The JAX backend and its devices: `{"backend", "count", "kinds"}` (kinds sorted, unique),
-    or None when the run never imported JAX (the report does not import it for a project
-    whose tests do not use it)."""
-    jax = sys.modules.get("jax")
-    if jax is None:
-        return None
-    devices = jax.devices()
-    return {
-        "backend": jax.default_backend(),
-        "count": len(devices),
-        "kinds": sorted({d.device_kind for d in devices}),
-    }
+NO_ENVIRONMENT: dict[str, Any] = {"metadata": {}, "partial": []}
+"""What a process without a `pytest_claims_audit_environment` implementation says."""
 
 
-# jax.config options that cannot change a computed number: where compiled programs are kept
-# and what is logged or dumped.
-_NEUTRAL_JAX_OPTIONS = (
-    "compilation_cache",
-    "persistent_cache",
-    "explain_cache",
-    "_log_",
-    "_logging_",
-    "_dump",
-    "traceback",  # how errors are shown (JAX_TRACEBACK_FILTERING=off), never a number
-)
+def environment_of(config: pytest.Config) -> dict[str, Any]:
+    """This process's `pytest_claims_audit_environment` answers (engine/claim_audit/report/hooks.py),
+    checked and merged: `{"metadata": {...}, "partial": [...]}`."""
+    merged = NO_ENVIRONMENT
+    for answer in config.hook.pytest_claims_audit_environment(config=config):
+        if answer is None:
+            continue
+        metadata, partial = answer.get("metadata", {}), answer.get("partial", [])
+        if (
+            set(answer) - {"metadata", "partial"}
+            or not isinstance(metadata, dict)
+            or not isinstance(partial, list)
+            or not all(isinstance(sentence, str) for sentence in partial)
+        ):
+            raise TypeError(
+                "pytest_claims_audit_environment must return a mapping of 'metadata' (a dict "
+                f"of JSON-able fields) and 'partial' (a list of sentences); got {answer!r}"
+            )
+        merged = merged_environments(merged, {"metadata": metadata, "partial": partial})
+    return merged
 
 
-def jax_settings() -> dict[str, bool | int | float | str | None]:
-    """Every jax.config option (x64, threefry partitioning, default matmul precision, default
-    dtype bits, PRNG implementation, ...) but the neutral ones, as JSON values; {} when this
-    process never imported JAX (this module does not import it).
-
-    Taken whole rather than from a list of the options known to matter, so an option that a
-    JAX release adds is included too.
-    """
-    jax = sys.modules.get("jax")
-    if jax is None:
-        return {}
-    return {
-        name: value if value is None or isinstance(value, bool | int | float | str) else str(value)
-        for name, value in sorted(jax.config.values.items())
-        if not any(part in name for part in _NEUTRAL_JAX_OPTIONS)
-    }
-
-
-# jax.config options that choose where a run computes, not what: the device is recorded
-# (`device`), and the documents' figures are judged on any device (docs/VERDICTS.md).
-_WHERE_IT_RUNS = ("jax_platforms", "jax_platform_name", "_visible_devices")
-
-
-def jax_environment() -> dict[str, Any] | None:
-    """The jax.config options set in this process's environment (a `JAX_<OPTION>` variable,
-    e.g. JAX_ENABLE_X64=1), with the values JAX took, but those that cannot change a computed
-    number (`jax_settings` leaves out where compiled programs are kept and logging; here
-    the device is left out too); None when the process
-    never imported JAX (this module does not import it).
-
-    Such a setting (x64, a matmul precision, a debug flag, another PRNG) changes the
-    documents' computation from outside the project: a run under it is not their audit.
-    """
-    if "jax" not in sys.modules:
-        return None
-    settings = jax_settings()  # every option that can change a number, as JSON values
-    options = [variable.lower() for variable in os.environ if variable.startswith("JAX_")]
-    return {
-        option: settings[option]
-        for option in sorted(options)
-        if option in settings and not any(part in option for part in _WHERE_IT_RUNS)
-    }
-
-
-# A fresh interpreter's jax.config options with no JAX_* variable set, as `jax_settings` gives
-# them: JAX's defaults (JAX has no public API for an option's default).
-_DEFAULTS_SCRIPT = (
-    "import json, jax; from claim_audit.report.provenance import jax_settings; "
-    "print(json.dumps(jax_settings()))"
-)
-_DEFAULTS_TIMEOUT_S = 120
-
-
-def beyond_jax_defaults(found: dict[str, Any]) -> dict[str, Any]:
-    """`found` (a `jax_environment`) less the settings equal to JAX's default: JAX_ENABLE_X64=0
-    spelled out cannot change a figure. The defaults are read once, and only when something is
-    found, from a child interpreter (this one's Python) whose environment sets no JAX_*
-    option; where it cannot tell them (it failed), `found` is kept whole."""
-    if not found:
-        return found
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
-    env["JAX_PLATFORMS"] = "cpu"  # where it runs, not an option compared: never opens a chip
-    try:
-        child = subprocess.run(
-            [sys.executable, "-c", _DEFAULTS_SCRIPT],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=_DEFAULTS_TIMEOUT_S,
-        )
-        defaults = json.loads(child.stdout) if child.returncode == 0 else {}
-    except (OSError, subprocess.TimeoutExpired, ValueError):
-        defaults = {}
-    return {k: v for k, v in found.items() if k not in defaults or defaults[k] != v}
+def merged_environments(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
+    """Two processes' environments as one: a metadata field that is a mapping in both merged
+    key by key (`then`'s last), any other field `then`'s; each partial sentence once."""
+    metadata = dict(first["metadata"])
+    for name, value in then.get("metadata", {}).items():
+        before = metadata.get(name)
+        both = isinstance(before, dict) and isinstance(value, dict)
+        metadata[name] = {**before, **value} if both else value
+    partial = list(dict.fromkeys([*first["partial"], *then.get("partial", [])]))
+    return {"metadata": metadata, "partial": partial}
 
 
 @dataclass(frozen=True)
@@ -238,12 +172,8 @@ def provenance(project: Project) -> dict[str, Any]:
     return {
         "git": git,
         "command": list(sys.argv),
-        "device": device(),
         "requirements_lock_sha256": lock,
         **versions,
         "data_digests": dict(project.data),
         "method": project.method,
-        # XLA's own flags can change a compiled program's arithmetic (fast math, vector
-        # widths): recorded, so that `diff` shows a report made under other flags.
-        "xla_flags": os.environ.get("XLA_FLAGS"),
     }

@@ -11,10 +11,10 @@ import dataclasses
 
 import numpy as np
 
-from ... import metrics
-from ..data import true_function
-from ..experiment import UncertaintyResult
-from ..health import constant_baseline_nll
+from uncertainty_claims import metrics
+from uncertainty_claims.uncertainty.data import true_function
+from uncertainty_claims.uncertainty.experiment import UncertaintyResult
+from uncertainty_claims.uncertainty.health import constant_baseline_nll
 
 METHODS = ("mc", "ensemble")
 REGIONS = ("away", "gap", "tails")

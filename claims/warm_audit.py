@@ -27,8 +27,7 @@ from pathlib import Path
 
 from claim_audit import cache
 
-from .cache import REPO_ROOT, default_cache_dir
-
+REPO_ROOT = Path(__file__).resolve().parent.parent
 STAMP_NAME = "warm-audit.json"
 _ENV_PREFIXES = ("JAX_", "XLA_", "CLAIMS_", "TF_", "CUDA_", "NVIDIA_", "TPU_")
 # What decides an audit's computation: the code and fixtures it runs, and the stack pins.
@@ -84,7 +83,9 @@ def _selection_id(selection: Mapping[str, object]) -> str:
 def _read(cache_dir: Path | None) -> dict[str, str]:
     """Fingerprint -> selection, from the stamp; {} when there is none or it is damaged."""
     try:
-        stamps = json.loads((cache_dir or default_cache_dir()).joinpath(STAMP_NAME).read_text())
+        stamps = json.loads(
+            (cache_dir or cache.default_cache_dir()).joinpath(STAMP_NAME).read_text()
+        )
     except (OSError, ValueError):
         return {}
     if not isinstance(stamps, dict) or not all(isinstance(v, str) for v in stamps.values()):
@@ -96,7 +97,7 @@ def _write(stamps: dict[str, str], cache_dir: Path | None) -> None:
     """Written whole, then renamed: a reader sees the old stamp or the new, never half. A
     stamp that cannot be written (a full disk, a folder not writable) is said and skipped: it
     only decides the next run's speed, and the run it ends has already been reported."""
-    folder = cache_dir or default_cache_dir()
+    folder = cache_dir or cache.default_cache_dir()
     partial = folder / f".{STAMP_NAME}.{os.getpid()}.tmp"
     try:
         folder.mkdir(parents=True, exist_ok=True)

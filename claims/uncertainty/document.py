@@ -1,7 +1,7 @@
 """The uncertainty guide in the report: its source, audit.json section and figure data.
 
 Read from the cached faithful-order result of root key 0, the one the claim tests use; the
-report (lib/report, engine/claim_audit/render) only renders what this module gathers. Registered by
+report (engine/claim_audit/render) only renders what this module gathers. Registered by
 claims/conftest.py.
 """
 
@@ -12,11 +12,12 @@ from typing import Any
 import numpy as np
 from claim_audit.render.documents import Document, FigureSpec, Source
 
-from .data import LEFT_CLUSTER, RIGHT_CLUSTER, true_function
-from .experiment import printed_trace, region_summary
+from uncertainty_claims.uncertainty.data import LEFT_CLUSTER, RIGHT_CLUSTER, true_function
+from uncertainty_claims.uncertainty.experiment import printed_trace, region_summary
+from uncertainty_claims.uncertainty.health import uncertainty_health
+from uncertainty_claims.uncertainty.results import uncertainty_result
+
 from .figures import uncertainty_band_figure
-from .health import uncertainty_health
-from .results import uncertainty_result
 
 
 def uncertainty_section() -> dict:
@@ -39,7 +40,7 @@ def uncertainty_section() -> dict:
 
 
 def figure_data(robustness: dict | None) -> dict[str, Any]:
-    """The data of the band figure (lib/uncertainty/figures.py `uncertainty_band_figure`)."""
+    """The data of the band figure (claims/uncertainty/figures.py `uncertainty_band_figure`)."""
     result = uncertainty_result()
     grid = np.asarray(result.grid, dtype=np.float64)
     return {

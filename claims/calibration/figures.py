@@ -1,7 +1,7 @@
 """The calibration post's figures, drawn from data (seed 0 of the post, and the per-seed AUROCs).
 
 Each `*_figure(data)` turns plain data (arrays, numbers, dicts; gathered by
-lib/calibration/document.py) into a matplotlib figure; nothing here runs or loads an
+claims/calibration/document.py) into a matplotlib figure; nothing here runs or loads an
 experiment. The report saves and caches them (engine/claim_audit/render/drawing.py).
 """
 
@@ -14,7 +14,7 @@ from claim_audit.render.canvas import new_figure
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from .. import metrics
+from uncertainty_claims import metrics
 
 T_RANGE = (0.05, 20.0)
 SPARSE_BIN = 30  # reliability bins with fewer images get their count printed

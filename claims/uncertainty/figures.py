@@ -1,7 +1,7 @@
 """The uncertainty guide's figure, drawn from data: both methods' bands on the grid.
 
 `uncertainty_band_figure(data)` turns plain data (arrays, numbers; gathered by
-lib/uncertainty/document.py) into a matplotlib figure; nothing here runs or loads an
+claims/uncertainty/document.py) into a matplotlib figure; nothing here runs or loads an
 experiment. The report saves and caches it (engine/claim_audit/render/drawing.py).
 """
 
@@ -13,7 +13,7 @@ import numpy as np
 from claim_audit.render.canvas import new_figure
 from matplotlib.figure import Figure
 
-from .. import metrics
+from uncertainty_claims import metrics
 
 ALEATORIC_COLOUR = "tab:orange"
 EPISTEMIC_COLOUR = "tab:blue"

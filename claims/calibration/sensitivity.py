@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from claim_audit.engine.effects import Comparison, PerSeed
 
-from ... import metrics
-from ..evaluation import CalibrationResults
+from uncertainty_claims import metrics
+from uncertainty_claims.calibration.evaluation import CalibrationResults
+
 from .measures import ece_ratio, ood_gap
 
 BINNINGS: tuple[tuple[str, int], ...] = tuple(

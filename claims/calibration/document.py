@@ -1,7 +1,7 @@
 """The calibration post in the report: its source, audit.json section and figure data.
 
 Read from the cached faithful-order results, the same the claim tests use; the report
-(lib/report, engine/claim_audit/render) only renders what this module gathers. Registered by claims/conftest.py.
+(engine/claim_audit/render) only renders what this module gathers. Registered by claims/conftest.py.
 """
 
 from __future__ import annotations
@@ -10,16 +10,17 @@ from typing import Any
 
 from claim_audit.render.documents import Document, FigureSpec, Source
 
-from .. import metrics
-from . import figures
-from .evaluation import (
+from uncertainty_claims import metrics
+from uncertainty_claims.calibration.evaluation import (
     SUBSAMPLE_OOD,
     SUBSAMPLE_TEST,
     aggregate,
     calibration_results,
 )
-from .experiment import PUBLISHED_SEEDS
-from .health import calibration_health
+from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
+from uncertainty_claims.calibration.health import calibration_health
+
+from . import figures
 
 SEED_INDEX = 0  # the post's figures are of its first seed
 NETS = ("yat", "relu")
@@ -52,7 +53,7 @@ def calibration_section() -> dict:
 
 
 def figure_data(robustness: dict | None) -> dict[str, Any]:
-    """The data of each figure (lib/calibration/figures.py says what each reads): the post's
+    """The data of each figure (claims/calibration/figures.py says what each reads): the post's
     figures on its first seed, and the per-seed AUROCs with the robustness section's
     test-image intervals where it has them."""
     results = calibration_results()

@@ -14,19 +14,24 @@ from dataclasses import dataclass
 
 import numpy as np
 from claim_audit import stats
+from claim_audit.cache import package_digest
 from claim_audit.engine.effects import Comparison, PerSeed
 
-from ... import metrics
-from ...cache import cached
-from ...metrics import resampled
-from ...metrics.classification import PROB_FLOOR
-from ..evaluation import (
+from uncertainty_claims import metrics
+from uncertainty_claims.cache import cached
+from uncertainty_claims.calibration.evaluation import (
     CalibrationResults,
     calibration_results,
     subsample_indices,
 )
-from ..experiment import PUBLISHED_SEEDS, NetRun, Split, cache_key
-from ..training import TrainConfig
+from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS, NetRun, Split, cache_key
+from uncertainty_claims.calibration.training import TrainConfig
+from uncertainty_claims.metrics import resampled
+from uncertainty_claims.metrics.classification import PROB_FLOOR
+
+CLAIMS_SOURCE = package_digest(__package__)
+"""sha256 of this package's source (claims/calibration/), taken at import: the resamples are
+computed here, so a change here is another cache entry (lib/cache.py keys lib/ alone)."""
 
 CALIBRATION = ("acc", "ece", "nll", "brier", "ece_T", "nll_T")
 OOD = ("auroc.msp", "auroc.maxlogit", "auroc.energy", "auroc.kmax")
@@ -112,13 +117,13 @@ def seed_terms(run: NetRun, i: int, labels: np.ndarray, temperature: float) -> S
 def resampled_figures(terms: SeedTerms, counts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """[B] values of every figure of one net and seed under one chunk of resamples."""
     test = counts["test"]
-    out = {"acc": stats.mean(terms.correct, test)}
+    out = {"acc": resampled.mean(terms.correct, test)}
     for suffix, part in (("", terms.plain), ("_T", terms.scaled)):
         out["ece" + suffix] = resampled.binned_gap(
             part["confidence"], part["correct"], part["bin"], test
         )
-        out["nll" + suffix] = stats.mean(part["nll"], test)
-    out["brier"] = stats.mean(terms.plain["brier"], test)
+        out["nll" + suffix] = resampled.mean(part["nll"], test)
+    out["brier"] = resampled.mean(terms.plain["brier"], test)
     for name, (pos, neg) in terms.scores.items():
         prefix = "sub_" if name.startswith("auroc_subsample") else ""
         out[name] = resampled.auroc(pos, neg, counts[prefix + "test"], counts[prefix + "ood"])
@@ -191,7 +196,7 @@ def resample_figures(
     sizes = {"test": n_test, "ood": n_ood, "sub_test": len(sub_test), "sub_ood": len(sub_ood)}
     children = np.random.SeedSequence(seed).spawn(len(sizes))
     streams = [
-        stats.resample_counts(n, b, np.random.default_rng(child))
+        resampled.resample_counts(n, b, np.random.default_rng(child))
         for n, child in zip(sizes.values(), children, strict=True)
     ]
     terms = {
@@ -239,17 +244,25 @@ def figure_samples(
     return _figure_samples(tuple(seeds), b, seed)
 
 
+def samples_key(
+    nets: tuple[str, ...], seeds: tuple[int, ...], order: str, b: int, seed: int
+) -> dict:
+    """The cache key of the test-image resamples of `nets` on `seeds` in `order`: the runs'
+    keys, the resampling's size and seed, and this package's source, which computes them."""
+    return {
+        "nets": {net: cache_key(net, seeds, TrainConfig(), order) for net in nets},
+        "b": b,
+        "seed": seed,
+        "claims_source": CLAIMS_SOURCE,
+    }
+
+
 @functools.cache
 def _figure_samples(seeds: tuple[int, ...], b: int, seed: int) -> FigureSamples:
     results = calibration_on(seeds)
-    key = {
-        "nets": {net: cache_key(net, seeds, TrainConfig(), results.order) for net in results.runs},
-        "b": b,
-        "seed": seed,
-    }
     entry = cached(
         f"bootstrap-seeds{len(seeds)}",
-        key,
+        samples_key(tuple(results.runs), seeds, results.order, b, seed),
         lambda: _arrays(
             resample_figures(results.runs, results.split, results.per_seed, b=b, seed=seed)
         ),
@@ -265,10 +278,10 @@ def claim_intervals(comparison: Comparison, seeds: tuple[int, ...] = PUBLISHED_S
     """
     results = calibration_on(seeds)
     samples = figure_samples(seeds)
-    resampled = samples.effect_samples(comparison, results.per_seed)
+    effect_samples = samples.effect_samples(comparison, results.per_seed)
     out = []
     for effect, estimate, values in zip(
-        comparison.effects, comparison.values(results.per_seed), resampled, strict=True
+        comparison.effects, comparison.values(results.per_seed), effect_samples, strict=True
     ):
         interval = stats.interval(estimate, values)
         out.append(
@@ -277,7 +290,7 @@ def claim_intervals(comparison: Comparison, seeds: tuple[int, ...] = PUBLISHED_S
                 **interval.to_json(),
                 "region": str(effect.region),
                 "within_region": interval.within(effect.region.low, effect.region.high),
-                "p_value": None if effect.null is None else stats.p_value(values, effect.null),
+                "p_value": None if effect.null is None else resampled.p_value(values, effect.null),
                 "b": samples.b,
                 "method": f"{stats.METHOD} over test images, B = {samples.b}",
             }

@@ -16,7 +16,7 @@ from typing import Any
 from claim_audit.engine.effects import Comparison, Effect, PerSeed, safe_ratio
 from claim_audit.engine.verdict import Region
 
-from ..evaluation import aggregate
+from uncertainty_claims.calibration.evaluation import aggregate
 
 Figure = tuple[str, str]  # (net, dotted figure name), e.g. ("yat", "auroc.kmax")
 
