@@ -46,7 +46,7 @@ def hostile_audit(text: str) -> dict:
         "expected_to_hold": False,
     }
     return {
-        "schema_version": 1,
+        "schema_version": 2,
         "partial": [f"reason {text}"],
         "missing": {"c-2": f"why {text}"},
         "claims": [claim],
