@@ -371,8 +371,7 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
     lines = [
         "## Robustness",
         "",
-        "Statistics beside the faithful audit: no verdict above depends on them. "
-        f"{robustness.methods_text(methods)} {methods['note']}",
+        f"{robustness.BESIDE} {robustness.methods_text(methods)} {methods['note']}",
         "",
     ]
     published_rows = _published_rows(section["claims"])
@@ -383,13 +382,7 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
             published_rows,
         )
     if sweep is None:
-        lines += [
-            "### Across other seeds",
-            "",
-            "Not run: `--seeds 0-9` re-runs the recipes on seeds 0-9 and re-evaluates every "
-            "comparative claim.",
-            "",
-        ]
+        lines += ["### Across other seeds", "", _escape(robustness.NOT_RUN), ""]
     else:
         lines += [f"### Across seeds {_seeds(sweep)}", "", f"{methods['labels']}.", ""]
         lines += _table(
