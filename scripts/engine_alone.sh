@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The engine alone, as a third document's author installs it: a fresh virtual environment
 # with claim-audit and its drawing extra from engine/ (pytest, pytest-xdist, numpy, scipy,
-# filelock, matplotlib; no JAX), the worked example of docs/ADDING_A_DOCUMENT.md written
+# filelock, rich, markdown-it-py, matplotlib; no JAX), the worked example of docs/ADDING_A_DOCUMENT.md written
 # into an empty folder, and pytest run there; then `python -m claim_audit new`. Passes when
 # JAX is absent, `pytest --help` shows the engine's options, and both audits are green.
 set -euo pipefail

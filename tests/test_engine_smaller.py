@@ -25,7 +25,7 @@ def test_a_repository_with_no_commit_yet_is_called_so(tmp_path, monkeypatch):
     assert git == {"commit": None, "dirty": None, "no_commit_yet": True}
     audit = {"claims": [], "summary": "0 claims", "metadata": {"git": git, "created_unix": 0.0}}
     assert "A git repository with no commit yet" in "\n".join(markdown._header(audit))
-    assert "a git repository with no commit yet" in "\n".join(html._header(audit))
+    assert "A git repository with no commit yet" in html.render(audit, {})
 
 
 def test_whole_figures_print_plainly():

@@ -634,10 +634,9 @@ def test_ctrl_c_stops_promptly_and_keeps_the_complete_report(tmp_path):
 def test_figures_that_are_not_a_folder_leave_the_whole_report_as_it_was(tmp_path, blocker):
     """report/figures is a file, or a symbolic link to a folder: ReportError naming the entry
     and saying to move it away, the whole previous report as it was (every target is checked
-    before anything moves; a failure puts the old entries back; a SIGKILL between the three
-    renames is not covered). Bug fixed: the error came only after the new audit.json and
+    before anything moves). Bug fixed: the error came only after the new audit.json and
     audit.md had replaced the old ones, a half-swapped report (engine/claim_audit/report/audit.py
-    `_swap_in`, `_conflict`)."""
+    `_move_in`)."""
     report_dir = tmp_path / "report"
     write(report_dir)
     shutil.rmtree(report_dir / "figures")
@@ -655,8 +654,8 @@ def test_figures_that_are_not_a_folder_leave_the_whole_report_as_it_was(tmp_path
 
 def test_files_the_user_put_in_the_figures_folder_are_kept(tmp_path):
     """A file or folder the user put into report/figures/: kept; anything the suite does not
-    write there is carried into the new folder. Bug fixed: the folder was replaced as a
-    whole, deleting them (engine/claim_audit/report/audit.py `_keep_user_files`, engine/claim_audit/render/drawing.py
+    write there stays. Bug fixed: the folder was replaced as a whole, deleting them
+    (engine/claim_audit/report/audit.py `_move_in`, engine/claim_audit/render/drawing.py
     `figure_names`)."""
     report_dir = tmp_path / "report"
     write(report_dir)
@@ -734,7 +733,7 @@ KILLED_WRITER = """
     from claim_audit.engine.claim import ClaimRecord
 
     # Test-only hook: the writer dies just before it would swap the new report in.
-    audit._swap_in = lambda *args: os.kill(os.getpid(), signal.SIGKILL)
+    audit._move_in = lambda *args: os.kill(os.getpid(), signal.SIGKILL)
     record = ClaimRecord("d-1", "demo", "Demo", "a claim", "1.0", "1.0", "± 0.1", "holds", {})
     audit.write_report(sys.argv[1], records=[record], expected={}, cache_events=[], wall_s=0.0)
 """
@@ -742,11 +741,10 @@ KILLED_WRITER = """
 
 def test_writer_killed_while_building_leaves_its_staging_in_the_report_folder_only(tmp_path):
     """A run killed (SIGKILL) while it builds the report: the previous report is untouched, and
-    the staging folder (`.report-*`), now inside the report folder, is removed by the next
+    the staging folder (`.claims-report-*`), inside the report folder, is removed by the next
     writer holding the lock. Bug fixed: the staging folder stayed in the report folder's
     parent, the repository root, for good (engine/claim_audit/report/audit.py `write_report`,
-    `_remove_stale_staging`; `.report-*` folders left there by earlier versions must be
-    removed by hand)."""
+    `_remove_stale`)."""
     report_dir = tmp_path / "report"
     write(report_dir)
     before = snapshot(report_dir)

@@ -1,7 +1,7 @@
-"""The report's swap (engine/claim_audit/report/audit.py `_swap_in`) is all or nothing under any
-interruption: Ctrl-C, `kill`, SIGKILL between two of its renames never leaves a report that
-is half old, half new, nor loses an entry; and the report folder's `.staging-*` folders that
-the report did not make are left alone.
+"""The report moves in entry by entry, audit.json last (engine/claim_audit/report/audit.py
+`_move_in`): Ctrl-C or `kill` between two of its renames waits until the report is whole;
+after a SIGKILL there the next writer writes a whole report; and folders in the report folder
+that the report did not make are left alone.
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ def measured_in(report_dir: Path) -> set[str]:
     return found
 
 
-# Writes the report anew (measured 5.4321) and sends this process SIGNAL right after the old
-# figures folder was moved aside, before the new one is in: the worst moment.
+# Writes the report anew (measured 5.4321) and sends this process SIGNAL right after the new
+# audit.md is in, before audit.html and audit.json: the worst moment.
 INTERRUPTED_WRITER = """
     import os, signal, sys
     from pathlib import Path
@@ -59,7 +59,7 @@ INTERRUPTED_WRITER = """
 
     def replace(source, target):  # test-only hook: the signal comes between two renames
         rename(source, target)
-        if Path(source) == report_dir / "figures":
+        if Path(target) == report_dir / "audit.md":
             os.kill(os.getpid(), number)
 
     os.replace = replace
@@ -73,14 +73,12 @@ INTERRUPTED_WRITER = """
 
 @pytest.mark.parametrize("name", ["SIGINT", "SIGTERM", "SIGKILL"])
 def test_a_signal_in_the_swap_leaves_one_whole_report(tmp_path, name):
-    """SIGINT (Ctrl-C), SIGTERM or SIGKILL right after the old report/figures was moved aside:
-    the report is whole, old or new, with the user's file in its figures folder. SIGINT and
-    SIGTERM wait until the swap is done (SIGINT then raises KeyboardInterrupt, SIGTERM ends
-    the process); after a SIGKILL the next writer puts the previous report back before it
-    writes its own. Bug fixed: the KeyboardInterrupt went to `write_report`'s `finally`,
-    which deleted the staging folder with the old figures in it: report/figures was gone,
-    old and new, while audit.json stayed old (engine/claim_audit/report/audit.py `_swap_in`,
-    `_signals_held`, `_roll_back`, `_recover`)."""
+    """SIGINT (Ctrl-C), SIGTERM or SIGKILL right after the new audit.md moved in: SIGINT and
+    SIGTERM wait until the report is whole and new (SIGINT then raises KeyboardInterrupt,
+    SIGTERM ends the process); after a SIGKILL (audit.json still the old one) the next writer
+    writes a whole report, and leaves nothing of the killed one. The user's file in the
+    figures folder stays throughout (engine/claim_audit/report/audit.py `_move_in`,
+    `_signals_held`, `_remove_stale`)."""
     report_dir = tmp_path / "report"
     write(report_dir, "1.2345")
     (report_dir / "figures" / "notes.txt").write_text("the user's notes")
@@ -107,14 +105,15 @@ def test_a_signal_in_the_swap_leaves_one_whole_report(tmp_path, name):
 
 
 def test_a_staging_folder_of_the_user_is_left_alone(tmp_path):
-    """A `.staging-*` folder that the user made in the report folder: kept, with its files,
-    while the report is written. Bug fixed: every `.staging-*` folder was taken for a killed
-    writer's and deleted (engine/claim_audit/report/audit.py `_recover`: only folders holding the report's
-    own mark are removed)."""
+    """A `.staging-*` or `.claims-report-*` folder that the user made in the report folder:
+    kept, with its files, while the report is written. Bug fixed: every `.staging-*` folder
+    was taken for a killed writer's and deleted (engine/claim_audit/report/audit.py
+    `_remove_stale`: only folders holding the report's own mark are removed)."""
     report_dir = tmp_path / "report"
-    mine = report_dir / ".staging-mine"
-    mine.mkdir(parents=True)
-    (mine / "draft.md").write_text("the user's draft")
+    for name in (".staging-mine", ".claims-report-mine"):
+        (report_dir / name).mkdir(parents=True)
+        (report_dir / name / "draft.md").write_text("the user's draft")
     write(report_dir, "1.2345")
-    assert (mine / "draft.md").read_text() == "the user's draft"
+    for name in (".staging-mine", ".claims-report-mine"):
+        assert (report_dir / name / "draft.md").read_text() == "the user's draft"
     assert measured_in(report_dir) == {"1.2345"}

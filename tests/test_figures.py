@@ -97,34 +97,6 @@ def test_unchanged_data_reuses_the_files_and_changed_data_redraws(tmp_path: Path
     assert (tmp_path / "c" / "line.png").read_bytes() != (tmp_path / "a" / "line.png").read_bytes()
 
 
-def two_lines(first: dict, second: dict) -> Document:
-    return Document(
-        "toy",
-        figures=(
-            FigureSpec("line.png", "A line.", ("toy-1",), line_figure),
-            FigureSpec("other.png", "Another line.", ("toy-2",), line_figure),
-        ),
-        figure_data=lambda _robustness: {"line.png": first, "other.png": second},
-    )
-
-
-@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="figures are drawn side by side on 2+ cores")
-def test_figures_missing_from_the_cache_are_drawn_side_by_side_as_here(tmp_path: Path) -> None:
-    """Two or more figures missing from the cache are drawn in other processes (none is
-    drawn in this one); their files are the bytes drawing them here gives."""
-    document = two_lines({"y": np.arange(3.0), "label": "a"}, {"y": -np.arange(5.0), "label": "b"})
-    for folder in ("side", "here"):
-        (tmp_path / folder).mkdir()
-    DRAWN.clear()
-    side = draw_all(tmp_path / "side", [document], cache_dir=tmp_path / "cache")
-    assert DRAWN == []
-    here = draw_all(tmp_path / "here", [document])  # no cache: drawn in this process
-    assert DRAWN == ["a", "b"]
-    for a, b in zip(side, here, strict=True):
-        for suffix in (".png", ".svg"):
-            assert a.with_suffix(suffix).read_bytes() == b.with_suffix(suffix).read_bytes()
-
-
 def test_a_damaged_or_half_written_entry_is_drawn_again(tmp_path: Path) -> None:
     """A cached file that no longer matches its checksum, or an entry left without its
     checksums (a writer killed before the rename leaves only a .tmp- folder, never served),

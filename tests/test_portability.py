@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from claim_audit.engine.stability import change_probability, expected_changes
+from claim_audit.render.documents import SCHEMA_VERSION
 from claim_audit.report.__main__ import main
 
 
@@ -15,7 +16,7 @@ def audit(path: Path, verdicts: dict[str, str], shares: dict[str, float]) -> str
     claims = [
         {"id": i, "verdict": v, "details": {"verdict_shares": shares}} for i, v in verdicts.items()
     ]
-    path.write_text(json.dumps({"schema_version": 1, "claims": claims}))
+    path.write_text(json.dumps({"schema_version": SCHEMA_VERSION, "claims": claims}))
     return str(path)
 
 

@@ -110,8 +110,8 @@ def test_verdicts_and_exit_status(demo_run):
     assert claims["d-2"]["details"]["finding"] == "measured 2.5"
     assert "experiment broke" in claims["d-3"]["details"]["error"]
     orders = claims["d-4"]["details"]["orders"]
-    assert orders["faithful"] == {"measured": "1.004", "holds": True}
-    assert orders["o2"] == {"measured": "1.302", "holds": False}
+    assert orders["faithful"] == {"measured": 1.004, "holds": True}  # a number, not its print
+    assert orders["o2"]["holds"] is False and f"{orders['o2']['measured']:.4g}" == "1.302"
     assert claims["d-4"]["details"]["holds_in_orders"] == [21, 40]
     assert claims["d-4"]["details"]["range_over_orders"] == [1.004, 1.338]
     assert result.returncode == 1
@@ -257,13 +257,15 @@ def test_markdown_names_the_documents_and_places_each_figure_by_its_claims():
     text = markdown.render(audit, ["reliability_seed0.png"])
     assert "https://tahabouhsine.com/blog/calibration-of-a-bounded-net-jax-flax-nnx/" in text
     assert "Commit 0123456789ab (uncommitted changes), 1970-01-01 00:00 UTC." in text
-    row = next(line for line in text.splitlines() if line.startswith("| cal-02a"))
-    assert "[reliability\\_seed0.png](#figure-reliability-seed0-png)" in row
+    row = next(
+        line for line in text.splitlines() if line.startswith('| <a id="claim-cal-02a"></a>cal-02a')
+    )
+    assert "[reliability\\_seed0.png](#figure-reliability_seed0)" in row
     assert "#the-forecasters-test-in-code" in text
     # The figure sits right after its section's table, with its caption, not at the end.
     after_table = text.split(row, 1)[1]
-    assert after_table.index('<a id="figure-reliability-seed0-png">') < 40
-    assert "*Reliability.* Claims: cal-02a." in after_table
+    assert after_table.index('<a id="figure-reliability_seed0">') < 40
+    assert "*Reliability.* Claims: [cal-02a](#claim-cal-02a)." in after_table
     assert "More figures" not in text
 
 

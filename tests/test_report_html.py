@@ -152,10 +152,10 @@ def test_page_parses_inlines_every_figure_and_links_every_claim():
     assert "Calibrating a Bounded Net" in text and "Uncertainty Estimation" in text
     assert "0123456789ab" in text and "uncommitted changes" in text
     assert "2026-05-28" in text  # the run's date, from created_unix
-    assert "The forecaster&#x27;s test" in text and "Results" in text  # sections
+    assert "<h3>The forecaster's test</h3>" in text and "<h3>Results</h3>" in text
     assert "script" not in page.tags and "&lt;script&gt;" in text
-    assert "refuted (known finding)" in text and "v-sensitive" in text
-    assert "pytest claims -m &#x27;claim or health&#x27;" in text
+    assert "refuted</strong> (known finding)" in text and "<em>sensitive</em>" in text
+    assert "pytest claims -m 'claim or health'" in text
 
 
 def test_a_figure_not_given_is_not_linked():
@@ -170,7 +170,7 @@ def test_outside_a_checkout_the_page_says_so():
     del outside["metadata"]["created_unix"]
     text = html.render(outside, {})
     parse(text)
-    assert "not a git repository" in text and "date unknown" in text
+    assert "Not a git repository" in text and "date unknown" in text
 
 
 @pytest.mark.slow
@@ -226,5 +226,5 @@ def test_each_claims_reading_is_shown_as_in_audit_md():
     read["claims"][0]["details"]["reading"] = "'close to <1>': the ratio lies in [0.9, 1.1]"
     text = html.render(read, {})
     parse(text)
-    assert "Reading: &#x27;close to &lt;1&gt;&#x27;: the ratio lies in [0.9, 1.1]." in text
+    assert "Reading: 'close to &lt;1&gt;': the ratio lies in [0.9, 1.1]." in text
     assert text.count("Reading:") == 1

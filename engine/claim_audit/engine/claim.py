@@ -58,8 +58,10 @@ from .verdict import (
     Judgement,
     Measured,
     all_close,
+    as_json,
     close_to,
     fmt,
+    plain_figures,
     printed_figures,
     satisfied,
     verdict_over,
@@ -348,6 +350,18 @@ def _figure_range(judgements: Mapping[str, Judgement | Measured]) -> list[float]
     return None
 
 
+def _order_entry(judgement: Judgement | Measured) -> dict[str, Any]:
+    """A claim's figure in one order as audit.json records it: its numbers, with its printed
+    form beside them where it carries words (names, text); whether it holds there."""
+    measured = as_json(judgement.measured)
+    entry: dict[str, Any] = {"measured": measured}
+    if not plain_figures(measured) and not isinstance(measured, str):
+        entry["printed"] = fmt(judgement.measured)
+    if isinstance(judgement, Judgement):
+        entry["holds"] = judgement.holds
+    return entry
+
+
 def _refuse_nonfinite(claim_id: str, order: str, judgement: Judgement | Measured) -> None:
     """A NaN compares false with everything, so it would read as "refuted" (and pass quietly
     as a known finding): a non-finite figure is an error of the experiment, not a verdict."""
@@ -602,11 +616,7 @@ class Claim:
             details["gates"] = False
         # Every claim lists its figure per order; one judged once (about the code or the
         # recipe, which no float order changes) lists the faithful order alone.
-        details["orders"] = {
-            name: {"measured": fmt(j.measured)}
-            | ({"holds": j.holds} if isinstance(j, Judgement) else {})
-            for name, j in judgements.items()
-        }
+        details["orders"] = {name: _order_entry(j) for name, j in judgements.items()}
         if len(judgements) > 1:
             spread = _figure_range(judgements)
             if spread is not None:

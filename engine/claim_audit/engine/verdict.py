@@ -45,6 +45,30 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
+def as_json(value: Any) -> Any:
+    """A measured figure as audit.json holds it: numbers as numbers (a 1-figure tuple as its
+    number, as `fmt` prints it), lists and named figures as lists and objects, anything else
+    as its text."""
+    if hasattr(value, "tolist") and hasattr(value, "ndim"):  # a numpy array or scalar
+        value = value.tolist()
+    if isinstance(value, bool | int | float | str) or value is None:
+        return value
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, list | tuple):
+        return as_json(value[0]) if len(value) == 1 else [as_json(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): as_json(v) for k, v in value.items()}
+    return str(value)
+
+
+def plain_figures(value: Any) -> bool:
+    """Whether `value` (as `as_json` gives it) is a number or a list of numbers: no text
+    beside its numbers that a reader would need."""
+    items = value if isinstance(value, list) else [value]
+    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in items)
+
+
 @dataclass(frozen=True)
 class Region:
     """The values of an effect for which a claim holds: an interval, closed or open."""

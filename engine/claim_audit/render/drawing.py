@@ -10,23 +10,13 @@ plus the robustness section's figure (engine/claim_audit/render/robustness_figur
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-import pickle
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from .canvas import save
 from .documents import Document, FigureSpec
-from .figure_cache import (
-    cached_figure,
-    figure_files,
-    is_stored,
-    stored_figure,
-    writable,
-)
+from .figure_cache import cached_figure, figure_files, writable
 from .robustness_figure import robustness_claims, robustness_figure
 
 ROBUSTNESS = FigureSpec(
@@ -103,8 +93,6 @@ def draw_all(
     folder = Path(folder)
     if cache_dir is not None and not writable(cache_dir):
         cache_dir = None
-    if cache_dir is not None:
-        _store_side_by_side(cache_dir, [(spec, data[spec.file]) for _, spec, _ in specs])
     paths = []
     for _, spec, _ in specs:
         if cache_dir is None:
@@ -112,37 +100,6 @@ def draw_all(
         else:
             paths.append(cached_figure(cache_dir, spec.file, spec.draw, data[spec.file], save, folder)[0])  # fmt: skip
     return paths
-
-
-def _store(cache_dir: Path, spec: FigureSpec, data: Any) -> None:
-    stored_figure(cache_dir, spec.file, spec.draw, data, save)
-
-
-def _store_side_by_side(cache_dir: Path, figures: list[tuple[FigureSpec, Any]]) -> None:
-    """Draw the figures the cache lacks into it, in processes side by side: drawing is
-    matplotlib's single-threaded work, seconds per figure, and at the end of an audit the
-    cores are free. Spawned, not forked: the caller may hold JAX's threads. A figure whose
-    drawing function cannot be sent to another process (a lambda) is left to the caller."""
-    missing = [
-        (spec, data)
-        for spec, data in figures
-        if _sendable(spec.draw) and not is_stored(cache_dir, spec.file, spec.draw, data)
-    ]
-    processes = min(len(missing), os.cpu_count() or 1)
-    if processes < 2:
-        return
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(processes, mp_context=context) as pool:
-        for done in [pool.submit(_store, cache_dir, spec, data) for spec, data in missing]:
-            done.result()
-
-
-def _sendable(draw: Any) -> bool:
-    try:
-        pickle.dumps(draw)
-    except (pickle.PicklingError, AttributeError, TypeError):
-        return False
-    return True
 
 
 def _data(document: Document, robustness: dict | None) -> list[tuple[FigureSpec, Any]]:

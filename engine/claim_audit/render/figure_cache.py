@@ -203,8 +203,3 @@ def writable(cache_dir: Path) -> bool:
         )
         return False
     return True
-
-
-def is_stored(cache_dir: Path, file: str, draw: Callable[[Any], Any], data: Any) -> bool:
-    """Whether figure `file` drawn by `draw` from `data` has a valid cache entry."""
-    return _valid(Path(cache_dir) / figure_key(file, draw, data), figure_files(file))

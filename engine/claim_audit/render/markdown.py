@@ -1,10 +1,13 @@
-"""report/audit.md: the audit as a readable document."""
+"""The report as Markdown: report/audit.md, and the source audit.html is rendered from
+(engine/claim_audit/render/html.py), so that both hold the same sections."""
 
 from __future__ import annotations
 
 import re
+import shlex
 import time
 import urllib.parse
+from collections.abc import Callable
 from itertools import groupby
 from typing import Any
 
@@ -56,7 +59,8 @@ def _recorded(audit: dict, field: str, heading: str, intro: str) -> list[str]:
     if not claims:
         return []
     items = [
-        f"- **{_escape(c['id'])}** ({_escape(c['document'])}, {_escape(c['section'])}): "
+        f"- **[{_escape(c['id'])}](#{anchor_of('claim', c['id'])})** "
+        f"({_escape(c['document'])}, {_escape(c['section'])}): "
         f"{_escape(c['details'][field])}"
         for c in claims
     ]
@@ -70,8 +74,15 @@ def _source_text(source, suffix: str = "") -> str:
     return f"[{title}]({url}){suffix}" if url else f"{title}{suffix}"
 
 
-def render(audit: dict, figure_names: list[str]) -> str:
-    """Markdown for the audit dict built by engine/claim_audit/report/audit.py, figures linked from figures/."""
+def figure_path(name: str) -> str:
+    """A figure's address from audit.md: figures/NAME, quoted."""
+    return "figures/" + urllib.parse.quote(name)
+
+
+def render(audit: dict, figure_names: list[str], source: Callable[[str], str] = figure_path) -> str:
+    """Markdown for the audit dict built by engine/claim_audit/report/audit.py, with the
+    figures named in `figure_names` (the files drawn) shown from `source(name)` under the
+    claims they illustrate."""
     meta = audit["metadata"]
     lines = ["# Claims audit", ""]
     if audit.get("partial"):
@@ -85,60 +96,45 @@ def render(audit: dict, figure_names: list[str]) -> str:
         missing = ", ".join(f"{claim_id} ({why})" for claim_id, why in audit["missing"].items())
         lines += [f"Claims without a verdict: {_escape(missing)}.", ""]
     lines += [*_header(audit), ""]
-    versions, system = meta["versions"], meta["platform"]
+    versions, system = meta.get("versions", {}), meta.get("platform", {})
     backend = f" ({system['jax_backend']})" if system.get("jax_backend") else ""
     method = f" ({_escape(meta['method'])})" if meta.get("method") else ""
+    python = f"Python {versions['python']} on {system.get('system')}{backend}; " if "python" in versions else ""  # fmt: skip
+    wall = f"; wall time {meta['wall_s']:.1f} s" if "wall_s" in meta else ""
     lines += [
         f"{_escape(audit['summary'])}.",
         "",
-        _escape(
-            f"{stack_text(versions)}Python {versions['python']} on {system['system']}"
-            f"{backend}; {cache_text(meta['cache'])}; wall time {meta['wall_s']:.1f} s."
-        ),
+        _escape(f"{stack_text(versions)}{python}{cache_text(meta.get('cache', {}))}{wall}."),
         "",
         "".join(f"*{text}*" if emphasised else text for text, emphasised in rule_note(method)),
     ]
-    figures = audit.get("figures", [])
+    shown = set(figure_names)
+    figures = [f for f in audit.get("figures", []) if f["file"] in shown]
     figure_of = {claim: f for f in figures for claim in f["claims"]}
+    audited = {c["id"] for c in audit["claims"]}
     placed: set[str] = set()
     for document, claims in groupby(audit["claims"], key=lambda c: c["document"]):
-        source = sources_of(audit).get(document)
+        source_ = sources_of(audit).get(document)
         heading = _escape(document)
-        if source is not None:
-            heading += f": {_source_text(source)}"
+        if source_ is not None:
+            heading += f": {_source_text(source_)}"
         lines += ["", f"## {heading}", ""]
         for section, rows in groupby(claims, key=lambda c: c["section"]):
             rows = list(rows)
             lines += [
                 f"### {_escape(section)}",
                 "",
-                *(_section_link(source, section) if rows[0].get("origin") != "suite" else []),
+                *(_section_link(source_, section) if rows[0].get("origin") != "suite" else []),
                 "| id | claim | published | measured | tolerance | verdict | figure |",
                 "|---|---|---|---|---|---|---|",
             ]
-            for c in rows:
-                verdict = _VERDICT[c["verdict"]] + (
-                    "" if c["expected_to_hold"] or c["verdict"] != "refuted" else " (known finding)"
-                )
-                if note := verdict_note(c["details"]):
-                    verdict += f" ({_escape(note)})"
-                if c["verdict"] not in ("refuted", "error") and not c["expected_to_hold"]:
-                    verdict = f"**{FINDING_GONE}**"
-                if c["details"].get("ci"):
-                    verdict += f" ({_escape('; '.join(ci_text(ci) for ci in c['details']['ci']))})"
-                statement = _escape(c["statement"])
-                if c["details"].get("reading"):
-                    statement += f" *Reading: {_escape(c['details']['reading'])}.*"
-                lines.append(
-                    f"| {_escape(c['id'])} | {statement} | {_escape(c['published'])} | {_escape(c['measured'])} "
-                    f"| {_escape(c['tolerance'])} | {verdict} | {_figure_link(figure_of.get(c['id']))} |"
-                )
+            lines += [_claim_row(c, figure_of.get(c["id"])) for c in rows]
             lines.append("")
             # The figures that illustrate this section's claims, right below them.
             for figure in figures:
                 if figure["file"] not in placed and any(c["id"] in figure["claims"] for c in rows):
                     placed.add(figure["file"])
-                    lines += _figure_block(figure)
+                    lines += _figure_block(figure, source, audited)
     lines += _recorded(
         audit,
         "finding",
@@ -148,13 +144,59 @@ def render(audit: dict, figure_names: list[str]) -> str:
     if "robustness" in audit:
         lines += render_robustness(audit["robustness"])
     rest = [f for f in figures if f["file"] not in placed]
-    unindexed = [name for name in figure_names if name not in {f["file"] for f in figures}]
+    unindexed = [name for name in figure_names if name not in {f["file"] for f in audit.get("figures", [])}]  # fmt: skip
     if rest or unindexed:
         lines += ["## More figures", ""]
         for figure in rest:
-            lines += _figure_block(figure)
-        lines += [f"![{_escape(name)}]({_figure_path(name)})\n" for name in unindexed]
+            lines += _figure_block(figure, source, audited)
+        lines += [f"![{_escape(name)}]({source(name)})\n" for name in unindexed]
+    lines += _run(meta)
     return "\n".join(lines) + "\n"
+
+
+def _claim_row(c: dict, figure: dict | None) -> str:
+    """A claim's row: its anchor and id, statement (and reading), figures, verdict (with how
+    the draws bore it out) and the figure that illustrates it."""
+    details = c.get("details") or {}
+    verdict = _VERDICT[c["verdict"]] + (
+        "" if c["expected_to_hold"] or c["verdict"] != "refuted" else " (known finding)"
+    )
+    if note := verdict_note(details):
+        verdict += f" ({_escape(note)})"
+    if c["verdict"] not in ("refuted", "error") and not c["expected_to_hold"]:
+        verdict = f"**{FINDING_GONE}**"
+    if details.get("ci"):
+        verdict += f" ({_escape('; '.join(ci_text(ci) for ci in details['ci']))})"
+    statement = _escape(c["statement"])
+    if details.get("reading"):
+        statement += f" *Reading: {_escape(details['reading'])}.*"
+    anchor = f'<a id="{anchor_of("claim", c["id"])}"></a>{_escape(c["id"])}'
+    link = f"[{_escape(figure['file'])}](#{_figure_anchor(figure['file'])})" if figure else "-"
+    cells = (anchor, statement, _escape(c["published"]), _escape(c["measured"]), _escape(c["tolerance"]), verdict, link)  # fmt: skip
+    return "| " + " | ".join(cells) + " |"
+
+
+def _run(meta: dict) -> list[str]:
+    """The run's provenance: command, code, device, stack, data, wall time."""
+    rows: list[tuple[str, Any]] = [
+        ("command", shlex.join(meta.get("command") or []) or None),
+        ("git", meta.get("git")),
+        ("device", meta.get("device")),
+        ("requirements.lock sha256", meta.get("requirements_lock_sha256")),
+        ("versions", meta.get("versions")),
+        ("platform", meta.get("platform")),
+        ("data sha256", meta.get("data_digests") or "none supplied"),
+        ("wall time (s)", meta.get("wall_s")),
+    ]
+
+    def plain(value: Any) -> str:
+        if isinstance(value, dict):
+            return "; ".join(f"{k}: {plain(v)}" for k, v in value.items())
+        if isinstance(value, list):
+            return ", ".join(map(str, value))
+        return "-" if value is None else str(value)
+
+    return ["## The run", "", *(f"- **{name}**: {_escape(plain(value))}" for name, value in rows), ""]  # fmt: skip
 
 
 def cache_text(cache: dict) -> str:
@@ -168,7 +210,7 @@ def cache_text(cache: dict) -> str:
 
 def _header(audit: dict) -> list[str]:
     """Which documents were audited (linked where they are published), the commit, the date."""
-    meta = audit["metadata"]
+    meta = audit.get("metadata", {})
     documents = sorted({c["document"] for c in audit["claims"]})
     named = []
     for document in documents:
@@ -187,7 +229,8 @@ def _header(audit: dict) -> list[str]:
     else:
         dirty = " (uncommitted changes)" if git.get("dirty") else ""
         code = f"Commit {_escape(git['commit'][:12] + dirty)}"
-    created = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(meta["created_unix"]))
+    created = meta.get("created_unix")
+    created = "date unknown" if created is None else time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(created))  # fmt: skip
     return [f"Audit of {'; '.join(named)}.", "", f"{code}, {created}."]
 
 
@@ -203,23 +246,23 @@ def _section_link(source, section: str) -> list[str]:
     return [f"In the document: [{_escape(section)}]({url.split('#')[0]}#{_slug(section)})", ""]
 
 
-def _figure_path(name: str) -> str:
-    return "figures/" + urllib.parse.quote(name)
+def anchor_of(kind: str, name: str) -> str:
+    """An in-page anchor: `kind`-`name` with anything but letters, digits, _ and - dashed."""
+    return f"{kind}-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
 
 
-def _figure_link(figure: dict | None) -> str:
-    if not figure:
-        return "-"
-    return f"[{_escape(figure['file'])}](#{_slug('figure ' + figure['file'])})"
+def _figure_anchor(file: str) -> str:
+    return anchor_of("figure", file.rsplit(".", 1)[0])
 
 
-def _figure_block(figure: dict) -> list[str]:
-    anchor = _slug("figure " + figure["file"])
+def _figure_block(figure: dict, source: Callable[[str], str], audited: set[str]) -> list[str]:
+    """A figure with its caption and links to the claims it illustrates (those audited)."""
+    claims = ", ".join(f"[{_escape(c)}](#{anchor_of('claim', c)})" for c in figure["claims"] if c in audited)  # fmt: skip
     return [
-        f'<a id="{anchor}"></a>',
-        f"![{_escape(figure['caption'])}]({_figure_path(figure['file'])})",
+        f'<a id="{_figure_anchor(figure["file"])}"></a>',
+        f"![{_escape(figure['caption'])}]({source(figure['file'])})",
         "",
-        f"*{_escape(figure['caption'])}* Claims: {_escape(', '.join(figure['claims']))}.",
+        f"*{_escape(figure['caption'])}*" + (f" Claims: {claims}." if claims else ""),
         "",
     ]
 
@@ -328,8 +371,7 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
     lines = [
         "## Robustness",
         "",
-        "Statistics beside the faithful audit: no verdict above depends on them. "
-        f"{robustness.methods_text(methods)} {methods['note']}",
+        f"{robustness.BESIDE} {robustness.methods_text(methods)} {methods['note']}",
         "",
     ]
     published_rows = _published_rows(section["claims"])
@@ -340,13 +382,7 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
             published_rows,
         )
     if sweep is None:
-        lines += [
-            "### Across other seeds",
-            "",
-            "Not run: `--seeds 0-9` re-runs the recipes on seeds 0-9 and re-evaluates every "
-            "comparative claim.",
-            "",
-        ]
+        lines += ["### Across other seeds", "", _escape(robustness.NOT_RUN), ""]
     else:
         lines += [f"### Across seeds {_seeds(sweep)}", "", f"{methods['labels']}.", ""]
         lines += _table(

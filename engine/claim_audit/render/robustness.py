@@ -24,6 +24,13 @@ def ci_text(ci: dict[str, Any]) -> str:
     return text if ci["within_region"] else f"{text} (not all {ci['region']})"
 
 
+BESIDE = "Statistics beside the faithful audit: no verdict above depends on them."
+NOT_RUN = (
+    "Not run: --seeds 0-9 re-runs the recipes on seeds 0-9 and re-evaluates every "
+    "comparative claim."
+)
+
+
 def seed_range(seeds: list[int], separator: str = ", ") -> str:
     """ "0-9" for three or more consecutive seeds, else the seeds joined by `separator`."""
     if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:

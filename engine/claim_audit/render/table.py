@@ -1,13 +1,18 @@
 """The claims table at the terminal's width, grouped by document and section, and the
-robustness tables printed after it."""
+robustness tables printed after it, laid out by rich."""
 
 from __future__ import annotations
 
+import io
 import re
 import textwrap
 from collections import Counter
 from itertools import groupby
 from typing import Any
+
+from rich.console import Console, RenderableType
+from rich.table import Table
+from rich.text import Text
 
 from ..engine.claim import VERDICTS, ClaimRecord
 from . import robustness
@@ -18,8 +23,25 @@ _SHARES = {"published": 5, "measured": 5, "tolerance": 4}  # of the width left a
 _VERDICT_WIDTH = 12
 
 
-def _cell(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+def _lines(renderables: list[RenderableType], width: int) -> list[str]:
+    """`renderables` printed as plain text `width` columns wide, a cell or line too long
+    cut with "…", trailing spaces dropped."""
+    console = Console(file=io.StringIO(), width=width, color_system=None, highlight=False)
+    with console.capture() as captured:
+        for renderable in renderables:
+            console.print(renderable, no_wrap=True, overflow="ellipsis", crop=True)
+    return [line.rstrip() for line in captured.get().splitlines()]
+
+
+def _table(columns: list[tuple[str, dict]], rows: list[tuple[str, ...]], header: bool, expand: bool = False) -> Table:  # fmt: skip
+    """A borderless table, one space between columns; each column's layout (rich's
+    `add_column` options) given with its name."""
+    table = Table(box=None, show_header=header, header_style="", pad_edge=False, padding=(0, 1, 0, 0), expand=expand)  # fmt: skip
+    for name, layout in columns:
+        table.add_column(name, no_wrap=True, overflow="ellipsis", **layout)
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    return table
 
 
 def verdict_label(record: ClaimRecord, expected: bool) -> str:
@@ -119,23 +141,11 @@ def ordered(records: list[ClaimRecord]) -> list[ClaimRecord]:
     )
 
 
-def _widths(rows: list[tuple[str, ...]], width: int, verbosity: int) -> tuple[int, ...]:
-    """Column widths: every cell whole with -v; otherwise ids and verdicts whole and the
-    terminal's width shared by the figures (never under 8 columns each)."""
-    longest = [max([len(name), *(len(row[i]) for row in rows)]) for i, name in enumerate(_FIELDS)]
-    if verbosity > 0:
-        return tuple(longest)
-    id_width, verdict_width = longest[0], max(longest[4], _VERDICT_WIDTH)
-    rest = max(width - id_width - verdict_width - len(_FIELDS) + 1, 3 * 8)
-    total = sum(_SHARES.values())
-    shares = [max(8, rest * _SHARES[name] // total) for name in _FIELDS[1:4]]
-    return (id_width, *shares, verdict_width)
-
-
 def render(
     records: list[ClaimRecord], expected: dict[str, bool], *, width: int = 80, verbosity: int = 0
 ) -> list[str]:
-    """Lines of the table, `width` columns wide (pytest's terminal width).
+    """Lines of the table, `width` columns wide (pytest's terminal width): ids and verdicts
+    whole, the figures sharing the rest and cut with "…".
 
     verbosity (pytest's -v / -q count): 1 or more prints every cell whole (lines may run
     past `width`); -1 lists only the claims that do not hold; -2 the summary line alone.
@@ -145,32 +155,41 @@ def render(
         return [summary]
     labels = {r.id: verdict_label(r, expected.get(r.id, True)) for r in records}
     shown = [r for r in ordered(records) if verbosity > -1 or labels[r.id] != "holds"]
-    rows = [(r.id, r.published, r.measured, r.tolerance, labels[r.id]) for r in shown]
-    widths = _widths(rows or [_FIELDS], width, verbosity)
-    rule = min(width, sum(widths) + len(widths) - 1)
-    fit = (lambda text, w: text) if verbosity > 0 else _cell
+    rows = {r.id: (r.id, r.published, r.measured, r.tolerance, labels[r.id]) for r in shown}
+    longest = [max([len(name), *(len(row[i]) for row in rows.values())]) for i, name in enumerate(_FIELDS)]  # fmt: skip
+    longest[4] = max(longest[4], _VERDICT_WIDTH)
+    whole = verbosity > 0
+    fixed = lambda i, name: whole or name in ("id", "verdict")  # noqa: E731
+    columns = [
+        (name, {"min_width": longest[i]} if fixed(i, name) else {"ratio": _SHARES[name]})
+        for i, name in enumerate(_FIELDS)
+    ]
+    if whole:
+        width = max(width, sum(longest) + len(_FIELDS) - 1)
+    # Tables of rows between full-width lines (a section's name, a claim's intervals); the
+    # same columns in each, so that they line up.
+    parts: list[RenderableType] = []
+    pending: list[tuple[str, ...]] = []
 
-    def line(cells: tuple[str, ...]) -> str:
-        return " ".join(f"{fit(c, w):<{w}}" for c, w in zip(cells, widths, strict=True)).rstrip()
+    def flush() -> None:
+        if pending:
+            parts.append(_table(columns, pending, header=not parts, expand=not whole))
+            pending.clear()
 
-    lines = ["", " CLAIMS AUDIT ".center(rule, "="), line(_FIELDS)]
+    parts.append(_table(columns, [], header=True, expand=not whole))
     for (document, section), group in groupby(shown, key=lambda r: (r.document, r.section)):
-        lines.append(fit(f"[{document}] {section}", rule))
+        flush()
+        parts.append(Text(f"[{document}] {section}"))
         for record in group:
-            lines.append(
-                line(
-                    (
-                        record.id,
-                        record.published,
-                        record.measured,
-                        record.tolerance,
-                        labels[record.id],
-                    )
-                )
-            )
-            for ci in record.details.get("ci", []):
-                lines.append(fit(f"{'':{widths[0] + 1}}{ci_text(ci)}", max(rule, widths[0] + 1)))
-    lines.append("-" * rule)
+            pending.append(rows[record.id])
+            if record.details.get("ci"):
+                flush()
+                parts += [
+                    Text(f"{'':{longest[0] + 1}}{ci_text(ci)}") for ci in record.details["ci"]
+                ]
+    flush()
+    rule = width if not whole else sum(longest) + len(_FIELDS) - 1
+    lines = ["", " CLAIMS AUDIT ".center(rule, "="), *_lines(parts, width), "-" * rule]
     lines.extend(textwrap.wrap(summary, width))
     for label, text in FOOTNOTES.items():
         if label in set(labels.values()):
@@ -181,48 +200,33 @@ def render(
 # --------------------------------------------------------------------------- robustness
 
 
-def _row(cells: tuple[str, ...], widths: tuple[int, ...]) -> str:
-    return " ".join(f"{_cell(c, w):<{w}}" for c, w in zip(cells, widths, strict=True)).rstrip()
-
-
 _SWEEP = (("id", 16), ("effect", 21), ("holds on", 8), ("value", 7), ("95% CI", 16), ("label", 7))
 _SENSITIVITY = (("claim", 8), ("variant", 28), ("value", 7), ("holds", 6), ("holds on", 9), ("value", 7))  # fmt: skip
 
 
-def _sweep_rows(claims: dict[str, dict]) -> list[str]:
-    widths = tuple(w for _, w in _SWEEP)
-    lines = [_row(tuple(name for name, _ in _SWEEP), widths)]
+def _fixed(columns: tuple[tuple[str, int], ...], rows: list[tuple[str, ...]]) -> Table:
+    return _table([(name, {"width": width}) for name, width in columns], rows, header=True)
+
+
+def _sweep_rows(claims: dict[str, dict]) -> list[tuple[str, ...]]:
+    rows = []
     for row in robustness.sweep_rows(claims):
         ci = "-" if row.interval is None else interval_text(row.interval)
         if len(ci) > 16 and row.interval is not None:
             ci = interval_text(row.interval, digits=2)
-        cells = (
-            row.claim_id if row.first else "",
-            row.effect,
-            row.holding if row.first else "",
-            f"{row.value:.4g}",
-            ci,
-            row.label if row.first else "",
-        )
-        lines.append(_row(cells, widths))
-    return lines
+        first = row.first
+        rows.append((row.claim_id if first else "", row.effect, row.holding if first else "", f"{row.value:.4g}", ci, row.label if first else ""))  # fmt: skip
+    return rows
 
 
-def _sensitivity_rows(rows: list[dict], swept: bool) -> list[str]:
-    columns = _SENSITIVITY if swept else _SENSITIVITY[:4]
-    widths = tuple(w for _, w in columns)
-    lines = [_row(tuple(name for name, _ in columns), widths)]
+def _sensitivity_rows(rows: list[dict], swept: bool) -> list[tuple[str, ...]]:
+    out = []
     for row in robustness.sensitivity_rows(rows):
-        cells = (
-            row.claim_id,
-            f"{row.variant}{' *' if row.post_choice else ''}",
-            f"{row.value:.4g}",
-            "yes" if row.holds else "no",
-        )
+        cells = (row.claim_id, f"{row.variant}{' *' if row.post_choice else ''}", f"{row.value:.4g}", "yes" if row.holds else "no")  # fmt: skip
         if swept:
             cells += (row.sweep_holding, f"{row.sweep_value:.4g}")
-        lines.append(_row(cells, widths))
-    return lines
+        out.append(cells)
+    return out
 
 
 def render_robustness(section: dict[str, Any]) -> list[str]:
@@ -233,20 +237,16 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
         "",
         "ROBUSTNESS".center(78, "="),
         *textwrap.wrap(
-            "Beside the audit; no verdict above depends on it. "
-            + robustness.methods_text(section["methods"]),
+            f"{robustness.BESIDE} {robustness.methods_text(section['methods'])}",
             78,
         ),
     ]
     if sweep is None:
-        lines += [
-            "",
-            "Across other seeds: not run (e.g. --seeds 0-9 re-runs the recipes on seeds 0-9).",
-        ]
+        lines += ["", *textwrap.wrap(f"Across other seeds. {robustness.NOT_RUN}", 78)]
     else:
         seeds = robustness.seed_range(sweep)
         lines += ["", f"Each comparative claim on seeds {seeds}"]
-        lines += _sweep_rows(section["claims"])
+        lines += _lines([_fixed(_SWEEP, _sweep_rows(section["claims"]))], 80)
         lines += [
             *textwrap.wrap(f"holds on: {section['methods']['holds_on']}", 78),
             *textwrap.wrap(f"value: {section['methods']['value']}", 78),
@@ -255,7 +255,9 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
     if section["sensitivity"]:
         where = f"seeds {published}" + ("" if sweep is None else f"; holds on, value: seeds {robustness.seed_range(sweep)}")  # fmt: skip
         lines += ["", f"Choices the document fixed (value, holds: {where})"]
-        lines += _sensitivity_rows(section["sensitivity"], sweep is not None)
+        columns = _SENSITIVITY if sweep is not None else _SENSITIVITY[:4]
+        rows = _sensitivity_rows(section["sensitivity"], sweep is not None)
+        lines += _lines([_fixed(columns, rows)], 80)
         lines.append("* the document's choice")
     lines.append("-" * 78)
     return lines

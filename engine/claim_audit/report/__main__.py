@@ -14,11 +14,11 @@ DIFF_EXIT_CODES = (
     "Exit status: 0 when nothing moved; 1 when a verdict changed, a claim "
     "appeared or disappeared, a measured figure became NaN or infinite or disappeared, or a "
     "claim's expected_to_hold flipped; "
-    "2 when a file cannot be read or is not an audit (one line on stderr says why); 3 when "
-    "no verdict moved but a figure a verdict rests on moved beyond its tolerance (derived "
-    "from the old audit: the spread of its valid float orders, the printing of the "
-    "figure), moved several-fold beyond every order's range, or a printed figure's text "
-    "changed, so that a CI gate sees it; --verdicts-only makes that 0."
+    "2 when a file cannot be read or is not an audit of this schema (one line on stderr says "
+    "why); 3 when no verdict moved but a figure a verdict rests on moved beyond its "
+    "tolerance (derived from the old audit: the spread of its valid float orders, a "
+    "published figure's printing), moved several-fold beyond every order's range, or a "
+    "figure's words changed, so that a CI gate sees it; --verdicts-only makes that 0."
 )
 
 

@@ -198,9 +198,10 @@ def write_report(
     `robustness`: the section made by `robustness()`, if any, with its figure. `partial`,
     `missing`, `documents`, `project`, `environment`: see `build`; a partial audit is audit.json and audit.md alone.
     `figure_cache`: where drawn figures are kept and reused (engine/claim_audit/render/figure_cache.py);
-    None draws every figure. One writer at a time (a
-    lock on the folder); the report is staged inside the folder and swapped in once it is
-    complete.
+    None draws every figure. One writer at a time (a lock on the folder). The report is
+    written into a staging folder inside `report_dir`, then moved in entry by entry with
+    `os.replace`, audit.json last: a failure before that leaves the previous report as it
+    was, and a new audit.json means the files beside it are new too.
     """
     report_dir = Path(report_dir).resolve()
     try:
@@ -215,33 +216,26 @@ def write_report(
         ) from error
     with _locked(report_dir):
         try:
-            _recover(report_dir)
+            _remove_stale(report_dir)
             staging = Path(tempfile.mkdtemp(prefix=_STAGING, dir=report_dir))
             (staging / _OURS).touch()
-            staging.chmod(0o777 & ~_umask())  # mkdtemp makes it private; a report is for sharing
         except OSError as error:
             raise ReportError(f"cannot write the report to {report_dir} ({error})") from error
         try:
-            figures = _write(
-                staging,
-                report_dir,
-                build(
-                    records,
-                    expected,
-                    cache_events,
-                    wall_s,
-                    robustness,
-                    partial,
-                    documents,
-                    missing,
-                    project,
-                    environment,
-                ),
-                audited(records, documents),
-                drawing.figure_names(registered(documents)),
-                figure_cache,
+            audit = build(
+                records,
+                expected,
+                cache_events,
+                wall_s,
+                robustness,
+                partial,
+                documents,
+                missing,
+                project,
+                environment,
             )
-            _swap_in(staging, report_dir)
+            figures = _write(staging, audit, audited(records, documents), figure_cache)
+            _move_in(staging, report_dir, drawing.figure_names(registered(documents)))
         except ReportError:
             raise
         except OSError as error:
@@ -251,8 +245,7 @@ def write_report(
                 f"cannot build the report ({type(error).__name__}: {error}); {report_dir} is left as it was"
             ) from error
         finally:
-            if not (staging / _JOURNAL).exists():  # else it holds the previous report's entries
-                shutil.rmtree(staging, ignore_errors=True)
+            shutil.rmtree(staging, ignore_errors=True)
     if partial:
         return [report_dir / "audit.json", report_dir / "audit.md"]
     return [
@@ -264,12 +257,7 @@ def write_report(
 
 
 def _write(
-    staging: Path,
-    report_dir: Path,
-    audit: dict,
-    documents: list[Document],
-    ours: set[str],
-    figure_cache: Path | None,
+    staging: Path, audit: dict, documents: list[Document], figure_cache: Path | None
 ) -> list[Path]:
     """Write the report's files for `audit` into `staging`; the figures' PNG paths."""
     partial = audit.get("partial")
@@ -281,7 +269,6 @@ def _write(
             staging / "figures", documents, robustness=robustness, cache_dir=figure_cache
         )
         audit["figures"] = drawing.index(documents, robustness)
-        _keep_user_files(report_dir / "figures", staging / "figures", ours)
     (staging / "audit.json").write_text(
         json.dumps(audit, indent=2, allow_nan=False) + "\n", encoding="utf-8"
     )
@@ -295,25 +282,14 @@ def _write(
     return figures
 
 
-# The report's own entries, in the order they are swapped in: audit.json last, so a new
+# The report's own entries, in the order they are moved in: audit.json last, so a new
 # audit.json means the figures and the other files beside it are new too.
-_ENTRIES = ("figures", "audit.md", "audit.html", "audit.json")
-_STAGING = ".staging-"
-# In every staging folder this module makes: a `.staging-*` folder without it is not ours
-# (a user's) and is never removed.
+_ENTRIES = ("audit.md", "audit.html", "audit.json")
+_STAGING = ".claims-report-"
+# In every staging folder this module makes: a folder of that prefix without it is not ours.
 _OURS = ".claims-report-staging"
-# In a staging folder while its swap is under way: the entries being swapped (JSON). The old
-# entries wait in its `.previous` folder until the swap is done.
-_JOURNAL = ".swapping.json"
-_ASIDE = ".previous"
-# Held off during a swap and delivered after it: Ctrl-C, `kill`, a closed terminal.
+# Held off while the entries move in, and delivered after: Ctrl-C, `kill`, a closed terminal.
 _HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 @contextlib.contextmanager
@@ -331,84 +307,44 @@ def _locked(folder: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def _recover(report_dir: Path) -> None:
-    """Clear what writers killed before they finished left behind (we hold the folder's lock,
-    so no live writer is at work): a swap cut short (SIGKILL, a power cut) is undone, putting
-    the previous report back; then their staging folders, and the `.figures.old-<pid>` of
-    earlier versions, are removed. Only folders this module made are touched."""
+def _remove_stale(report_dir: Path) -> None:
+    """Remove the staging folders of writers killed before they finished (we hold the
+    folder's lock, so no live writer is at work); only folders this module made."""
     for stale in report_dir.glob(f"{_STAGING}*"):
-        if not (stale / _OURS).is_file():
-            continue
-        if (stale / _JOURNAL).exists():
-            _roll_back(stale, report_dir)
-        shutil.rmtree(stale, ignore_errors=True)
-    for stale in report_dir.glob(".figures.old-*"):
-        if stale.name.rpartition("-")[2].isdigit():
+        if (stale / _OURS).is_file():
             shutil.rmtree(stale, ignore_errors=True)
 
 
-def _keep_user_files(old: Path, new: Path, ours: set[str]) -> None:
-    """Copy what the user put into the figures folder (anything not named in `ours`, the
-    report's own figure files) into the new one, so swapping the folder loses none of it."""
-    if not old.is_dir() or old.is_symlink():
-        return  # refused by _swap_in
-    for entry in old.iterdir():
-        if entry.name in ours:
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.copytree(entry, new / entry.name, symlinks=True)
-        else:
-            shutil.copy2(entry, new / entry.name, follow_symlinks=False)
-
-
-def _swap_in(staging: Path, report_dir: Path) -> None:
-    """Move the finished report's entries into report_dir, replacing only those entries.
-
-    Other files there (e.g. report/bench.json) are left alone. Every target is checked
-    before anything moves; then each old entry is moved aside and the new one renamed in,
-    and the staging folder, with the old entries, is removed. All or nothing: an error puts the old entries back; signals that would stop the process
-    (`_HELD_SIGNALS`) wait until the swap is done; and a swap cut short by SIGKILL leaves its
-    journal, by which the next writer puts the previous report back (`_recover`).
-    """
-    names = [name for name in _ENTRIES if (staging / name).exists()]
+def _move_in(staging: Path, report_dir: Path, ours: set[str]) -> None:
+    """Move the staged report into `report_dir` with `os.replace`, entry by entry: each
+    figure file (the report's own figures it did not draw again are removed; the user's
+    files in figures/ stay), then audit.md, audit.html and audit.json. Other files there
+    (e.g. report/bench.json) are left alone. Every target is checked before anything moves;
+    signals that would stop the process wait until the moves are done."""
+    figures = staging / "figures"
+    names = [name for name in ("figures", *_ENTRIES) if (staging / name).exists()]
     for name in names:
-        wrong = _conflict(report_dir / name, staging / name)
+        target = report_dir / name
+        wrong = "a symbolic link" if target.is_symlink() else None
+        if wrong is None and target.exists() and target.is_dir() != (staging / name).is_dir():
+            wrong = "a folder" if target.is_dir() else "a file"
         if wrong:
             raise ReportError(
-                f"{report_dir / name} is {wrong}, where the report puts its {name}; "
+                f"{target} is {wrong}, where the report puts its {name}; "
                 f"move it away (the report in {report_dir} is left as it was)"
             )
-    aside = staging / _ASIDE
-    aside.mkdir()
-    journal = staging / _JOURNAL
     with _signals_held():
-        pending = staging / f"{_JOURNAL}.tmp"
-        pending.write_text(json.dumps(names))
-        os.replace(pending, journal)
-        try:
-            for name in names:
-                target = report_dir / name
-                if target.exists():
-                    os.replace(target, aside / name)
-                os.replace(staging / name, target)
-        except BaseException:
-            with contextlib.suppress(OSError):  # else the journal stays, for `_recover`
-                _roll_back(staging, report_dir)
-            raise
-        journal.unlink()
-        shutil.rmtree(staging, ignore_errors=True)  # the old entries: before any signal ends us
-
-
-def _roll_back(staging: Path, report_dir: Path) -> None:
-    """Undo the swap that `staging`'s journal records: each new entry that went in comes out,
-    each old one goes back; then the journal is removed."""
-    for name in reversed(json.loads((staging / _JOURNAL).read_text())):
-        target = report_dir / name
-        if not (staging / name).exists() and (target.exists() or target.is_symlink()):
-            os.replace(target, staging / name)  # the new entry went in: take it out
-        if (staging / _ASIDE / name).exists():
-            os.replace(staging / _ASIDE / name, target)
-    (staging / _JOURNAL).unlink()
+        if figures.is_dir():
+            (report_dir / "figures").mkdir(exist_ok=True)
+            drawn = {path.name for path in figures.iterdir()}
+            for name in ours - drawn:
+                (report_dir / "figures" / name).unlink(missing_ok=True)
+            for name in sorted(drawn):
+                os.replace(figures / name, report_dir / "figures" / name)
+        for name in _ENTRIES:
+            if (staging / name).exists():
+                os.replace(staging / name, report_dir / name)
+        shutil.rmtree(staging, ignore_errors=True)  # before a held signal ends the process
 
 
 @contextlib.contextmanager
@@ -430,12 +366,3 @@ def _signals_held() -> Iterator[None]:
             signal.signal(number, handler)
         for number in dict.fromkeys(caught):
             signal.raise_signal(number)
-
-
-def _conflict(target: Path, entry: Path) -> str | None:
-    """What is wrong with `target` as the place of the report's `entry`, if anything."""
-    if target.is_symlink():
-        return "a symbolic link"
-    if target.exists() and target.is_dir() != entry.is_dir():
-        return "a folder" if target.is_dir() else "a file"
-    return None

@@ -1,36 +1,19 @@
 """Compare two audit.json files: which verdicts, figures and run metadata moved.
 
-`python -m claim_audit.report diff OLD.json NEW.json` prints
+`python -m claim_audit.report diff OLD.json NEW.json` prints the claims whose verdict
+changed or that one file lacks; the figures a verdict rests on (audit.json holds them as
+numbers) that moved beyond their tolerance, derived from the old record (`figures`); the
+definitions (published figure, tolerance, reading, region, expectation, statement, document,
+section) and the run metadata that changed (creation time, wall time and cache activity
+aside). A draw that moved FOLD-fold or more, or changed sign, beyond the range of both
+runs' orders is moved whatever its tolerance. Figures in one order are compared for the
+orders both runs computed: more orders (`--orders`) move the metadata, not the figures.
 
-- claims whose verdict changed, and claims present in only one file (verdicts are compared
-  as strings, whatever their names);
-- the figures every verdict rests on that moved beyond their tolerance, with both values: a
-  figure claim's measured figures and prediction intervals, every claim's figure in each
-  float order (numbers read from the text the audit prints, the text itself compared
-  exactly), a threshold claim's effects; each tolerance is derived from the old record
-  (`figures` says how). A draw (a measured figure, a figure in one order, an effect) that
-  moved FOLD-fold or more, or changed sign, beyond the range of both runs' orders is moved
-  whatever its tolerance: an old run's wide spread must not hide a change of scale;
-- published figures, tolerances, readings, regions, expectations, statements, documents or
-  sections that changed, and changed run metadata (commit, device, versions, the number of
-  orders per claim, ...; creation time, wall time and cache activity are left out: they
-  change on every run). Figures in one order are compared for the orders both runs
-  computed: a run with more orders (`--orders`) moves the metadata, not the figures.
-
-Exit status, the gate CI reads:
-- 0: nothing moved: no verdict, no figure beyond its tolerance (figures may have moved
-  within it, or have no tolerance to judge by; -v lists those);
-- 1: a verdict moved: a verdict changed, a claim appeared or disappeared, a measured
-  figure became NaN or infinite or disappeared (the new audit can no longer judge it), or
-  a claim's `expected_to_hold` flipped (a finding was recorded or dropped);
-- 2: an input is unreadable or malformed (not JSON, not an audit, a schema_version newer
-  than this code, numbers of hundreds of digits, nesting deeper than an audit has), said in
-  one line on stderr;
-- 3: no verdict moved, but a figure moved beyond its tolerance (or a printed figure's text
-  changed): the recipe, the stack or the machine changed a number by more than valid float
-  orders do, so "nothing moved" would be false. A code of its own, so that a gate can tell
-  it from a moved verdict; `--verdicts-only` makes it 0 (e.g. while moving the lock, when
-  figures are expected to move).
+Exit status, the gate CI reads: 0 nothing moved; 1 a verdict changed, a claim appeared or
+disappeared, a figure became NaN or infinite or disappeared, or `expected_to_hold` flipped;
+2 an input is unreadable or not an audit of this schema (one line on stderr); 3 no verdict
+moved but a figure moved beyond its tolerance, or a figure's words changed (`--verdicts-only`
+makes it 0).
 """
 
 from __future__ import annotations
@@ -39,12 +22,10 @@ import json
 import math
 import numbers
 import os
-import re
 import shlex
 import statistics
 import sys
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -53,18 +34,13 @@ from scipy import stats
 from ..engine.prediction import FIGURE_ALPHA, half_unit
 from ..render.documents import SCHEMA_VERSION
 
-# What defines a claim beside its verdict, compared as recorded (a figure claim's tolerance
-# is its prediction interval, compared as figures; a reading and a region are in `details`).
+# What defines a claim beside its verdict, compared as recorded.
 DEFINITION = ("published", "tolerance", "expected_to_hold", "statement", "document", "section")
 FOLD = 2.0
 """A draw that moved this many times over (or changed sign), beyond every order's range in
 both runs, is moved whatever its tolerance."""
-# Metadata that differs between any two runs; comparing it would only add noise.
-VOLATILE_METADATA = ("created_unix", "wall_s", "cache")
-# An audit nests a handful of levels and its numbers are floats and counts: far more of
-# either is no audit (and would overflow the recursion or the float conversion).
-MAX_DEPTH = 64
-MAX_INT_DIGITS = 20
+VOLATILE_METADATA = ("created_unix", "wall_s", "cache")  # differs between any two runs
+MAX_INT_DIGITS = 20  # an audit's integers are counts; more digits would overflow a float
 SHOWN_CHARS = 200  # a metadata value longer than this is printed cut
 
 
@@ -74,27 +50,20 @@ class AuditFileError(ValueError):
 
 @dataclass(frozen=True)
 class Figure:
-    """One figure a verdict rests on: where it sits in `details`, its value and tolerance.
+    """One figure a verdict rests on: its name in `details`, its value and tolerance.
 
-    value: a number; or, for a text (a figure rendered as the audit prints it, or a name such
-      as an effect's region), the text with its numbers blanked, compared exactly.
-    tolerance: how far the number may move from its old value (see `figures`); None when
-      there is none to judge by; 0 for a count.
-    slack: half a unit of its printed last digit, for a number read from a text.
-    text: a text figure's text, as shown.
-    within: for a number read from a text, that text's name.
-    order: for a figure of one float order, that order's name (compared only when both runs
-      computed the order).
-    span: for a draw (a figure over the orders), the range of its run's orders, (low, high);
-      `FOLD` judges a draw by it.
-    per_count: the figure depends on how many orders the run computed (a prediction
-      interval's end, the count itself): compared only when both runs computed as many.
+    value: a number; or a text (a figure's words, an effect's name), compared exactly.
+    tolerance: how far the number may move (see `figures`); None when there is none.
+    text: for a figure in one order, how it is printed; its numbers are `within` its name.
+    order: the float order of a figure in one order (compared only when both runs have it).
+    span: for a draw, the range of its run's orders, (low, high), which `FOLD` judges by.
+    per_count: it depends on how many orders the run computed (compared only when both
+      computed as many).
     """
 
     name: str
     value: float | str
     tolerance: float | None
-    slack: float = 0.0
     text: str | None = None
     within: str | None = None
     order: str | None = None
@@ -129,59 +98,47 @@ class AuditDiff:
 
     @property
     def verdicts_moved(self) -> bool:
-        """A verdict changed, or a claim appeared or disappeared."""
         return bool(self.verdicts or self.only_old or self.only_new)
 
     @property
     def gate_fails(self) -> bool:
-        """A verdict moved, a figure became non-finite or disappeared, or a claim's
-        expectation flipped (a finding recorded or dropped): diff exits 1."""
+        """A verdict moved, a figure was lost, or an expectation flipped: exit 1."""
         flipped = any(key == "expected_to_hold" for _, key, _, _ in self.definitions)
         return self.verdicts_moved or bool(self.lost) or flipped
 
     @property
     def figures_moved(self) -> bool:
-        """A figure moved beyond its tolerance, or a text figure changed: diff exits 3 (when
-        nothing exits 1), unless asked to gate on verdicts only."""
         return bool(self.moved)
-
-
-# --------------------------------------------------------------------------- reading
 
 
 def load(path: str | Path) -> dict:
     """Read an audit.json, checking the parts diff relies on.
 
     Raises:
-      AuditFileError: the file is missing, unreadable, not JSON, or not an audit (no
-        `claims` list of objects with string `id` and `verdict`, or an id used twice).
+      AuditFileError: the file is missing, unreadable, not JSON, of another schema_version,
+        or not an audit (no `claims` list of objects with string `id` and `verdict`, an id
+        used twice, `metadata` not an object).
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise AuditFileError(f"cannot read {path}: {error.strerror or error}") from error
-    except UnicodeDecodeError as error:
-        raise AuditFileError(f"{path} is not JSON ({error})") from error
     where = f"{path} is not an audit.json"
     try:
-        audit = json.loads(text, parse_int=_bounded_int)
+        audit = json.loads(path.read_text(encoding="utf-8"), parse_int=_bounded_int)
+    except OSError as error:
+        raise AuditFileError(f"cannot read {path}: {error.strerror or error}") from error
     except RecursionError:
-        raise AuditFileError(f"{where}: it nests deeper than {MAX_DEPTH} levels") from None
+        raise AuditFileError(f"{where}: it nests deeper than JSON can be read") from None
     except _TooLong as error:
         raise AuditFileError(f"{where}: {error}") from None
-    except json.JSONDecodeError as error:
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
         raise AuditFileError(f"{path} is not JSON ({error})") from error
-    if _depth(audit) > MAX_DEPTH:
-        raise AuditFileError(f"{where}: it nests deeper than {MAX_DEPTH} levels")
-    version = audit.get("schema_version", SCHEMA_VERSION) if isinstance(audit, dict) else None
-    if isinstance(audit, dict) and not (type(version) is int and 1 <= version <= SCHEMA_VERSION):
-        raise AuditFileError(
-            f"{path}: schema_version {_cut(json.dumps(version))} is not one this diff reads "
-            f"(1 to {SCHEMA_VERSION}); compare it with the code that wrote it"
-        )
     if not isinstance(audit, dict) or not isinstance(audit.get("claims"), list):
         raise AuditFileError(f"{where}: it has no 'claims' list")
+    version = audit.get("schema_version", SCHEMA_VERSION)
+    if not (type(version) is int and version == SCHEMA_VERSION):
+        raise AuditFileError(
+            f"{path}: schema_version {_cut(json.dumps(version))} is not one this diff reads "
+            f"({SCHEMA_VERSION}); compare it with the code that wrote it"
+        )
     seen: set[str] = set()
     for i, claim in enumerate(audit["claims"]):
         if not isinstance(claim, dict):
@@ -202,22 +159,9 @@ class _TooLong(ValueError):
 
 
 def _bounded_int(text: str) -> int:
-    digits = len(text.lstrip("-"))
-    if digits > MAX_INT_DIGITS:
-        raise _TooLong(f"it holds an integer of {digits} digits")
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _TooLong(f"it holds an integer of {len(text.lstrip('-'))} digits")
     return int(text)
-
-
-def _depth(value: Any) -> int:
-    """How deeply lists and objects nest in `value`, counted without recursion."""
-    deepest, todo = 0, [(value, 1)]
-    while todo:
-        item, depth = todo.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, depth)
-            if depth <= MAX_DEPTH:
-                todo += [(child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)]  # fmt: skip
-    return deepest
 
 
 # --------------------------------------------------------------------------- figures
@@ -238,60 +182,54 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def _leaves(value: Any, name: str, index: int | None):
-    """(name, index of the innermost list or None, number) for every number in `value`."""
-    if _is_number(value):
-        yield name, index, float(value)
-    elif isinstance(value, list | tuple):
+def _leaves(value: Any, name: str, index: int | None = None):
+    """(name, index in the innermost list or None, leaf) for every leaf of `value`."""
+    if isinstance(value, list):
         for i, item in enumerate(value):
             yield from _leaves(item, f"{name}[{i}]", i)
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from _leaves(item, f"{name}.{key}" if name else str(key), index)
+            yield from _leaves(item, f"{name}.{key}", index)
+    else:
+        yield name, index, float(value) if _is_number(value) else value
 
 
 def draw_gap(sd: float, n_orders: int) -> float:
     """How far apart two valid draws of a figure may lie, judged from `n_orders` draws of sd
-    `sd`: t_{n-1}(1 - FIGURE_ALPHA / 2) sd sqrt(2); 0 with one order (no spread to judge by).
-
-    Two draws x, x' of N(mu, sigma^2) differ by N(0, 2 sigma^2), and with s the sd of n other
-    draws, (x - x') / (s sqrt(2)) is Student t with n - 1 degrees of freedom: a figure of a
-    run of the same recipe (another machine, another valid float order) moves further from
-    the old one with probability FIGURE_ALPHA, the engine's false-refutation rate per figure
-    (engine/claim_audit/engine/prediction.py).
-    """
+    `sd`: t_{n-1}(1 - FIGURE_ALPHA / 2) sd sqrt(2) (0 with one order). Two draws of
+    N(mu, sigma^2) differ by N(0, 2 sigma^2), and over s sqrt(2) that is Student t with n - 1
+    degrees of freedom: a valid redraw moves further with probability FIGURE_ALPHA."""
     if n_orders < 2 or sd == 0:
         return 0.0
     return float(stats.t.ppf(1 - FIGURE_ALPHA / 2, n_orders - 1)) * sd * math.sqrt(2)
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
-
-
-def _spread(value: Any) -> float | None:
-    ok = _is_number(value) and math.isfinite(value) and value >= 0
-    return float(value) if ok else None
+def _spread_gap(values: list[float]) -> float | None:
+    """The gap of two draws, the draws given; None when they are not all finite numbers."""
+    if not values or not all(_is_number(v) and math.isfinite(v) for v in values):
+        return None
+    try:
+        return draw_gap(statistics.stdev(values) if len(values) > 1 else 0.0, len(values))
+    except OverflowError:  # a spread beyond float64: nothing to judge by
+        return None
 
 
 def _figure_rule_gaps(published: Any) -> list[float] | None:
-    """A figure claim's tolerance per published figure (its `details.figures[i]`): the gap of
-    two draws over its orders, plus half a unit of the published figure's last digit, the
-    resolution the verdict reads it at (its prediction interval is widened by the same)."""
+    """A figure claim's tolerance per published figure (`details.figures[i]`): the gap of
+    two draws over its orders plus half a unit of the figure as published."""
     if not isinstance(published, list) or not published:
         return None
     gaps = []
     for figure in published:
         if not isinstance(figure, dict):
             return None
-        sd, n = _spread(figure.get("sd_over_orders")), _count(figure.get("orders"))
+        sd, n = figure.get("sd_over_orders"), figure.get("orders")
+        if not (_is_number(sd) and math.isfinite(sd) and sd >= 0 and _is_number(n) and n >= 1):
+            return None
         try:
-            printing = half_unit(figure.get("published"))
+            gaps.append(draw_gap(sd, int(n)) + half_unit(figure.get("published")))
         except (AttributeError, ValueError, OverflowError):
             return None
-        if sd is None or n is None:
-            return None
-        gaps.append(draw_gap(sd, n) + printing)
     return gaps
 
 
@@ -306,130 +244,6 @@ def _at(gaps: list[float] | None, index: int | None, count: int | None = None) -
     return None
 
 
-# A number as fmt() (engine/claim_audit/engine/verdict.py) renders one, not part of a word ("l1", "twin-1"'s
-# "twin") or of a dotted name ("0.12.8").
-_NUMBER = re.compile(
-    r"(?<![\w.])[-+]?(?:nan|inf|(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)(?![\w.])", re.IGNORECASE
-)
-
-
-def _printed_half_unit(token: str) -> float:
-    """Half a unit in the last digit fmt() keeps of a number it rendered: it prints 4
-    significant digits and `.4g` drops trailing zeros, so "1.98" is 1.980 +- 5e-4 and "120" is
-    120.0 +- 0.05; a token of more digits was printed otherwise and is exact to its last digit
-    (an integer, exactly). 0 for zero, nan and inf."""
-    try:
-        _, digits, exponent = Decimal(token).as_tuple()
-    except InvalidOperation:
-        return 0.0
-    if not isinstance(exponent, int) or not any(digits):
-        return 0.0
-    if len(digits) <= 4:
-        return 0.5 * 10.0 ** min(exponent + len(digits) - 4, 308)
-    return 0.0 if exponent >= 0 else 0.5 * 10.0**exponent
-
-
-def _parse(text: str) -> tuple[str, list[tuple[str, float]]]:
-    """A rendered figure's shape (the text between its numbers, as a JSON list: no character
-    of the text can pass for a number's place) and its numbers, as printed and read."""
-    tokens = [(m.group(), float(m.group())) for m in _NUMBER.finditer(text)]
-    return json.dumps(_NUMBER.split(text)), tokens
-
-
-def _texts(rendered: dict[str, str], gaps: list[float] | None) -> dict[str, Figure]:
-    """The figures of rendered texts (a claim's figure in each order, as the audit prints it):
-    each text's shape, compared exactly, and each of its numbers.
-
-    A number's tolerance is the claim's (its hand-given one, or its published figure's) where
-    the numbers match its figures one to one; else the gap of two draws over the texts of the
-    same shape (the orders'), their k-th numbers taken as the figure's draws. Both sides'
-    printing slack is added when compared: the old and the new number are each rounded.
-    """
-    parsed = {name: _parse(text) for name, text in rendered.items()}
-    draws: dict[str, list[list[float]]] = {}
-    for shape, tokens in parsed.values():
-        draws.setdefault(shape, []).append([value for _, value in tokens])
-    out: dict[str, Figure] = {}
-    for name, (shape, tokens) in parsed.items():
-        order = _order_of(name)
-        out[name] = Figure(name, shape, 0.0, text=rendered[name], order=order)
-        columns = list(zip(*draws[shape], strict=True))
-        for k, (token, value) in enumerate(tokens):
-            tolerance = _at(gaps, k, len(tokens))
-            if tolerance is None:
-                tolerance = _spread_gap(columns[k])
-            number = f"{name}[{k}]"
-            slack = _printed_half_unit(token)
-            span = (min(columns[k]), max(columns[k]))
-            out[number] = Figure(number, value, tolerance, slack, within=name, order=order, span=span)  # fmt: skip
-    return out
-
-
-def _order_of(name: str) -> str:
-    """The order of a per-order figure's name ("orders.NAME.measured" or "orders.NAME")."""
-    inner = name.removeprefix("orders.")
-    return inner.removesuffix(".measured") if inner != name else name
-
-
-def _spread_gap(values: tuple[float, ...]) -> float | None:
-    """The gap of two draws, the draws given; None when they are not finite numbers."""
-    if not all(math.isfinite(v) for v in values):
-        return None
-    try:
-        sd = statistics.stdev(values) if len(values) > 1 else 0.0
-    except OverflowError:  # a spread beyond float64: nothing to judge by
-        return None
-    return draw_gap(sd, len(values))
-
-
-def _published(published: Any, gaps: list[float] | None) -> dict[str, Figure]:
-    """A figure claim's prediction intervals (`details.figures[i]`): the verdict is the
-    published figure against its interval, so both ends are compared (with the figure's
-    tolerance: an end moves less than a draw unless the orders' spread changed, which the
-    ends then show) and the number of orders (a count: exactly)."""
-    out: dict[str, Figure] = {}
-    for i, figure in enumerate(published if isinstance(published, list) else []):
-        if not isinstance(figure, dict):
-            continue
-        interval = figure.get("interval")
-        if isinstance(interval, list) and len(interval) == 2:
-            for name, _, value in _leaves(interval, f"figures[{i}].interval", None):
-                out[name] = Figure(name, value, _at(gaps, i, len(published)), per_count=True)
-        if _is_number(figure.get("orders")):
-            name = f"figures[{i}].orders"
-            out[name] = Figure(name, figure["orders"], 0.0, per_count=True)
-    return out
-
-
-def _effects(effects: Any, orders: list[str]) -> dict[str, Figure]:
-    """A threshold claim's effects (`details.effects[i]`): its name, compared exactly (its
-    region is part of the claim's definition, `_definition`); its faithful figure and one
-    figure per order (`values`, in the order of `orders`), with the gap of two draws over
-    the orders (the sd of `values`) as tolerance and their `range` as span."""
-    out: dict[str, Figure] = {}
-    for i, effect in enumerate(effects if isinstance(effects, list) else []):
-        if not isinstance(effect, dict):
-            continue
-        if isinstance(effect.get("effect"), str):
-            name = f"effects[{i}].effect"
-            out[name] = Figure(name, effect["effect"], 0.0, text=effect["effect"])
-        values = effect.get("values")
-        values = values if isinstance(values, list) else []
-        numbers_ = [float(v) for v in values if _is_number(v) and math.isfinite(v)]
-        gap = _spread_gap(tuple(numbers_)) if values and len(numbers_) == len(values) else None
-        span = _span(effect.get("range"))
-        if _is_number(effect.get("faithful")):
-            name = f"effects[{i}].faithful"
-            out[name] = Figure(name, float(effect["faithful"]), gap, span=span)
-        named = len(values) == len(orders)
-        for j, value in enumerate(values):
-            if _is_number(value):
-                name = f"effects[{i}].values[{j}]"
-                order = orders[j] if named else f"#{j}"
-                out[name] = Figure(name, float(value), gap, order=order, span=span)
-    return out
-
-
 def _span(value: Any) -> tuple[float, float] | None:
     """A recorded range [low, high] of finite numbers, else None."""
     if isinstance(value, list) and len(value) == 2 and all(_is_number(v) for v in value):
@@ -438,44 +252,109 @@ def _span(value: Any) -> tuple[float, float] | None:
     return None
 
 
-def figures(claim: dict) -> dict[str, Figure]:
-    """The figures a claim's verdict rests on, each with its tolerance: how far it may move
-    from the old run's value before the diff calls it moved (the derivations are beside each
-    part; `draw_gap` is the rule).
+def _shape(value: Any) -> str:
+    """A figure's words: its structure and text with its numbers blanked, as JSON."""
 
-    - A hand-given tolerance ("± 0.36", "± 0.1, 0.2") is the tolerance of the claim's figures.
-    - A figure claim (`details.figures`): its measured figure(s) (`measured_value(s)`) and its
-      figure in each order, with the gap of two draws over its orders plus the published
-      figure's printing half unit; the ends of each prediction interval and its number of
-      orders (`_published`).
-    - A qualitative claim: its figure in each order as the audit prints it
-      (`details.orders[name].measured`, the faithful order's is the claim's `measured`): the
-      text, exactly, and its numbers (`_texts`).
-    - A threshold claim's effects (`details.effects`, `_effects`).
-    Other details (bootstrap intervals, per-seed figures, notes) never change a verdict and
-    are not compared.
-    """
+    def blank(item: Any) -> Any:
+        if isinstance(item, list):
+            return [blank(v) for v in item]
+        if isinstance(item, dict):
+            return {k: blank(v) for k, v in item.items()}
+        return None if _is_number(item) else item
+
+    return json.dumps(blank(value))
+
+
+def _per_order(orders: dict, gaps: list[float] | None) -> dict[str, Figure]:
+    """Each order's figure (`details.orders[name].measured`): its words, compared exactly,
+    and each number, with the claim's tolerance where it has one, else the gap of two draws
+    over the same number in the orders of the same words."""
+    entries = {o: e.get("measured") for o, e in orders.items() if isinstance(e, dict)}
+    columns: dict[tuple[str, str], list[Any]] = {}
+    for measured in entries.values():
+        for name, _, leaf in _leaves(measured, ""):
+            columns.setdefault((_shape(measured), name), []).append(leaf)
+    out: dict[str, Figure] = {}
+    for order, measured in entries.items():
+        whole = f"orders.{order}"
+        printed = orders[order].get("printed") or (
+            measured if isinstance(measured, str) else json.dumps(measured)
+        )
+        out[whole] = Figure(whole, _shape(measured), 0.0, text=printed, order=order)
+        count = len(measured) if isinstance(measured, list) else None
+        for name, index, leaf in _leaves(measured, ""):
+            if not _is_number(leaf):
+                continue
+            column = columns[_shape(measured), name]
+            tolerance = _at(gaps, index, count)
+            tolerance = _spread_gap(column) if tolerance is None else tolerance
+            finite = [v for v in column if math.isfinite(v)]
+            span = (min(finite), max(finite)) if finite else None
+            number = f"{whole}.measured{name}"
+            out[number] = Figure(number, leaf, tolerance, within=whole, order=order, span=span)
+    return out
+
+
+def _published(published: Any, gaps: list[float] | None) -> dict[str, Figure]:
+    """A figure claim's prediction intervals (`details.figures[i]`): both ends, with the
+    figure's tolerance, and the number of orders (a count: exactly)."""
+    out: dict[str, Figure] = {}
+    for i, figure in enumerate(published if isinstance(published, list) else []):
+        if not isinstance(figure, dict):
+            continue
+        interval = figure.get("interval")
+        if isinstance(interval, list) and len(interval) == 2:
+            for name, _, value in _leaves(interval, f"figures[{i}].interval"):
+                if _is_number(value):
+                    out[name] = Figure(name, value, _at(gaps, i, len(published)), per_count=True)
+        if _is_number(figure.get("orders")):
+            name = f"figures[{i}].orders"
+            out[name] = Figure(name, figure["orders"], 0.0, per_count=True)
+    return out
+
+
+def _effects(effects: Any, orders: list[str]) -> dict[str, Figure]:
+    """A threshold claim's effects (`details.effects[i]`): its name, exactly; its faithful
+    figure and one per order (`values`, in the order of `orders`), with the gap of two
+    draws over `values` as tolerance and their `range` as span."""
+    out: dict[str, Figure] = {}
+    for i, effect in enumerate(effects if isinstance(effects, list) else []):
+        if not isinstance(effect, dict):
+            continue
+        if isinstance(effect.get("effect"), str):
+            out[f"effects[{i}].effect"] = Figure(f"effects[{i}].effect", effect["effect"], 0.0)
+        values = effect.get("values") if isinstance(effect.get("values"), list) else []
+        gap, span = _spread_gap(values), _span(effect.get("range"))
+        if _is_number(effect.get("faithful")):
+            name = f"effects[{i}].faithful"
+            out[name] = Figure(name, float(effect["faithful"]), gap, span=span)
+        for j, value in enumerate(values):
+            if _is_number(value):
+                name, order = f"effects[{i}].values[{j}]", orders[j] if len(values) == len(orders) else f"#{j}"  # fmt: skip
+                out[name] = Figure(name, float(value), gap, order=order, span=span)
+    return out
+
+
+def figures(claim: dict) -> dict[str, Figure]:
+    """The figures a claim's verdict rests on, each with its tolerance: a hand-given one
+    ("± 0.36"); for a figure claim, the gap of two draws over its orders plus the published
+    figure's half unit (`measured_value(s)`, each order's figure, the prediction intervals'
+    ends and count); for a qualitative claim, each order's figure (`_per_order`) and its
+    effects (`_effects`). Other details never change a verdict and are not compared."""
     details = claim.get("details")
     if not isinstance(details, dict):
         return {}
     gaps = tolerances(claim.get("tolerance")) or _figure_rule_gaps(details.get("figures"))
-    out: dict[str, Figure] = {}
     span = _span(details.get("range_over_orders"))
+    out: dict[str, Figure] = {}
     for key in ("measured_value", "measured_values"):
-        for name, index, value in _leaves(details.get(key), key, None):
-            out[name] = Figure(name, value, _at(gaps, index), span=span if index is None else None)  # fmt: skip
+        for name, index, value in _leaves(details.get(key), key):
+            if _is_number(value):
+                out[name] = Figure(name, value, _at(gaps, index), span=span if index is None else None)  # fmt: skip
     out |= _published(details.get("figures"), gaps)
     out |= _effects(details.get("effects"), order_names(claim))
-    rendered: dict[str, str] = {}
     orders = details.get("orders")
-    for order, entry in (orders if isinstance(orders, dict) else {}).items():
-        measured = entry.get("measured") if isinstance(entry, dict) else entry
-        name = f"orders.{order}.measured" if isinstance(entry, dict) else f"orders.{order}"
-        if isinstance(measured, str):
-            rendered[name] = measured
-        for number, index, value in _leaves(measured, name, None):
-            out[number] = Figure(number, value, _at(gaps, index), order=order)
-    return out | _texts(rendered, gaps)
+    return out | (_per_order(orders, gaps) if isinstance(orders, dict) else {})
 
 
 def order_names(claim: dict) -> list[str]:
@@ -486,9 +365,8 @@ def order_names(claim: dict) -> list[str]:
 
 
 def definition(claim: dict) -> dict[str, Any]:
-    """What defines a claim beside its verdict: `DEFINITION` (less a figure claim's
-    tolerance, its prediction intervals, compared as figures), its reading and each
-    threshold's region."""
+    """`DEFINITION` (less a figure claim's tolerance, its prediction intervals, compared as
+    figures), the claim's reading and each threshold's region."""
     details = claim.get("details") if isinstance(claim.get("details"), dict) else {}
     figure_claim = isinstance(details.get("figures"), list)
     out = {key: claim.get(key) for key in DEFINITION if not (figure_claim and key == "tolerance")}
@@ -501,12 +379,12 @@ def definition(claim: dict) -> dict[str, Any]:
 
 
 def several_fold(old: Figure, new: Figure) -> float | None:
-    """How many times over a draw moved (inf: it changed sign), when that is `FOLD` or more,
-    beyond both printings' slack and outside the range of either run's orders; else None."""
+    """How many times over a draw moved (inf: it changed sign), when that is `FOLD` or more
+    and outside the range of either run's orders; else None."""
     a, b = old.value, new.value
     if isinstance(a, str) or isinstance(b, str) or (old.span is None and new.span is None):
         return None
-    if not (math.isfinite(a) and math.isfinite(b)) or abs(b - a) <= old.slack + new.slack:
+    if not (math.isfinite(a) and math.isfinite(b)) or a == b:
         return None
     low_a, high_a = old.span or (a, a)
     low_b, high_b = new.span or (b, b)
@@ -524,28 +402,16 @@ def several_fold(old: Figure, new: Figure) -> float | None:
 def _flatten(value: Any, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any]:
     """Every leaf of `value` by its path of keys (a key holding a dot stays one key)."""
     if isinstance(value, dict) and value:
-        out: dict[tuple[str, ...], Any] = {}
-        for key, item in value.items():
-            out.update(_flatten(item, (*path, str(key))))
-        return out
+        return {k: v for key, item in value.items() for k, v in _flatten(item, (*path, str(key))).items()}  # fmt: skip
     return {path: value}
 
 
-def _key_name(path: tuple[str, ...]) -> str:
-    """A metadata path as shown: keys joined by dots, a key that holds a dot (or is empty)
-    quoted, so that {"a.b": 1} and {"a": {"b": 1}} read apart."""
-    return ".".join(key if key and "." not in key else json.dumps(key) for key in path)
-
-
 def _metadata_changes(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
-    def flat(meta: dict) -> dict[tuple[str, ...], Any]:
-        kept = {k: v for k, v in meta.items() if k not in VOLATILE_METADATA}
-        return _flatten(kept)
-
-    a, b = flat(old), flat(new)
+    a, b = (_flatten({k: v for k, v in m.items() if k not in VOLATILE_METADATA}) for m in (old, new))  # fmt: skip
+    name = lambda path: ".".join(k if k and "." not in k else json.dumps(k) for k in path)  # noqa: E731
     missing = "(absent)"
     return [
-        (_key_name(key), a.get(key, missing), b.get(key, missing))
+        (name(key), a.get(key, missing), b.get(key, missing))
         for key in sorted(set(a) | set(b))
         if a.get(key, missing) != b.get(key, missing)
     ]
@@ -566,46 +432,37 @@ def _compare_figures(claim_id: str, old: dict, new: dict, diff: AuditDiff) -> No
 
     before = {name: f for name, f in figures(old).items() if kept(f)}
     after = {name: f for name, f in figures(new).items() if kept(f)}
-    # A text that changed shape or that one side lacks is compared whole, not its numbers.
+    # A figure whose words changed, or that one side lacks, is compared whole, not its numbers.
+    texts = {name for name, f in (*before.items(), *after.items()) if f.text is not None}
     whole = {
         name
-        for name, figure in (*before.items(), *after.items())
-        if figure.text is not None
-        and (name not in before or name not in after or before[name].value != after[name].value)
+        for name in texts
+        if name not in before or name not in after or before[name].value != after[name].value
     }
     for name in sorted(set(before) | set(after)):
         a, b = before.get(name), after.get(name)
-        if (a if a is not None else b).within in whole:  # type: ignore[union-attr]
+        if (a or b).within in whole:  # type: ignore[union-attr]
             continue
         if b is None:
             diff.lost.append((claim_id, name, "disappeared"))
-            continue
-        if a is None:
+        elif a is None:
             diff.figures_only_in_one.append((claim_id, name, "new"))
-            continue
-        if isinstance(a.value, str) or isinstance(b.value, str):
+        elif isinstance(a.value, str) or isinstance(b.value, str):
             if a.value != b.value:
                 diff.moved.append(Moved(claim_id, name, a.text or a.value, b.text or b.value, None))
-            continue
-        if not math.isfinite(b.value):
+        elif not math.isfinite(b.value):
             if math.isfinite(a.value):
                 diff.lost.append((claim_id, name, f"{_number(a.value)} -> {b.value}"))
-            continue
-        if a.value == b.value:
-            continue
-        tolerance = a.tolerance if a.tolerance is not None else b.tolerance
-        if tolerance is not None and math.isfinite(a.value):
-            tolerance += a.slack + b.slack
-        else:  # no tolerance, or no old number to measure a move from
-            tolerance = None
-        moved = Moved(claim_id, name, a.value, b.value, tolerance)
-        fold = several_fold(a, b)
-        if tolerance is not None and abs(b.value - a.value) > tolerance:
-            diff.moved.append(moved)
-        elif fold is not None:
-            diff.moved.append(Moved(claim_id, name, a.value, b.value, tolerance, fold))
-        elif tolerance is None:
-            diff.changed_untoleranced.append(moved)
+        elif a.value != b.value:
+            tolerance = a.tolerance if a.tolerance is not None else b.tolerance
+            tolerance = tolerance if math.isfinite(a.value) else None
+            fold = several_fold(a, b)
+            if tolerance is not None and abs(b.value - a.value) > tolerance:
+                diff.moved.append(Moved(claim_id, name, a.value, b.value, tolerance))
+            elif fold is not None:
+                diff.moved.append(Moved(claim_id, name, a.value, b.value, tolerance, fold))
+            elif tolerance is None:
+                diff.changed_untoleranced.append(Moved(claim_id, name, a.value, b.value, None))
 
 
 def compare(old: dict, new: dict) -> AuditDiff:
@@ -616,8 +473,7 @@ def compare(old: dict, new: dict) -> AuditDiff:
     diff.only_old = [c for i, c in old_claims.items() if i not in new_claims]
     diff.only_new = [c for i, c in new_claims.items() if i not in old_claims]
     for claim_id, a in old_claims.items():
-        b = new_claims.get(claim_id)
-        if b is None:
+        if (b := new_claims.get(claim_id)) is None:
             continue
         if a["verdict"] != b["verdict"]:
             diff.verdicts.append((a, b))
@@ -638,69 +494,42 @@ def _number(value: float) -> str:
 
 
 def _printable(text: str) -> str:
-    """`text` with each character a terminal could act on (an escape sequence's ESC or CSI,
-    "\r", a backspace, a bidi override) written as its Python escape: an audit.json from
-    elsewhere cannot erase, rewrite or hide a line of the diff."""
+    """`text` with each character a terminal could act on (ESC, CSI, "\\r", a backspace, a
+    bidi override) written as its Python escape."""
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 def _cut(text: str) -> str:
-    """`text`, cut to SHOWN_CHARS with its length said when longer."""
-    if len(text) <= SHOWN_CHARS:
-        return text
-    return f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)"
+    return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)"  # fmt: skip
 
 
 def _value(value: Any, key: str = "") -> str:
     if key == "command" and isinstance(value, list):
-        text = shlex.join(map(str, value))
-    elif isinstance(value, list):
-        text = ", ".join(map(str, value))
-    else:
-        text = json.dumps(value) if not isinstance(value, str) else value
-    return _cut(text)
+        return _cut(shlex.join(map(str, value)))
+    if isinstance(value, list):
+        return _cut(", ".join(map(str, value)))
+    return _cut(value if isinstance(value, str) else json.dumps(value))
 
 
 def _moved_line(m: Moved) -> str:
     if isinstance(m.old, str) or isinstance(m.new, str):
         old, new = (_cut(json.dumps(v, ensure_ascii=False)) for v in (m.old, m.new))
-        change = f"{old} -> {new} (changed)"
-        return f"  {m.claim_id:<16} {m.figure:<22} {change}"
+        return f"  {m.claim_id:<16} {m.figure:<22} {old} -> {new} (changed)"
     change = f"{_number(m.old)} -> {_number(m.new)} (moved {_number(abs(m.new - m.old))}"
     if m.fold is not None:
-        fold = "changed sign" if math.isinf(m.fold) else f"{m.fold:.3g}-fold"
-        change += f", {fold} beyond both runs' orders"
+        change += f", {'changed sign' if math.isinf(m.fold) else f'{m.fold:.3g}-fold'} beyond both runs' orders"  # fmt: skip
     limit = "" if m.tolerance is None else f", tolerance {_number(m.tolerance)}"
     return f"  {m.claim_id:<16} {m.figure:<22} {change}{limit})"
 
 
-def _claim_line(claim: dict) -> str:
-    where = f"[{claim.get('document', '?')}] {claim.get('section', '?')}"
-    return f"  {claim['id']:<16} {claim['verdict']:<10} {where}"
-
-
-def _orders_lines(changes: list[tuple[str, int, int]]) -> list[str]:
-    """One line per change of the number of orders (e.g. `--orders 3` -> 6), with its claims."""
-    by_change: dict[tuple[int, int], list[str]] = {}
-    for claim_id, a, b in changes:
-        by_change.setdefault((a, b), []).append(claim_id)
-    lines = []
-    for (a, b), ids in by_change.items():
-        shown = ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")
-        count = f"{len(ids)} claim" + ("s" if len(ids) > 1 else "")
-        lines.append(f"  orders per claim: {a} -> {b} ({count}: {shown})")
-    return lines
-
-
 def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = False) -> list[str]:
-    """The report diff prints, every character printable (`_printable`); `verbose` also lists
-    figures with no tolerance that changed."""
+    """The lines diff prints, every character printable; `verbose` also lists figures with
+    no tolerance that changed."""
     lines = [f"old: {old_name}", f"new: {new_name}", ""]
     if diff.verdicts:
         lines.append(f"Verdicts changed ({len(diff.verdicts)}):")
         for a, b in diff.verdicts:
-            where = f"[{b.get('document', '?')}] {b.get('section', '?')}"
-            lines.append(f"  {b['id']:<16} {a['verdict']} -> {b['verdict']}   {where}")
+            lines.append(f"  {b['id']:<16} {a['verdict']} -> {b['verdict']}   [{b.get('document', '?')}] {b.get('section', '?')}")  # fmt: skip
             lines.append(
                 f"  {'':<16} published {b.get('published', '?')}; measured "
                 f"{a.get('measured', '?')} -> {b.get('measured', '?')}; tolerance {b.get('tolerance', '?')}"
@@ -708,7 +537,7 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
     for claims, side in ((diff.only_old, old_name), (diff.only_new, new_name)):
         if claims:
             lines.append(f"Claims only in {side} ({len(claims)}):")
-            lines += [_claim_line(c) for c in claims]
+            lines += [f"  {c['id']:<16} {c['verdict']:<10} [{c.get('document', '?')}] {c.get('section', '?')}" for c in claims]  # fmt: skip
     if diff.lost:
         lines.append(f"Figures lost: non-finite or disappeared ({len(diff.lost)}):")
         lines += [f"  {claim_id:<16} {name:<22} {what}" for claim_id, name, what in diff.lost]
@@ -720,8 +549,7 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
         lines += [_moved_line(m) for m in diff.moved]
     else:
         lines.append("Figures: none moved beyond its tolerance.")
-    if diff.changed_untoleranced:
-        count = len(diff.changed_untoleranced)
+    if count := len(diff.changed_untoleranced):
         if verbose:
             lines.append(f"Figures with no tolerance to judge by that changed ({count}):")
             lines += [_moved_line(m) for m in diff.changed_untoleranced]
@@ -729,27 +557,26 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
             lines.append(f"{count} figures with no tolerance to judge by changed (-v lists them).")
     if diff.figures_only_in_one:
         lines.append(f"Figures recorded in one file only ({len(diff.figures_only_in_one)}):")
-        lines += [
-            f"  {claim_id:<16} {name} (only in {new_name})"
-            for claim_id, name, _ in diff.figures_only_in_one
-        ]
+        lines += [f"  {c:<16} {name} (only in {new_name})" for c, name, _ in diff.figures_only_in_one]  # fmt: skip
     if diff.definitions:
         lines.append(
             "Published figures, tolerances, readings, regions, expectations, statements, "
             f"documents or sections changed ({len(diff.definitions)}):"
         )
-        lines += [
-            f"  {claim_id:<16} {key}: {_value(a)} -> {_value(b)}"
-            for claim_id, key, a, b in diff.definitions
-        ]
+        lines += [f"  {c:<16} {key}: {_value(a)} -> {_value(b)}" for c, key, a, b in diff.definitions]  # fmt: skip
     lines.append("")
-    orders = _orders_lines(diff.orders)
+    by_change: dict[tuple[int, int], list[str]] = {}
+    for claim_id, a, b in diff.orders:
+        by_change.setdefault((a, b), []).append(claim_id)
+    orders = [
+        f"  orders per claim: {a} -> {b} ({len(ids)} claim{'s' if len(ids) > 1 else ''}: "
+        f"{', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''})"
+        for (a, b), ids in by_change.items()
+    ]
     if diff.metadata or orders:
         lines.append(f"Metadata changed ({len(diff.metadata) + len(orders)}):")
         lines += orders
-        lines += [
-            f"  {_cut(key)}: {_value(a, key)} -> {_value(b, key)}" for key, a, b in diff.metadata
-        ]
+        lines += [f"  {_cut(key)}: {_value(a, key)} -> {_value(b, key)}" for key, a, b in diff.metadata]  # fmt: skip
     else:
         lines.append("Metadata: unchanged (creation time, wall time and cache activity aside).")
     return [_printable(line) for line in lines]
