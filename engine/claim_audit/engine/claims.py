@@ -8,10 +8,11 @@
 
 The decorator defines the claim once (a `ClaimSpec` in the `claims` registry) and turns the
 body into the claim's test, which closes over the spec (a case of `claims.each` carries its
-spec on its `claim` marker, which also tells the plugin the test is a claim's). The engine runs the body once per valid float order: every
-argument that is an `Orders` is handed to the body one order's results at a time (the other
-fixtures as they are), and the verdict is taken over what the body returned in each order
-(engine/claim_audit/engine/claim.py). A body returns
+spec on its `claim` marker, which also tells the plugin the test is a claim's). The engine
+runs the body once per valid float order: every argument that is an `Orders` is handed to
+the body one order's results at a time (the other fixtures as they are), and the verdict is
+taken over what the body returned in each order (engine/claim_audit/engine/claim.py). A body
+returns
 
 - a number (a 0-d numpy array too), or a sequence of numbers for a tuple of published
   figures, or `figure(value, **details)` to record figures beside it (e.g. per seed; an

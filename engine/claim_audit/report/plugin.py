@@ -1,4 +1,4 @@
-"""pytest plugin: the `claim` fixture, collection of claim records, and the audit report.
+"""pytest plugin: collection of claim records, and the audit report.
 
 Workers (or the single process without xdist) attach each claim's record to its
 test report; the controller process gathers them, prints the claims table and
