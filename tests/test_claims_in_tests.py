@@ -4,19 +4,20 @@ returns, how it is run once per order, and the mistakes refused with a message."
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 
 import numpy as np
 import pytest
 from claim_audit import Claims, Orders, Region, figure, over_seeds, satisfied, within
-from claim_audit.engine.claim import PROPERTY, Claim, ClaimRefuted
-from claim_audit.engine.claims import judge_body
+from claim_audit.engine.claim import PROPERTY, ClaimRefuted
+from claim_audit.engine.claims import run_claim
 
 claims = Claims("written-doc")
 
 
 def _define(claim_id: str, published, **kw) -> None:
-    """A claim whose test this module does not collect (the body is handed to judge_body)."""
+    """A claim whose test this module does not collect (the body is handed to run_claim)."""
     claims(claim_id, "S", f"statement of {claim_id}", published=published, **kw)(lambda: None)
 
 
@@ -32,11 +33,10 @@ for claim_id, published in [
 
 
 def judge(claim_id: str, body, **arguments) -> dict:
-    """The record judge_body writes for `claim_id`, with `body` over `arguments`."""
+    """The record run_claim writes for `claim_id`, with `body` over `arguments`."""
     properties: list = []
-    claim = Claim(claims[claim_id].meta, properties)
     with contextlib.suppress(ClaimRefuted):  # a refuted claim is recorded, then raised
-        judge_body(claim, body, arguments)
+        run_claim(claims[claim_id], body, arguments, properties)
     (record,) = [json.loads(v) for name, v in properties if name == PROPERTY]
     return record
 
@@ -124,11 +124,17 @@ def test_a_body_returning_a_bool_is_an_error_not_a_verdict():
         judge("w-within", lambda x: x > 4, x=orders(5.0))
 
 
-def test_a_body_that_asks_for_claim_or_any_args_is_refused():
-    with pytest.raises(ValueError, match="receives no `claim`"):
-        claims("w-bad-1", "S", "bad")(lambda claim: None)
+def test_a_body_that_asks_for_any_args_is_refused():
     with pytest.raises(ValueError, match="names each fixture"):
         claims("w-bad-2", "S", "bad")(lambda **fixtures: None)
+
+
+def test_a_claims_test_asks_for_its_bodys_fixtures_and_request_once():
+    def body(request, x):
+        return None
+
+    test = claims("w-request", "S", "reads request", published="ok")(body)
+    assert list(inspect.signature(test).parameters) == ["request", "x"]
 
 
 def test_a_claim_id_defined_twice_is_refused():

@@ -7,7 +7,6 @@ folder is checked before anything runs.
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import textwrap
 from pathlib import Path
@@ -243,11 +242,13 @@ def test_default_report_folder_is_in_the_rootdir_wherever_pytest_starts(tmp_path
 
 
 FINDING_MODULE = """
-    import pytest
+    from claim_audit import Claims
 
-    @pytest.mark.claim(id="f-1", document="demo", section="Demo", statement="s", finding="2.5")
-    def test_finding(claim):
-        claim.close_to(2.5, "2.0", 0.1)
+    CLAIMS = Claims("demo")
+
+    @CLAIMS("f-1", "Demo", "s", published="2.0", finding="2.5")
+    def test_finding():
+        return 2.5
 """
 
 
@@ -261,42 +262,30 @@ def test_runxfail_says_why_the_known_findings_fail_the_run(tmp_path):
 
 
 STALL_MODULE = """
-    import os, signal, time
-    import pytest
+    import os, time
+    from claim_audit import Claims
 
-    def claim_marker(id):
-        return pytest.mark.claim(id=id, document="demo", section="Demo", statement=f"claim {id}")
+    CLAIMS = Claims("demo")
 
-    @claim_marker("c-1")
-    def test_one(claim):
-        claim.close_to(1.0, "1.0", 0.1)
+    @CLAIMS("c-1", "Demo", "claim c-1", published="1.0")
+    def test_one():
+        return 1.0
 
-    @claim_marker("c-wedged")
-    def test_wedged(claim):
-        if os.environ.get("STALL") == "stop":  # the worker stops responding at all
-            os.kill(os.getpid(), signal.SIGSTOP)
+    @CLAIMS("c-wedged", "Demo", "claim c-wedged", published="1.0")
+    def test_wedged():
         if os.environ.get("STALL") == "sleep":  # a test far past its budget
             time.sleep(120)
-        claim.close_to(1.0, "1.0", 0.1)
+        return 1.0
 """
 
 
 @pytest.mark.parametrize(
-    ("stall", "workers", "says"),
-    [
-        ("stop", ["-n", "2"], "worker 'gw"),
-        ("sleep", ["-n", "2"], "Timeout"),
-        ("sleep", [], "Timeout"),
-    ],
-    ids=["worker-stopped", "past-budget-xdist", "past-budget-one-process"],
+    "workers", [["-n", "2"], []], ids=["past-budget-xdist", "past-budget-one-process"]
 )
-def test_a_wedged_worker_or_test_ends_the_run_naming_the_test(tmp_path, stall, workers, says):
-    """An xdist worker stopped (SIGSTOP), or a test far past its budget: pytest-timeout fails a
-    test past `timeout` (pyproject.toml; here --timeout 2), and the plugin's watchdog kills a
-    worker whose test runs past the budget and a grace: the claim is an ERROR naming the
-    test, the run ends (exit 1) and the complete report is kept. Bug fixed: the run waited
-    forever, with no report and no message (engine/claim_audit/report/watchdog.py, engine/claim_audit/report/plugin.py
-    `pytest_configure_node`)."""
+def test_a_test_past_its_budget_ends_the_run_naming_the_test(tmp_path, workers):
+    """A test far past its budget: pytest-timeout fails it (`timeout`, pyproject.toml; here
+    --timeout 2): the claim is an ERROR naming the timeout, the run ends (exit 1) and the
+    complete report is kept. Bug fixed: the run waited forever, with no report and no message."""
     folder = write_test_folder(tmp_path, STALL_MODULE)
     timeout = ("-p", "timeout", "--timeout", "2")
     complete = run_audit_pytest(folder, *timeout, "--report-dir", "out", *workers)
@@ -306,15 +295,12 @@ def test_a_wedged_worker_or_test_ends_the_run_naming_the_test(tmp_path, stall, w
     result = subprocess.run(
         pytest_command(*plugins, *timeout, "--report-dir", "out", *workers),
         cwd=folder,
-        env=tiny_pytest_env(STALL=stall),
+        env=tiny_pytest_env(STALL="sleep"),
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,  # the bug waited forever
     )
     assert result.returncode == 1, result.stdout + result.stderr
-    assert re.search(r"ERROR in c-wedged: .*" + re.escape(says), result.stdout), result.stdout
-    if stall == "stop":
-        assert "test_module.py::test_wedged for" in result.stderr
-        assert "past its budget of 2 s" in result.stdout + result.stderr
+    assert "ERROR in c-wedged: Failed: Timeout (>2.0s) from pytest-timeout" in result.stdout
     assert snapshot(folder / "out") == kept
     assert partial_audit(folder)["partial"] == ["1 claims in error: c-wedged"]

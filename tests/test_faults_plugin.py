@@ -9,6 +9,7 @@ previous report, with one clear line instead of a traceback.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -16,11 +17,11 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from claim_audit.engine.claim import ClaimSpec
 from fault_tools import (
     REPO_ROOT,
     TIMEOUT_S,
     permission_honouring_prefix,
-    pytest_command,
     run_audit_pytest,
     run_pytest,
     tiny_pytest_env,
@@ -57,15 +58,17 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 
 HOLDS_MODULE = """
-    import pytest
+    from claim_audit import Claims
 
-    @pytest.mark.claim(id="c-1", document="demo", section="Demo", statement="claim c-1")
-    def test_one(claim):
-        claim.close_to(1.0, "1.0", 0.1)
+    CLAIMS = Claims("demo")
 
-    @pytest.mark.claim(id="c-2", document="demo", section="Demo", statement="claim c-2")
-    def test_two(claim):
-        claim.close_to(2.0, "2.0", 0.1)
+    @CLAIMS("c-1", "Demo", "claim c-1", published="1.0")
+    def test_one():
+        return 1.0
+
+    @CLAIMS("c-2", "Demo", "claim c-2", published="2.0")
+    def test_two():
+        return 2.0
 """
 
 
@@ -80,12 +83,12 @@ def audited(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
 
 AFTER_THE_VERDICT = """
     import pytest
-    from claim_audit.engine.claim import ClaimRefuted
+    from claim_audit import Claims
+
+    CLAIMS = Claims("demo")
 
     def claim_marker(id, finding=None):
-        return pytest.mark.claim(
-            id=id, document="demo", section="Demo", statement=f"claim {id}", finding=finding
-        )
+        return CLAIMS(id, "Demo", f"claim {id}", published="1.0", finding=finding)
 
     @pytest.fixture
     def breaks_at_teardown():
@@ -93,37 +96,31 @@ AFTER_THE_VERDICT = """
         raise RuntimeError("the experiment's clean-up failed")
 
     @claim_marker("c-ok")
-    def test_ok(claim):
-        claim.close_to(1.0, "1.0", 0.1)
+    def test_ok():
+        return 1.0
 
     @claim_marker("f-ok", finding="measured 5")
-    def test_finding(claim):
-        claim.close_to(5.0, "1.0", 0.1)
+    def test_finding():
+        return 5.0
 
     @claim_marker("c-assert")
-    def test_own_assertion_fails(claim):
-        claim.close_to(1.0, "1.0", 0.1)
+    def test_own_assertion_fails():
         assert False, "the test's own check"
 
-    @claim_marker("c-caught")
-    def test_catches_its_refutation(claim):
-        with pytest.raises(ClaimRefuted):
-            claim.close_to(5.0, "1.0", 0.1)
-
     @claim_marker("c-teardown")
-    def test_teardown_fails(claim, breaks_at_teardown):
-        claim.close_to(1.0, "1.0", 0.1)
+    def test_teardown_fails(breaks_at_teardown):
+        return 1.0
 
     @claim_marker("c-skipped")
-    def test_skips_itself(claim):
+    def test_skips_itself():
         pytest.skip("the data is not here")
 """
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 def test_a_claim_whose_test_fails_after_its_verdict_is_an_error(tmp_path, workers):
-    """A claim's test that fails after the claim was judged (its own assertion, its fixture's
-    teardown) or that swallows its claim's refutation: the claim is an ERROR naming what
+    """A claim's test that fails other than by its verdict (its own assertion, its fixture's
+    teardown after the claim was judged, a skip): the claim is an ERROR naming what
     happened, the report partial, exit 1; a verdict that ends its test as it should (a
     finding, xfailed) is kept. Bug fixed: the record written at the judgement stood, so the
     complete report said *holds*, 0 errors, while the run exited 1; a skip inside the body was
@@ -136,18 +133,10 @@ def test_a_claim_whose_test_fails_after_its_verdict_is_an_error(tmp_path, worker
         "c-ok": "holds",
         "f-ok": "refuted*",
         "c-assert": "ERROR",
-        "c-caught": "ERROR",
         "c-teardown": "ERROR",
         "c-skipped": "ERROR",
     }
-    assert (
-        "ERROR in c-assert: the test raised AssertionError: the test's own check after the "
-        "claim was judged (holds)" in result.stdout
-    )
-    assert (
-        "ERROR in c-caught: the test caught its ClaimRefuted after the claim was judged (refuted)"
-        in result.stdout
-    )
+    assert "ERROR in c-assert: AssertionError: the test's own check" in result.stdout
     assert (
         "ERROR in c-teardown: its teardown raised RuntimeError: the experiment's clean-up failed"
         in result.stdout
@@ -156,16 +145,18 @@ def test_a_claim_whose_test_fails_after_its_verdict_is_an_error(tmp_path, worker
     assert "ERROR in c-skipped: Skipped: the data is not here\n" in result.stdout
     assert not (folder / "out" / "audit.json").exists()
     written = json.loads((folder / "out" / "partial" / "audit.json").read_text())
-    assert written["partial"] == ["4 claims in error: c-assert, c-caught, c-skipped, c-teardown"]
+    assert written["partial"] == ["3 claims in error: c-assert, c-skipped, c-teardown"]
 
 
 JAX_MODULE = """
     import jax.numpy as jnp
-    import pytest
+    from claim_audit import Claims
 
-    @pytest.mark.claim(id="c-1", document="demo", section="Demo", statement="a claim")
-    def test_sum(claim):
-        claim.close_to(float(jnp.ones(3).sum()), "3.0", 0.1)
+    CLAIMS = Claims("demo")
+
+    @CLAIMS("c-1", "Demo", "a claim", published="3.0")
+    def test_sum():
+        return float(jnp.ones(3).sum())
 """
 
 
@@ -355,34 +346,13 @@ def test_a_read_only_checkout_keeps_its_report(tmp_path):
 @pytest.mark.parametrize(
     ("fields", "says"),
     [
-        (
-            'id=5, document="demo", section="S", statement="s"',
-            "id must be a non-empty string; got 5",
-        ),
-        (
-            'id=" ", document="demo", section="S", statement="s"',
-            "id must be a non-empty string; got ' '",
-        ),
-        (
-            'id="c-1", document=None, section="S", statement="s"',
-            "document must be a non-empty string; got None",
-        ),
-        (
-            'id="c-1", document="demo", section="S", statement="s", finding=2.5',
-            "finding must be a non-empty string; got 2.5",
-        ),
-        (
-            'id="c-1", document="demo", section="S", statement="s", gates="no"',
-            "gates must be True or False; got 'no'",
-        ),
-        (
-            'id="c-1", document="demo", section="S", statement="s", origin="blog"',
-            "claim c-1: origin must be one of ('document', 'suite'); got 'blog'",
-        ),
-        (
-            'id="c-1\\x1b[2J", document="demo", section="S", statement="s"',
-            "claim id 'c-1\\x1b[2J' is not an identifier",
-        ),
+        ({"id": 5}, "claim id 5 is not an identifier"),
+        ({"id": " "}, "claim id ' ' is not an identifier"),
+        ({"document": None}, "document must be a non-empty string"),
+        ({"finding": 2.5}, "finding must be a non-empty string or None"),
+        ({"gates": "no"}, "gates must be True or False; got 'no'"),
+        ({"origin": "blog"}, "claim c-1: origin must be one of ('document', 'suite'); got 'blog'"),
+        ({"id": "c-1\x1b[2J"}, "claim id 'c-1\\x1b[2J' is not an identifier"),
     ],
     ids=[
         "id-int",
@@ -394,23 +364,34 @@ def test_a_read_only_checkout_keeps_its_report(tmp_path):
         "id-escape",
     ],
 )
-def test_a_claim_marker_with_a_wrong_field_is_a_usage_error(tmp_path, fields, says):
-    """A claim marker whose field has the wrong type or is blank (`id=5`, `document=None`,
-    `finding=2.5`, ...): a usage error at collection naming the test and the field, exit 4,
-    nothing run. Bug fixed: only the fields' presence was checked, so `id=5` ran every claim
-    and ended in a TypeError from the terminal summary, with no report (engine/claim_audit/report/plugin.py
-    `_wrong_field`)."""
-    module = f"""
+def test_a_claim_with_a_wrong_field_is_refused_where_it_is_defined(fields, says):
+    """A claim whose field has the wrong type or is blank (`id=5`, `document=None`,
+    `finding=2.5`, ...): a ValueError naming the field when the claim is defined, so its
+    module cannot be collected. Bug fixed: only the fields' presence was checked, so `id=5`
+    ran every claim and ended in a TypeError from the terminal summary, with no report
+    (engine/claim_audit/engine/claim.py `ClaimSpec`)."""
+    given = {"id": "c-1", "document": "demo", "section": "S", "statement": "s"} | fields
+    with pytest.raises(ValueError, match=re.escape(says)):
+        ClaimSpec(**given, published="1.0", judge=lambda: 1.0, figure=True)
+
+
+def test_a_bare_claim_marker_is_a_usage_error(tmp_path):
+    """A test marked `@pytest.mark.claim(id=...)` by hand: a usage error at collection naming
+    the test and `Claims`, exit 4, nothing run (a claim is defined with `Claims` alone)."""
+    module = """
         import pytest
 
-        @pytest.mark.claim({fields})
-        def test_claim(claim):
-            claim.close_to(1.0, "1.0", 0.1)
+        @pytest.mark.claim(id="c-1", document="demo", section="S", statement="s")
+        def test_claim():
+            pass
     """
     folder = write_test_folder(tmp_path, module)
     result = run_audit_pytest(folder, "--report-dir", "out")
     assert result.returncode == USAGE_ERROR, result.stdout + result.stderr
-    assert f"test_module.py::test_claim: @pytest.mark.claim: {says}" in result.stderr
+    assert (
+        "test_module.py::test_claim: a claim is defined on its test with claim_audit.Claims"
+        in result.stderr
+    )
     assert "Traceback" not in result.stdout + result.stderr
     assert not (folder / "out").exists()
 
@@ -535,22 +516,3 @@ def test_orders_has_an_upper_bound(tmp_path):
         "--orders: expected a whole number of orders from 3 to 1000; got '1001'" in too_many.stderr
     )
     assert run_audit_pytest(folder, "--orders", "1000", "--no-report").returncode == 0
-
-
-def test_a_report_dir_that_is_not_utf8_is_a_usage_error(tmp_path):
-    """--report-dir with a byte that is not UTF-8, under xdist: a usage error naming the
-    option, exit 4, before any worker starts. Bug fixed: an INTERNALERROR wall from execnet,
-    which cannot send the argument to the workers (engine/claim_audit/report/plugin.py `_report_dir`)."""
-    folder = write_test_folder(tmp_path, HOLDS_MODULE)
-    command = [*pytest_command(*PLUGINS, "-n", "2"), "--report-dir", b"out\xff"]
-    result = subprocess.run(
-        command,
-        cwd=folder,
-        env=tiny_pytest_env(),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-    )
-    assert result.returncode == USAGE_ERROR, result.stdout + result.stderr
-    assert "--report-dir 'out\\udcff' is not valid UTF-8" in result.stderr
-    assert "INTERNALERROR" not in result.stdout + result.stderr

@@ -21,14 +21,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from claim_audit import Claims, Region, figure, satisfied, within
-from claim_audit.engine.claim import (
-    PROPERTY,
-    Claim,
-    ClaimMeta,
-    ClaimRecord,
-)
+from claim_audit.engine.claim import ClaimRecord, decide, record_property
 from claim_audit.engine.claims import judge_body
 from claim_audit.engine.prediction import half_unit
+from claim_audit.engine.verdict import all_close, close_to
 from claim_audit.orders import FAITHFUL, Orders
 from claim_audit.render.table import FOOTNOTES
 from claim_audit.report import audit
@@ -50,32 +46,37 @@ NAN, INF = math.nan, math.inf
 GAPS = np.array([-0.1, NAN, -0.2])
 
 
-def new_claim() -> tuple[Claim, list]:
-    properties: list = []
-    return Claim(ClaimMeta("t-1", "demo", "Demo", "a claim"), properties), properties
+CHECKS = Claims("checks")
+
+
+def judged_once(body) -> ClaimRecord:
+    """The record of a new claim of `CHECKS` whose body (no arguments) is judged once."""
+    claim_id = f"chk-{len(CHECKS)}"
+    CHECKS(claim_id, "S", "a claim", published="x")(body)
+    return judge_body(CHECKS[claim_id], body, {})
 
 
 @pytest.mark.parametrize(
     "check",
     [
-        lambda c: c.close_to(NAN, "1.0", 0.1),
-        lambda c: c.close_to(1.0, "1.0", NAN),
-        lambda c: c.close_to(1.0, "1.0", INF),  # would make anything hold
-        lambda c: c.all_close([1.0, NAN], ["1.0", "2.0"], 0.1),
-        lambda c: c.all_close([1.0, 2.0], ["1.0", "2.0"], [0.1, NAN]),
-        lambda c: c.all_close([1.0], ["1.0"], [INF]),
-        lambda c: c.holds(NAN >= 2, published="ratio >= 2", measured=NAN),
-        lambda c: c.holds(False, published="x", measured=[0.5, -INF]),
-        lambda c: c.holds(False, published="x", measured="outside", ranges={"a": [0.0, NAN]}),
+        lambda: close_to(NAN, "1.0", 0.1),
+        lambda: close_to(1.0, "1.0", NAN),
+        lambda: close_to(1.0, "1.0", INF),  # would make anything hold
+        lambda: all_close([1.0, NAN], ["1.0", "2.0"], 0.1),
+        lambda: all_close([1.0, 2.0], ["1.0", "2.0"], [0.1, NAN]),
+        lambda: all_close([1.0], ["1.0"], [INF]),
+        lambda: satisfied(NAN >= 2, published="ratio >= 2", measured=NAN),
+        lambda: satisfied(False, published="x", measured=[0.5, -INF]),
+        lambda: satisfied(False, published="x", measured="outside", ranges={"a": [0.0, NAN]}),
         # One empty bin: np.all(gaps < 0) is False, which read as a reproduced finding.
-        lambda c: c.holds(bool(np.all(GAPS < 0)), published="gaps < 0", measured=GAPS),
-        lambda c: c.holds(True, published="x", measured="inside", gap=np.array(NAN)),
-        lambda c: c.holds(True, published="x", measured="inside", gaps={"a": GAPS[None]}),
-        lambda c: c.holds(True, published="x", measured="in", bins=np.array([1.0, GAPS], object)),
-        lambda c: c.holds(False, published="x", measured=Decimal("NaN")),
-        lambda c: c.holds(False, published="x", measured=Decimal("sNaN")),
-        lambda c: c.holds(False, published="x", measured=complex(NAN, 0.0)),
-        lambda c: c.holds(False, published="x", measured=10**400),  # inf as a float
+        lambda: satisfied(bool(np.all(GAPS < 0)), published="gaps < 0", measured=GAPS),
+        lambda: satisfied(True, published="x", measured="inside", gap=np.array(NAN)),
+        lambda: satisfied(True, published="x", measured="inside", gaps={"a": GAPS[None]}),
+        lambda: satisfied(True, published="x", measured="in", bins=np.array([1.0, GAPS], object)),
+        lambda: satisfied(False, published="x", measured=Decimal("NaN")),
+        lambda: satisfied(False, published="x", measured=Decimal("sNaN")),
+        lambda: satisfied(False, published="x", measured=complex(NAN, 0.0)),
+        lambda: satisfied(False, published="x", measured=10**400),  # inf as a float
     ],
     ids=[
         "close_to-measured",
@@ -105,10 +106,8 @@ def test_non_finite_figure_is_an_error_not_a_refutation(check):
     Decimal or a complex went through (a 0-d NaN array in the details stopped the whole
     report without naming the claim) (engine/claim_audit/engine/claim.py `_nonfinite_at`,
     `_refuse_nonfinite`, `close_to`, `all_close`)."""
-    claim, properties = new_claim()
     with pytest.raises(ValueError, match=r"NaN|finite"):
-        check(claim)
-    assert not [name for name, _ in properties if name == PROPERTY]
+        judged_once(check)
 
 
 INPUTS = Claims("inputs")
@@ -119,10 +118,8 @@ def judged(claim_id: str, body, *values: float) -> dict:
     if claim_id not in INPUTS:
         published = "> 1" if claim_id.endswith("-q") else "5.0"
         INPUTS(claim_id, "S", "a claim", published=published)(body)
-    properties: list = []
     orders = Orders({FAITHFUL: values[0], **{f"o{i}": v for i, v in enumerate(values[1:])}})
-    judge_body(Claim(INPUTS[claim_id].meta, properties), body, {"v": orders})
-    return json.loads(properties[0][1])
+    return json.loads(record_property(judge_body(INPUTS[claim_id], body, {"v": orders}))[1])
 
 
 @pytest.mark.parametrize("printed", ["1e309", "-1e400", "inf", "nan", "1e300"])
@@ -179,26 +176,27 @@ def test_exponent_notation_is_printed_to_its_mantissas_digits(printed, half):
 
 FINDINGS_MODULE = """
     import math
-    import pytest
+    from claim_audit import Claims, satisfied
 
-    def claim_marker(id):
-        return pytest.mark.claim(
-            id=id, document="demo", section="Demo", statement=f"claim {id}",
-            finding="refuted on the reproduction",
+    CLAIMS = Claims("demo")
+
+    def claim_marker(id, published="2.0"):
+        return CLAIMS(
+            id, "Demo", f"claim {id}", published=published, finding="refuted on the reproduction"
         )
 
     @claim_marker("f-ok")
-    def test_finding_reproduces(claim):
-        claim.close_to(2.5, "2.0", 0.1)
+    def test_finding_reproduces():
+        return 2.5
 
     @claim_marker("f-crash")
-    def test_finding_whose_experiment_crashed(claim):
+    def test_finding_whose_experiment_crashed():
         raise KeyError("the spread entry lacks mc_nll_100")
 
-    @claim_marker("f-nan")
-    def test_finding_measured_as_nan(claim):
+    @claim_marker("f-nan", published="ratio >= 2")
+    def test_finding_measured_as_nan():
         ratio = math.nan
-        claim.holds(ratio >= 2, published="ratio >= 2", measured=ratio)
+        return satisfied(ratio >= 2, measured=ratio)
 """
 
 
@@ -277,11 +275,13 @@ def test_failed_report_keeps_the_previous_one(tmp_path, monkeypatch, stage, erro
 
 
 DEMO_MODULE = """
-    import pytest
+    from claim_audit import Claims
 
-    @pytest.mark.claim(id="d-1", document="demo", section="Demo", statement="a claim")
-    def test_holds(claim):
-        claim.close_to(1.0, "1.0", 0.1)
+    CLAIMS = Claims("demo")
+
+    @CLAIMS("d-1", "Demo", "a claim", published="1.0")
+    def test_holds():
+        return 1.0
 """
 
 
@@ -314,23 +314,21 @@ def claim_rows(stdout: str) -> dict[str, str]:
 
 SETUP_MODULE = """
     import pytest
+    from claim_audit import Claims
 
-    def claim_marker(id, finding=None):
-        return pytest.mark.claim(
-            id=id, document="demo", section="Demo", statement=f"claim {id}", finding=finding
-        )
+    CLAIMS = Claims("demo")
 
     @pytest.fixture
     def experiment():
         raise FileNotFoundError("CLAIMS_DATA_DIR=/empty has no fashion-mnist/ subdirectory")
 
-    @claim_marker("f-setup", finding="refuted on the reproduction")
-    def test_finding_whose_experiment_cannot_start(claim, experiment):
-        claim.close_to(2.5, "2.0", 0.1)
+    @CLAIMS("f-setup", "Demo", "claim f-setup", published="2.0", finding="refuted on the reproduction")
+    def test_finding_whose_experiment_cannot_start(experiment):
+        return 2.5
 
-    @claim_marker("c-ok")
-    def test_claim_holds(claim):
-        claim.close_to(1.0, "1.0", 0.1)
+    @CLAIMS("c-ok", "Demo", "claim c-ok", published="1.0")
+    def test_claim_holds():
+        return 1.0
 """
 
 
@@ -354,14 +352,13 @@ def test_known_finding_whose_fixture_fails_at_setup_is_an_error(tmp_path):
 
 
 GONE_MODULE = """
-    import pytest
+    from claim_audit import Claims
 
-    @pytest.mark.claim(
-        id="f-gone", document="demo", section="Demo", statement="claim f-gone",
-        finding="measured 2.5",
-    )
-    def test_finding_that_no_longer_reproduces(claim):
-        claim.close_to(2.0, "2.0", 0.1)
+    CLAIMS = Claims("demo")
+
+    @CLAIMS("f-gone", "Demo", "claim f-gone", published="2.0", finding="measured 2.5")
+    def test_finding_that_no_longer_reproduces():
+        return 2.0
 """
 
 
@@ -382,29 +379,32 @@ def test_finding_that_no_longer_reproduces_says_so(tmp_path):
 CRASH_MODULE = """
     import os, signal
     import pytest
+    from claim_audit import Claims
+
+    CLAIMS = Claims("demo")
 
     def claim_marker(id):
-        return pytest.mark.claim(id=id, document="demo", section="Demo", statement=f"claim {id}")
+        return CLAIMS(id, "Demo", f"claim {id}", published="1.0")
 
     @pytest.fixture
     def experiment_that_kills_its_worker():
         os.kill(os.getpid(), signal.SIGKILL)
 
     @claim_marker("c-1")
-    def test_one(claim):
-        claim.close_to(1.0, "1.0", 0.1)
+    def test_one():
+        return 1.0
 
     @claim_marker("c-killed")
-    def test_worker_killed_in_the_test(claim):
+    def test_worker_killed_in_the_test():
         os.kill(os.getpid(), signal.SIGKILL)
 
     @claim_marker("c-killed-setup")
-    def test_worker_killed_in_setup(claim, experiment_that_kills_its_worker):
-        claim.close_to(1.0, "1.0", 0.1)
+    def test_worker_killed_in_setup(experiment_that_kills_its_worker):
+        return 1.0
 
     @claim_marker("c-4")
-    def test_four(claim):
-        claim.close_to(1.0, "1.0", 0.1)
+    def test_four():
+        return 1.0
 """
 
 
@@ -436,26 +436,30 @@ PARTIAL_MODULE = """
     from pathlib import Path
     import pytest
 
+    from claim_audit import Claims
+
+    CLAIMS = Claims("demo")
+
     def claim_marker(id):
-        return pytest.mark.claim(id=id, document="demo", section="Demo", statement=f"claim {id}")
+        return CLAIMS(id, "Demo", f"claim {id}", published="1.0")
 
     @claim_marker("c-1")
-    def test_one(claim):
-        claim.close_to(1.0, "1.0", 0.1)
+    def test_one():
+        return 1.0
 
     @claim_marker("c-2")
-    def test_two(claim):
+    def test_two():
         if os.environ.get("STOP_HERE"):  # an experiment that is running when Ctrl-C comes
             deadline = time.monotonic() + 30  # c-1's record reaches the report first
             while not Path("c-1-recorded").exists() and time.monotonic() < deadline:
                 time.sleep(0.05)
             Path("running").touch()
             time.sleep(60)
-        claim.close_to(1.0, "1.0", 0.1)
+        return 1.0
 
     @claim_marker("c-3")
-    def test_three(claim):
-        claim.close_to(float(os.environ.get("C3_MEASURES", "1.0")), "1.0", 0.1)
+    def test_three():
+        return float(os.environ.get("C3_MEASURES", "1.0"))
 """
 # The robustness section is computed after the claims; this records that it was asked for.
 # And the process writing the report (the xdist controller) marks when it has c-1's result.
@@ -775,7 +779,4 @@ def test_rule_that_returns_no_judgement_is_named():
     claims = Claims("demo")
     claims("t-bool-rule", "Demo", "a claim", published="holds")(lambda: True)
     with pytest.raises(TypeError, match=r"t-bool-rule: its judge returned bool True in order 'faithful', not a Judgement"):  # fmt: skip
-        Claim(claims["t-bool-rule"].meta, []).decide({FAITHFUL: True})
-    claim, _ = new_claim()
-    with pytest.raises(TypeError, match="t-1: its judge returned bool False"):
-        claim.record(False)
+        decide(claims["t-bool-rule"], {FAITHFUL: True})

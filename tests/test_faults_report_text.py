@@ -150,7 +150,7 @@ def test_an_http_address_is_linked_with_its_markup_quoted():
 def test_a_claim_id_that_is_no_identifier_is_refused_where_defined(claim_id):
     """A claim id holding terminal escapes, markup or spaces: a ValueError when the claim is
     defined. Bug fixed: it went raw into the terminal table, audit.md and audit.html
-    (engine/claim_audit/engine/claim.py `ClaimMeta`, `CLAIM_ID`)."""
+    (engine/claim_audit/engine/claim.py `ClaimSpec`, `CLAIM_ID`)."""
     with pytest.raises(ValueError, match="is not an identifier"):
         Claims("ids")(claim_id, "S", "a claim", published="> 1")(lambda: None)
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 from claim_audit import Claims, Region, figure, satisfied, within
-from claim_audit.engine.claim import PROPERTY, Claim, ClaimRefuted, ClaimSpec
-from claim_audit.engine.claims import judge_body
+from claim_audit.engine.claim import PROPERTY, ClaimRefuted, ClaimSpec
+from claim_audit.engine.claims import run_claim
 from claim_audit.engine.prediction import (
     FIGURE_ALPHA,
     detectable_shift,
@@ -45,10 +45,9 @@ def orders(*values: float) -> Orders[float]:
 def check(claim_id: str, results: Orders) -> tuple[dict | None, Exception | None]:
     """The record of `claim_id`'s body judged over `results` (its orders), and what it raised."""
     properties: list = []
-    claim = Claim(claims[claim_id].meta, properties)
     error = None
     try:
-        judge_body(claim, claims[claim_id].judge, {"v": results})
+        run_claim(claims[claim_id], claims[claim_id].judge, {"v": results}, properties)
     except (ClaimRefuted, TypeError) as caught:
         error = caught
     records = [json.loads(v) for name, v in properties if name == PROPERTY]
@@ -244,7 +243,7 @@ def test_a_benchmark_figure_is_recorded_and_never_fails_the_run():
     )
     spec = claims["fv-timing"]
     properties: list = []
-    judge_body(Claim(spec.meta, properties), spec.judge, {"v": orders(165.0, 20.0)})
+    run_claim(spec, spec.judge, {"v": orders(165.0, 20.0)}, properties)
     (record,) = [json.loads(v) for name, v in properties if name == PROPERTY]
     assert record["verdict"] == "refuted" and record["details"]["gates"] is False
     with pytest.raises(ValueError, match="never gates"):

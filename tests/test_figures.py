@@ -269,7 +269,7 @@ def test_every_claim_a_figure_illustrates_is_a_claim_of_the_suite(tmp_path):
         "    for item in session.items:\n"
         "        marker = item.get_closest_marker('claim')\n"
         "        if marker is not None:\n"
-        "            print('CLAIM-ID', marker.kwargs['id'])\n"
+        "            print('CLAIM-ID', marker.args[0].id)\n"
     )
     env = child_env(PYTHONPATH=os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))  # fmt: skip
     command = [sys.executable, "-m", "pytest", "claims", "--collect-only", "-q", "-s"]

@@ -21,21 +21,16 @@ DEMO_TESTS = textwrap.dedent(
 
     CLAIMS = Claims("demo")
 
-    def marker(id, finding=None):
-        return pytest.mark.claim(
-            id=id, document="demo", section="Demo", statement=f"claim {id}", finding=finding
-        )
+    @CLAIMS("d-1", "Demo", "claim d-1", published="about 1.00")
+    def test_holds():
+        return close_to(1.004, "1.00", 0.005)
 
-    @marker("d-1")
-    def test_holds(claim):
-        claim.close_to(1.004, "1.00", 0.005)
+    @CLAIMS("d-2", "Demo", "claim d-2", published="about 2.0", finding="measured 2.5")
+    def test_known_finding():
+        return close_to(2.5, "2.0", 0.1)
 
-    @marker("d-2", finding="measured 2.5")
-    def test_known_finding(claim):
-        claim.close_to(2.5, "2.0", 0.1)
-
-    @marker("d-3")
-    def test_errors(claim):
+    @CLAIMS("d-3", "Demo", "claim d-3", published="about 1.0")
+    def test_errors():
         raise RuntimeError("experiment broke")
 
     @pytest.fixture
@@ -275,17 +270,17 @@ def test_documents_claims_and_suite_checks_are_counted_apart(tmp_path):
     (tmp_path / "test_origin.py").write_text(
         textwrap.dedent(
             """
-            import pytest
+            from claim_audit import Claims, satisfied
 
-            @pytest.mark.claim(id="o-1", document="demo", section="S", statement="a claim")
-            def test_claim(claim):
-                claim.close_to(1.0, "1.0", 0.1)
+            CLAIMS = Claims("demo")
 
-            @pytest.mark.claim(
-                id="o-2", document="demo", section="Health", statement="a check", origin="suite"
-            )
-            def test_check(claim):
-                claim.holds(True, published="ok", measured="ok")
+            @CLAIMS("o-1", "S", "a claim", published="1.0")
+            def test_claim():
+                return 1.0
+
+            @CLAIMS("o-2", "Health", "a check", published="ok", origin="suite")
+            def test_check():
+                return satisfied(True, measured="ok")
             """
         )
     )

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import test_calibration  # noqa: F401 (registers the post's claims)
-import test_uncertainty  # noqa: F401 (registers the guide's claims)
-from claim_audit.engine.claim import registered_specs
+import test_calibration
+import test_calibration_health
+import test_uncertainty
+import test_uncertainty_health
 from claim_audit.engine.prediction import (
     FAMILY_ALPHA,
     FAMILY_SIZE,
@@ -42,8 +43,9 @@ H = 0.005  # printing's half unit of a figure printed to two decimals ("4.56")
 
 
 def figure_claims() -> list[tuple[str, str, int]]:
-    """(claim id, document, figures judged) of every registered figure claim."""
-    specs = [s for s in registered_specs() if s.document in DEFAULT_ORDERS]
+    """(claim id, document, figures judged) of every figure claim the documents define."""
+    modules = (test_calibration, test_calibration_health, test_uncertainty, test_uncertainty_health)
+    specs = [s for m in modules for s in m.CLAIMS.values() if s.document in DEFAULT_ORDERS]
     return [(s.id, s.document, s.figure_count) for s in specs if s.figure_count]
 
 

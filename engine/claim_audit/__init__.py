@@ -1,8 +1,7 @@
 """claim-audit: judge a document's published claims by re-running them under pytest.
 
-A claim is a test with a `claim` marker, most simply written with `Claims`: the statement on
-the test, the comparison in its body, which the engine runs once per valid float order the
-project offers (`Orders`). The plugin writes the audit (audit.json, audit.md, audit.html)
+A claim is written with `Claims`: the statement on its test, the comparison in its body,
+which the engine runs once per valid float order the project offers (`Orders`). The plugin writes the audit (audit.json, audit.md, audit.html)
 at the end of the run. docs/ADDING_A_DOCUMENT.md walks through a document.
 """
 

@@ -28,8 +28,6 @@ from pathlib import Path
 import numpy as np
 from filelock import FileLock, Timeout
 
-from .report.watchdog import STOPPED_S, is_stopped
-
 Arrays = dict[str, np.ndarray]
 _KEY_FIELD = "__key__"
 _CHECKSUM_FIELD = "__checksum__"
@@ -38,7 +36,6 @@ lock_timeout_s = 3600.0
 """How long `cached` waits for another process's lock on an entry before it computes the
 entry itself, uncached. The claims-audit plugin bounds it by a test's budget (--timeout)."""
 _LOCK_NOTICE_S = 5.0  # after this long waiting (at most half the wait), the wait is said
-_LOCK_POLL_S = 1.0  # while waiting, how often the holder is looked at (stopped?)
 
 # What this process's calls of `cached` did, for the report's metadata.
 EVENTS: list[dict] = []
@@ -196,17 +193,12 @@ def lock_holder(path: Path) -> str:
     return f"process {pid} ({command.decode(errors='replace').strip()[:200]})"
 
 
-class _HolderStopped(Timeout):
-    """The process holding an entry's lock is stopped (SIGSTOP): it will not release it."""
-
-
 def _acquire(lock: FileLock, name: str) -> None:
-    """Take `lock`, waiting at most `lock_timeout_s`, and not for a holder whose process has
-    been stopped (SIGSTOP, Ctrl-Z) for `STOPPED_S`; a wait longer than a few seconds is said,
-    with the lock's holder.
+    """Take `lock`, waiting at most `lock_timeout_s`; a wait longer than a few seconds is
+    said, with the lock's holder.
 
     Raises:
-      filelock.Timeout: the lock was not free in time (`_HolderStopped`: its holder is stopped).
+      filelock.Timeout: the lock was not free in time.
     """
     notice = min(_LOCK_NOTICE_S, lock_timeout_s / 2)
     try:
@@ -217,26 +209,7 @@ def _acquire(lock: FileLock, name: str) -> None:
             f"waiting for {name}: {lock.lock_file} is held by {lock_holder(Path(lock.lock_file))} "
             f"(computing it?); waiting at most {lock_timeout_s:g} s"
         )
-    deadline = time.monotonic() + lock_timeout_s - notice
-    stopped_since: float | None = None
-    while True:
-        polled = time.monotonic()
-        try:
-            lock.acquire(timeout=max(0.0, min(_LOCK_POLL_S, deadline - polled)))
-            return
-        except Timeout:
-            if time.monotonic() >= deadline:
-                raise
-        pid = _holder_pid(Path(lock.lock_file))
-        # A long pause means this process was stopped too (Ctrl-Z stops a whole audit), so
-        # the holder may be resuming with it: count its stop afresh.
-        paused = time.monotonic() - polled > _LOCK_POLL_S + STOPPED_S / 2
-        if pid is None or not is_stopped(pid) or paused:
-            stopped_since = None
-        elif stopped_since is None:
-            stopped_since = time.monotonic()
-        elif time.monotonic() - stopped_since >= STOPPED_S:
-            raise _HolderStopped(lock.lock_file)
+    lock.acquire(timeout=lock_timeout_s - notice)
 
 
 def _event(name: str, status: str, seconds: float) -> None:
@@ -293,9 +266,7 @@ def cached(
         _acquire(lock, name)
     except OSError as error:  # filelock's Timeout is an OSError too
         holder = lock_holder(Path(lock.lock_file)) if isinstance(error, Timeout) else ""
-        if isinstance(error, _HolderStopped):
-            why = f"{lock.lock_file} is held by {holder}, which is stopped"
-        elif isinstance(error, Timeout):
+        if isinstance(error, Timeout):
             why = f"{lock.lock_file} has been held by {holder} for {lock_timeout_s:g} s"
         else:
             why = f"cache folder {directory} is not writable ({error})"

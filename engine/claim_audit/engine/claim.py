@@ -27,12 +27,11 @@ would read it otherwise.
 A judgement that says the run cannot judge the claim (`inconclusive=`) makes it
 inconclusive. No recorded note sets a verdict: it comes from this run's measurements.
 
-The record is written *before* the test passes or fails, so a refuted claim still reports
-its number; it travels to the controller through pytest's `user_properties`, which
-pytest-xdist forwards. A claim whose refutation is a recorded finding (`finding=` on its
-spec or marker) is an expected failure when refuted, and fails the run when it is not (the
-record must be updated). A test with a bare `claim` marker and no spec records one
-judgement of its own (`close_to`, `all_close`, `holds`).
+The record (`decide`) is written *before* the test passes or fails (`conclude`), so a
+refuted claim still reports its number; it travels to the controller through pytest's
+`user_properties`, which pytest-xdist forwards. A claim whose refutation is a recorded
+finding (`finding=` on its spec) is an expected failure when refuted, and fails the run when
+it is not (the record must be updated).
 """
 
 from __future__ import annotations
@@ -54,21 +53,9 @@ from .prediction import FIGURE_ALPHA, judge_figure
 from .scales import scale_named
 from .share import HOLDS_AT, REFUTED_AT, SHARE_ALPHA, draws_to_conclude, share_bounds
 from .stability import verdict_shares
-from .verdict import (
-    Judgement,
-    Measured,
-    all_close,
-    as_json,
-    close_to,
-    fmt,
-    plain_figures,
-    printed_figures,
-    satisfied,
-    verdict_over,
-)
+from .verdict import Judgement, Measured, as_json, fmt, plain_figures, printed_figures, verdict_over
 
 PROPERTY = "claim_record"
-META_PROPERTY = "claim_meta"
 VERDICTS = ("holds", "refuted", "sensitive", "inconclusive", "error")
 ORIGINS = ("document", "suite")
 """Who makes a claim: a document (its assertions), or the suite (its own checks: model
@@ -85,35 +72,6 @@ class ClaimRefuted(AssertionError):
 
 class FindingGone(AssertionError):
     """A recorded finding no longer reproduces: the claim is not refuted."""
-
-
-@dataclass(frozen=True)
-class ClaimMeta:
-    """Where a claim comes from: the marker on its test."""
-
-    id: str
-    document: str
-    section: str
-    statement: str
-    finding: str | None = None
-    origin: str = "document"
-    gates: bool = True
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.id, str) or not CLAIM_ID.fullmatch(self.id):
-            raise ValueError(
-                f"claim id {self.id!r} is not an identifier: letters, digits, '.', '_' and "
-                "'-', starting with a letter or digit"
-            )
-        if not self.gates and self.finding:
-            raise ValueError(
-                f"claim {self.id}: a claim that never gates the run (a benchmark figure) is "
-                "recorded as measured; it carries no finding"
-            )
-        if self.origin not in ORIGINS:
-            raise ValueError(
-                f"claim {self.id}: origin must be one of {ORIGINS}; got {self.origin!r}"
-            )
 
 
 LARGEST_FIGURE = 1e150
@@ -159,9 +117,27 @@ class ClaimSpec:
     scale: str = "linear"
 
     def __post_init__(self) -> None:
-        for name in ("id", "document", "section", "statement"):
-            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+        if not isinstance(self.id, str) or not CLAIM_ID.fullmatch(self.id):
+            raise ValueError(
+                f"claim id {self.id!r} is not an identifier: letters, digits, '.', '_' and "
+                "'-', starting with a letter or digit"
+            )
+        for name in ("document", "section", "statement"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
                 raise ValueError(f"claim spec {self.id!r}: {name} must be a non-empty string")
+        if self.finding is not None and (not isinstance(self.finding, str) or not self.finding):
+            raise ValueError(f"claim {self.id}: finding must be a non-empty string or None")
+        if not isinstance(self.gates, bool):
+            raise ValueError(f"claim {self.id}: gates must be True or False; got {self.gates!r}")
+        if not self.gates and self.finding:
+            raise ValueError(
+                f"claim {self.id}: a claim that never gates the run (a benchmark figure) is "
+                "recorded as measured; it carries no finding"
+            )
+        if self.origin not in ORIGINS:
+            raise ValueError(
+                f"claim {self.id}: origin must be one of {ORIGINS}; got {self.origin!r}"
+            )
         published = self.published
         parts = published if isinstance(published, tuple) else (published,)
         if published is not None and not all(isinstance(p, str) and p for p in parts):
@@ -185,7 +161,6 @@ class ClaimSpec:
                     f"{'not finite' if not math.isfinite(size) else 'too large'}: the engine "
                     f"judges figures up to ±{LARGEST_FIGURE:g}"
                 )
-        _ = self.meta  # ClaimMeta checks the finding
 
     @property
     def is_figure(self) -> bool:
@@ -201,31 +176,13 @@ class ClaimSpec:
         return len(printed_figures(self.published))
 
     @property
-    def meta(self) -> ClaimMeta:
-        """The claim marker's fields."""
-        return ClaimMeta(
-            self.id,
-            self.document,
-            self.section,
-            self.statement,
-            self.finding,
-            self.origin,
-            self.gates,
-        )
-
-    @property
     def mark(self) -> pytest.MarkDecorator:
-        """The `claim` marker of this claim's test."""
-        return pytest.mark.claim(**asdict(self.meta))
-
-
-_SPECS: dict[str, ClaimSpec] = {}
-"""Every spec of the documents imported in this process, by id: what the `claim` fixture,
-which knows only its marker, judges with."""
+        """The `claim` marker of this claim's test: it carries this spec to the plugin."""
+        return pytest.mark.claim(self)
 
 
 class ClaimSpecs(Mapping[str, ClaimSpec]):
-    """One document's claims by id, in definition order; creating it registers them."""
+    """One document's claims by id, in definition order."""
 
     def __init__(self, specs: Iterable[ClaimSpec] = ()):
         self._specs: dict[str, ClaimSpec] = {}
@@ -236,12 +193,7 @@ class ClaimSpecs(Mapping[str, ClaimSpec]):
         """Register `spec`; `replace`: a new judge for a claim this registry defines."""
         if spec.id in self._specs and not replace:
             raise ValueError(f"claim id {spec.id!r} is defined twice")
-        known = _SPECS.get(spec.id)
-        # The same module imported again (another import path) defines the same claim.
-        if known is not None and known.meta != spec.meta:
-            raise ValueError(f"claim id {spec.id!r} is defined twice: {known.meta} and {spec.meta}")
         self._specs[spec.id] = spec
-        _SPECS[spec.id] = spec
 
     def __getitem__(self, claim_id: str) -> ClaimSpec:
         try:
@@ -254,16 +206,6 @@ class ClaimSpecs(Mapping[str, ClaimSpec]):
 
     def __len__(self) -> int:
         return len(self._specs)
-
-
-def registered_specs() -> tuple[ClaimSpec, ...]:
-    """Every spec of the documents imported in this process."""
-    return tuple(_SPECS.values())
-
-
-def registered_spec(claim_id: str) -> ClaimSpec | None:
-    """The spec of `claim_id` among the documents imported in this process, if any."""
-    return _SPECS.get(claim_id)
 
 
 @dataclass
@@ -528,123 +470,73 @@ def _check_judgements(claim_id: str, judgements: Mapping[str, Any]) -> None:
         )
 
 
-class Claim:
-    """The `claim` fixture's object: judge the claim on every order, record, then decide."""
+def decide(
+    spec: ClaimSpec,
+    judgements: Mapping[str, Judgement | Measured],
+    copies: int = 0,
+    **extra: Any,
+) -> ClaimRecord:
+    """The claim's verdict over its judgements in each distinct order (the faithful first);
+    `copies`: orders left out as copies of another (bit for bit); `extra`, details recorded
+    beside it."""
+    _check_judgements(spec.id, judgements)
+    for name, judgement in judgements.items():
+        _refuse_nonfinite(spec.id, name, judgement)
+        _refuse_too_large(spec.id, name, judgement)
+    faithful = judgements[FAITHFUL]
+    details: dict[str, Any] = {"reading": spec.reading} if spec.reading else {}
+    if isinstance(faithful, Measured):
+        verdict, tolerance, rule = _figure_verdict(judgements, spec.scale, copies)  # type: ignore[arg-type]
+    else:
+        verdict, tolerance, rule = _qualitative_verdict(judgements, copies)  # type: ignore[arg-type]
+        reasons = sorted({j.inconclusive for j in judgements.values() if j.inconclusive})  # type: ignore[union-attr]
+        if reasons:
+            verdict, rule["inconclusive"] = "inconclusive", "; ".join(reasons)
+    beside = spec.beside() if spec.beside is not None else {}
+    details |= {**rule, **faithful.details, **beside, **extra}
+    if spec.finding:
+        details["finding"] = spec.finding
+    if not spec.gates:
+        details["gates"] = False
+    # Every claim lists its figure per order; one judged once (about the code or the
+    # recipe, which no float order changes) lists the faithful order alone.
+    details["orders"] = {name: _order_entry(j) for name, j in judgements.items()}
+    if len(judgements) > 1:
+        spread = _figure_range(judgements)
+        if spread is not None:
+            details["range_over_orders"] = spread
+    return ClaimRecord(
+        id=spec.id,
+        document=spec.document,
+        section=spec.section,
+        statement=spec.statement,
+        origin=spec.origin,
+        published=fmt(faithful.published if spec.published is None else spec.published),
+        measured=fmt(faithful.measured),
+        tolerance=tolerance,
+        verdict=verdict,
+        details=details,
+    )
 
-    def __init__(self, meta: ClaimMeta, user_properties: list[tuple[str, Any]]):
-        self.meta = meta
-        self._properties = user_properties
-        self.spec = registered_spec(meta.id)
-        if self.spec is not None and self.spec.meta != meta:
-            raise ValueError(
-                f"{meta.id}: the test's claim marker {meta} is not its spec's {self.spec.meta}; "
-                "define it once, with Claims"
-            )
 
-    def decide(
-        self, judgements: Mapping[str, Judgement | Measured], copies: int = 0, **extra: Any
-    ) -> ClaimRecord:
-        """The claim's verdict over its spec's judgements in each distinct order (the
-        faithful first); `copies`: orders left out as copies of another (bit for bit);
-        `extra`, details recorded beside it."""
-        spec = self.spec
-        if spec is None:
-            raise ValueError(f"{self.meta.id}: no ClaimSpec defines this claim")
-        _check_judgements(spec.id, judgements)
-        for name, judgement in judgements.items():
-            expected = spec.published
-            if isinstance(judgement, Measured) and expected is not None:
-                expected = printed_figures(expected)
-            if expected is not None and fmt(judgement.published) != fmt(expected):
-                raise ValueError(
-                    f"{spec.id}: its judge reports published {judgement.published!r} in order "
-                    f"{name!r}, its spec {spec.published!r}"
-                )
-        beside = spec.beside() if spec.beside is not None else {}
-        return self._decide(judgements, {**beside, **extra}, copies)
+def record_property(record: ClaimRecord) -> tuple[str, str]:
+    """The test report's user property that carries `record` to the plugin."""
+    return PROPERTY, json.dumps(record.to_json(), default=_jsonable)
 
-    def record(self, judgement: Judgement) -> ClaimRecord:
-        """For a claim about the code or the recipe, not about trained numbers: one
-        judgement that no float order can change."""
-        if self.spec is not None:
-            raise ValueError(f"{self.meta.id}: judged by its spec (Claims), from its body")
-        return self._decide({FAITHFUL: judgement}, {})
 
-    def close_to(self, measured: float, published: str, tolerance: float, **details: Any):
-        """`record(close_to(...))`: one figure, one order."""
-        return self.record(close_to(measured, published, tolerance, **details))
-
-    def all_close(
-        self,
-        measured: list[float],
-        published: list[str],
-        tolerance: list[float] | float,
-        **details: Any,
-    ) -> ClaimRecord:
-        """`record(all_close(...))`: several figures, one order."""
-        return self.record(all_close(measured, published, tolerance, **details))
-
-    def holds(self, condition: bool, **figures: Any) -> ClaimRecord:
-        """`record(satisfied(...))`: one qualitative judgement, one order."""
-        return self.record(satisfied(condition, **figures))
-
-    def _decide(
-        self,
-        judgements: Mapping[str, Judgement | Measured],
-        extra: dict[str, Any],
-        copies: int = 0,
-    ) -> ClaimRecord:
-        _check_judgements(self.meta.id, judgements)
-        for name, judgement in judgements.items():
-            _refuse_nonfinite(self.meta.id, name, judgement)
-            _refuse_too_large(self.meta.id, name, judgement)
-        faithful = judgements[FAITHFUL]
-        reading = self.spec.reading if self.spec is not None else None
-        details: dict[str, Any] = {**({"reading": reading} if reading else {})}
-        if isinstance(faithful, Measured):
-            scale = self.spec.scale if self.spec is not None else "linear"
-            verdict, tolerance, rule = _figure_verdict(judgements, scale, copies)  # type: ignore[arg-type]
-        else:
-            verdict, tolerance, rule = _qualitative_verdict(judgements, copies)  # type: ignore[arg-type]
-            reasons = sorted({j.inconclusive for j in judgements.values() if j.inconclusive})  # type: ignore[union-attr]
-            if reasons:
-                verdict, rule["inconclusive"] = "inconclusive", "; ".join(reasons)
-        details |= {**rule, **faithful.details, **extra}
-        if self.meta.finding:
-            details["finding"] = self.meta.finding
-        if not self.meta.gates:
-            details["gates"] = False
-        # Every claim lists its figure per order; one judged once (about the code or the
-        # recipe, which no float order changes) lists the faithful order alone.
-        details["orders"] = {name: _order_entry(j) for name, j in judgements.items()}
-        if len(judgements) > 1:
-            spread = _figure_range(judgements)
-            if spread is not None:
-                details["range_over_orders"] = spread
-        record = ClaimRecord(
-            **{k: v for k, v in asdict(self.meta).items() if k not in ("finding", "gates")},
-            published=fmt(
-                faithful.published
-                if self.spec is None or self.spec.published is None
-                else self.spec.published
-            ),
-            measured=fmt(faithful.measured),
-            tolerance=tolerance,
-            verdict=verdict,
-            details=details,
+def conclude(spec: ClaimSpec, record: ClaimRecord) -> None:
+    """Pass or fail the claim's test as its verdict says: a refuted claim fails
+    (`ClaimRefuted`; a known finding is an expected failure), a finding no longer refuted
+    fails (`FindingGone`), any other verdict passes."""
+    figures = (
+        f"published {record.published}, measured {record.measured}, tolerance {record.tolerance}"
+    )
+    if record.verdict == "refuted" and spec.gates:
+        if spec.finding:
+            pytest.xfail(spec.finding)
+        raise ClaimRefuted(f"{spec.id}: {figures}: {spec.statement}")
+    if record.verdict != "refuted" and spec.finding:
+        raise FindingGone(
+            f"{spec.id}: recorded as a finding ({spec.finding}), but it is now "
+            f"{record.verdict} ({figures}): update the record"
         )
-        self._properties.append((PROPERTY, json.dumps(record.to_json(), default=_jsonable)))
-        figures = (
-            f"published {record.published}, measured {record.measured}, "
-            f"tolerance {record.tolerance}"
-        )
-        if verdict == "refuted" and self.meta.gates:
-            if self.meta.finding:
-                pytest.xfail(self.meta.finding)
-            raise ClaimRefuted(f"{self.meta.id}: {figures}: {self.meta.statement}")
-        if verdict != "refuted" and self.meta.finding:
-            raise FindingGone(
-                f"{self.meta.id}: recorded as a finding ({self.meta.finding}), but it is now "
-                f"{verdict} ({figures}): update the record"
-            )
-        return record

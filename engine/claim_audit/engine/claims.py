@@ -7,10 +7,12 @@
         return fits.slope
 
 The decorator defines the claim once (a `ClaimSpec` in the `claims` registry) and turns the
-body into the claim's test. The engine runs the body once per valid float order: every
-argument that is an `Orders` is handed to the body one order's results at a time (the other
-fixtures as they are), and the verdict is taken over what the body returned in each order
-(engine/claim_audit/engine/claim.py). A body returns
+body into the claim's test, which closes over the spec (a case of `claims.each` carries its
+spec on its `claim` marker, which also tells the plugin the test is a claim's). The engine
+runs the body once per valid float order: every argument that is an `Orders` is handed to
+the body one order's results at a time (the other fixtures as they are), and the verdict is
+taken over what the body returned in each order (engine/claim_audit/engine/claim.py). A body
+returns
 
 - a number (a 0-d numpy array too), or a sequence of numbers for a tuple of published
   figures, or `figure(value, **details)` to record figures beside it (e.g. per seed; an
@@ -41,7 +43,7 @@ import numpy as np
 import pytest
 
 from ..orders import FAITHFUL, Orders
-from .claim import Claim, ClaimRecord, ClaimSpec, ClaimSpecs, Published
+from .claim import ClaimRecord, ClaimSpec, ClaimSpecs, Published, conclude, decide, record_property
 from .verdict import Judgement, Measured, mean_and_sd, printed_figures
 
 Body = Callable[..., Any]
@@ -181,11 +183,9 @@ def _as_judgement(claim_id: str, published: Published, value: Any) -> Judgement 
     )
 
 
-def judge_body(claim: Claim, body: Body, arguments: Mapping[str, Any]) -> ClaimRecord:
+def judge_body(spec: ClaimSpec, body: Body, arguments: Mapping[str, Any]) -> ClaimRecord:
     """Run `body` once per order of its `Orders` arguments (once, when it has none or its
     claim is `once`) and decide the claim over what it returned."""
-    spec = claim.spec
-    assert spec is not None
     orders = {name: value for name, value in arguments.items() if isinstance(value, Orders)}
     names = [FAITHFUL]
     copies = 0
@@ -207,7 +207,18 @@ def judge_body(claim: Claim, body: Body, arguments: Mapping[str, Any]) -> ClaimR
     judgements = {
         name: _as_judgement(spec.id, spec.published, body(**in_order(name))) for name in names
     }
-    return claim.decide(judgements, copies=copies)
+    return decide(spec, judgements, copies=copies)
+
+
+def run_claim(
+    spec: ClaimSpec, body: Body, arguments: Mapping[str, Any], user_properties: list
+) -> ClaimRecord:
+    """What a claim's test does: judge `body` (`judge_body`), record the claim among its
+    report's `user_properties`, then pass or fail as the verdict says."""
+    record = judge_body(spec, body, arguments)
+    user_properties.append(record_property(record))
+    conclude(spec, record)
+    return record
 
 
 class Claims(ClaimSpecs):
@@ -228,7 +239,7 @@ class Claims(ClaimSpecs):
 
         def decorate(body: Body) -> Body:
             spec = self._define(id, section, statement, published, body, kw)
-            return spec.mark(_claim_test(body))
+            return spec.mark(_claim_test(body, lambda request: spec))
 
         return decorate
 
@@ -251,13 +262,16 @@ class Claims(ClaimSpecs):
         claim, judged by this body."""
 
         def decorate(body: Body) -> Body:
+            bound = []
             for case in cases:
                 marks = [m for m in case.marks if m.name == "claim"]
                 if len(marks) != 1:
                     raise ValueError(f"{body.__name__}: each case is a claims.case(...)")
-                claim_id = marks[0].kwargs["id"]
-                self._rebind(claim_id, body)
-            return pytest.mark.parametrize(argnames, cases)(_claim_test(body))
+                spec = self._rebind(marks[0].args[0].id, body)
+                others = [m for m in case.marks if m.name != "claim"]
+                bound.append(pytest.param(*case.values, marks=[*others, spec.mark], id=case.id))
+            test = _claim_test(body, lambda request: spec_of(request.node))
+            return pytest.mark.parametrize(argnames, bound)(test)
 
         return decorate
 
@@ -283,9 +297,11 @@ class Claims(ClaimSpecs):
         self.add(spec)
         return spec
 
-    def _rebind(self, claim_id: str, body: Body) -> None:
+    def _rebind(self, claim_id: str, body: Body) -> ClaimSpec:
         """Make `body` the judge of a case's claim (defined by `case`, before its test)."""
-        self.add(dataclasses.replace(self[claim_id], judge=body), replace=True)
+        spec = dataclasses.replace(self[claim_id], judge=body)
+        self.add(spec, replace=True)
+        return spec
 
 
 def _unbound(claim_id: str) -> Body:
@@ -295,20 +311,28 @@ def _unbound(claim_id: str) -> Body:
     return unbound
 
 
-def _claim_test(body: Body) -> Body:
-    """The test pytest runs for a claim body: it asks for the body's own fixtures and for
-    `claim`, and judges the body over the orders."""
+def spec_of(item: pytest.Item) -> ClaimSpec | None:
+    """The claim a collected test judges (its `claim` marker's spec), if it is a claim's."""
+    marker = item.get_closest_marker("claim")
+    return marker.args[0] if marker is not None and marker.args else None
+
+
+def _claim_test(body: Body, spec: Callable[[pytest.FixtureRequest], ClaimSpec]) -> Body:
+    """The test pytest runs for a claim body: it asks for the body's own fixtures (and
+    `request`), judges the body over the orders, records the claim on its report, then
+    passes or fails as the verdict says."""
     params = list(inspect.signature(body).parameters.values())
-    if any(p.name == "claim" for p in params):
-        raise ValueError(f"{body.__name__}: a claim body receives no `claim` argument")
     if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
         raise ValueError(f"{body.__name__}: a claim body names each fixture it reads")
+    wants_request = any(p.name == "request" for p in params)
 
     @functools.wraps(body)
-    def test(claim: Claim, **arguments: Any) -> None:
-        judge_body(claim, body, arguments)
+    def test(request: pytest.FixtureRequest, **arguments: Any) -> None:
+        if wants_request:
+            arguments["request"] = request
+        run_claim(spec(request), body, arguments, request.node.user_properties)
 
-    claim_param = inspect.Parameter("claim", inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    named = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params]
-    test.__signature__ = inspect.Signature([claim_param, *named])  # type: ignore[attr-defined]
+    request_param = inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    named = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params if p.name != "request"]
+    test.__signature__ = inspect.Signature([request_param, *named])  # type: ignore[attr-defined]
     return test

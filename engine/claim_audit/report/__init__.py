@@ -1,3 +1,4 @@
-"""The claims-audit pytest plugin and the audit it writes: `plugin` (the `claim` fixture, the
+"""The claims-audit pytest plugin and the audit it writes: `plugin` (the claims collected, the
 records, the report at the end), `hooks` (what a project tells it), `audit` (audit.json
-built, then rendered by engine/claim_audit/render), `provenance`, `diff` (two audits compared), `watchdog`."""
+built, then rendered by engine/claim_audit/render), `provenance`, `diff` (two audits compared),
+`timeouts` (a test past its budget)."""

@@ -1,4 +1,4 @@
-"""pytest plugin: the `claim` fixture, collection of claim records, and the audit report.
+"""pytest plugin: collection of claim records, and the audit report.
 
 Workers (or the single process without xdist) attach each claim's record to its
 test report; the controller process gathers them, prints the claims table and
@@ -7,9 +7,8 @@ command, the test command and CI.
 
 Only a complete run replaces the report: every claim the documents define
 (`pytest_claims_audit_claims`) has a verdict, none is in error and nothing cut the run
-short; any other run writes `report/partial/`, naming the claims `missing` and why. Under
-xdist with a per-test budget (pytest-timeout), a watchdog stops a worker that no longer
-answers (engine/claim_audit/report/watchdog.py).
+short; any other run writes `report/partial/`, naming the claims `missing` and why. A test
+past its budget is pytest-timeout's to fail (engine/claim_audit/report/timeouts.py).
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ import json
 import os
 import shlex
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -28,18 +26,11 @@ from pathlib import Path
 import pytest
 
 from .. import cache
-from ..engine.claim import (
-    META_PROPERTY,
-    PROPERTY,
-    Claim,
-    ClaimMeta,
-    ClaimRecord,
-    ClaimRefuted,
-    FindingGone,
-)
+from ..engine.claim import PROPERTY, ClaimRecord, ClaimSpec
+from ..engine.claims import spec_of
 from ..render import table
 from ..seeds import parse_seeds
-from . import watchdog
+from . import timeouts
 from .provenance import (
     LOCK_FILE,
     NO_ENVIRONMENT,
@@ -49,11 +40,11 @@ from .provenance import (
     project_requirements,
 )
 
-_REQUIRED = ("id", "document", "section", "statement")
+META_PROPERTY = "claim_meta"  # a claim's test report carries its claim's fields to the controller
+_FIELDS = ("id", "document", "section", "statement", "origin")
 # The markers this plugin reads, registered by it: a project that loads it declares nothing.
 MARKERS = (
-    "claim(id, document, section, statement, finding=None): a test of one assertion made by "
-    "a document; finding= records a known refutation",
+    "claim(spec): the test of one claim, set by claim_audit.Claims (which defines the claim)",
 )
 
 
@@ -174,6 +165,7 @@ def pytest_configure(config: pytest.Config) -> None:
     budget = _budget(config)
     if budget:  # no test waits on another process's cache lock past its own budget
         cache.lock_timeout_s = budget
+    config.pluginmanager.register(timeouts, "claims-audit-timeouts")
     if not _is_worker(config):
         config.stash[_REPORT_DIR] = _report_dir(config)
         _check_junit_path(config)
@@ -244,8 +236,7 @@ def _report_dir(config: pytest.Config) -> Path:
     the rootdir, wherever pytest was started).
 
     Raises:
-      pytest.UsageError: it is empty (an unset shell variable), not UTF-8 (xdist cannot send
-        it to its workers, nor audit.json record it as text), or it is the rootdir, a test
+      pytest.UsageError: it is empty (an unset shell variable), or it is the rootdir, a test
         folder or a folder holding one (the report's swap would land among the sources).
     """
     given = config.getoption("--report-dir")
@@ -256,12 +247,7 @@ def _report_dir(config: pytest.Config) -> Path:
             f"--report-dir is empty ({given!r}; an unset shell variable?): name a folder"
         )
     try:
-        given.encode("utf-8")
         path = (config.invocation_params.dir / Path(given).expanduser()).resolve()
-    except UnicodeEncodeError:
-        raise pytest.UsageError(
-            f"--report-dir {given!r} is not valid UTF-8: name a folder whose name is"
-        ) from None
     except RuntimeError as error:  # `~` without a home folder
         raise pytest.UsageError(f"--report-dir {given!r}: {error}") from None
     sources = [config.rootpath, *(config.rootpath / p for p in config.getini("testpaths"))]
@@ -313,81 +299,33 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _claim_metas(items: list[pytest.Item]) -> dict[str, dict]:
-    """Check every claim marker, attach each claim's meta to its test; node id -> meta."""
+    """Check every claim's test; attach each claim's fields to its test; node id -> fields."""
     metas: dict[str, dict] = {}
     seen: dict[str, str] = {}
     for item in items:
-        marker = item.get_closest_marker("claim")
-        if marker is None:
+        if item.get_closest_marker("claim") is None:
             continue
-        missing = [name for name in _REQUIRED if name not in marker.kwargs]
-        if missing or marker.args:
+        spec = spec_of(item)
+        if not isinstance(spec, ClaimSpec):
             raise pytest.UsageError(
-                f"{item.nodeid}: @pytest.mark.claim needs keyword arguments {_REQUIRED}; missing {missing}"
+                f"{item.nodeid}: a claim is defined on its test with claim_audit.Claims "
+                "(docs/ADDING_A_DOCUMENT.md), not with a bare @pytest.mark.claim"
             )
-        unknown = set(marker.kwargs) - {*_REQUIRED, *_OPTIONAL}
-        if unknown:
+        if seen.setdefault(spec.id, item.nodeid) != item.nodeid:
             raise pytest.UsageError(
-                f"{item.nodeid}: @pytest.mark.claim got unknown arguments {sorted(unknown)}"
-            )
-        wrong = _wrong_field(marker.kwargs)
-        if wrong:
-            raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.claim: {wrong}")
-        claim_id = marker.kwargs["id"]
-        if seen.setdefault(claim_id, item.nodeid) != item.nodeid:
-            raise pytest.UsageError(
-                f"claim id {claim_id!r} is used by {seen[claim_id]} and {item.nodeid}"
+                f"claim id {spec.id!r} is used by {seen[spec.id]} and {item.nodeid}"
             )
         if item.get_closest_marker("xfail") is not None:
             raise pytest.UsageError(
                 f"{item.nodeid}: a claim records a known finding with finding='...' on its "
-                "claim marker, not with xfail (its verdict is decided over float orders)"
+                "spec, not with xfail (its verdict is decided over float orders)"
             )
-        item.extra_keyword_matches.add(claim_id)  # `pytest -k cal-02c` selects the claim
-        meta = {name: marker.kwargs[name] for name in _REQUIRED}
-        meta["origin"] = marker.kwargs.get("origin", "document")
-        meta["expected"] = not marker.kwargs.get("finding")
+        item.extra_keyword_matches.add(spec.id)  # `pytest -k cal-02c` selects the claim
+        meta = {name: getattr(spec, name) for name in _FIELDS}
+        meta["expected"] = not spec.finding
         item.user_properties.append((META_PROPERTY, json.dumps(meta)))
         metas[item.nodeid] = meta
     return metas
-
-
-_OPTIONAL = ("finding", "origin", "gates")
-
-
-def _wrong_field(fields: dict) -> str | None:
-    """What is wrong with a claim marker's keyword arguments, if anything: its text fields
-    must be non-empty strings (a finding: one, or None), `gates` a bool, and together they
-    must make a `ClaimMeta` (its origin known, no finding on a benchmark figure, ...)."""
-    for name in (*_REQUIRED, "finding"):
-        value = fields.get(name)
-        optional = name not in _REQUIRED and value is None
-        if not optional and (not isinstance(value, str) or not value.strip()):
-            return f"{name} must be a non-empty string; got {value!r}"
-    if not isinstance(fields.get("gates", True), bool):
-        return f"gates must be True or False; got {fields['gates']!r}"
-    try:
-        ClaimMeta(**fields)
-    except ValueError as error:
-        return str(error)
-    return None
-
-
-@pytest.fixture
-def claim(request: pytest.FixtureRequest) -> Claim:
-    """Records a claim's published and measured figures and checks them."""
-    marker = request.node.get_closest_marker("claim")
-    if marker is None:
-        raise pytest.UsageError(
-            f"{request.node.nodeid} uses the claim fixture without @pytest.mark.claim"
-        )
-    meta = ClaimMeta(
-        **{name: marker.kwargs[name] for name in _REQUIRED},
-        finding=marker.kwargs.get("finding"),
-        origin=marker.kwargs.get("origin", "document"),
-        gates=marker.kwargs.get("gates", True),
-    )
-    return Claim(meta, request.node.user_properties)
 
 
 @pytest.fixture(scope="session")
@@ -413,28 +351,16 @@ def _budget(config: pytest.Config) -> float:
         return 0.0
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
-    """On an xdist worker, with a budget: mark the test running for the controller's watchdog."""
-    config = item.config
-    folder = config.workerinput.get(_WATCHED) if _is_worker(config) else None
-    if folder is None:
-        return (yield)
-    with watchdog.mark_running(Path(folder), config.workerinput["workerid"], item.nodeid):
-        return (yield)
-
-
-_WATCHED = "claims_watchdog_folder"  # in a worker's workerinput: where it marks its tests
 _CRASHED = "claims_crashed"  # in a worker's workerinput: tests whose worker died running them
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """On a replacement xdist worker: a test whose worker died running it (ended past its
-    budget, say) is not run again. xdist hands the dead worker's file out again, that test
-    included; run again, a test blocked past its budget was ended on every replacement worker
-    up to xdist's restart limit, and the tests after it in its file never ran. Its failure is
-    the crash's report (its claim an ERROR), given once."""
+    """On a replacement xdist worker: a test whose worker died running it (a crash, or
+    pytest-timeout's `thread` method ending it past its budget) is not run again. xdist hands
+    the dead worker's file out again, that test included; run again, it could end every
+    replacement worker up to xdist's restart limit, and the tests after it in its file would
+    never run. Its failure is the crash's report (its claim an ERROR), given once."""
     config = item.config
     if _is_worker(config) and item.nodeid in config.workerinput.get(_CRASHED, ()):
         pytest.skip("not run again: its worker died running it (reported as failed)")
@@ -442,45 +368,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    """A claim's test that failed, or passed, other than as its verdict decides: the claim is
-    an error. Its record was written when it was judged, so without this a test whose own
-    assertion fails after its claim was judged would be reported as holding."""
+    """A claim's test whose teardown fails after its claim was judged: the claim is an error
+    (its record, written when it was judged, would otherwise stand)."""
     report = yield
     recorded = [value for name, value in report.user_properties if name == PROPERTY]
-    if not recorded or call.when == "setup":
+    if not recorded or call.when != "teardown" or call.excinfo is None:
         return report
     record = json.loads(recorded[-1])
-    raised = call.excinfo.value if call.excinfo is not None else None
-    if call.when == "teardown":
-        why = None if raised is None else f"its teardown raised {_short(report)}"
-    else:
-        why = _not_the_verdict(record, raised, report)
-    if why is not None:
-        error = _error_record(record, f"{why} after the claim was judged ({record['verdict']})")
-        report.user_properties.append((PROPERTY, json.dumps(error.to_json())))
+    why = f"its teardown raised {_short(report)} after the claim was judged ({record['verdict']})"
+    report.user_properties.append((PROPERTY, json.dumps(_error_record(record, why).to_json())))
     return report
-
-
-def _not_the_verdict(
-    record: dict, raised: BaseException | None, report: pytest.TestReport
-) -> str | None:
-    """Why the outcome of a claim's test is not the one its recorded verdict gives (None
-    when it is): a refuted claim raises ClaimRefuted (a known finding: pytest's xfail, or
-    ClaimRefuted under --runxfail), a finding no longer refuted raises FindingGone, any other
-    verdict lets the test pass."""
-    details = record["details"]
-    expected: tuple[type[BaseException], ...] = ()
-    if record["verdict"] == "refuted" and details.get("gates", True):
-        expected = (
-            (ClaimRefuted, pytest.xfail.Exception) if "finding" in details else (ClaimRefuted,)
-        )
-    elif record["verdict"] != "error" and "finding" in details:
-        expected = (FindingGone,)
-    if raised is None:
-        return f"the test caught its {expected[0].__name__}" if expected else None
-    if isinstance(raised, expected):
-        return None
-    return f"the test raised {_short(report)}"
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -530,7 +427,6 @@ class AuditCollector:
         self.write_error: str | None = None
         self.robustness: dict | None = None
         self.robustness_error: str | None = None
-        self.watchdog: watchdog.Watchdog | None = None
         self.rerun: str | None = None  # --lf or --sw, when it ran only some tests
         self.crashed: list[str] = []  # tests whose xdist worker died running them
 
@@ -543,39 +439,18 @@ class AuditCollector:
 
     @pytest.hookimpl(optionalhook=True)  # xdist's hook, on the controller
     def pytest_configure_node(self, node) -> None:
-        """With a budget per test, watch the workers from their start (engine/claim_audit/report/watchdog.py).
-        A replacement worker learns which tests are not to be run again (`pytest_runtest_setup`)."""
+        """A replacement worker learns which tests are not to be run again
+        (`pytest_runtest_setup`)."""
         node.workerinput[_CRASHED] = list(self.crashed)
-        budget = _budget(self.config)
-        if not budget:
-            return
-        if self.watchdog is None:
-            folder = Path(tempfile.mkdtemp(prefix="claims-running-"))
-            self.watchdog = watchdog.Watchdog(folder, budget, _say)
-            self.watchdog.start()
-        node.workerinput[_WATCHED] = str(self.watchdog.folder)
-        # The worker's process is up (xdist has just asked it about itself), not yet pytest.
-        asked = node.gateway.remote_exec("import os; channel.send(os.getpid())")
-        self.watchdog.starting(node.gateway.id, asked.receive(timeout=60))
 
     @pytest.hookimpl(optionalhook=True)  # xdist's hook, on the controller
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched) -> None:
         """A worker died running `crashitem`: xdist reports it failed, then hands its file out
-        again; the replacement workers skip it (`pytest_runtest_setup`). A worker the
-        watchdog ended: the report says why (past its budget, stopped)."""
+        again; the replacement workers skip it (`pytest_runtest_setup`)."""
         self.crashed.append(crashitem)
-        if self.watchdog is not None and crashitem in self.watchdog.stopped:
-            report.longrepr = self.watchdog.stopped[crashitem]
-
-    @pytest.hookimpl(optionalhook=True)  # xdist's hook, on the controller
-    def pytest_xdist_node_collection_finished(self, node, ids) -> None:
-        if self.watchdog is not None:
-            self.watchdog.started(node.gateway.id)
 
     @pytest.hookimpl(optionalhook=True)  # xdist's hook: the plugin also runs without xdist
     def pytest_testnodedown(self, node, error) -> None:
-        if self.watchdog is not None:
-            self.watchdog.started(node.gateway.id)
         output = getattr(node, "workeroutput", None)  # absent when the worker crashed
         if output is None:
             return
@@ -612,8 +487,6 @@ class AuditCollector:
     def _record_crashes(self) -> None:
         """A claim whose test failed without reporting its meta (its worker crashed): ERROR."""
         for nodeid, reason in self.failed_unclaimed.items():
-            if self.watchdog is not None:
-                reason = self.watchdog.stopped.get(nodeid, reason)
             meta = self.claims.get(nodeid)
             if meta is not None and meta["id"] not in self.records:
                 meta = dict(meta)
@@ -706,8 +579,6 @@ class AuditCollector:
         return [i for i, why in self.missing.items() if why in (NOT_COLLECTED, NOT_RUN)]
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self.watchdog is not None:
-            self.watchdog.stop()
         if _COLLECTED in self.config.stash:  # without xdist, this process collected the tests
             self.claims = {**self.config.stash[_COLLECTED], **self.claims}
             self.selected = set(self.config.stash.get(_SELECTED, []))
@@ -882,8 +753,7 @@ def _some(ids: list[str], shown: int = 5) -> str:
 
 def _error_record(meta: dict, reason: str) -> ClaimRecord:
     return ClaimRecord(
-        **{name: meta[name] for name in _REQUIRED},
-        origin=meta.get("origin", "document"),
+        **{name: meta[name] for name in _FIELDS},
         published="-",
         measured="-",
         tolerance="-",
@@ -948,11 +818,6 @@ def _rerun_of_failures(config: pytest.Config) -> str | None:
     if stepwise and isinstance(last, dict) and last.get("last_failed"):
         return "--sw"
     return None
-
-
-def _say(line: str) -> None:
-    sys.stderr.write(line + "\n")
-    sys.stderr.flush()
 
 
 def _short(report: pytest.TestReport) -> str:

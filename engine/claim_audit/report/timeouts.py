@@ -1,0 +1,74 @@
+"""A test past its budget fails where it runs: pytest-timeout's `signal` method, made safe
+between a test's phases.
+
+pytest-timeout (`timeout`, `timeout_method = "signal"`) arms SIGALRM over a whole test: its
+setup, call and teardown, and also the reporting between them. Inside a phase its handler's
+failure is that phase's (the claim an ERROR, once; the worker lives on and runs the rest of
+its file). An alarm landing in the reporting (a failed setup's traceback being formatted on a
+loaded machine) would raise outside any phase: the xdist worker ends with an INTERNALERROR and
+xdist's controller may wait forever for it. So here an alarm fails the test only inside a
+phase; one that arrives between phases fails the test's setup or call as it starts (a test
+whose call has ended is torn down as usual: its outcome is decided).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable, Generator
+from types import FrameType
+from typing import Any
+
+import pytest
+
+Handler = Callable[[int, FrameType | None], Any]
+_TIMEOUT_HANDLER = pytest.StashKey[Handler]()  # pytest-timeout's handler of this test's alarm
+_IN_PHASE = pytest.StashKey[bool]()
+_OVERDUE = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True, optionalhook=True)  # pytest-timeout's hook
+def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> Generator[None, Any, Any]:
+    """Put `_alarm` in front of the handler pytest-timeout has just installed."""
+    armed = yield
+    handler = signal.getsignal(signal.SIGALRM)
+    if threading.current_thread() is threading.main_thread() and callable(handler):
+        item.stash[_TIMEOUT_HANDLER] = handler
+        item.stash[_OVERDUE] = False
+        signal.signal(signal.SIGALRM, lambda signum, frame: _alarm(item, signum, frame))
+    return armed
+
+
+def _alarm(item: pytest.Item, signum: int, frame: FrameType | None) -> None:
+    if item.stash.get(_IN_PHASE, False):
+        item.stash[_TIMEOUT_HANDLER](signum, frame)  # raises pytest-timeout's failure
+    else:
+        item.stash[_OVERDUE] = True
+
+
+def _phase(item: pytest.Item, *, teardown: bool = False) -> Generator[None, Any, Any]:
+    if item.stash.get(_OVERDUE, False) and not teardown:
+        item.stash[_OVERDUE] = False
+        item.stash[_TIMEOUT_HANDLER](signal.SIGALRM, None)
+    item.stash[_IN_PHASE] = True
+    try:
+        return (yield)
+    finally:
+        item.stash[_IN_PHASE] = False
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, Any, Any]:
+    return (yield from _phase(item))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    return (yield from _phase(item))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, Any, Any]:
+    return (yield from _phase(item, teardown=True))
