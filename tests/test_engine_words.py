@@ -64,3 +64,13 @@ def test_metadata_has_no_jax_fields_when_the_run_never_imported_jax(monkeypatch)
     meta = audit.metadata([], 0.0)
     assert "jax_backend" not in meta["platform"] and "jax_environment" not in meta
     assert audit.metadata([], 0.0, jax_environment={})["jax_environment"] == {}
+
+
+def test_the_starter_speaks_the_engines_words():
+    """The files `python -m claim_audit new` writes point a user at no path of this
+    repository (they have the installed engine, not its source)."""
+    from claim_audit.starter import starter_files
+
+    for name, text in starter_files("paper").items():
+        flat = " ".join(text.split())
+        assert not [w for w in PROJECT_WORDS if w in flat], (name, flat)
