@@ -69,3 +69,13 @@ def test_metadata_has_only_the_environment_fields_a_project_gives():
     meta = audit.metadata([], 0.0, environment=given)
     assert meta["platform"]["jax_backend"] == "cpu" and meta["platform"]["machine"]
     assert meta["jax_environment"] == {} and meta["device"] == device
+
+
+def test_the_starter_speaks_the_engines_words():
+    """The files `python -m claim_audit new` writes point a user at no path of this
+    repository (they have the installed engine, not its source)."""
+    from claim_audit.starter import starter_files
+
+    for name, text in starter_files("paper").items():
+        flat = " ".join(text.split())
+        assert not [w for w in PROJECT_WORDS if w in flat], (name, flat)

@@ -667,6 +667,19 @@ def test_a_several_fold_move_is_seen_whatever_the_old_spread(tmp_path):
     assert diff.several_fold(diff.Figure("x", 1.0, None, span=(0.9, 1.1)), diff.Figure("x", -1.0, None, span=(-1.1, -0.9))) == math.inf  # fmt: skip
 
 
+def test_an_effect_its_old_orders_agreed_on_is_listed_for_any_move(tmp_path):
+    """engine/README.md: an effect has no printed digits, so its tolerance is the old orders'
+    spread alone; where every old order computed it alike, a move of 1e-4 is listed and the
+    diff exits 3 (found by the trial on scikit-learn's calibration curves, issue 50)."""
+    old = with_claims(threshold_claim([0.0100] * 3, 3))
+    new = with_claims(threshold_claim([0.0101] * 3, 3))
+    moved = {m.figure: m for m in diff.compare(old, new).moved}
+    assert moved["effects[0].faithful"].tolerance < 1e-12
+    result = run_diff(str(write(tmp_path, "a.json", old)), str(write(tmp_path, "b.json", new)))
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "effects[0].faithful    0.01 -> 0.0101" in result.stdout
+
+
 def test_a_changed_reading_or_region_is_a_changed_definition_not_a_moved_figure():
     """A qualitative claim whose reading, region or tolerance changed: listed with the
     published figure, tolerance and statement changes, not as moved figures (issue 50)."""

@@ -23,6 +23,12 @@ def guide_blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", text, re.S)[:2]
 
 
+def guide_seed_rule() -> str:
+    """The guide's "Other seeds" rule on how few seeds a sweep may have (its third block)."""
+    text = GUIDE.read_text().split("**Other seeds.**", 1)[1]
+    return re.findall(r"```python\n(.*?)```", text, re.S)[2]
+
+
 MALFORMED = """
 
 def pytest_claims_audit_robustness(documents, sweep):
@@ -74,6 +80,21 @@ def test_a_starter_project_with_the_guides_glue_gets_its_section(tmp_path):
     section = audit_md.split("## Robustness", 1)[1]
     assert "### Across seeds 0, 1, 2, 3" in section and "| toy-5 |" in section
     assert not [word for word in PROJECT_WORDS if word in section + shown], section
+
+
+@pytest.mark.slow
+def test_the_guides_seed_rule_refuses_a_small_sweep_before_anything_runs(tmp_path):
+    """The guide's glue and its `pytest_configure` rule: `--seeds 0-1` is a usage error (exit
+    4) naming the rule, before any claim runs; `--seeds 0-2` runs and gets its section."""
+    folder = project(tmp_path, guide_blocks()[1] + "\n\n" + guide_seed_rule())
+    refused = run_seeds(folder, "0-1")
+    shown = refused.stdout + refused.stderr
+    assert refused.returncode == 4, shown[-4000:]
+    assert "--seeds: a sweep needs 3 seeds or more; got 2" in shown
+    assert "CLAIMS AUDIT" not in shown and "Traceback" not in shown
+    accepted = run_seeds(folder, "0-2")
+    assert accepted.returncode == 0, (accepted.stdout + accepted.stderr)[-4000:]
+    assert "Each comparative claim on seeds 0-2" in accepted.stdout
 
 
 @pytest.mark.slow
