@@ -79,3 +79,25 @@ def test_the_starter_speaks_the_engines_words():
     for name, text in starter_files("paper").items():
         flat = " ".join(text.split())
         assert not [w for w in PROJECT_WORDS if w in flat], (name, flat)
+
+
+def test_the_robustness_figure_speaks_the_engines_words():
+    """Its caption names no kind of interval of this project's, and one published seed is
+    "seed 42", not "seeds 42"."""
+    from claim_audit import Comparison, Effect, Region, seed_section
+    from claim_audit.render.drawing import ROBUSTNESS
+    from claim_audit.render.robustness_figure import robustness_figure
+
+    assert "test-image" not in ROBUSTNESS.caption
+    comparison = Comparison("x-1", (Effect("ratio", lambda s: s["a"], Region(1.0)),))
+    section = seed_section(
+        [comparison], lambda seed: {"a": 1.5 + seed}, published=[42], sweep=[0, 1, 2, 3]
+    )
+    title = robustness_figure(section).get_suptitle()
+    assert "the published seed 42" in title and "seeds 42" not in title
+
+
+def test_the_starter_names_no_cd_into_the_folder_it_stands_in(tmp_path):
+    made = run(tmp_path, "-m", "claim_audit", "new", "toy", ".")
+    assert made.returncode == 0, made.stderr
+    assert "run it: pytest --report-dir=report" in made.stdout

@@ -13,7 +13,7 @@ import pytest
 from claim_audit import Region, ranking
 from fault_tools import REPO_ROOT, TIMEOUT_S, child_env
 
-SCORES = {"lr": 0.02, "svc": 0.05, "nb": 0.11}
+SCORES = {"lr": 0.0271, "svc": 0.0493, "nb": 0.1187}
 
 
 def score(subject: dict[str, float], name: str) -> float:
@@ -25,10 +25,11 @@ def test_a_ranking_is_judged_on_its_margins():
     judged = rank.judge(SCORES)
     assert judged.holds
     margins = {t.name: t.value for t in judged.thresholds}
-    assert margins == pytest.approx({"lr - svc": -0.03, "lr - nb": -0.09})
+    lr, svc, nb = SCORES.values()
+    assert margins == pytest.approx({"lr - svc": lr - svc, "lr - nb": lr - nb})
     assert {t.region for t in judged.thresholds} == {Region(high=0, closed=False)}
-    assert not rank.holds({**SCORES, "svc": 0.01})  # one rival ahead: the ranking fails
-    assert not rank.holds({**SCORES, "svc": 0.02})  # a tie is not a lead
+    assert not rank.holds({**SCORES, "svc": lr / 2})  # one rival ahead: the ranking fails
+    assert not rank.holds({**SCORES, "svc": lr})  # a tie is not a lead
 
 
 def test_higher_is_better_flips_the_margins_region():

@@ -8,6 +8,7 @@ at the end of the run. docs/ADDING_A_DOCUMENT.md walks through a document.
 from .engine.claims import Claims, figure, over_seeds
 from .engine.effects import Comparison, Effect, ranking
 from .engine.seed_section import seed_section
+from .engine.share import draws_to_conclude
 from .engine.verdict import Region, close_to, satisfied, within
 from .orders import FAITHFUL, Orders
 
@@ -20,6 +21,7 @@ __all__ = [
     "Orders",
     "Region",
     "close_to",
+    "draws_to_conclude",
     "figure",
     "over_seeds",
     "ranking",

@@ -40,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for path in written:
         print(f"wrote {path}")
-    print(f"run it: cd {args.folder} && pytest --report-dir=report")
+    here = Path(args.folder).resolve() == Path.cwd().resolve()
+    print(f"run it: {'' if here else f'cd {args.folder} && '}pytest --report-dir=report")
     return 0
 
 

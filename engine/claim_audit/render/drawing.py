@@ -21,8 +21,8 @@ from .robustness_figure import robustness_claims, robustness_figure
 
 ROBUSTNESS = FigureSpec(
     "robustness.png",
-    "Each comparative claim's effect on the published seeds with its 95% test-image "
-    "interval, the region where the claim holds shaded; after --seeds, also across seeds.",
+    "Each comparative claim's effect on the published seeds with the 95% interval its "
+    "project computes, the region where the claim holds shaded; after --seeds, also across seeds.",
     (),  # the claims of the robustness section: `robustness_claims`
     robustness_figure,
 )

@@ -44,7 +44,7 @@ def _region(ax, bounds: list[float | None], xlim: tuple[float, float]) -> None:
 
 def _robustness_panel(ax, claim_id: str, k: int, claim: dict) -> None:
     """Rows from the bottom: each subset of the sweep (dots, green where the claim holds),
-    all sweep seeds with their seed interval, the published seeds with the test-image one."""
+    all sweep seeds with their seed interval, the published seeds with the project's own."""
     published, sweep = claim["published"], claim.get("sweep")
     labels, drawn = [], []
     if sweep is not None:
@@ -94,7 +94,7 @@ def robustness_claims(section: dict) -> list[str]:
 
 
 def robustness_figure(section: dict) -> Figure:
-    """Every comparative claim's effect: on the published seeds with its test-image interval
+    """Every comparative claim's effect: on the published seeds with its project's interval
     and, after a sweep (--seeds), on all the sweep's seeds with a seed interval and on each
     subset of them the claim is judged on (its sweep's `unit`)."""
     panels = [
@@ -122,12 +122,13 @@ def robustness_figure(section: dict) -> Figure:
             Line2D([], [], color=FAILS_COLOUR, marker="o", linestyle="none", label="... where it does not"),
         ]  # fmt: skip
     fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
-    seeds = _seed_range(section["published_seeds"])
+    published = section["published_seeds"]
+    seeds = f"seed{'s' if len(published) > 1 else ''} {_seed_range(published)}"
     title = (
-        f"Comparative claims beyond the published seeds {seeds}\n"
+        f"Comparative claims beyond the published {seeds}\n"
         "(no CI: the effect reads figures that are not resampled, or the most extreme seed)"
     )
     if not swept:
-        title = f"Comparative claims on the published seeds {seeds}, 95% CI\n(no CI: the effect reads figures that are not resampled; --seeds 0-9 adds other seeds)"
+        title = f"Comparative claims on the published {seeds}, 95% CI\n(no CI: the effect reads figures that are not resampled; --seeds 0-9 adds other seeds)"
     fig.suptitle(title)
     return fig
