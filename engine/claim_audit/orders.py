@@ -4,7 +4,7 @@ A chaotic training computed in another valid float order (another fusion, anothe
 reduction order, a batch axis, a one-ulp twin of the initial weights) ends elsewhere. Each
 order is a draw of what another valid computation gives; a claim is judged on the share of
 draws in which it holds, or on the spread of its figures over them
-(engine/claim_audit/engine/claim.py). The faithful order's figures are the headline ones.
+(claim_audit.engine.claim). The faithful order's figures are the headline ones.
 
 An order whose results repeat an earlier one's bit for bit is a copy, not a draw (a
 perturbation that did not take): where the experiment gives each order a digest of its

@@ -4,25 +4,25 @@ the measured one, and the verdict.
 A claim is defined once, as a `ClaimSpec`: its id, document, section, statement, the
 figure as published, the reading of its qualitative words, a recorded finding, its origin
 (a document's assertion or the suite's own check) and its judge, the body of its test.
-`Claims` (engine/claim_audit/engine/claims.py) defines them where their tests live, one
+`Claims` (claim_audit.engine.claims) defines them where their tests live, one
 `ClaimSpecs` registry per document, and runs each body once per valid float order
-(engine/claim_audit/orders.py); `Claim.decide` takes the verdict over what it returned.
+(claim_audit.orders); `Claim.decide` takes the verdict over what it returned.
 
 Each order is a draw of what another valid computation gives (copies of another order
-count once: engine/claim_audit/orders.py):
+count once: claim_audit.orders):
 - a figure claim (its published text figures, its body returning them) holds when each
   published figure lies in its prediction interval over the draws, on the figure's scale
-  (engine/claim_audit/engine/prediction.py), and the interval can tell it from 0 and from a
+  (claim_audit.engine.prediction), and the interval can tell it from 0 and from a
   figure half as large or half as large again; refuted when one lies outside; otherwise
   *inconclusive* (with the orders that would conclude it);
 - a qualitative claim (a threshold, a region, an identity, a shape) is judged by the share
   of valid computations that give it, bounded from the draws it holds in and, for a
-  threshold claim, from their margins (engine/claim_audit/engine/share.py): holds, refuted,
+  threshold claim, from their margins (claim_audit.engine.share): holds, refuted,
   sensitive or inconclusive;
 - a claim judged once (about the code or the recipe) holds or is refuted as that judgement
   says.
 Every verdict over several draws records its shares over resampled draws
-(engine/claim_audit/engine/stability.py), which predict how often another machine's draws
+(claim_audit.engine.stability), which predict how often another machine's draws
 would read it otherwise.
 A judgement that says the run cannot judge the claim (`inconclusive=`) makes it
 inconclusive. No recorded note sets a verdict: it comes from this run's measurements.
@@ -324,7 +324,7 @@ def _figure_verdict(
 ) -> tuple[str, str, dict[str, Any]]:
     """A figure claim over all distinct orders at once: each published figure against its
     prediction interval over the orders, on the figure's scale
-    (engine/claim_audit/engine/prediction.py). Refuted when a figure lies outside its
+    (claim_audit.engine.prediction). Refuted when a figure lies outside its
     interval; else inconclusive when an interval cannot check its figure (or the orders
     collapsed to one copy); else holds."""
     faithful = measured[FAITHFUL]
@@ -349,7 +349,7 @@ def _figure_verdict(
     elif verdict == "inconclusive":
         needed = [v.orders_to_conclude for v in verdicts if not v.conclusive]
         rule["orders_to_conclude"] = None if None in needed else max(needed)  # type: ignore[type-var]
-    # Named as a figure checked against a hand-given tolerance names them (engine/claim_audit/report/diff.py).
+    # Named as a figure checked against a hand-given tolerance names them (claim_audit.report.diff).
     if len(faithful.measured) == 1:
         rule["measured_value"] = faithful.measured[0]
     else:
@@ -415,7 +415,7 @@ def _qualitative_verdict(
 ) -> tuple[str, str, dict[str, Any]]:
     """A qualitative claim over its distinct orders, each a draw: the share of draws in
     which it holds, bounded from the counts and, for a threshold claim, from the margins of
-    the numbers it compares (engine/claim_audit/engine/share.py). Judged in one order only
+    the numbers it compares (claim_audit.engine.share). Judged in one order only
     (a claim about the code or the recipe): that order's answer."""
     holds = [j.holds for j in judged.values()]
     k, n = sum(holds), len(holds)

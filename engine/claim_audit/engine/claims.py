@@ -11,7 +11,7 @@ body into the claim's test, which closes over the spec (a case of `claims.each` 
 spec on its `claim` marker, which also tells the plugin the test is a claim's). The engine
 runs the body once per valid float order: every argument that is an `Orders` is handed to
 the body one order's results at a time (the other fixtures as they are), and the verdict is
-taken over what the body returned in each order (engine/claim_audit/engine/claim.py). A body
+taken over what the body returned in each order (claim_audit.engine.claim). A body
 returns
 
 - a number (a 0-d numpy array too), or a sequence of numbers for a tuple of published
@@ -196,7 +196,7 @@ def judge_body(spec: ClaimSpec, body: Body, arguments: Mapping[str, Any]) -> Cla
             raise ValueError(
                 f"{spec.id}: its Orders arguments name different orders: {names} and {differ}"
             )
-        # A copy in every argument is a copy of the draw (engine/claim_audit/orders.py).
+        # A copy in every argument is a copy of the draw (claim_audit.orders).
         repeated = set.intersection(*(set(o.copies()) for o in orders.values()))
         copies = len(repeated)
         names = [name for name in names if name not in repeated]

@@ -28,8 +28,7 @@ class Effect:
     value of "no difference" (0 for a gap, 1 for a ratio), `None` where there is none;
     `inputs` names the per-seed figures the statistic reads (for a bootstrap over test examples;
     empty where the statistic reads anything else); `unit` labels its axis; `scale` is where
-    its draws are judged ("log" for a ratio, "logit" for a share; engine/claim_audit/engine/
-    scales.py).
+    its draws are judged ("log" for a ratio, "logit" for a share; claim_audit.engine.scales).
     """
 
     name: str
@@ -49,7 +48,7 @@ class Comparison:
     can; a spread across seeds cannot). `extreme`: the statistic reads the most extreme seed
     (a maximum, an argmin), for which a bootstrap over seeds is not valid. The claim's
     verdict reads the regions as they are in each float order; the order noise shows as
-    orders that disagree (engine/claim_audit/engine/claim.py), not as a wider region.
+    orders that disagree (claim_audit.engine.claim), not as a wider region.
     """
 
     claim_id: str

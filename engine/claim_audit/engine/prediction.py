@@ -19,7 +19,7 @@ orders. Where every order agrees (s = 0: a calm model, a deterministic figure) t
 is mean(x) +- h, exact reproduction to the printed digits. With one order there is no
 spread to estimate: the same exact rule.
 
-The interval is computed on the figure's scale (engine/claim_audit/engine/scales.py: log for
+The interval is computed on the figure's scale (claim_audit.engine.scales: log for
 a positive quantity, logit for a share) and mapped back, so that it stays in the quantity's
 domain; the derivation holds there, for draws normal on that scale.
 
@@ -88,7 +88,7 @@ class FigureVerdict:
         None  # relative shift caught with POWER_TARGET; None: none is, or p = 0
     )
     orders_to_conclude: int | None = None  # None: no number of orders up to MAX_ORDERS
-    scale: str = "linear"  # where mean and sd are taken (engine/claim_audit/engine/scales.py)
+    scale: str = "linear"  # where mean and sd are taken (claim_audit.engine.scales)
     copies: int = 0  # orders that repeated another's value bit for bit, counted once
 
     @property
@@ -139,8 +139,8 @@ def interval_bounds(
     scale: str = "linear",
 ) -> tuple[np.ndarray, np.ndarray]:
     """The prediction intervals (low, high) of whole arrays of orders: `values` [..., n],
-    one value per order along the last axis, computed on `scale` (engine/claim_audit/engine/
-    scales.py), mapped back, widened by `slack` on each side and kept inside the scale's
+    one value per order along the last axis, computed on `scale` (claim_audit.engine.scales),
+    mapped back, widened by `slack` on each side and kept inside the scale's
     domain. The interval `prediction_interval` and `plausible` use; the simulations of the
     rules call it too."""
     s = scale_named(scale)

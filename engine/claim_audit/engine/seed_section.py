@@ -2,7 +2,7 @@
 
 A project's `pytest_claims_audit_robustness` hook can return `seed_section(...)`: each
 comparative claim judged on the document's own seeds and, with `--seeds`, on the sweep's
-(engine/claim_audit/engine/sweep.py), in the engine's words. docs/ADDING_A_DOCUMENT.md
+(claim_audit.engine.sweep), in the engine's words. docs/ADDING_A_DOCUMENT.md
 has a worked example.
 """
 

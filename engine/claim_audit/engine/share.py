@@ -15,7 +15,7 @@ statistical model checking):
 p's confidence bounds come from the counts (Clopper-Pearson: k of n draws hold; no
 distributional assumption), and, for a claim that compares numbers with thresholds, also
 from the numbers' margins: on the scale of each quantity (log for a ratio, logit for a
-share: engine/claim_audit/engine/scales.py) p is bounded over a joint confidence box for the
+share: claim_audit.engine.scales) p is bounded over a joint confidence box for the
 draws' mean and sd, taking the draws as normal where they look it (Shapiro-Wilk, at least
 MIN_NORMAL_DRAWS draws) and otherwise by Cantelli's inequality, which holds for any shape
 (two modes, a few discrete values). A draw far from its threshold then counts for more than
@@ -24,7 +24,7 @@ intersected (Bonferroni): valid whichever route is sharper. Where they contradic
 other the counts alone decide.
 
 Copies are not draws: an order whose results repeat another's bit for bit (a perturbation
-that did not take) counts once (`Orders` digests, engine/claim_audit/orders.py). Where every
+that did not take) counts once (`Orders` digests, claim_audit.orders). Where every
 order is one copy, the orders sampled nothing and the claim is *inconclusive* ("the draws
 collapsed"), never held or refuted on them.
 """

@@ -3,13 +3,13 @@ several valid float orders (`verdict_over`).
 
 Two kinds of claim, two kinds of return value:
 - a figure claim (a printed number the recipe reproduces) returns its figures (`figure()`
-  or a number, engine/claim_audit/engine/claims.py), which become a `Measured`, judged over
+  or a number, claim_audit.engine.claims), which become a `Measured`, judged over
   all orders together (is the published number a plausible draw of the recipe?
-  engine/claim_audit/engine/prediction.py);
+  claim_audit.engine.prediction);
 - a qualitative claim (a comparison, a region, a threshold, an identity) returns whether it
   holds in this order: a `Judgement`. A threshold claim carries the numbers it compares,
   each a `Threshold` (a value and the `Region` where the claim holds: `within()`, or a
-  `Comparison` of engine/claim_audit/engine/effects.py), and is judged like a figure, by the prediction
+  `Comparison` of claim_audit.engine.effects), and is judged like a figure, by the prediction
   interval of each value over the orders against its region; any other (an identity, a
   shape) returns `satisfied()` and is judged order by order. `close_to` and `all_close` are
   judgements of a figure against a tolerance given by hand (a marker's test without `Claims`:
@@ -112,7 +112,7 @@ class Threshold:
     value: float
     region: Region
     scale: str = "linear"
-    """Where the value's draws are judged (engine/claim_audit/engine/scales.py): "log" for a
+    """Where the value's draws are judged (claim_audit.engine.scales): "log" for a
     ratio, variance or sd; "logit" for a share or AUROC; else "linear"."""
 
 
@@ -122,7 +122,7 @@ class Judgement:
 
     `thresholds`: the numbers a threshold claim compares; the claim then holds in this order
     exactly when each lies in its region, and over the orders it is judged by their
-    prediction intervals (engine/claim_audit/engine/claim.py). `inconclusive`: why this run cannot judge
+    prediction intervals (claim_audit.engine.claim). `inconclusive`: why this run cannot judge
     the claim at all (e.g. a timing on a busy machine); its verdict is then *inconclusive*.
     """
 

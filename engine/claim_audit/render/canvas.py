@@ -4,7 +4,7 @@ Figures are built on `matplotlib.figure.Figure` and saved through the Agg canvas
 global pyplot state (figure registry, interactive backend) is touched. A document's drawing
 code may start its figures with `new_figure` (any matplotlib `Figure` will do); the report
 saves each with `save`, whose code is in every drawn figure's cache key
-(engine/claim_audit/render/figure_cache.py).
+(claim_audit.render.figure_cache).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What a document supplies to the report: its source, its audit.json section, its figures.
 
 The report renders; the documents' side gathers. A project registers its documents through
-the `pytest_claims_audit_documents` hook (engine/claim_audit/report/hooks.py).
+the `pytest_claims_audit_documents` hook (claim_audit.report.hooks).
 A document registered without a section or figures only has its claims listed.
 """
 
@@ -54,7 +54,7 @@ class FigureSpec:
     """A figure of the report: its PNG file (an SVG twin is written beside it), what it shows,
     the claims it illustrates, and `draw`, a function from the figure's data (arrays,
     numbers, strings, lists and dicts of them) to a matplotlib Figure. A drawn figure is
-    cached by a digest of its data and of `draw`'s code (engine/claim_audit/render/figure_cache.py)."""
+    cached by a digest of its data and of `draw`'s code (claim_audit.render.figure_cache)."""
 
     file: str
     caption: str

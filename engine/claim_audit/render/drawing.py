@@ -1,11 +1,11 @@
 """Draws the documents' figures into a folder, and keeps drawn figures for reuse.
 
-A document supplies its figures as `FigureSpec`s and their data (engine/claim_audit/render/documents.py);
+A document supplies its figures as `FigureSpec`s and their data (claim_audit.render.documents);
 `draw_all(folder, documents)` calls each figure's `draw` on its data and writes it as a
-PNG with an SVG twin beside it (engine/claim_audit/render/canvas.py), reusing the files of a figure whose
-data and code are unchanged (engine/claim_audit/render/figure_cache.py). Nothing here runs or loads an
+PNG with an SVG twin beside it (claim_audit.render.canvas), reusing the files of a figure whose
+data and code are unchanged (claim_audit.render.figure_cache). Nothing here runs or loads an
 experiment, and no document's drawing code is here: the report draws what it is given,
-plus the robustness section's figure (engine/claim_audit/render/robustness_figure.py), from the section.
+plus the robustness section's figure (claim_audit.render.robustness_figure), from the section.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def draw_all(
       robustness: the report's robustness section, drawn as robustness.png (last) when it
         has claims to draw.
       cache_dir: where drawn figures are kept by the digest of their data and code
-        (engine/claim_audit/render/figure_cache.py); a figure found there is copied, not drawn. None, or a
+        (claim_audit.render.figure_cache); a figure found there is copied, not drawn. None, or a
         folder that cannot be written: every figure is drawn.
 
     Returns:

@@ -1,5 +1,5 @@
 """The report as Markdown: report/audit.md, and the source audit.html is rendered from
-(engine/claim_audit/render/html.py), so that both hold the same sections."""
+(claim_audit.render.html), so that both hold the same sections."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def figure_path(name: str) -> str:
 
 
 def render(audit: dict, figure_names: list[str], source: Callable[[str], str] = figure_path) -> str:
-    """Markdown for the audit dict built by engine/claim_audit/report/audit.py, with the
+    """Markdown for the audit dict built by claim_audit.report.audit, with the
     figures named in `figure_names` (the files drawn) shown from `source(name)` under the
     claims they illustrate."""
     meta = audit["metadata"]

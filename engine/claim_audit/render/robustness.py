@@ -1,8 +1,8 @@
 """What the terminal tables and audit.md show of the robustness section, read once.
 
 The section (audit.json's `robustness`, assembled by the documents' side) is turned here
-into rows of plain cells; engine/claim_audit/render/table.py lays them out in fixed-width columns and
-engine/claim_audit/render/markdown.py as Markdown tables.
+into rows of plain cells; claim_audit.render.table lays them out in fixed-width columns and
+claim_audit.render.markdown as Markdown tables.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def _per_effect(where: str, entry: dict, keys: tuple[str, ...]) -> None:
 
 def checked(section: Any) -> dict[str, Any]:
     """The section with the engine's defaults for the keys a project may leave out:
-    `methods` (engine/claim_audit/engine/seed_section.py's words), `sensitivity` ([]),
+    `methods` (claim_audit.engine.seed_section's words), `sensitivity` ([]),
     `figure_intervals` (None), `figure_group`, `figure_columns` and each claim's
     `published.intervals` (None).
 

@@ -1,5 +1,5 @@
 """The robustness section's figure, drawn from the section alone (audit.json's `robustness`,
-as the `pytest_claims_audit_robustness` hook returns it; engine/claim_audit/report/hooks.py gives its keys)."""
+as the `pytest_claims_audit_robustness` hook returns it; claim_audit.report.hooks gives its keys)."""
 
 from __future__ import annotations
 

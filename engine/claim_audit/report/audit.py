@@ -1,7 +1,7 @@
 """Writes the audit: report/audit.{json,md,html} and report/figures/*.{png,svg}.
 
 `build` assembles the audit dict, the one step that asks the documents for data (their
-sections; engine/claim_audit/render/documents.py); the Markdown, HTML and figures are rendered from it
+sections; claim_audit.render.documents); the Markdown, HTML and figures are rendered from it
 and from the documents' figure data. Nothing here imports an experiment: the documents'
 side reads them through the same cached functions the claim tests use.
 """
@@ -151,7 +151,7 @@ def build(
 ) -> dict:
     """The audit as a JSON-able dict (the contract of issues 3 to 5, 7).
 
-    `documents`: those registered (engine/claim_audit/render/documents.py); each audited one with a section
+    `documents`: those registered (claim_audit.render.documents); each audited one with a section
     has it under its name. `partial`: why the run was not a complete audit (interrupted, a
     subset); such an audit holds the claims that ran and says why, without the documents'
     sections (which could start experiments the run never finished). `missing`: the claims
@@ -197,7 +197,7 @@ def write_report(
 
     `robustness`: the section made by `robustness()`, if any, with its figure. `partial`,
     `missing`, `documents`, `project`, `environment`: see `build`; a partial audit is audit.json and audit.md alone.
-    `figure_cache`: where drawn figures are kept and reused (engine/claim_audit/render/figure_cache.py);
+    `figure_cache`: where drawn figures are kept and reused (claim_audit.render.figure_cache);
     None draws every figure. One writer at a time (a lock on the folder). The report is
     written into a staging folder inside `report_dir`, then moved in entry by entry with
     `os.replace`, audit.json last: a failure before that leaves the previous report as it

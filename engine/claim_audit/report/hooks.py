@@ -1,6 +1,6 @@
 """The hooks through which a project tells the claims-audit plugin about its documents.
 
-Declared by engine/claim_audit/report/plugin.py (`pytest_addhooks`); implement them in a conftest.py or a
+Declared by claim_audit.report.plugin (`pytest_addhooks`); implement them in a conftest.py or a
 plugin. This suite's implementations are in claims/conftest.py, and its numerical stack's
 (`pytest_claims_audit_environment`) in claims/jax_report.py.
 """
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def pytest_claims_audit_documents(config: pytest.Config) -> list[Document]:
-    """The documents whose sections and figures the report shows (engine/claim_audit/render/documents.py).
+    """The documents whose sections and figures the report shows (claim_audit.render.documents).
 
     Every implementation's list is used, in the order pytest calls them. Called once, when
     the report is written; a document with claims but not registered is only listed.

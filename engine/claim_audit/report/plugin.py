@@ -2,13 +2,13 @@
 
 Workers (or the single process without xdist) attach each claim's record to its
 test report; the controller process gathers them, prints the claims table and
-writes `report/` (see engine/claim_audit/report/audit.py). One code path serves the audit
+writes `report/` (see claim_audit.report.audit). One code path serves the audit
 command, the test command and CI.
 
 Only a complete run replaces the report: every claim the documents define
 (`pytest_claims_audit_claims`) has a verdict, none is in error and nothing cut the run
 short; any other run writes `report/partial/`, naming the claims `missing` and why. A test
-past its budget is pytest-timeout's to fail (engine/claim_audit/report/timeouts.py).
+past its budget is pytest-timeout's to fail (claim_audit.report.timeouts).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Where a run came from: the audited project's git commit, its lock file and data, the
 command line (the device and the numerical stack's settings are the project's to tell:
-`pytest_claims_audit_environment`, engine/claim_audit/report/hooks.py).
+`pytest_claims_audit_environment`, claim_audit.report.hooks).
 
 Part of audit.json's `metadata`, so that two reports can be compared (`python -m claim_audit.report
 diff`). Every field is None where it cannot be known (no git, not a checkout, no lock file):
@@ -94,7 +94,7 @@ NO_ENVIRONMENT: dict[str, Any] = {"metadata": {}, "partial": []}
 
 
 def environment_of(config: pytest.Config) -> dict[str, Any]:
-    """This process's `pytest_claims_audit_environment` answers (engine/claim_audit/report/hooks.py),
+    """This process's `pytest_claims_audit_environment` answers (claim_audit.report.hooks),
     checked and merged: `{"metadata": {...}, "partial": [...]}`."""
     merged = NO_ENVIRONMENT
     for answer in config.hook.pytest_claims_audit_environment(config=config):
