@@ -73,6 +73,28 @@ def run_pytest(
     )
 
 
+def user_env() -> dict[str, str]:
+    """A child's environment as a user of the installed engine has it: no PYTHONPATH."""
+    env = child_env()
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def starter_project(folder: Path, name: str = "toy") -> Path:
+    """The project `python -m claim_audit new NAME FOLDER` writes, as a user makes it."""
+    made = subprocess.run(
+        [sys.executable, "-m", "claim_audit", "new", name, str(folder)],
+        env=user_env(), capture_output=True, text=True, timeout=TIMEOUT_S,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    return folder
+
+
+def run_starter(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    """pytest in a starter project as its user runs it (one process, the report in report/)."""
+    return run_pytest(folder, "-p", "no:xdist", "--report-dir=report", *args, env=user_env())
+
+
 def tiny_pytest_env(**overrides: str) -> dict[str, str]:
     """For pytest on a tiny test folder: no plugin autoloading (it costs ~1 s a process), so
     plugins are named with -p (e.g. `-p xdist.plugin`)."""

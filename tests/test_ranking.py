@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from claim_audit import Region, ranking
-from fault_tools import REPO_ROOT, TIMEOUT_S, child_env
+from fault_tools import REPO_ROOT, run_starter, starter_project
 
 SCORES = {"lr": 0.0271, "svc": 0.0493, "nb": 0.1187}
 
@@ -53,20 +51,10 @@ def guide_ranking() -> str:
 def test_the_guides_ranking_runs_on_the_starter(tmp_path: Path):
     """The starter with the guide's ranking claim: the run passes, and the record judges the
     claim over the orders by its two margins."""
-    env = child_env()
-    env.pop("PYTHONPATH", None)
-    folder = tmp_path / "paper"
-    made = subprocess.run(
-        [sys.executable, "-m", "claim_audit", "new", "toy", str(folder)],
-        env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
-    )  # fmt: skip
-    assert made.returncode == 0, made.stderr
+    folder = starter_project(tmp_path / "paper")
     with (folder / "test_toy.py").open("a") as claims:
         claims.write("\n" + guide_ranking())
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "--report-dir=report"],
-        cwd=folder, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
-    )  # fmt: skip
+    result = run_starter(folder)
     assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
     audit = json.loads((folder / "report" / "audit.json").read_text())
     record = next(c for c in audit["claims"] if c["id"] == "toy-6")

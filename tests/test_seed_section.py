@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 from claim_audit import Comparison, Effect, Region, seed_section
 from claim_audit.render import markdown, robustness, table
-from fault_tools import REPO_ROOT, TIMEOUT_S, child_env
+from fault_tools import REPO_ROOT, run_starter, starter_project
 
 GUIDE = REPO_ROOT / "docs" / "ADDING_A_DOCUMENT.md"
 
@@ -42,14 +41,7 @@ PROJECT_WORDS = ("test-image", "root keys", "binning", "the post", "calibration"
 def project(tmp_path: Path, hook: str | None = None) -> Path:
     """The starter with the guide's comparative claim, and `hook` (the guide's by default)."""
     claim, guide_hook = guide_blocks()
-    folder = tmp_path / "paper"
-    env = child_env()
-    env.pop("PYTHONPATH", None)
-    made = subprocess.run(
-        [sys.executable, "-m", "claim_audit", "new", "toy", str(folder)],
-        env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
-    )  # fmt: skip
-    assert made.returncode == 0, made.stderr
+    folder = starter_project(tmp_path / "paper")
     with (folder / "test_toy.py").open("a") as claims:
         claims.write("\n" + claim)
     with (folder / "conftest.py").open("a") as conftest:
@@ -58,12 +50,7 @@ def project(tmp_path: Path, hook: str | None = None) -> Path:
 
 
 def run_seeds(folder: Path, seeds: str) -> subprocess.CompletedProcess:
-    env = child_env()
-    env.pop("PYTHONPATH", None)
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "--seeds", seeds, "--report-dir=report"],
-        cwd=folder, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
-    )  # fmt: skip
+    return run_starter(folder, "--seeds", seeds)
 
 
 @pytest.mark.slow
