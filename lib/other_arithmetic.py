@@ -18,13 +18,18 @@ import shlex
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from .accelerator import carry_placement, computing_platform, placed
 from .numerics import NARROW_VECTORS_FLAG
+from .sharding import default_mesh
 
 ISA_FLAG = NARROW_VECTORS_FLAG.split("=", 1)[0]
+T = TypeVar("T")
+U = TypeVar("U")
 
 
 def other_flags(flags: str) -> str:
@@ -65,6 +70,53 @@ def in_other_arithmetic(function: Callable[..., Any], *args: Any) -> Any:
                 f"exited with status {child.returncode}: " + " | ".join(tail)
             )
         return pickle.loads(result.read_bytes())
+
+
+def pooled(
+    batched: Callable[[Sequence[T]], Sequence[U]],
+    one_by_one: Callable[[Sequence[T]], Sequence[U]],
+    items: Sequence[T],
+) -> list[U]:
+    """One result per item, the items' draws pooled over the arithmetics this machine has:
+    the first `split_at(n)` computed by `batched` here (on one accelerator: on the host's
+    CPU), the others beside them in the other arithmetic: by `batched` in a child process
+    with `other_flags` on a CPU (it must be importable by name), by `one_by_one` on the
+    accelerator otherwise."""
+    first = split_at(len(items))
+
+    def here() -> list[U]:
+        if not first:
+            return []
+        with placed(True):
+            return list(batched(items[:first]))
+
+    def other() -> list[U]:
+        if computing_platform() == "cpu":
+            return list(in_other_arithmetic(batched, items[first:]))
+        return list(one_by_one(items[first:]))
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="other-arithmetic") as pool:
+        pending = pool.submit(carry_placement(other))
+        return [*here(), *pending.result()]
+
+
+def split_at(n_items: int) -> int:
+    """How many of a batch of `n_items` runs are computed in this process's arithmetic (on
+    one accelerator: on the host's CPU), the first ones: half, so that a claim which holds
+    in one arithmetic and not in the other is seen to depend on it."""
+    return n_items // 2
+
+
+def arithmetics() -> list[str]:
+    """Where `pooled` computes, for the cache keys of what it computes: the XLA_FLAGS of the
+    two halves on a CPU, the host CPU and the accelerator on one, "mesh" over several
+    devices (where the callers batch everything)."""
+    if default_mesh() is not None:
+        return ["mesh"]
+    if computing_platform() == "cpu":
+        flags = os.environ.get("XLA_FLAGS", "")
+        return [flags, other_flags(flags)]
+    return ["cpu", computing_platform()]
 
 
 if __name__ == "__main__":

@@ -220,10 +220,12 @@ def test_the_same_words_from_the_suites_code_are_still_errors(tmp_path, warning)
 
 def _stand_in_accelerator(monkeypatch: pytest.MonkeyPatch) -> None:
     """This CPU taken for a one-accelerator machine by the reruns' code paths."""
+    from uncertainty_claims import other_arithmetic
     from uncertainty_claims.uncertainty import no_bootstrap, results
 
-    for module in (results, no_bootstrap):
+    for module in (results, other_arithmetic):
         monkeypatch.setattr(module, "computing_platform", lambda: "tpu")
+    for module in (results, no_bootstrap, other_arithmetic):
         monkeypatch.setattr(module, "default_mesh", lambda: None)
 
 
@@ -231,9 +233,10 @@ def test_reruns_on_one_accelerator_split_between_host_and_chip(monkeypatch):
     """The first half of the runs batched (run_many, as on a CPU), the rest one by one through
     run()'s scan programs; in the runs' order. MC-Dropout trains unbatched both ways, so its
     losses equal run()'s bit for bit; the ensembles are two valid orders."""
+    from uncertainty_claims.other_arithmetic import split_at
     from uncertainty_claims.uncertainty.config import UncertaintyConfig
     from uncertainty_claims.uncertainty.experiment import run
-    from uncertainty_claims.uncertainty.results import _reruns, split_at
+    from uncertainty_claims.uncertainty.results import _reruns
 
     config = UncertaintyConfig(mc_steps=8, mc_samples=3, ensemble_steps=6)
     seeds, nudges = [0, 0, 0, 0], [1, 2, 3, 4]

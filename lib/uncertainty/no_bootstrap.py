@@ -20,10 +20,10 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from ..accelerator import computing_platform, placed, side_by_side
+from ..accelerator import placed, side_by_side
 from ..cache import cached
 from ..numerics import full_precision
-from ..other_arithmetic import in_other_arithmetic
+from ..other_arithmetic import arithmetics, pooled
 from ..sharding import default_mesh
 from .config import UncertaintyConfig
 from .data import GRID_POINTS, N_PER_CLUSTER, make_data, root_keys
@@ -122,29 +122,14 @@ def _twins_scan(ens_def, states, x, y, grid, rows, *, steps: int):
 
 def _twins_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyConfig) -> np.ndarray:
     """Root key 0's float-rounding twins (`results.twins`: the same nudged initial weights),
-    every member on every row, each computed where and as its twin is (`results._reruns`):
-    over several devices, batched; else the first `split_at` batched here (on one
-    accelerator: on the host's CPU) and the others in the other arithmetic (on a CPU: batched
-    in a child process with other vectors; on one accelerator: one by one on the chip).
-    [twins, M, G, 1]."""
-    from .results import concurrently, split_at
-
+    every member on every row, each computed where and as its twin is: batched over several
+    devices, else pooled over the machine's arithmetics as the twins are
+    (`other_arithmetic.pooled`). [twins, M, G, 1]."""
     if default_mesh() is not None:
         return _batched_without_bootstrap(nudges, config)
-    first = split_at(len(nudges))
-
-    def here() -> list[np.ndarray]:
-        if not first:
-            return []
-        with placed(True):
-            return list(_batched_without_bootstrap(nudges[:first], config))
-
-    def other() -> list[np.ndarray]:
-        if computing_platform() == "cpu":
-            return list(in_other_arithmetic(_batched_without_bootstrap, nudges[first:], config))
-        return list(_one_by_one_without_bootstrap(nudges[first:], config))
-
-    return np.stack(concurrently(here, other))
+    batched = functools.partial(_batched_without_bootstrap, config=config)
+    one_by_one = functools.partial(_one_by_one_without_bootstrap, config=config)
+    return np.stack(pooled(batched, one_by_one, nudges))
 
 
 @full_precision
@@ -217,8 +202,6 @@ def without_bootstrap_in_orders(
 
 def _twin_batch_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyConfig) -> np.ndarray:
     """`_twins_without_bootstrap(nudges)`, cached on disk."""
-    from .results import arithmetics
-
     shape = (len(nudges), config.members, GRID_POINTS, 1)
     key = {
         "root_seed": ROOT_SEED,

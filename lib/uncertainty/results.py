@@ -4,7 +4,7 @@ spread over other keys.
 `uncertainty_result()` is the faithful run (root key 0, the guide's computation order);
 `uncertainty_result(implementation="scan")` the same recipe as one jitted scan per
 training. `twins()` reruns key 0 with 5% of the initial weights moved by one float32 step
-(20 float-rounding twins, half of them in another arithmetic: `_reruns`), kept whole: `uncertainty_orders()` judges every claim on them.
+(20 float-rounding twins, half of them in another arithmetic: `other_arithmetic.pooled`), kept whole: `uncertainty_orders()` judges every claim on them.
 `root_key_runs()` reruns the recipe from root keys 1..20, kept whole; `spread(kind)` is the
 printed and health figures of the twins ("float_noise") or of those reruns ("root_seeds").
 """
@@ -14,18 +14,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import os
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import Literal, TypeVar
+from collections.abc import Sequence
+from typing import Literal
 
 import jax
 import numpy as np
 
-from ..accelerator import carry_placement, computing_platform, placed, side_by_side
+from ..accelerator import computing_platform, placed, side_by_side
 from ..cache import cached
 from ..orders import FAITHFUL, twin_batches
-from ..other_arithmetic import in_other_arithmetic, other_flags
+from ..other_arithmetic import arithmetics, pooled
 from ..sharding import default_mesh
 from .config import UncertaintyConfig
 from .data import GRID_POINTS, N_PER_CLUSTER
@@ -42,7 +40,6 @@ SPREAD_NUDGES = tuple(range(1, 21))
 ORDER_COUNT = 2 + len(SPREAD_NUDGES)
 """The orders of a default audit: the guide's own, the scan, one batch of twins."""
 SpreadKind = Literal["root_seeds", "float_noise"]
-T = TypeVar("T")
 
 
 def _key(config: UncertaintyConfig, **extra) -> dict:
@@ -201,72 +198,36 @@ def root_key_runs(config: UncertaintyConfig = UncertaintyConfig()) -> tuple[Unce
 
 def _run_root_keys(config: UncertaintyConfig) -> list[UncertaintyResult]:
     seeds = list(SPREAD_ROOT_SEEDS)
-    return _reruns(seeds, [None] * len(seeds), config, pool_cpu_arithmetics=False)
+    if computing_platform() == "cpu":  # one arithmetic: they sample the recipe's keys
+        return run_many(seeds, config=config, mesh=default_mesh())
+    return _reruns(seeds, [None] * len(seeds), config)
 
 
 def _reruns(
-    root_seeds: Sequence[int],
-    nudges: Sequence[int | None],
-    config: UncertaintyConfig,
-    *,
-    pool_cpu_arithmetics: bool = True,
+    root_seeds: Sequence[int], nudges: Sequence[int | None], config: UncertaintyConfig
 ) -> list[UncertaintyResult]:
-    """The audit's reruns of the recipe, their draws pooled over the arithmetics the machine
-    has (`arithmetics`). Over several devices, one batched program (`run_many`). Otherwise
-    the first `split_at(n)` runs are batched here, and the others computed in the other
-    arithmetic: on a CPU, batched in a child process with other vectors
-    (lib/other_arithmetic.py; unless not `pool_cpu_arithmetics`, then all here); on one
-    accelerator, where the runs here are on the host's CPU, one by one on the chip through
-    `run`'s scan programs, compiled once for all of them (on a TPU v5e, compiling `run_many`
-    for 20 runs takes about 45 s and running it 3 s, one run of the scan programs 0.1 s)."""
+    """The audit's reruns of the recipe, their draws pooled over the machine's arithmetics
+    (`other_arithmetic.pooled`): batched (`run_many`) here and in the CPU's other vector
+    width; on one accelerator, one by one on the chip through `run`'s scan programs,
+    compiled once for all of them (on a TPU v5e, compiling `run_many` for 20 runs takes
+    about 45 s and running it 3 s, one run of the scan programs 0.1 s). Over several
+    devices, one batched program split over them."""
     mesh = default_mesh()
-    on_cpu = computing_platform() == "cpu"
-    if mesh is not None or (on_cpu and not pool_cpu_arithmetics):
+    if mesh is not None:
         return run_many(root_seeds, nudges=nudges, config=config, mesh=mesh)
-    first = split_at(len(root_seeds))
 
-    def here() -> list[UncertaintyResult]:
-        if not first:
-            return []
-        with placed(True):
-            return run_many(root_seeds[:first], nudges=nudges[:first], config=config)
-
-    def other() -> list[UncertaintyResult]:
-        seeds, rest = list(root_seeds[first:]), list(nudges[first:])
-        if on_cpu:
-            return in_other_arithmetic(
-                functools.partial(run_many, nudges=rest, config=config), seeds
-            )
-        pairs = zip(seeds, rest, strict=True)
+    def one_by_one(pairs: Sequence[tuple[int, int | None]]) -> list[UncertaintyResult]:
         return [run(s, config=config, implementation="scan", nudge=n) for s, n in pairs]
 
-    return [*concurrently(here, other)]
+    pairs = list(zip(root_seeds, nudges, strict=True))
+    return pooled(functools.partial(_run_pairs, config=config), one_by_one, pairs)
 
 
-def split_at(n_runs: int) -> int:
-    """How many of a batch of `n_runs` reruns are computed in this process's arithmetic (on
-    one accelerator: on the host's CPU), the first ones: half, so that a claim which holds
-    in one arithmetic and not in the other is seen to depend on it."""
-    return n_runs // 2
-
-
-def arithmetics() -> list[str]:
-    """Where a batch of pooled reruns is computed, for its cache key: the XLA_FLAGS of the
-    two halves on a CPU, the host CPU and the accelerator on one, "mesh" over several."""
-    if default_mesh() is not None:
-        return ["mesh"]
-    if computing_platform() == "cpu":
-        flags = os.environ.get("XLA_FLAGS", "")
-        return [flags, other_flags(flags)]
-    return ["cpu", computing_platform()]
-
-
-def concurrently(first: Callable[[], list[T]], second: Callable[[], list[T]]) -> list[T]:
-    """`first() + second()`, `second` computed in a thread beside `first` (a child process's
-    work, or the accelerator's while this thread drives the host's CPU)."""
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="other-arithmetic") as pool:
-        pending = pool.submit(carry_placement(second))
-        return [*first(), *pending.result()]
+def _run_pairs(
+    pairs: Sequence[tuple[int, int | None]], config: UncertaintyConfig
+) -> list[UncertaintyResult]:
+    """`run_many` over (root seed, nudge) pairs."""
+    return run_many([s for s, _ in pairs], nudges=[n for _, n in pairs], config=config)
 
 
 @functools.cache
