@@ -52,7 +52,10 @@ echo "installed in $((SECONDS - START)) s; $(left) s left"
 } 2>&1 | tee "$OUT/machine.txt"
 
 # The README's command for a TPU user (what `make audit` runs, without its venv set-up).
-AUDIT=($PYTHON -m pytest claims -n auto -m "claim or health" --durations=15)
+# AUDIT_PATHS: the test files or folders to run (default claims, the whole audit; one
+# document's files make a partial run whose report goes to report/partial/).
+read -ra PATHS <<<"${AUDIT_PATHS:-claims}"
+AUDIT=($PYTHON -m pytest "${PATHS[@]}" -n auto -m "claim or health" -rfE --durations=15)
 # AUDIT_K: a -k expression to leave claims out (say "not unc-16", the timing claim whose
 # example runs on the host's CPU); WARM=0 skips the warm run.
 if [ -n "${AUDIT_K:-}" ]; then AUDIT+=(-k "$AUDIT_K"); fi
@@ -91,6 +94,12 @@ for name in ("audit.json", "audit-partial.json"):
     errors = [c["id"] for c in audit.get("claims", []) if c.get("verdict") == "error"]
     if errors:
         print(f"  in ERROR: {errors}")
+    for c in audit.get("claims", []):
+        if c.get("verdict") == "refuted" and c.get("expected_to_hold"):
+            print(f"  unrecorded REFUTED {c['id']}: measured {c.get('measured')} "
+                  f"published {c.get('published')} tolerance {c.get('tolerance')}")
+            orders = c.get("details", {}).get("orders", {})
+            print("    orders:", {o: v.get("measured") for o, v in orders.items()})
     events = meta.get("cache", {}).get("events", [])
     computed = sorted((e for e in events if e["status"] != "hit"), key=lambda e: -e["seconds"])
     print("  computed entries (s; the faithful orders ran on the host CPU beside the chip):")
@@ -105,5 +114,12 @@ if log.is_file():
         print("slowest tests:", durations.group(1), sep="\n")
     print("tail:", *text.strip().splitlines()[-4:], sep="\n  ")
 EOF
+# The gate against a CPU audit of the same commit, where one was brought along.
+for name in audit.json audit-partial.json; do
+    if [ -f .dev/cpu_audit.json ] && [ -f "$OUT/$name" ]; then
+        echo "== $name against .dev/cpu_audit.json ==" | tee -a "$OUT/summary.txt"
+        $PYTHON -m claim_audit.report portability .dev/cpu_audit.json "$OUT/$name" 2>&1 | tee -a "$OUT/summary.txt"
+    fi
+done
 [ -z "$FRESH_CACHE" ] || rm -rf "$FRESH_CACHE"
 echo "done in $((SECONDS - START)) s"
