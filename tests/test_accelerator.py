@@ -266,3 +266,27 @@ def test_no_bootstrap_twins_follow_their_twins_split(monkeypatch):
     assert split.shape == (3, config.members, 200, 1)
     assert (split[:1] == no_bootstrap._batched_without_bootstrap(nudges[:1], config)).all()
     assert (split[1:] == no_bootstrap._one_by_one_without_bootstrap(nudges[1:], config)).all()
+
+
+def test_calibration_twins_split_between_host_and_chip(monkeypatch):
+    """`over_backends` (the calibration's twin batches): all batched here on a CPU-only
+    machine; on one accelerator the first half on the host's CPU, in a thread of its own,
+    beside the rest, in the items' order; the cache keys name both backends."""
+    import threading
+
+    from uncertainty_claims import other_arithmetic
+
+    def batched(items):
+        return [(item, threading.current_thread().name) for item in items]
+
+    here = threading.current_thread().name
+    assert other_arithmetic.over_backends(batched, [1, 2, 3, 4]) == [
+        (i, here) for i in (1, 2, 3, 4)
+    ]
+    assert other_arithmetic.backends() == ["cpu"]
+    _stand_in_accelerator(monkeypatch)
+    got = other_arithmetic.over_backends(batched, [1, 2, 3, 4, 5])
+    assert [item for item, _ in got] == [1, 2, 3, 4, 5]
+    assert all(name.startswith("host-cpu") for _, name in got[:2])
+    assert all(name == here for _, name in got[2:])
+    assert other_arithmetic.backends() == ["cpu", "tpu"]

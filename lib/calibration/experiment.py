@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
@@ -23,6 +24,7 @@ from ..accelerator import computing_platform, placed
 from ..cache import Entry, cached
 from ..numerics import full_precision
 from ..orders import FAITHFUL, twin_batches
+from ..other_arithmetic import backends, over_backends
 from ..sharding import default_mesh
 from .training import (
     TrainConfig,
@@ -248,14 +250,20 @@ def train_twin_batch(
     batch: int, net: str, seeds: tuple[int, ...], split: Split, config: TrainConfig = TrainConfig()
 ) -> dict[str, np.ndarray]:
     """The twins of batch `batch` of `net` on `seeds`, uncached: every output with a leading
-    axis over the batch's twins, then one over the seeds."""
-    by_twin: list[list[dict[str, np.ndarray]]] = [[] for _ in range(TWIN_BATCH)]
-    for seed in seeds:
-        models, losses = train_twins(
-            net, seed, twin_nudges(batch), split.train_x, split.train_y, config
-        )
-        for i, model in enumerate(models):
-            by_twin[i].append(forward_outputs(net, [model], losses[i : i + 1], split))
+    axis over the batch's twins, then one over the seeds. On one accelerator the first half
+    of the batch trains on the host's CPU beside the rest (`over_backends`)."""
+
+    def trained(nudges: Sequence[int]) -> list[list[dict[str, np.ndarray]]]:
+        by_twin: list[list[dict[str, np.ndarray]]] = [[] for _ in nudges]
+        for seed in seeds:
+            models, losses = train_twins(
+                net, seed, tuple(nudges), split.train_x, split.train_y, config
+            )
+            for i, model in enumerate(models):
+                by_twin[i].append(forward_outputs(net, [model], losses[i : i + 1], split))
+        return by_twin
+
+    by_twin = over_backends(trained, twin_nudges(batch))
     return {
         name: np.stack([np.concatenate([one[name] for one in seeds_of]) for seeds_of in by_twin])
         for name in by_twin[0][0]
@@ -338,7 +346,8 @@ def _twin_batch(net: str, seeds: tuple[int, ...], config: TrainConfig, batch: in
     split = load_split()
     return cached(
         f"calibration-{net}-twins-{batch}",
-        cache_key(net, seeds, config, f"twins-{batch}") | {"nudges": list(twin_nudges(batch))},
+        cache_key(net, seeds, config, f"twins-{batch}")
+        | {"nudges": list(twin_nudges(batch)), "backends": backends()},
         lambda: train_twin_batch(batch, net, seeds, split, config),
         validate=_validator(net, len(seeds), split, config, twins=TWIN_BATCH),
     )
