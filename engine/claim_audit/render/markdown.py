@@ -342,8 +342,9 @@ def _figure_block(figure: dict, source: Callable[[str], str], audited: set[str])
 # --------------------------------------------------------------------------- robustness
 
 
-def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+def _table(header: str, rows: list[tuple[Any, ...]]) -> list[str]:
+    """A table under `header`, its columns' names joined by " | "; each cell escaped."""
+    lines = [f"| {header} |", "|" + "---|" * (header.count(" | ") + 1)]
     return [*lines, *("| " + " | ".join(map(_escape, row)) + " |" for row in rows), ""]
 
 
@@ -393,15 +394,7 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
     ]
     if intervals:
         lines += [f"### Intervals on the published seeds ({published})", ""]
-        header = (
-            "claim",
-            "effect",
-            "holds when",
-            "value",
-            "95% CI",
-            "CI inside",
-            "p (no difference)",
-        )
+        header = "claim | effect | holds when | value | 95% CI | CI inside | p (no difference)"
         lines += _table(header, intervals)
     if sweep is None:
         lines += ["### Across other seeds", "", _escape(robustness.NOT_RUN), ""]
@@ -409,16 +402,7 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
         swept = ", ".join(map(str, sweep))
         lines += [f"### Across seeds {swept}", "", f"{methods['labels']}.", ""]
         effects = robustness.sweep_effects(claims)
-        header = (
-            "claim",
-            "effect",
-            "holds when",
-            "holds on",
-            "value",
-            "95% CI",
-            "per seed (**not holding**)",
-            "label",
-        )
+        header = "claim | effect | holds when | holds on | value | 95% CI | per seed (**not holding**) | label"
         rows = [
             (
                 claim_id,
@@ -441,7 +425,7 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
             )
         lines += [*_table(header, rows), note, ""]
     if section["sensitivity"]:
-        header = ("claim", "variant", "effect", "holds when", f"value ({published})", "holds")
+        header = f"claim | variant | effect | holds when | value ({published}) | holds"
         rows = []
         for row in section["sensitivity"]:
             variant = row["variant"] + (" (the document's)" if row["post_choice"] else "")
@@ -450,7 +434,7 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
             if sweep is not None:
                 rows[-1] += (holding(row.get("sweep")), f"{row['sweep']['values'][0]:.4g}")
         if sweep is not None:
-            header += (f"holds on ({swept})", f"value ({swept})")
+            header += f" | holds on ({swept}) | value ({swept})"
         lines += ["### Choices the document fixed", "", *_table(header, rows)]
     if section["figure_intervals"]:
         lines += [f"### Per-seed figures with {methods['level']:.0%} intervals", ""]
@@ -471,5 +455,7 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
                 for group, seeds in section["figure_intervals"].items()
                 for entry in seeds
             ]
-            lines += _table((section["figure_group"], "seed", *(label for _, label in part)), rows)
+            lines += _table(
+                " | ".join([section["figure_group"], "seed", *(label for _, label in part)]), rows
+            )
     return lines
