@@ -21,20 +21,8 @@ if TYPE_CHECKING:
 # The layout of audit.json: its version (what `python -m claim_audit.report diff` can read), and its
 # top-level keys that are not a document's section.
 SCHEMA_VERSION = 2
-# Top-level keys of audit.json that are not a document's section.
-RESERVED = frozenset(
-    {
-        "schema_version",
-        "partial",
-        "missing",
-        "claims",
-        "robustness",
-        "summary",
-        "counts",
-        "metadata",
-        "figures",
-    }
-)
+RESERVED = frozenset({"schema_version", "partial", "missing", "claims", "robustness", "summary"})
+RESERVED |= {"counts", "metadata", "figures"}
 
 
 @dataclass(frozen=True)

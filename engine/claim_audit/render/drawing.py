@@ -1,12 +1,7 @@
-"""Draws the documents' figures into a folder, and keeps drawn figures for reuse.
-
-A document supplies its figures as `FigureSpec`s and their data (claim_audit.render.documents);
-`draw_all(folder, documents)` calls each figure's `draw` on its data and writes it as a
-PNG with an SVG twin beside it (claim_audit.render.canvas), reusing the files of a figure whose
-data and code are unchanged (claim_audit.render.figure_cache). Nothing here runs or loads an
-experiment, and no document's drawing code is here: the report draws what it is given,
-plus the robustness section's figure (claim_audit.render.robustness_figure), from the section.
-"""
+"""Draws the documents' figures into a folder (claim_audit.render.documents says what a
+document supplies), each a PNG with an SVG twin (claim_audit.render.canvas), reusing those whose
+data and code are unchanged (claim_audit.render.figure_cache); and the robustness section's
+figure (claim_audit.render.robustness_figure). No document's drawing code is here."""
 
 from __future__ import annotations
 
@@ -36,7 +31,7 @@ def figure_names(documents: Iterable[Document]) -> set[str]:
 
 
 def _specs(
-    documents: Iterable[Document], robustness: dict | None
+    documents: list[Document], robustness: dict | None
 ) -> list[tuple[str, FigureSpec, list[str]]]:
     """(document, spec, claims) of every figure drawn, in order: each document's, then the
     robustness figure when the section has claims to draw."""
@@ -52,14 +47,9 @@ def index(documents: Iterable[Document], robustness: dict | None = None) -> list
     """audit.json's `figures` index of what `draw_all` writes: per figure its file, SVG twin,
     document ("robustness" for the robustness figure), caption and claim ids."""
     return [
-        {
-            "file": spec.file,
-            "svg": str(Path(spec.file).with_suffix(".svg")),
-            "document": document,
-            "caption": spec.caption,
-            "claims": claims,
-        }
-        for document, spec, claims in _specs(documents, robustness)
+        {"file": spec.file, "svg": figure_files(spec.file)[1], "document": document}
+        | {"caption": spec.caption, "claims": claims}
+        for document, spec, claims in _specs(list(documents), robustness)
     ]
 
 
@@ -70,38 +60,23 @@ def draw_all(
     robustness: dict | None = None,
     cache_dir: Path | None = None,
 ) -> list[Path]:
-    """Write the figures of `documents` into `folder`, each a PNG and an SVG beside it.
-
-    Args:
-      folder: an existing directory.
-      documents: the documents whose figures are drawn, in this order (each one's data is
-        gathered by its own `figure_data`, checked to cover its figures before any drawing).
-      robustness: the report's robustness section, drawn as robustness.png (last) when it
-        has claims to draw.
-      cache_dir: where drawn figures are kept by the digest of their data and code
-        (claim_audit.render.figure_cache); a figure found there is copied, not drawn. None, or a
-        folder that cannot be written: every figure is drawn.
+    """Write the figures of `documents` into `folder` (an existing directory), each a PNG and
+    an SVG beside it, and the `robustness` section's figure last when it has claims to draw.
+    Each document's data (its `figure_data`) is checked to cover its figures before any
+    drawing. A figure found in `cache_dir` (claim_audit.render.figure_cache) is copied, not
+    drawn; None, or a folder that cannot be written: every figure is drawn.
 
     Returns:
       The PNGs' paths, in the order of `index(documents, robustness)`.
     """
     documents = list(documents)
     specs = _specs(documents, robustness)  # checks `documents` before any data is gathered
-    data = {spec.file: value for d in documents for spec, value in _data(d, robustness)}
-    if robustness is not None:
-        data[ROBUSTNESS.file] = robustness
-    folder = Path(folder)
-    if cache_dir is not None and not writable(cache_dir):
-        cache_dir = None
-    paths = []
-    for _, spec, _ in specs:
-        if cache_dir is None:
-            paths.append(save(spec.draw(data[spec.file]), folder / spec.file))
-        else:
-            paths.append(cached_figure(cache_dir, spec.file, spec.draw, data[spec.file], save, folder)[0])  # fmt: skip
-    return paths
-
-
-def _data(document: Document, robustness: dict | None) -> list[tuple[FigureSpec, Any]]:
-    data = document.data_of_figures(robustness)
-    return [(spec, data[spec.file]) for spec in document.figures]
+    data = {ROBUSTNESS.file: robustness}
+    for document in documents:
+        data |= document.data_of_figures(robustness)
+    if cache_dir is None or not writable(cache_dir):
+        return [save(spec.draw(data[spec.file]), Path(folder) / spec.file) for _, spec, _ in specs]
+    return [
+        cached_figure(cache_dir, spec.file, spec.draw, data[spec.file], Path(folder))
+        for _, spec, _ in specs
+    ]

@@ -1,12 +1,10 @@
 """Drawn figures kept on disk, keyed by what they are drawn from: the data and the code.
 
-A figure's key is a sha256 of its file name, a digest of its data and a digest of the code
-that draws it: the whole source of the package its `draw` function comes from (a module
-outside any package, such as a conftest.py: the file that defines `draw`), the arguments a
-`functools.partial` binds, this engine's source (it saves every figure) and matplotlib's
-version. An entry is a folder holding the PNG, its SVG twin and their sha256s;
-it is built in a temporary folder and renamed into place whole, and checked on every read:
-a damaged entry is drawn again, never served.
+A figure's key digests its file name, its data and the code that draws it: the package its
+`draw` comes from (outside a package, as a conftest.py: the file defining `draw`), the
+arguments a `functools.partial` binds, this engine (it saves every figure) and matplotlib's
+version. An entry is a folder of the PNG, its SVG twin and their sha256s, built aside and
+renamed into place whole, and checked on every read: a damaged entry is drawn again.
 """
 
 from __future__ import annotations
@@ -30,7 +28,7 @@ from .. import cache
 from ..cache import package_digest
 
 _CHECKSUMS = "sha256.json"
-_ENGINE = __name__.partition(".")[0]  # saves every figure: its code is in every key
+_ENGINE = __name__.partition(".")[0]
 
 
 def data_digest(data: Any) -> str:
@@ -54,8 +52,7 @@ def _feed(digest: Any, value: Any, where: str) -> None:
         array = np.ascontiguousarray(value)
         if array.dtype.hasobject:
             raise TypeError(f"figure data {where} is an array of Python objects")
-        digest.update(f"A{array.dtype.str}{array.shape}".encode())
-        digest.update(array.tobytes())
+        digest.update(f"A{array.dtype.str}{array.shape}".encode() + array.tobytes())
     elif value is None or isinstance(value, bool | int | float):
         digest.update(f"{type(value).__name__}:{value!r};".encode())
     elif isinstance(value, str):
@@ -107,14 +104,13 @@ def _code_digest(file: str, draw: Callable[[Any], Any]) -> str:
             )
         parts = [_file_digest(code.co_filename)]
     parts += [package_digest(_ENGINE), matplotlib.__version__]
-    if bound:
-        try:
-            parts.append(data_digest(bound))
-        except TypeError as error:
-            raise TypeError(
-                f"cannot key figure {file}: its draw, a functools.partial, binds an argument "
-                f"that is not figure data ({error})"
-            ) from None
+    try:
+        parts += [data_digest(bound)] if bound else []
+    except TypeError as error:
+        raise TypeError(
+            f"cannot key figure {file}: its draw, a functools.partial, binds an argument that "
+            f"is not figure data ({error})"
+        ) from None
     return hashlib.sha256("".join(parts).encode()).hexdigest()
 
 
@@ -124,45 +120,37 @@ def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def figure_files(file: str) -> list[str]:
     """The files of figure `file` (a PNG): itself and its SVG twin."""
     return [file, str(Path(file).with_suffix(".svg"))]
 
 
+def _checksums(folder: Path, names: list[str]) -> dict[str, str]:
+    return {name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in names}
+
+
 def _valid(entry: Path, names: list[str]) -> bool:
     try:
-        sums = json.loads((entry / _CHECKSUMS).read_text())
-        return sorted(sums) == sorted(names) and all(
-            _sha256(entry / name) == sums[name] for name in names
-        )
+        return json.loads((entry / _CHECKSUMS).read_text()) == _checksums(entry, names)
     except (OSError, ValueError):
         return False
 
 
-def stored_figure(
-    cache_dir: Path,
-    file: str,
-    draw: Callable[[Any], Any],
-    data: Any,
-    save: Callable[[Any, Path], Path],
-) -> tuple[Path, bool]:
-    """The cache entry (a folder) of figure `file`, drawn with `save(draw(data), path)` and
-    stored first unless a valid one is there; and whether it was drawn."""
+def cached_figure(
+    cache_dir: Path, file: str, draw: Callable[[Any], Any], data: Any, folder: Path
+) -> Path:
+    """Put figure `file` (PNG and SVG) into `folder`, copied from its valid cache entry, or
+    drawn with `canvas.save(draw(data), path)` and stored first. Returns the PNG's path."""
+    from .canvas import save
+
     names = figure_files(file)
     entry = Path(cache_dir) / figure_key(file, draw, data)
-    drawn = not _valid(entry, names)
-    if drawn:
+    if not _valid(entry, names):
         shutil.rmtree(entry, ignore_errors=True)  # absent, or damaged: never served
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".tmp-", dir=entry.parent))
+        staging = Path(tempfile.mkdtemp(prefix=".tmp-", dir=cache_dir))
         try:
             save(draw(data), staging / file)
-            sums = {name: _sha256(staging / name) for name in names}
-            (staging / _CHECKSUMS).write_text(json.dumps(sums, indent=1))
+            (staging / _CHECKSUMS).write_text(json.dumps(_checksums(staging, names), indent=1))
             staging.chmod(0o755)
             try:
                 os.rename(staging, entry)  # whole or not at all
@@ -171,29 +159,14 @@ def stored_figure(
                     raise
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    return entry, drawn
-
-
-def cached_figure(
-    cache_dir: Path,
-    file: str,
-    draw: Callable[[Any], Any],
-    data: Any,
-    save: Callable[[Any, Path], Path],
-    folder: Path,
-) -> tuple[Path, bool]:
-    """Put figure `file` (PNG and SVG) into `folder`: copied from the cache entry of its key,
-    or drawn with `save(draw(data), path)` and stored. Returns the PNG's path in `folder` and
-    whether it was drawn."""
-    entry, drawn = stored_figure(cache_dir, file, draw, data, save)
-    for name in figure_files(file):
+    for name in names:
         shutil.copyfile(entry / name, folder / name)
-    return folder / file, drawn
+    return folder / file
 
 
 def writable(cache_dir: Path) -> bool:
     """Whether figures can be kept in `cache_dir` (created if absent). When not, says so: the
-    figures are then drawn without it, as results are computed without theirs (lib/cache.py)."""
+    figures are then drawn without it, as results are computed without theirs."""
     try:
         Path(cache_dir).mkdir(parents=True, exist_ok=True)
         tempfile.TemporaryDirectory(prefix=".tmp-", dir=cache_dir).cleanup()

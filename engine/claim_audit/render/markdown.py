@@ -11,20 +11,16 @@ from collections.abc import Callable
 from itertools import groupby
 from typing import Any
 
+from ..engine.prediction import POWER_TARGET
+from ..engine.share import HOLDS_AT, REFUTED_AT, SENSITIVE_BETWEEN, SHARE_ALPHA
 from . import robustness
-from .documents import link_address, sources_of, stack_text
-from .notes import rule_note, verdict_note
-from .robustness import ci_text, interval_text
+from .documents import Source, link_address, sources_of, stack_text
+from .robustness import ci_text, holding, interval_text
 
 # A recorded finding whose claim is no longer refuted (the claim's test fails).
 FINDING_GONE = "finding gone: the recorded finding no longer reproduces (the run fails)"
-_VERDICT = {
-    "holds": "holds",
-    "refuted": "**refuted**",
-    "sensitive": "*sensitive*",
-    "inconclusive": "*inconclusive*",
-    "error": "**error**",
-}
+_VERDICT = {"refuted": "**refuted**", "sensitive": "*sensitive*", "error": "**error**"}
+_VERDICT |= {"holds": "holds", "inconclusive": "*inconclusive*"}
 
 
 class _Markdown(str):
@@ -34,14 +30,8 @@ class _Markdown(str):
 # What Markdown or inline HTML would read as markup in a line of text; newlines would end a
 # table row or a heading. Text from claims, documents and metadata is written literally.
 _LITERAL = str.maketrans(
-    {
-        **{c: "\\" + c for c in "\\`*_[]|~#"},
-        "&": "&amp;",
-        "<": "&lt;",
-        ">": "&gt;",
-        "\n": " ",
-        "\r": " ",
-    }
+    {c: "\\" + c for c in "\\`*_[]|~#"}
+    | {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\n": " ", "\r": " "}
 )
 
 
@@ -52,26 +42,94 @@ def _escape(text: Any) -> str:
     return str(text).translate(_LITERAL)
 
 
-def _recorded(audit: dict, field: str, heading: str, intro: str) -> list[str]:
-    """A section listing the claims whose details carry `field` (a recorded finding), with
-    its text; nothing when none does."""
-    claims = [c for c in audit["claims"] if c["details"].get(field)]
-    if not claims:
-        return []
-    items = [
-        f"- **[{_escape(c['id'])}](#{anchor_of('claim', c['id'])})** "
-        f"({_escape(c['document'])}, {_escape(c['section'])}): "
-        f"{_escape(c['details'][field])}"
-        for c in claims
-    ]
-    return [f"## {heading}", "", intro, "", *items, ""]
+def _rule(method: str) -> str:
+    """How a verdict is taken (`method`: a note on how the orders were computed, escaped)."""
+    low, high = SENSITIVE_BETWEEN
+    return (
+        "Every claim is judged on the reproduction in several valid float orders, each a draw "
+        "of what another valid computation gives (the documents' own order first: its figures "
+        "are the ones shown; an order that repeats another bit for bit counts once). A printed "
+        "figure *holds* when it is a plausible draw of the recipe over those draws: inside the "
+        "prediction interval shown as its tolerance, computed on the quantity's own scale (log "
+        "for a positive quantity, logit for a share), at a false-refutation rate of 1 in 5,000 "
+        f"per figure{method}; otherwise it is *refuted*; it is *inconclusive* (never a pass) "
+        "when the interval holds 0 or is wider than half the figure either way. A qualitative "
+        "claim (a ratio in a range, a value above a bound, an identity) is judged by the share "
+        f"of valid computations that give it, bounded at {1 - SHARE_ALPHA:.0%} from the count "
+        "of draws it holds in and the draws' margins: it *holds* when at least "
+        f"{HOLDS_AT:.0%} of valid computations give it, is *refuted* when at most "
+        f"{REFUTED_AT:.0%} do, is *sensitive* when the share lies between {low:.0%} and "
+        f"{high:.0%} (it depends on the machine), and is *inconclusive* when the draws cannot "
+        "yet tell (the report says how many would), or when they collapsed to one copy. Each "
+        "row says in how many draws the claim holds. Refuted rows marked 'known finding' are "
+        "recorded findings and do not fail the run; any other refutation or error does. "
+        "Sensitive and inconclusive claims never fail the run."
+    )
 
 
-def _source_text(source, suffix: str = "") -> str:
-    """A document's title, linked to its address where it has an http(s) one."""
-    url = link_address(source.url)
-    title = _escape(source.title)
-    return f"[{title}]({url}){suffix}" if url else f"{title}{suffix}"
+def _figure_note(figure: dict) -> str:
+    """Where one published figure falls against its orders (a `FigureVerdict.to_json()`),
+    and the smallest relative shift the rule catches with POWER_TARGET probability."""
+    n, published = figure["orders"], figure["published"]
+    scale = "" if figure.get("scale", "linear") == "linear" else f" on the {figure['scale']} scale"
+    if figure.get("copies") and n == 1:
+        return f"{published}: the draws collapsed to one"
+    if figure["t_score"] is None:
+        text = f"{published}: all {n} orders agree, exact to the printed digits"
+    else:
+        t, p = figure["t_score"], figure["p_value"]
+        text = f"{published}: t = {t:+.2f}, p = {p:.2g} over {n} orders{scale}"
+    shift = figure.get(f"relative_shift_caught_{POWER_TARGET:g}")
+    if shift is not None:
+        text += f"; catches a shift of {shift:.0%} with p = {POWER_TARGET:g}"
+    if figure.get("verdict") == "inconclusive":
+        orders = figure["orders_to_conclude"]
+        text += "; inconclusive: " + (
+            "no number of orders would conclude it"
+            if orders is None
+            else f"{orders} orders would conclude it"
+        )
+    return text
+
+
+def _effect_note(effect: dict) -> str:
+    """One threshold value over the draws against its region."""
+    (low, high), (k, n) = effect["range"], effect["in_region"]
+    name = f"{effect['effect']}: " if effect["effect"] else ""
+    scale = "" if effect.get("scale", "linear") == "linear" else f", {effect['scale']} scale"
+    return f"{name}{low:.4g} to {high:.4g} over the draws, {k} of {n} {effect['region']}{scale}"
+
+
+def _share_note(details: dict) -> str:
+    """How many distinct draws a qualitative claim holds in, and what that says of the
+    share of valid computations that give it."""
+    (k, n), (low, high) = details["holds_in_orders"], details["share_interval"]
+    copies = f" ({details['copies']} copies left out)" if details.get("copies") else ""
+    text = f"holds in {k} of {n} draws{copies}; share of valid computations {low:.0%} to {high:.0%} ({details['share_method']})"
+    if "draws_to_conclude" in details:
+        needed = details["draws_to_conclude"]
+        text += (
+            "; no number of draws would conclude it"
+            if needed is None
+            else f"; about {needed} draws would conclude it"
+        )
+    return text
+
+
+def verdict_note(details: dict) -> str:
+    """How the draws bore the verdict out: for a figure claim, where each published figure
+    falls in its prediction interval; for a qualitative claim judged over several draws,
+    the count of draws it holds in, what that says of its share, and each compared value's
+    range against its region."""
+    if "figures" in details:
+        notes = [_figure_note(f) for f in details["figures"]]
+    else:
+        notes = [details["inconclusive"]] if "inconclusive" in details else []
+    if "collapsed" in details:
+        notes.append(details["collapsed"])
+    if "share_interval" in details and "figures" not in details:
+        notes += [_share_note(details), *map(_effect_note, details.get("effects", ()))]
+    return "; ".join(notes)
 
 
 def figure_path(name: str) -> str:
@@ -79,124 +137,15 @@ def figure_path(name: str) -> str:
     return "figures/" + urllib.parse.quote(name)
 
 
-def render(audit: dict, figure_names: list[str], source: Callable[[str], str] = figure_path) -> str:
-    """Markdown for the audit dict built by claim_audit.report.audit, with the
-    figures named in `figure_names` (the files drawn) shown from `source(name)` under the
-    claims they illustrate."""
-    meta = audit["metadata"]
-    lines = ["# Claims audit", ""]
-    if audit.get("partial"):
-        lines += [
-            f"**Partial run, not the complete audit** ({_escape('; '.join(audit['partial']))}): only the "
-            "claims that ran, without the documents' sections and figures. A complete audit, "
-            "one folder up, is left as it was.",
-            "",
-        ]
-    if audit.get("missing"):
-        missing = ", ".join(f"{claim_id} ({why})" for claim_id, why in audit["missing"].items())
-        lines += [f"Claims without a verdict: {_escape(missing)}.", ""]
-    lines += [*_header(audit), ""]
-    versions, system = meta.get("versions", {}), meta.get("platform", {})
-    backend = f" ({system['jax_backend']})" if system.get("jax_backend") else ""
-    method = f" ({_escape(meta['method'])})" if meta.get("method") else ""
-    python = f"Python {versions['python']} on {system.get('system')}{backend}; " if "python" in versions else ""  # fmt: skip
-    wall = f"; wall time {meta['wall_s']:.1f} s" if "wall_s" in meta else ""
-    lines += [
-        f"{_escape(audit['summary'])}.",
-        "",
-        _escape(f"{stack_text(versions)}{python}{cache_text(meta.get('cache', {}))}{wall}."),
-        "",
-        "".join(f"*{text}*" if emphasised else text for text, emphasised in rule_note(method)),
-    ]
-    shown = set(figure_names)
-    figures = [f for f in audit.get("figures", []) if f["file"] in shown]
-    figure_of = {claim: f for f in figures for claim in f["claims"]}
-    audited = {c["id"] for c in audit["claims"]}
-    placed: set[str] = set()
-    for document, claims in groupby(audit["claims"], key=lambda c: c["document"]):
-        source_ = sources_of(audit).get(document)
-        heading = _escape(document)
-        if source_ is not None:
-            heading += f": {_source_text(source_)}"
-        lines += ["", f"## {heading}", ""]
-        for section, rows in groupby(claims, key=lambda c: c["section"]):
-            rows = list(rows)
-            lines += [
-                f"### {_escape(section)}",
-                "",
-                *(_section_link(source_, section) if rows[0].get("origin") != "suite" else []),
-                "| id | claim | published | measured | tolerance | verdict | figure |",
-                "|---|---|---|---|---|---|---|",
-            ]
-            lines += [_claim_row(c, figure_of.get(c["id"])) for c in rows]
-            lines.append("")
-            # The figures that illustrate this section's claims, right below them.
-            for figure in figures:
-                if figure["file"] not in placed and any(c["id"] in figure["claims"] for c in rows):
-                    placed.add(figure["file"])
-                    lines += _figure_block(figure, source, audited)
-    lines += _recorded(
-        audit,
-        "finding",
-        "Findings",
-        "Claims that do not hold on the faithful reproduction, with what was measured:",
-    )
-    if "robustness" in audit:
-        lines += render_robustness(audit["robustness"])
-    rest = [f for f in figures if f["file"] not in placed]
-    unindexed = [name for name in figure_names if name not in {f["file"] for f in audit.get("figures", [])}]  # fmt: skip
-    if rest or unindexed:
-        lines += ["## More figures", ""]
-        for figure in rest:
-            lines += _figure_block(figure, source, audited)
-        lines += [f"![{_escape(name)}]({source(name)})\n" for name in unindexed]
-    lines += _run(meta)
-    return "\n".join(lines) + "\n"
+def anchor_of(kind: str, name: str) -> str:
+    """An in-page anchor: `kind`-`name` with anything but letters, digits, _ and - dashed."""
+    return f"{kind}-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
 
 
-def _claim_row(c: dict, figure: dict | None) -> str:
-    """A claim's row: its anchor and id, statement (and reading), figures, verdict (with how
-    the draws bore it out) and the figure that illustrates it."""
-    details = c.get("details") or {}
-    verdict = _VERDICT[c["verdict"]] + (
-        "" if c["expected_to_hold"] or c["verdict"] != "refuted" else " (known finding)"
-    )
-    if note := verdict_note(details):
-        verdict += f" ({_escape(note)})"
-    if c["verdict"] not in ("refuted", "error") and not c["expected_to_hold"]:
-        verdict = f"**{FINDING_GONE}**"
-    if details.get("ci"):
-        verdict += f" ({_escape('; '.join(ci_text(ci) for ci in details['ci']))})"
-    statement = _escape(c["statement"])
-    if details.get("reading"):
-        statement += f" *Reading: {_escape(details['reading'])}.*"
-    anchor = f'<a id="{anchor_of("claim", c["id"])}"></a>{_escape(c["id"])}'
-    link = f"[{_escape(figure['file'])}](#{_figure_anchor(figure['file'])})" if figure else "-"
-    cells = (anchor, statement, _escape(c["published"]), _escape(c["measured"]), _escape(c["tolerance"]), verdict, link)  # fmt: skip
-    return "| " + " | ".join(cells) + " |"
-
-
-def _run(meta: dict) -> list[str]:
-    """The run's provenance: command, code, device, stack, data, wall time."""
-    rows: list[tuple[str, Any]] = [
-        ("command", shlex.join(meta.get("command") or []) or None),
-        ("git", meta.get("git")),
-        ("device", meta.get("device")),
-        ("requirements.lock sha256", meta.get("requirements_lock_sha256")),
-        ("versions", meta.get("versions")),
-        ("platform", meta.get("platform")),
-        ("data sha256", meta.get("data_digests") or "none supplied"),
-        ("wall time (s)", meta.get("wall_s")),
-    ]
-
-    def plain(value: Any) -> str:
-        if isinstance(value, dict):
-            return "; ".join(f"{k}: {plain(v)}" for k, v in value.items())
-        if isinstance(value, list):
-            return ", ".join(map(str, value))
-        return "-" if value is None else str(value)
-
-    return ["## The run", "", *(f"- **{name}**: {_escape(plain(value))}" for name, value in rows), ""]  # fmt: skip
+def _source_text(source: Source, suffix: str = "") -> str:
+    """A document's title, linked to its address where it has an http(s) one."""
+    url, title = link_address(source.url), _escape(source.title)
+    return f"[{title}]({url}){suffix}" if url else f"{title}{suffix}"
 
 
 def cache_text(cache: dict) -> str:
@@ -209,46 +158,168 @@ def cache_text(cache: dict) -> str:
 
 
 def _header(audit: dict) -> list[str]:
-    """Which documents were audited (linked where they are published), the commit, the date."""
-    meta = audit.get("metadata", {})
-    documents = sorted({c["document"] for c in audit["claims"]})
-    named = []
-    for document in documents:
-        source = sources_of(audit).get(document)
-        if source is None:
-            named.append(_escape(document))
-        else:
-            named.append(_source_text(source, f" ({_escape(source.kind)})"))
+    """Partial or incomplete runs said so; the documents audited (linked where they are
+    published), the commit, the date, the summary, the stack and how verdicts are taken."""
+    meta, lines = audit["metadata"], []
+    if audit.get("partial"):
+        lines += [
+            f"**Partial run, not the complete audit** ({_escape('; '.join(audit['partial']))}): "
+            "only the claims that ran, without the documents' sections and figures. A complete "
+            "audit, one folder up, is left as it was.",
+            "",
+        ]
+    if audit.get("missing"):
+        missing = ", ".join(f"{claim_id} ({why})" for claim_id, why in audit["missing"].items())
+        lines += [f"Claims without a verdict: {_escape(missing)}.", ""]
+    sources = sources_of(audit)
+    named = [
+        _source_text(sources[d], f" ({_escape(sources[d].kind)})") if d in sources else _escape(d)
+        for d in sorted({c["document"] for c in audit["claims"]})
+    ]
     git = meta.get("git") or {}
-    if git.get("commit") is None:
+    if git.get("commit") is not None:
+        code = f"Commit {_escape(git['commit'][:12] + (' (uncommitted changes)' if git.get('dirty') else ''))}"
+    else:
         code = (
             "A git repository with no commit yet"
             if git.get("no_commit_yet")
             else "Not a git repository"
         )
-    else:
-        dirty = " (uncommitted changes)" if git.get("dirty") else ""
-        code = f"Commit {_escape(git['commit'][:12] + dirty)}"
     created = meta.get("created_unix")
-    created = "date unknown" if created is None else time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(created))  # fmt: skip
-    return [f"Audit of {'; '.join(named)}.", "", f"{code}, {created}."]
+    created = (
+        "date unknown"
+        if created is None
+        else time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(created))
+    )
+    versions, system = meta.get("versions", {}), meta.get("platform", {})
+    backend = f" ({system['jax_backend']})" if system.get("jax_backend") else ""
+    python = (
+        f"Python {versions['python']} on {system.get('system')}{backend}; "
+        if "python" in versions
+        else ""
+    )
+    wall = f"; wall time {meta['wall_s']:.1f} s" if "wall_s" in meta else ""
+    stack = f"{stack_text(versions)}{python}{cache_text(meta.get('cache', {}))}{wall}."
+    method = f" ({_escape(meta['method'])})" if meta.get("method") else ""
+    return [
+        *lines,
+        f"Audit of {'; '.join(named)}.",
+        "",
+        f"{code}, {created}.",
+        "",
+        f"{_escape(audit['summary'])}.",
+        "",
+        _escape(stack),
+        "",
+        _rule(method),
+    ]
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower().replace("'", "").replace("’", "")).strip("-")
+def render(audit: dict, figure_names: list[str], source: Callable[[str], str] = figure_path) -> str:
+    """Markdown for the audit dict built by claim_audit.report.audit, with the
+    figures named in `figure_names` (the files drawn) shown from `source(name)` under the
+    claims they illustrate."""
+    lines = ["# Claims audit", "", *_header(audit)]
+    figures = [f for f in audit.get("figures", []) if f["file"] in set(figure_names)]
+    figure_of = {claim: f for f in figures for claim in f["claims"]}
+    audited = {c["id"] for c in audit["claims"]}
+    placed: set[str] = set()
+    for document, claims in groupby(audit["claims"], key=lambda c: c["document"]):
+        document_source = sources_of(audit).get(document)
+        heading = _escape(document)
+        if document_source is not None:
+            heading += f": {_source_text(document_source)}"
+        lines += ["", f"## {heading}", ""]
+        for section, rows in groupby(claims, key=lambda c: c["section"]):
+            rows = list(rows)
+            lines += [f"### {_escape(section)}", ""]
+            if rows[0].get("origin") != "suite":
+                lines += _section_link(document_source, section)
+            lines += ["| id | claim | published | measured | tolerance | verdict | figure |"]
+            lines += [
+                "|---|---|---|---|---|---|---|",
+                *(_claim_row(c, figure_of.get(c["id"])) for c in rows),
+                "",
+            ]
+            # The figures that illustrate this section's claims, right below them.
+            for figure in figures:
+                if figure["file"] not in placed and any(c["id"] in figure["claims"] for c in rows):
+                    placed.add(figure["file"])
+                    lines += _figure_block(figure, source, audited)
+    findings = [
+        f"- **[{_escape(c['id'])}](#{anchor_of('claim', c['id'])})** ({_escape(c['document'])}, "
+        f"{_escape(c['section'])}): {_escape(c['details']['finding'])}"
+        for c in audit["claims"]
+        if c["details"].get("finding")
+    ]
+    if findings:
+        intro = "Claims that do not hold on the faithful reproduction, with what was measured:"
+        lines += ["## Findings", "", intro, "", *findings, ""]
+    if "robustness" in audit:
+        lines += render_robustness(audit["robustness"])
+    rest = [f for f in figures if f["file"] not in placed]
+    indexed = {f["file"] for f in audit.get("figures", [])}
+    unindexed = [name for name in figure_names if name not in indexed]
+    if rest or unindexed:
+        lines += ["## More figures", ""]
+        for figure in rest:
+            lines += _figure_block(figure, source, audited)
+        lines += [f"![{_escape(name)}]({source(name)})\n" for name in unindexed]
+    return "\n".join([*lines, *_run(audit["metadata"])]) + "\n"
 
 
-def _section_link(source, section: str) -> list[str]:
+def _claim_row(c: dict, figure: dict | None) -> str:
+    """A claim's row: its anchor and id, statement (and reading), figures, verdict (with how
+    the draws bore it out) and the figure that illustrates it."""
+    details = c.get("details") or {}
+    verdict = _VERDICT[c["verdict"]]
+    if c["verdict"] == "refuted" and not c["expected_to_hold"]:
+        verdict += " (known finding)"
+    if note := verdict_note(details):
+        verdict += f" ({_escape(note)})"
+    if c["verdict"] not in ("refuted", "error") and not c["expected_to_hold"]:
+        verdict = f"**{FINDING_GONE}**"
+    if details.get("ci"):
+        verdict += f" ({_escape('; '.join(ci_text(ci) for ci in details['ci']))})"
+    statement = _escape(c["statement"])
+    if details.get("reading"):
+        statement += f" *Reading: {_escape(details['reading'])}.*"
+    anchor = f'<a id="{anchor_of("claim", c["id"])}"></a>{_escape(c["id"])}'
+    link = f"[{_escape(figure['file'])}](#{_figure_anchor(figure['file'])})" if figure else "-"
+    cells = (c["published"], c["measured"], c["tolerance"])
+    return "| " + " | ".join([anchor, statement, *map(_escape, cells), verdict, link]) + " |"
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_plain(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    return "-" if value is None else str(value)
+
+
+def _run(meta: dict) -> list[str]:
+    """The run's provenance: command, code, device, stack, data, wall time."""
+    rows = {
+        "command": shlex.join(meta.get("command") or []) or None,
+        "git": meta.get("git"),
+        "device": meta.get("device"),
+        "requirements.lock sha256": meta.get("requirements_lock_sha256"),
+        "versions": meta.get("versions"),
+        "platform": meta.get("platform"),
+        "data sha256": meta.get("data_digests") or "none supplied",
+        "wall time (s)": meta.get("wall_s"),
+    }
+    return ["## The run", "", *(f"- **{k}**: {_escape(_plain(v))}" for k, v in rows.items()), ""]
+
+
+def _section_link(source: Source | None, section: str) -> list[str]:
     """A link to the section in the published document, where the document has an address."""
     url = link_address(source.url) if source is not None else None
     if url is None:
         return []
-    return [f"In the document: [{_escape(section)}]({url.split('#')[0]}#{_slug(section)})", ""]
-
-
-def anchor_of(kind: str, name: str) -> str:
-    """An in-page anchor: `kind`-`name` with anything but letters, digits, _ and - dashed."""
-    return f"{kind}-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
+    slug = re.sub(r"[^a-z0-9]+", "-", section.lower().replace("'", "").replace("’", "")).strip("-")
+    return [f"In the document: [{_escape(section)}]({url.split('#')[0]}#{slug})", ""]
 
 
 def _figure_anchor(file: str) -> str:
@@ -257,12 +328,13 @@ def _figure_anchor(file: str) -> str:
 
 def _figure_block(figure: dict, source: Callable[[str], str], audited: set[str]) -> list[str]:
     """A figure with its caption and links to the claims it illustrates (those audited)."""
-    claims = ", ".join(f"[{_escape(c)}](#{anchor_of('claim', c)})" for c in figure["claims"] if c in audited)  # fmt: skip
+    claims = [f"[{_escape(c)}](#{anchor_of('claim', c)})" for c in figure["claims"] if c in audited]
+    caption = _escape(figure["caption"])
     return [
         f'<a id="{_figure_anchor(figure["file"])}"></a>',
-        f"![{_escape(figure['caption'])}]({source(figure['file'])})",
+        f"![{caption}]({source(figure['file'])})",
         "",
-        f"*{_escape(figure['caption'])}*" + (f" Claims: {claims}." if claims else ""),
+        f"*{caption}*" + (f" Claims: {', '.join(claims)}." if claims else ""),
         "",
     ]
 
@@ -270,8 +342,14 @@ def _figure_block(figure: dict, source: Callable[[str], str], audited: set[str])
 # --------------------------------------------------------------------------- robustness
 
 
-def _seeds(seeds: list[int]) -> str:
-    return ", ".join(map(str, seeds))  # every seed named, unlike the table's ranges
+def _table(header: str, rows: list[tuple[Any, ...]]) -> list[str]:
+    """A table under `header`, its columns' names joined by " | "; each cell escaped."""
+    lines = [f"| {header} |", "|" + "---|" * (header.count(" | ") + 1)]
+    return [*lines, *("| " + " | ".join(map(_escape, row)) + " |" for row in rows), ""]
+
+
+def _holds(holds: bool) -> str:
+    return "yes" if holds else _Markdown("**no**")
 
 
 def _p(value: float | None, b: int) -> str:
@@ -281,136 +359,103 @@ def _p(value: float | None, b: int) -> str:
     return f"<= {floor:.2g}" if value <= floor * (1 + 1e-9) else f"{value:.2g}"
 
 
-def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_escape(cell) for cell in row) + " |" for row in rows]
-    return [*lines, ""]
-
-
-def _published_rows(claims: dict[str, dict]) -> list[tuple[Any, ...]]:
-    rows = []
-    for claim_id, claim in claims.items():
-        for ci in claim["published"].get("intervals") or []:
-            rows.append(
-                (
-                    claim_id,
-                    ci["effect"],
-                    ci["region"],
-                    f"{ci['estimate']:.4g}",
-                    interval_text(ci),
-                    "yes" if ci["within_region"] else _NO,
-                    _p(ci["p_value"], ci["b"]),
-                )
-            )
-    return rows
-
-
-_NO = _Markdown("**no**")
-
-
-def _per_seed(values: list[tuple[float, bool]] | None) -> str:
-    if values is None:
+def _per_seed(sweep: dict, k: int) -> str:
+    """Each sweep seed's value of effect `k`, bold where the claim does not hold."""
+    if sweep["per_seed_values"] is None:
         return "-"
+    values = zip(sweep["per_seed_values"], sweep["per_seed_holds"], strict=True)
     return _Markdown(
-        ", ".join(f"{value:.3g}" if holds else f"**{value:.3g}**" for value, holds in values)
+        ", ".join(f"{v[k]:.3g}" if holds else f"**{v[k]:.3g}**" for v, holds in values)
     )
-
-
-def _sweep_rows(claims: dict[str, dict]) -> list[tuple[Any, ...]]:
-    return [
-        (
-            row.claim_id,
-            row.effect,
-            row.region,
-            f"{row.holding} {row.unit}",
-            f"{row.value:.4g}",
-            "-" if row.interval is None else interval_text(row.interval),
-            _per_seed(row.per_seed),
-            row.label,
-        )
-        for row in robustness.sweep_rows(claims)
-    ]
-
-
-def _sensitivity_rows(rows: list[dict], swept: bool) -> list[tuple[Any, ...]]:
-    out = []
-    for row in robustness.sensitivity_rows(rows):
-        cells = (
-            row.claim_id,
-            row.variant + (" (the document's)" if row.post_choice else ""),
-            row.effect,
-            row.region,
-            f"{row.value:.4g}",
-            "yes" if row.holds else _NO,
-        )
-        if swept:
-            cells += (row.sweep_holding, f"{row.sweep_value:.4g}")
-        out.append(cells)
-    return out
-
-
-def _figure_rows(figures: dict[str, list[dict]], columns) -> list[tuple[Any, ...]]:
-    rows = []
-    for group, seeds in figures.items():
-        for entry in seeds:
-            cells = [
-                f"{entry[name]['estimate']:.4g} ({interval_text(entry[name])})"
-                if name in entry
-                else "-"
-                for name, _ in columns
-            ]
-            rows.append((group, entry["seed"], *cells))
-    return rows
 
 
 def render_robustness(section: dict[str, Any]) -> list[str]:
     """Markdown lines of the robustness section (audit.json's `robustness`)."""
-    methods = section["methods"]
-    published = _seeds(section["published_seeds"])
-    sweep = section["sweep_seeds"]
+    methods, claims, sweep = section["methods"], section["claims"], section["sweep_seeds"]
+    published = ", ".join(map(str, section["published_seeds"]))  # every seed named
     lines = [
         "## Robustness",
         "",
         f"{robustness.BESIDE} {robustness.methods_text(methods)} {methods['note']}",
         "",
     ]
-    published_rows = _published_rows(section["claims"])
-    if published_rows:
-        lines += [f"### Intervals on the published seeds ({published})", ""]
-        lines += _table(
-            ("claim", "effect", "holds when", "value", "95% CI", "CI inside", "p (no difference)"),
-            published_rows,
+    intervals = [
+        (
+            claim_id,
+            ci["effect"],
+            ci["region"],
+            f"{ci['estimate']:.4g}",
+            interval_text(ci),
+            _holds(ci["within_region"]),
+            _p(ci["p_value"], ci["b"]),
         )
+        for claim_id, claim in claims.items()
+        for ci in claim["published"].get("intervals") or []
+    ]
+    if intervals:
+        lines += [f"### Intervals on the published seeds ({published})", ""]
+        header = "claim | effect | holds when | value | 95% CI | CI inside | p (no difference)"
+        lines += _table(header, intervals)
     if sweep is None:
         lines += ["### Across other seeds", "", _escape(robustness.NOT_RUN), ""]
     else:
-        lines += [f"### Across seeds {_seeds(sweep)}", "", f"{methods['labels']}.", ""]
-        lines += _table(
-            ("claim", "effect", "holds when", "holds on", "value", "95% CI", "per seed (**not holding**)", "label"),
-            _sweep_rows(section["claims"]),
-        )  # fmt: skip
+        swept = ", ".join(map(str, sweep))
+        lines += [f"### Across seeds {swept}", "", f"{methods['labels']}.", ""]
+        effects = robustness.sweep_effects(claims)
+        header = "claim | effect | holds when | holds on | value | 95% CI | per seed (**not holding**) | label"
+        rows = [
+            (
+                claim_id,
+                s["effects"][k],
+                s["regions"][k],
+                f"{holding(s)} {s['unit']}",
+                f"{s['values'][k]:.4g}",
+                "-" if s["intervals"][k] is None else interval_text(s["intervals"][k]),
+                _per_seed(s, k),
+                s["label"],
+            )
+            for claim_id, k, s in effects
+        ]
         note = f"value: {methods['value']}."
-        if any(row.interval is None for row in robustness.sweep_rows(section["claims"])):
+        if any(s["intervals"][k] is None for _, k, s in effects):
             note += (
                 " No interval (-) where the statistic reads the most extreme seed (a maximum, "
                 "an argmin), for which a bootstrap over seeds does not hold, or where the "
                 "sweep has too few seeds for one."
             )
-        lines += [note, ""]
+        lines += [*_table(header, rows), note, ""]
     if section["sensitivity"]:
-        header = ("claim", "variant", "effect", "holds when", f"value ({published})", "holds")
+        header = f"claim | variant | effect | holds when | value ({published}) | holds"
+        rows = []
+        for row in section["sensitivity"]:
+            variant = row["variant"] + (" (the document's)" if row["post_choice"] else "")
+            value, holds = f"{row['published']['values'][0]:.4g}", _holds(row["published"]["holds"])
+            rows.append((row["claim_id"], variant, row["effect"], row["region"], value, holds))
+            if sweep is not None:
+                rows[-1] += (holding(row.get("sweep")), f"{row['sweep']['values'][0]:.4g}")
         if sweep is not None:
-            header += (f"holds on ({_seeds(sweep)})", f"value ({_seeds(sweep)})")
-        lines += ["### Choices the document fixed", ""]
-        lines += _table(header, _sensitivity_rows(section["sensitivity"], sweep is not None))
+            header += f" | holds on ({swept}) | value ({swept})"
+        lines += ["### Choices the document fixed", "", *_table(header, rows)]
     if section["figure_intervals"]:
         lines += [f"### Per-seed figures with {methods['level']:.0%} intervals", ""]
         columns = [tuple(column) for column in section["figure_columns"]]
-        # Tables of at most eight columns, so that each reads on a laptop screen.
-        for start in range(0, len(columns), 6):
+        for start in range(0, len(columns), 6):  # at most eight columns: each reads on a laptop
             part = columns[start : start + 6]
+            rows = [
+                (
+                    group,
+                    entry["seed"],
+                    *(
+                        f"{entry[n]['estimate']:.4g} ({interval_text(entry[n])})"
+                        if n in entry
+                        else "-"
+                        for n, _ in part
+                    ),
+                )
+                for group, seeds in section["figure_intervals"].items()
+                for entry in seeds
+            ]
             lines += _table(
-                (section["figure_group"], "seed", *(label for _, label in part)),
-                _figure_rows(section["figure_intervals"], part),
+                " | ".join([section["figure_group"], "seed", *(label for _, label in part)]), rows
             )
     return lines

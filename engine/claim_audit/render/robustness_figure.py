@@ -9,16 +9,12 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from .canvas import new_figure
+from .robustness import seed_range
 
 HOLDS_COLOUR = "tab:green"
 FAILS_COLOUR = "tab:red"
 SWEEP_COLOUR = "tab:blue"
 PANEL_HEIGHT = 1.6  # inches per claim effect
-
-
-def _seed_range(seeds: list[int]) -> str:
-    contiguous = seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2
-    return f"{seeds[0]}-{seeds[-1]}" if contiguous else ",".join(map(str, seeds))
 
 
 def _interval_bar(ax, y: float, value: float, interval: dict | None, colour: str) -> list[float]:
@@ -56,10 +52,10 @@ def _robustness_panel(ax, claim_id: str, k: int, claim: dict) -> None:
         drawn += values
         interval = sweep["intervals"][k]
         drawn += _interval_bar(ax, len(labels), sweep["values"][k], interval, SWEEP_COLOUR)
-        labels.append(f"sweep {_seed_range(sweep['seeds'])}")
+        labels.append(f"sweep {seed_range(sweep['seeds'], ',')}")
     interval = (published.get("intervals") or [None] * (k + 1))[k]
     drawn += _interval_bar(ax, len(labels), published["values"][k], interval, "black")
-    labels.append(f"published {_seed_range(published['seeds'])}")
+    labels.append(f"published {seed_range(published['seeds'], ',')}")
     bounds = published["region_bounds"][k]
     span = drawn + [b for b in bounds if b is not None]
     left, right = min(span), max(span)
@@ -114,16 +110,37 @@ def robustness_figure(section: dict) -> Figure:
     handles = [
         Patch(color=HOLDS_COLOUR, alpha=0.25, label="where the claim holds"),
         Line2D([], [], color="black", marker="o", linewidth=2.4, label="published seeds, 95% CI"),
-    ]  # fmt: skip
+    ]
     if swept:
         handles += [
-            Line2D([], [], color=SWEEP_COLOUR, marker="o", linewidth=2.4, label="all sweep seeds, 95% CI over seeds"),
-            Line2D([], [], color=HOLDS_COLOUR, marker="o", linestyle="none", label="a subset where it holds"),
-            Line2D([], [], color=FAILS_COLOUR, marker="o", linestyle="none", label="... where it does not"),
-        ]  # fmt: skip
+            Line2D(
+                [],
+                [],
+                color=SWEEP_COLOUR,
+                marker="o",
+                linewidth=2.4,
+                label="all sweep seeds, 95% CI over seeds",
+            ),
+            Line2D(
+                [],
+                [],
+                color=HOLDS_COLOUR,
+                marker="o",
+                linestyle="none",
+                label="a subset where it holds",
+            ),
+            Line2D(
+                [],
+                [],
+                color=FAILS_COLOUR,
+                marker="o",
+                linestyle="none",
+                label="... where it does not",
+            ),
+        ]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
     published = section["published_seeds"]
-    seeds = f"seed{'s' if len(published) > 1 else ''} {_seed_range(published)}"
+    seeds = f"seed{'s' if len(published) > 1 else ''} {seed_range(published, ',')}"
     title = (
         f"Comparative claims beyond the published {seeds}\n"
         "(no CI: the effect reads figures that are not resampled, or the most extreme seed)"

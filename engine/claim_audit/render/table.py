@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import re
 import textwrap
-from collections import Counter
 from itertools import groupby
 from typing import Any
 
@@ -16,7 +15,7 @@ from rich.text import Text
 
 from ..engine.claim import VERDICTS, ClaimRecord
 from . import robustness
-from .robustness import ci_text, interval_text
+from .robustness import ci_text, holding, interval_text, seed_range
 
 _FIELDS = ("id", "published", "measured", "tolerance", "verdict")
 _SHARES = {"published": 5, "measured": 5, "tolerance": 4}  # of the width left after id, verdict
@@ -33,10 +32,19 @@ def _lines(renderables: list[RenderableType], width: int) -> list[str]:
     return [line.rstrip() for line in captured.get().splitlines()]
 
 
-def _table(columns: list[tuple[str, dict]], rows: list[tuple[str, ...]], header: bool, expand: bool = False) -> Table:  # fmt: skip
+def _table(
+    columns: list[tuple[str, dict]], rows: list[tuple[str, ...]], header: bool, expand: bool = False
+) -> Table:
     """A borderless table, one space between columns; each column's layout (rich's
     `add_column` options) given with its name."""
-    table = Table(box=None, show_header=header, header_style="", pad_edge=False, padding=(0, 1, 0, 0), expand=expand)  # fmt: skip
+    table = Table(
+        box=None,
+        show_header=header,
+        header_style="",
+        pad_edge=False,
+        padding=(0, 1, 0, 0),
+        expand=expand,
+    )
     for name, layout in columns:
         table.add_column(name, no_wrap=True, overflow="ellipsis", **layout)
     for row in rows:
@@ -70,16 +78,12 @@ def verdict_counts(
     out = {}
     for origin in _COUNTED:
         mine = [r for r in records if r.origin == origin]
-        counts = Counter(r.verdict for r in mine)
+        refuted = [r for r in mine if r.verdict == "refuted"]
         out[origin] = {
             "total": len(mine),
-            **{verdict: counts[verdict] for verdict in VERDICTS},
-            "known_findings": sum(
-                1 for r in mine if r.verdict == "refuted" and not expected.get(r.id, True)
-            ),
-            "timings": sum(
-                1 for r in mine if r.verdict == "refuted" and r.details.get("gates") is False
-            ),
+            **{verdict: sum(r.verdict == verdict for r in mine) for verdict in VERDICTS},
+            "known_findings": sum(not expected.get(r.id, True) for r in refuted),
+            "timings": sum(r.details.get("gates") is False for r in refuted),
         }
     return out
 
@@ -90,15 +94,14 @@ def summary_line(records: list[ClaimRecord], expected: dict[str, bool]) -> str:
     by this run (inconclusive), errored."""
     parts = []
     for origin, c in verdict_counts(records, expected).items():
-        if not c["total"] and origin == "suite":
-            continue
-        one, many = _COUNTED[origin]
-        timings = f", {c['timings']} of this machine's timing" if c["timings"] else ""
-        parts.append(
-            f"{c['total']} {one if c['total'] == 1 else many}: {c['holds']} hold, {c['refuted']} "
-            f"refuted ({c['known_findings']} known findings{timings}), {c['sensitive']} "
-            f"sensitive, {c['inconclusive']} inconclusive, {c['error']} errors"
-        )
+        if c["total"] or origin == "document":
+            one, many = _COUNTED[origin]
+            timings = f", {c['timings']} of this machine's timing" if c["timings"] else ""
+            parts.append(
+                f"{c['total']} {one if c['total'] == 1 else many}: {c['holds']} hold, "
+                f"{c['refuted']} refuted ({c['known_findings']} known findings{timings}), "
+                f"{c['sensitive']} sensitive, {c['inconclusive']} inconclusive, {c['error']} errors"
+            )
     return "; ".join(parts)
 
 
@@ -156,43 +159,41 @@ def render(
     labels = {r.id: verdict_label(r, expected.get(r.id, True)) for r in records}
     shown = [r for r in ordered(records) if verbosity > -1 or labels[r.id] != "holds"]
     rows = {r.id: (r.id, r.published, r.measured, r.tolerance, labels[r.id]) for r in shown}
-    longest = [max([len(name), *(len(row[i]) for row in rows.values())]) for i, name in enumerate(_FIELDS)]  # fmt: skip
+    longest = [
+        max([len(name), *(len(row[i]) for row in rows.values())]) for i, name in enumerate(_FIELDS)
+    ]
     longest[4] = max(longest[4], _VERDICT_WIDTH)
     whole = verbosity > 0
-    fixed = lambda i, name: whole or name in ("id", "verdict")  # noqa: E731
     columns = [
-        (name, {"min_width": longest[i]} if fixed(i, name) else {"ratio": _SHARES[name]})
-        for i, name in enumerate(_FIELDS)
+        (name, {"min_width": n} if whole or name in ("id", "verdict") else {"ratio": _SHARES[name]})
+        for name, n in zip(_FIELDS, longest, strict=True)
     ]
-    if whole:
-        width = max(width, sum(longest) + len(_FIELDS) - 1)
-    # Tables of rows between full-width lines (a section's name, a claim's intervals); the
-    # same columns in each, so that they line up.
-    parts: list[RenderableType] = []
+    rule = sum(longest) + len(_FIELDS) - 1 if whole else width
+    width = max(width, rule)
+
+    def table(rows: list[tuple[str, ...]]) -> list[RenderableType]:
+        return [_table(columns, rows, header=False, expand=not whole)] if rows else []
+
+    # Tables of rows between full-width lines (a section's name, a claim's intervals), with
+    # the same columns in each, so that they line up.
+    parts = [_table(columns, [], header=True, expand=not whole)]
     pending: list[tuple[str, ...]] = []
-
-    def flush() -> None:
-        if pending:
-            parts.append(_table(columns, pending, header=not parts, expand=not whole))
-            pending.clear()
-
-    parts.append(_table(columns, [], header=True, expand=not whole))
     for (document, section), group in groupby(shown, key=lambda r: (r.document, r.section)):
-        flush()
-        parts.append(Text(f"[{document}] {section}"))
+        parts += [*table(pending), Text(f"[{document}] {section}")]
+        pending = []
         for record in group:
             pending.append(rows[record.id])
             if record.details.get("ci"):
-                flush()
+                parts += table(pending)
                 parts += [
                     Text(f"{'':{longest[0] + 1}}{ci_text(ci)}") for ci in record.details["ci"]
                 ]
-    flush()
-    rule = width if not whole else sum(longest) + len(_FIELDS) - 1
+                pending = []
+    parts += table(pending)
     lines = ["", " CLAIMS AUDIT ".center(rule, "="), *_lines(parts, width), "-" * rule]
     lines.extend(textwrap.wrap(summary, width))
     for label, text in FOOTNOTES.items():
-        if label in set(labels.values()):
+        if label in labels.values():
             lines.extend(textwrap.wrap(text, width, subsequent_indent="  "))
     return lines
 
@@ -200,64 +201,74 @@ def render(
 # --------------------------------------------------------------------------- robustness
 
 
-_SWEEP = (("id", 16), ("effect", 21), ("holds on", 8), ("value", 7), ("95% CI", 16), ("label", 7))
-_SENSITIVITY = (("claim", 8), ("variant", 28), ("value", 7), ("holds", 6), ("holds on", 9), ("value", 7))  # fmt: skip
+_SWEEP = (("id", "effect", "holds on", "value", "95% CI", "label"), (16, 21, 8, 7, 16, 7))
+_SENSITIVITY = (("claim", "variant", "value", "holds", "holds on", "value"), (8, 28, 7, 6, 9, 7))
 
 
-def _fixed(columns: tuple[tuple[str, int], ...], rows: list[tuple[str, ...]]) -> Table:
-    return _table([(name, {"width": width}) for name, width in columns], rows, header=True)
+def _fixed(
+    columns: tuple[tuple[str, ...], tuple[int, ...]], rows: list[tuple], n: int
+) -> list[str]:
+    """`rows` under the first `n` of `columns` (names, widths), each of a fixed width."""
+    layout = [(name, {"width": width}) for name, width in zip(*columns, strict=True)][:n]
+    return _lines([_table(layout, rows, header=True)], 80)
 
 
-def _sweep_rows(claims: dict[str, dict]) -> list[tuple[str, ...]]:
-    rows = []
-    for row in robustness.sweep_rows(claims):
-        ci = "-" if row.interval is None else interval_text(row.interval)
-        if len(ci) > 16 and row.interval is not None:
-            ci = interval_text(row.interval, digits=2)
-        first = row.first
-        rows.append((row.claim_id if first else "", row.effect, row.holding if first else "", f"{row.value:.4g}", ci, row.label if first else ""))  # fmt: skip
-    return rows
-
-
-def _sensitivity_rows(rows: list[dict], swept: bool) -> list[tuple[str, ...]]:
-    out = []
-    for row in robustness.sensitivity_rows(rows):
-        cells = (row.claim_id, f"{row.variant}{' *' if row.post_choice else ''}", f"{row.value:.4g}", "yes" if row.holds else "no")  # fmt: skip
-        if swept:
-            cells += (row.sweep_holding, f"{row.sweep_value:.4g}")
-        out.append(cells)
-    return out
+def _sweep_row(claim_id: str, k: int, sweep: dict) -> tuple[str, ...]:
+    interval = sweep["intervals"][k]
+    ci = "-" if interval is None else interval_text(interval)
+    if len(ci) > 16:
+        ci = interval_text(interval, digits=2)
+    named = lambda text: text if k == 0 else ""  # noqa: E731  (a claim's first effect names it)
+    return (
+        named(claim_id),
+        sweep["effects"][k],
+        named(holding(sweep)),
+        f"{sweep['values'][k]:.4g}",
+        ci,
+        named(sweep["label"]),
+    )
 
 
 def render_robustness(section: dict[str, Any]) -> list[str]:
     """Lines of the robustness tables (audit.json's `robustness`); each fits in 80 columns."""
-    published = robustness.seed_range(section["published_seeds"])
-    sweep = section["sweep_seeds"]
+    sweep, methods = section["sweep_seeds"], section["methods"]
     lines = [
         "",
         "ROBUSTNESS".center(78, "="),
-        *textwrap.wrap(
-            f"{robustness.BESIDE} {robustness.methods_text(section['methods'])}",
-            78,
-        ),
+        *textwrap.wrap(f"{robustness.BESIDE} {robustness.methods_text(methods)}", 78),
     ]
     if sweep is None:
         lines += ["", *textwrap.wrap(f"Across other seeds. {robustness.NOT_RUN}", 78)]
     else:
-        seeds = robustness.seed_range(sweep)
-        lines += ["", f"Each comparative claim on seeds {seeds}"]
-        lines += _lines([_fixed(_SWEEP, _sweep_rows(section["claims"]))], 80)
-        lines += [
-            *textwrap.wrap(f"holds on: {section['methods']['holds_on']}", 78),
-            *textwrap.wrap(f"value: {section['methods']['value']}", 78),
-            *textwrap.wrap(section["methods"]["labels"], 78),
-        ]
+        lines += ["", f"Each comparative claim on seeds {seed_range(sweep)}"]
+        lines += _fixed(
+            _SWEEP, [_sweep_row(*row) for row in robustness.sweep_effects(section["claims"])], 6
+        )
+        for text in (
+            f"holds on: {methods['holds_on']}",
+            f"value: {methods['value']}",
+            methods["labels"],
+        ):
+            lines += textwrap.wrap(text, 78)
     if section["sensitivity"]:
-        where = f"seeds {published}" + ("" if sweep is None else f"; holds on, value: seeds {robustness.seed_range(sweep)}")  # fmt: skip
+        where = f"seeds {seed_range(section['published_seeds'])}"
+        if sweep is not None:
+            where += f"; holds on, value: seeds {seed_range(sweep)}"
+        rows = []
+        for row in section["sensitivity"]:
+            variant = row["variant"] + (" *" if row["post_choice"] else "")
+            published = row["published"]
+            cells = (
+                row["claim_id"],
+                variant,
+                f"{published['values'][0]:.4g}",
+                "yes" if published["holds"] else "no",
+            )
+            if sweep is not None:
+                cells += (holding(row.get("sweep")), f"{row['sweep']['values'][0]:.4g}")
+            rows.append(cells)
         lines += ["", f"Choices the document fixed (value, holds: {where})"]
-        columns = _SENSITIVITY if sweep is not None else _SENSITIVITY[:4]
-        rows = _sensitivity_rows(section["sensitivity"], sweep is not None)
-        lines += _lines([_fixed(columns, rows)], 80)
+        lines += _fixed(_SENSITIVITY, rows, 4 if sweep is None else 6)
         lines.append("* the document's choice")
     lines.append("-" * 78)
     return lines
