@@ -1,19 +1,9 @@
-"""Compare two audit.json files: which verdicts, figures and run metadata moved.
+"""Compare two audit.json files: which verdicts, figures, definitions and run metadata moved,
+one line each (`python -m claim_audit diff OLD NEW`; engine/README.md gives the exit codes).
 
-`python -m claim_audit.report diff OLD.json NEW.json` prints the claims whose verdict
-changed or that one file lacks; the figures a verdict rests on (audit.json holds them as
-numbers) that moved beyond their tolerance, derived from the old record (`figures`); the
-definitions (published figure, tolerance, reading, region, expectation, statement, document,
-section) and the run metadata that changed (creation time, wall time and cache activity
-aside). A draw that moved FOLD-fold or more, or changed sign, beyond the range of both
-runs' orders is moved whatever its tolerance. Figures in one order are compared for the
-orders both runs computed: more orders (`--orders`) move the metadata, not the figures.
-
-Exit status, the gate CI reads: 0 nothing moved; 1 a verdict changed, a claim appeared or
-disappeared, a figure became NaN or infinite or disappeared, or `expected_to_hold` flipped;
-2 an input is unreadable or not an audit of this schema (one line on stderr); 3 no verdict
-moved but a figure moved beyond its tolerance, or a figure's words changed (`--verdicts-only`
-makes it 0).
+A figure moved when it moved beyond its tolerance, derived from the old record (`figures`),
+or `FOLD`-fold or across zero beyond the range of both runs' orders. Figures in one order
+are compared for the orders both runs computed: more orders move the metadata, not figures.
 """
 
 from __future__ import annotations
@@ -36,12 +26,10 @@ from ..render.documents import SCHEMA_VERSION
 
 # What defines a claim beside its verdict, compared as recorded.
 DEFINITION = ("published", "tolerance", "expected_to_hold", "statement", "document", "section")
-FOLD = 2.0
-"""A draw that moved this many times over (or changed sign), beyond every order's range in
-both runs, is moved whatever its tolerance."""
+FOLD = 2.0  # a draw that moved this many times over, beyond both runs' orders, moved
 VOLATILE_METADATA = ("created_unix", "wall_s", "cache")  # differs between any two runs
 MAX_INT_DIGITS = 20  # an audit's integers are counts; more digits would overflow a float
-SHOWN_CHARS = 200  # a metadata value longer than this is printed cut
+SHOWN_CHARS = 200  # a value longer than this is printed cut
 
 
 class AuditFileError(ValueError):
@@ -50,16 +38,11 @@ class AuditFileError(ValueError):
 
 @dataclass(frozen=True)
 class Figure:
-    """One figure a verdict rests on: its name in `details`, its value and tolerance.
+    """One figure a verdict rests on: a number, or words (`text` as printed) compared exactly.
 
-    value: a number; or a text (a figure's words, an effect's name), compared exactly.
-    tolerance: how far the number may move (see `figures`); None when there is none.
-    text: for a figure in one order, how it is printed; its numbers are `within` its name.
-    order: the float order of a figure in one order (compared only when both runs have it).
-    span: for a draw, the range of its run's orders, (low, high), which `FOLD` judges by.
-    per_count: it depends on how many orders the run computed (compared only when both
-      computed as many).
-    """
+    `within`: the words whose number it is; `order`: its float order (compared when both runs
+    have it); `span`: its run's range over orders; `per_count`: it depends on how many orders
+    ran (compared when both ran as many)."""
 
     name: str
     value: float | str
@@ -77,7 +60,7 @@ class Moved:
     figure: str
     old: float | str
     new: float | str
-    tolerance: float | None  # None for a text, which any change moves
+    tolerance: float | None  # None for words, which any change moves
     fold: float | None = None  # how many times over a draw moved, when FOLD judged it
 
 
@@ -106,18 +89,14 @@ class AuditDiff:
         flipped = any(key == "expected_to_hold" for _, key, _, _ in self.definitions)
         return self.verdicts_moved or bool(self.lost) or flipped
 
-    @property
-    def figures_moved(self) -> bool:
-        return bool(self.moved)
-
 
 def load(path: str | Path) -> dict:
     """Read an audit.json, checking the parts diff relies on.
 
     Raises:
-      AuditFileError: the file is missing, unreadable, not JSON, of another schema_version,
-        or not an audit (no `claims` list of objects with string `id` and `verdict`, an id
-        used twice, `metadata` not an object).
+      AuditFileError: the file is unreadable, not JSON, of another schema_version, or not an
+        audit (a `claims` list of objects with unique string `id` and a string `verdict`,
+        `metadata` an object).
     """
     path = Path(path)
     where = f"{path} is not an audit.json"
@@ -127,7 +106,7 @@ def load(path: str | Path) -> dict:
         raise AuditFileError(f"cannot read {path}: {error.strerror or error}") from error
     except RecursionError:
         raise AuditFileError(f"{where}: it nests deeper than JSON can be read") from None
-    except _TooLong as error:
+    except OverflowError as error:  # from _bounded_int
         raise AuditFileError(f"{where}: {error}") from None
     except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
         raise AuditFileError(f"{path} is not JSON ({error})") from error
@@ -154,17 +133,10 @@ def load(path: str | Path) -> dict:
     return audit
 
 
-class _TooLong(ValueError):
-    pass
-
-
 def _bounded_int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise _TooLong(f"it holds an integer of {len(text.lstrip('-'))} digits")
+    if len(digits := text.lstrip("-")) > MAX_INT_DIGITS:
+        raise OverflowError(f"it holds an integer of {len(digits)} digits")
     return int(text)
-
-
-# --------------------------------------------------------------------------- figures
 
 
 def tolerances(text: Any) -> list[float] | None:
@@ -196,15 +168,15 @@ def _leaves(value: Any, name: str, index: int | None = None):
 
 def draw_gap(sd: float, n_orders: int) -> float:
     """How far apart two valid draws of a figure may lie, judged from `n_orders` draws of sd
-    `sd`: t_{n-1}(1 - FIGURE_ALPHA / 2) sd sqrt(2) (0 with one order). Two draws of
-    N(mu, sigma^2) differ by N(0, 2 sigma^2), and over s sqrt(2) that is Student t with n - 1
-    degrees of freedom: a valid redraw moves further with probability FIGURE_ALPHA."""
+    `sd`: their difference over s sqrt(2) is Student t with n - 1 degrees of freedom, so a
+    valid redraw moves further than t_{n-1}(1 - FIGURE_ALPHA / 2) sd sqrt(2) with probability
+    FIGURE_ALPHA (0 with one order)."""
     if n_orders < 2 or sd == 0:
         return 0.0
     return float(stats.t.ppf(1 - FIGURE_ALPHA / 2, n_orders - 1)) * sd * math.sqrt(2)
 
 
-def _spread_gap(values: list[float]) -> float | None:
+def _spread_gap(values: list) -> float | None:
     """The gap of two draws, the draws given; None when they are not all finite numbers."""
     if not values or not all(_is_number(v) and math.isfinite(v) for v in values):
         return None
@@ -235,11 +207,9 @@ def _figure_rule_gaps(published: Any) -> list[float] | None:
 
 def _at(gaps: list[float] | None, index: int | None, count: int | None = None) -> float | None:
     """The tolerance of the figure at `index` of `count`: one tolerance serves every figure."""
-    if gaps is None:
-        return None
-    if len(gaps) == 1:
+    if gaps is not None and len(gaps) == 1:
         return gaps[0]
-    if index is not None and index < len(gaps) and count in (None, len(gaps)):
+    if gaps and index is not None and index < len(gaps) and count in (None, len(gaps)):
         return gaps[index]
     return None
 
@@ -265,103 +235,70 @@ def _shape(value: Any) -> str:
     return json.dumps(blank(value))
 
 
-def _per_order(orders: dict, gaps: list[float] | None) -> dict[str, Figure]:
-    """Each order's figure (`details.orders[name].measured`): its words, compared exactly,
-    and each number, with the claim's tolerance where it has one, else the gap of two draws
-    over the same number in the orders of the same words."""
-    entries = {o: e.get("measured") for o, e in orders.items() if isinstance(e, dict)}
-    columns: dict[tuple[str, str], list[Any]] = {}
-    for measured in entries.values():
-        for name, _, leaf in _leaves(measured, ""):
-            columns.setdefault((_shape(measured), name), []).append(leaf)
-    out: dict[str, Figure] = {}
-    for order, measured in entries.items():
-        whole = f"orders.{order}"
-        printed = orders[order].get("printed") or (
-            measured if isinstance(measured, str) else json.dumps(measured)
-        )
-        out[whole] = Figure(whole, _shape(measured), 0.0, text=printed, order=order)
-        count = len(measured) if isinstance(measured, list) else None
-        for name, index, leaf in _leaves(measured, ""):
-            if not _is_number(leaf):
-                continue
-            column = columns[_shape(measured), name]
-            tolerance = _at(gaps, index, count)
-            tolerance = _spread_gap(column) if tolerance is None else tolerance
-            finite = [v for v in column if math.isfinite(v)]
-            span = (min(finite), max(finite)) if finite else None
-            number = f"{whole}.measured{name}"
-            out[number] = Figure(number, leaf, tolerance, within=whole, order=order, span=span)
-    return out
+def _orders(claim: dict) -> dict:
+    """A claim's figures by float order (`details.orders`), the faithful first."""
+    details = claim.get("details")
+    orders = details.get("orders") if isinstance(details, dict) else None
+    return orders if isinstance(orders, dict) else {}
 
 
-def _published(published: Any, gaps: list[float] | None) -> dict[str, Figure]:
-    """A figure claim's prediction intervals (`details.figures[i]`): both ends, with the
-    figure's tolerance, and the number of orders (a count: exactly)."""
+def figures(claim: dict) -> dict[str, Figure]:
+    """The figures a claim's verdict rests on, each with its tolerance: a hand-given one
+    ("± 0.36"), or for a figure claim the gap of two draws over its orders plus the published
+    figure's half unit (`measured_value(s)`, each order's figure, the prediction intervals'
+    ends and count), else the gap of two draws over the same number in the other orders (each
+    order's figure, whose words are compared exactly; a threshold claim's effects)."""
+    details = claim.get("details")
+    if not isinstance(details, dict):
+        return {}
+    gaps = tolerances(claim.get("tolerance")) or _figure_rule_gaps(details.get("figures"))
     out: dict[str, Figure] = {}
-    for i, figure in enumerate(published if isinstance(published, list) else []):
-        if not isinstance(figure, dict):
-            continue
+
+    def add(name: str, value: Any, tolerance: float | None, **fields: Any) -> None:
+        if _is_number(value):
+            out[name] = Figure(name, float(value), tolerance, **fields)
+
+    span = _span(details.get("range_over_orders"))
+    for key in ("measured_value", "measured_values"):
+        for name, index, value in _leaves(details.get(key), key):
+            add(name, value, _at(gaps, index), span=span if index is None else None)
+    published = details.get("figures") if isinstance(details.get("figures"), list) else []
+    for i, figure in enumerate(f for f in published if isinstance(f, dict)):
         interval = figure.get("interval")
         if isinstance(interval, list) and len(interval) == 2:
             for name, _, value in _leaves(interval, f"figures[{i}].interval"):
-                if _is_number(value):
-                    out[name] = Figure(name, value, _at(gaps, i, len(published)), per_count=True)
-        if _is_number(figure.get("orders")):
-            name = f"figures[{i}].orders"
-            out[name] = Figure(name, figure["orders"], 0.0, per_count=True)
-    return out
-
-
-def _effects(effects: Any, orders: list[str]) -> dict[str, Figure]:
-    """A threshold claim's effects (`details.effects[i]`): its name, exactly; its faithful
-    figure and one per order (`values`, in the order of `orders`), with the gap of two
-    draws over `values` as tolerance and their `range` as span."""
-    out: dict[str, Figure] = {}
-    for i, effect in enumerate(effects if isinstance(effects, list) else []):
+                add(name, value, _at(gaps, i, len(published)), per_count=True)
+        add(f"figures[{i}].orders", figure.get("orders"), 0.0, per_count=True)
+    orders = _orders(claim)
+    effects = details.get("effects") if isinstance(details.get("effects"), list) else []
+    for i, effect in enumerate(effects):
         if not isinstance(effect, dict):
             continue
         if isinstance(effect.get("effect"), str):
             out[f"effects[{i}].effect"] = Figure(f"effects[{i}].effect", effect["effect"], 0.0)
         values = effect.get("values") if isinstance(effect.get("values"), list) else []
         gap, span = _spread_gap(values), _span(effect.get("range"))
-        if _is_number(effect.get("faithful")):
-            name = f"effects[{i}].faithful"
-            out[name] = Figure(name, float(effect["faithful"]), gap, span=span)
+        add(f"effects[{i}].faithful", effect.get("faithful"), gap, span=span)
         for j, value in enumerate(values):
-            if _is_number(value):
-                name, order = f"effects[{i}].values[{j}]", orders[j] if len(values) == len(orders) else f"#{j}"  # fmt: skip
-                out[name] = Figure(name, float(value), gap, order=order, span=span)
+            order = list(orders)[j] if len(values) == len(orders) else f"#{j}"
+            add(f"effects[{i}].values[{j}]", value, gap, order=order, span=span)
+    measured = {o: e.get("measured") for o, e in orders.items() if isinstance(e, dict)}
+    columns: dict[tuple[str, str], list[Any]] = {}
+    for value in measured.values():
+        for name, _, leaf in _leaves(value, ""):
+            columns.setdefault((_shape(value), name), []).append(leaf)
+    for order, value in measured.items():
+        whole, printed = f"orders.{order}", orders[order].get("printed")
+        printed = printed or (value if isinstance(value, str) else json.dumps(value))
+        out[whole] = Figure(whole, _shape(value), 0.0, text=printed, order=order)
+        for name, index, leaf in _leaves(value, ""):
+            column = columns[_shape(value), name]
+            finite = [v for v in column if _is_number(v) and math.isfinite(v)]
+            tolerance = _at(gaps, index, len(value) if isinstance(value, list) else None)
+            tolerance = _spread_gap(column) if tolerance is None else tolerance
+            span = (min(finite), max(finite)) if finite else None
+            add(f"{whole}.measured{name}", leaf, tolerance, within=whole, order=order, span=span)
     return out
-
-
-def figures(claim: dict) -> dict[str, Figure]:
-    """The figures a claim's verdict rests on, each with its tolerance: a hand-given one
-    ("± 0.36"); for a figure claim, the gap of two draws over its orders plus the published
-    figure's half unit (`measured_value(s)`, each order's figure, the prediction intervals'
-    ends and count); for a qualitative claim, each order's figure (`_per_order`) and its
-    effects (`_effects`). Other details never change a verdict and are not compared."""
-    details = claim.get("details")
-    if not isinstance(details, dict):
-        return {}
-    gaps = tolerances(claim.get("tolerance")) or _figure_rule_gaps(details.get("figures"))
-    span = _span(details.get("range_over_orders"))
-    out: dict[str, Figure] = {}
-    for key in ("measured_value", "measured_values"):
-        for name, index, value in _leaves(details.get(key), key):
-            if _is_number(value):
-                out[name] = Figure(name, value, _at(gaps, index), span=span if index is None else None)  # fmt: skip
-    out |= _published(details.get("figures"), gaps)
-    out |= _effects(details.get("effects"), order_names(claim))
-    orders = details.get("orders")
-    return out | (_per_order(orders, gaps) if isinstance(orders, dict) else {})
-
-
-def order_names(claim: dict) -> list[str]:
-    """The float orders a claim was judged in (`details.orders`), the faithful first."""
-    details = claim.get("details")
-    orders = details.get("orders") if isinstance(details, dict) else None
-    return list(orders) if isinstance(orders, dict) else []
 
 
 def definition(claim: dict) -> dict[str, Any]:
@@ -386,8 +323,7 @@ def several_fold(old: Figure, new: Figure) -> float | None:
         return None
     if not (math.isfinite(a) and math.isfinite(b)) or a == b:
         return None
-    low_a, high_a = old.span or (a, a)
-    low_b, high_b = new.span or (b, b)
+    (low_a, high_a), (low_b, high_b) = old.span or (a, a), new.span or (b, b)
     if low_b <= high_a and low_a <= high_b:  # an order of one run reaches the other's range
         return None
     if a * b <= 0:
@@ -396,18 +332,17 @@ def several_fold(old: Figure, new: Figure) -> float | None:
     return fold if fold >= FOLD else None
 
 
-# --------------------------------------------------------------------------- comparing
-
-
 def _flatten(value: Any, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any]:
     """Every leaf of `value` by its path of keys (a key holding a dot stays one key)."""
-    if isinstance(value, dict) and value:
-        return {k: v for key, item in value.items() for k, v in _flatten(item, (*path, str(key))).items()}  # fmt: skip
-    return {path: value}
+    if not (isinstance(value, dict) and value):
+        return {path: value}
+    return {k: v for key, item in value.items() for k, v in _flatten(item, (*path, key)).items()}
 
 
 def _metadata_changes(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
-    a, b = (_flatten({k: v for k, v in m.items() if k not in VOLATILE_METADATA}) for m in (old, new))  # fmt: skip
+    a, b = (
+        _flatten({k: v for k, v in m.items() if k not in VOLATILE_METADATA}) for m in (old, new)
+    )
     name = lambda path: ".".join(k if k and "." not in k else json.dumps(k) for k in path)  # noqa: E731
     missing = "(absent)"
     return [
@@ -418,9 +353,10 @@ def _metadata_changes(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
 
 
 def _compare_figures(claim_id: str, old: dict, new: dict, diff: AuditDiff) -> None:
-    """Figures of both records; per-order figures for the orders both computed, and figures
-    that depend on the number of orders only when both computed as many."""
-    old_orders, new_orders = order_names(old), order_names(new)
+    """Figures of both records: per-order ones for the orders both computed, those that
+    depend on the number of orders when both computed as many; words that changed (or that
+    one side lacks) are compared whole, not their numbers."""
+    old_orders, new_orders = list(_orders(old)), list(_orders(new))
     both = bool(old_orders and new_orders)  # an old record without orders: all are new
     if both and len(old_orders) != len(new_orders):
         diff.orders.append((claim_id, len(old_orders), len(new_orders)))
@@ -432,12 +368,9 @@ def _compare_figures(claim_id: str, old: dict, new: dict, diff: AuditDiff) -> No
 
     before = {name: f for name, f in figures(old).items() if kept(f)}
     after = {name: f for name, f in figures(new).items() if kept(f)}
-    # A figure whose words changed, or that one side lacks, is compared whole, not its numbers.
     texts = {name for name, f in (*before.items(), *after.items()) if f.text is not None}
     whole = {
-        name
-        for name in texts
-        if name not in before or name not in after or before[name].value != after[name].value
+        n for n in texts if n not in before or n not in after or before[n].value != after[n].value
     }
     for name in sorted(set(before) | set(after)):
         a, b = before.get(name), after.get(name)
@@ -486,9 +419,6 @@ def compare(old: dict, new: dict) -> AuditDiff:
     return diff
 
 
-# --------------------------------------------------------------------------- printing
-
-
 def _number(value: float) -> str:
     return f"{value:.6g}"
 
@@ -500,92 +430,103 @@ def _printable(text: str) -> str:
 
 
 def _cut(text: str) -> str:
-    return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)"  # fmt: skip
+    return (
+        text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)"
+    )
 
 
 def _value(value: Any, key: str = "") -> str:
-    if key == "command" and isinstance(value, list):
-        return _cut(shlex.join(map(str, value)))
     if isinstance(value, list):
-        return _cut(", ".join(map(str, value)))
+        return _cut(shlex.join(map(str, value)) if key == "command" else ", ".join(map(str, value)))
     return _cut(value if isinstance(value, str) else json.dumps(value))
 
 
 def _moved_line(m: Moved) -> str:
     if isinstance(m.old, str) or isinstance(m.new, str):
         old, new = (_cut(json.dumps(v, ensure_ascii=False)) for v in (m.old, m.new))
-        return f"  {m.claim_id:<16} {m.figure:<22} {old} -> {new} (changed)"
+        return f"{m.claim_id:<16} {m.figure:<22} {old} -> {new} (changed)"
     change = f"{_number(m.old)} -> {_number(m.new)} (moved {_number(abs(m.new - m.old))}"
     if m.fold is not None:
-        change += f", {'changed sign' if math.isinf(m.fold) else f'{m.fold:.3g}-fold'} beyond both runs' orders"  # fmt: skip
+        fold = "changed sign" if math.isinf(m.fold) else f"{m.fold:.3g}-fold"
+        change += f", {fold} beyond both runs' orders"
     limit = "" if m.tolerance is None else f", tolerance {_number(m.tolerance)}"
-    return f"  {m.claim_id:<16} {m.figure:<22} {change}{limit})"
+    return f"{m.claim_id:<16} {m.figure:<22} {change}{limit})"
 
 
 def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = False) -> list[str]:
-    """The lines diff prints, every character printable; `verbose` also lists figures with
-    no tolerance that changed."""
+    """The lines diff prints, one per claim or figure, every character printable; `verbose`
+    also lists the figures with no tolerance that changed."""
     lines = [f"old: {old_name}", f"new: {new_name}", ""]
-    if diff.verdicts:
-        lines.append(f"Verdicts changed ({len(diff.verdicts)}):")
-        for a, b in diff.verdicts:
-            lines.append(f"  {b['id']:<16} {a['verdict']} -> {b['verdict']}   [{b.get('document', '?')}] {b.get('section', '?')}")  # fmt: skip
-            lines.append(
-                f"  {'':<16} published {b.get('published', '?')}; measured "
-                f"{a.get('measured', '?')} -> {b.get('measured', '?')}; tolerance {b.get('tolerance', '?')}"
-            )
+
+    def section(title: str, rows: list[str], otherwise: str | None = None) -> None:
+        lines.extend([f"{title} ({len(rows)}):", *(f"  {row}" for row in rows)] if rows else [])
+        lines.extend([otherwise] if otherwise and not rows else [])
+
+    def where(c: dict) -> str:
+        return f"[{c.get('document', '?')}] {c.get('section', '?')}"
+
+    section(
+        "Verdicts changed",
+        [
+            f"{b['id']:<16} {a['verdict']} -> {b['verdict']}: measured {a.get('measured', '?')} -> "
+            f"{b.get('measured', '?')}, published {b.get('published', '?')}, tolerance "
+            f"{b.get('tolerance', '?')} {where(b)}"
+            for a, b in diff.verdicts
+        ],
+    )
     for claims, side in ((diff.only_old, old_name), (diff.only_new, new_name)):
-        if claims:
-            lines.append(f"Claims only in {side} ({len(claims)}):")
-            lines += [f"  {c['id']:<16} {c['verdict']:<10} [{c.get('document', '?')}] {c.get('section', '?')}" for c in claims]  # fmt: skip
-    if diff.lost:
-        lines.append(f"Figures lost: non-finite or disappeared ({len(diff.lost)}):")
-        lines += [f"  {claim_id:<16} {name:<22} {what}" for claim_id, name, what in diff.lost]
+        section(
+            f"Claims only in {side}",
+            [f"{c['id']:<16} {c['verdict']:<10} {where(c)}" for c in claims],
+        )
+    section(
+        "Figures lost: non-finite or disappeared", [f"{c:<16} {n:<22} {w}" for c, n, w in diff.lost]
+    )
     if not (diff.verdicts_moved or diff.lost):
         lines.append("Verdicts: none changed, no claim appeared or disappeared.")
     lines.append("")
-    if diff.moved:
-        lines.append(f"Figures that moved beyond their tolerance ({len(diff.moved)}):")
-        lines += [_moved_line(m) for m in diff.moved]
-    else:
-        lines.append("Figures: none moved beyond its tolerance.")
-    if count := len(diff.changed_untoleranced):
-        if verbose:
-            lines.append(f"Figures with no tolerance to judge by that changed ({count}):")
-            lines += [_moved_line(m) for m in diff.changed_untoleranced]
-        else:
-            lines.append(f"{count} figures with no tolerance to judge by changed (-v lists them).")
-    if diff.figures_only_in_one:
-        lines.append(f"Figures recorded in one file only ({len(diff.figures_only_in_one)}):")
-        lines += [f"  {c:<16} {name} (only in {new_name})" for c, name, _ in diff.figures_only_in_one]  # fmt: skip
-    if diff.definitions:
-        lines.append(
-            "Published figures, tolerances, readings, regions, expectations, statements, "
-            f"documents or sections changed ({len(diff.definitions)}):"
+    moved = [_moved_line(m) for m in diff.moved]
+    section(
+        "Figures that moved beyond their tolerance",
+        moved,
+        "Figures: none moved beyond its tolerance.",
+    )
+    if (count := len(diff.changed_untoleranced)) and not verbose:
+        lines.append(f"{count} figures with no tolerance to judge by changed (-v lists them).")
+    elif count:
+        section(
+            "Figures with no tolerance to judge by that changed",
+            [_moved_line(m) for m in diff.changed_untoleranced],
         )
-        lines += [f"  {c:<16} {key}: {_value(a)} -> {_value(b)}" for c, key, a, b in diff.definitions]  # fmt: skip
+    only = [f"{c:<16} {name} (only in {new_name})" for c, name, _ in diff.figures_only_in_one]
+    section("Figures recorded in one file only", only)
+    section(
+        "Published figures, tolerances, readings, regions, expectations, statements, documents "
+        "or sections changed",
+        [f"{c:<16} {key}: {_value(a)} -> {_value(b)}" for c, key, a, b in diff.definitions],
+    )
     lines.append("")
     by_change: dict[tuple[int, int], list[str]] = {}
     for claim_id, a, b in diff.orders:
         by_change.setdefault((a, b), []).append(claim_id)
     orders = [
-        f"  orders per claim: {a} -> {b} ({len(ids)} claim{'s' if len(ids) > 1 else ''}: "
+        f"orders per claim: {a} -> {b} ({len(ids)} claim{'s' if len(ids) > 1 else ''}: "
         f"{', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''})"
         for (a, b), ids in by_change.items()
     ]
-    if diff.metadata or orders:
-        lines.append(f"Metadata changed ({len(diff.metadata) + len(orders)}):")
-        lines += orders
-        lines += [f"  {_cut(key)}: {_value(a, key)} -> {_value(b, key)}" for key, a, b in diff.metadata]  # fmt: skip
-    else:
-        lines.append("Metadata: unchanged (creation time, wall time and cache activity aside).")
+    metadata = [f"{_cut(key)}: {_value(a, key)} -> {_value(b, key)}" for key, a, b in diff.metadata]
+    section(
+        "Metadata changed",
+        orders + metadata,
+        "Metadata: unchanged (creation time, wall time and cache activity aside).",
+    )
     return [_printable(line) for line in lines]
 
 
 def main(
     old_path: str, new_path: str, *, verbose: bool = False, verdicts_only: bool = False
 ) -> int:
-    """Print the diff of two audit.json files; the exit status (0 to 3, see the module)."""
+    """Print the diff of two audit.json files; the exit status (engine/README.md)."""
     try:
         old, new = load(old_path), load(new_path)
     except AuditFileError as error:
@@ -598,4 +539,4 @@ def main(
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if diff.gate_fails:
         return 1
-    return 3 if diff.figures_moved and not verdicts_only else 0
+    return 3 if diff.moved and not verdicts_only else 0
