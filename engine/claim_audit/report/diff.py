@@ -1,5 +1,5 @@
 """Compare two audit.json files: which verdicts, figures, definitions and run metadata moved,
-one line each (`python -m claim_audit diff OLD NEW`; engine/README.md gives the exit codes).
+one line each (`python -m claim_audit diff OLD NEW`, claim_audit.__main__; engine/README.md).
 
 A figure moved when it moved beyond its tolerance, derived from the old record (`figures`),
 or `FOLD`-fold or across zero beyond the range of both runs' orders. Figures in one order
@@ -11,29 +11,20 @@ from __future__ import annotations
 import json
 import math
 import numbers
-import os
 import shlex
 import statistics
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from scipy import stats
 
 from ..engine.prediction import FIGURE_ALPHA, half_unit
-from ..render.documents import SCHEMA_VERSION
 
 # What defines a claim beside its verdict, compared as recorded.
 DEFINITION = ("published", "tolerance", "expected_to_hold", "statement", "document", "section")
 FOLD = 2.0  # a draw that moved this many times over, beyond both runs' orders, moved
 VOLATILE_METADATA = ("created_unix", "wall_s", "cache")  # differs between any two runs
-MAX_INT_DIGITS = 20  # an audit's integers are counts; more digits would overflow a float
 SHOWN_CHARS = 200  # a value longer than this is printed cut
-
-
-class AuditFileError(ValueError):
-    """A file given to diff cannot be read or does not hold an audit."""
 
 
 @dataclass(frozen=True)
@@ -88,55 +79,6 @@ class AuditDiff:
         """A verdict moved, a figure was lost, or an expectation flipped: exit 1."""
         flipped = any(key == "expected_to_hold" for _, key, _, _ in self.definitions)
         return self.verdicts_moved or bool(self.lost) or flipped
-
-
-def load(path: str | Path) -> dict:
-    """Read an audit.json, checking the parts diff relies on.
-
-    Raises:
-      AuditFileError: the file is unreadable, not JSON, of another schema_version, or not an
-        audit (a `claims` list of objects with unique string `id` and a string `verdict`,
-        `metadata` an object).
-    """
-    path = Path(path)
-    where = f"{path} is not an audit.json"
-    try:
-        audit = json.loads(path.read_text(encoding="utf-8"), parse_int=_bounded_int)
-    except OSError as error:
-        raise AuditFileError(f"cannot read {path}: {error.strerror or error}") from error
-    except RecursionError:
-        raise AuditFileError(f"{where}: it nests deeper than JSON can be read") from None
-    except OverflowError as error:  # from _bounded_int
-        raise AuditFileError(f"{where}: {error}") from None
-    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
-        raise AuditFileError(f"{path} is not JSON ({error})") from error
-    if not isinstance(audit, dict) or not isinstance(audit.get("claims"), list):
-        raise AuditFileError(f"{where}: it has no 'claims' list")
-    version = audit.get("schema_version", SCHEMA_VERSION)
-    if not (type(version) is int and version == SCHEMA_VERSION):
-        raise AuditFileError(
-            f"{path}: schema_version {_cut(json.dumps(version))} is not one this diff reads "
-            f"({SCHEMA_VERSION}); compare it with the code that wrote it"
-        )
-    seen: set[str] = set()
-    for i, claim in enumerate(audit["claims"]):
-        if not isinstance(claim, dict):
-            raise AuditFileError(f"{where}: claims[{i}] is not an object")
-        for key in ("id", "verdict"):
-            if not isinstance(claim.get(key), str):
-                raise AuditFileError(f"{where}: claims[{i}] has no string {key!r}")
-        if claim["id"] in seen:
-            raise AuditFileError(f"{where}: claim id {claim['id']!r} appears twice")
-        seen.add(claim["id"])
-    if not isinstance(audit.get("metadata", {}), dict):
-        raise AuditFileError(f"{where}: 'metadata' is not an object")
-    return audit
-
-
-def _bounded_int(text: str) -> int:
-    if len(digits := text.lstrip("-")) > MAX_INT_DIGITS:
-        raise OverflowError(f"it holds an integer of {len(digits)} digits")
-    return int(text)
 
 
 def tolerances(text: Any) -> list[float] | None:
@@ -423,13 +365,13 @@ def _number(value: float) -> str:
     return f"{value:.6g}"
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """`text` with each character a terminal could act on (ESC, CSI, "\\r", a backspace, a
     bidi override) written as its Python escape."""
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
-def _cut(text: str) -> str:
+def cut(text: str) -> str:
     return (
         text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)"
     )
@@ -437,13 +379,13 @@ def _cut(text: str) -> str:
 
 def _value(value: Any, key: str = "") -> str:
     if isinstance(value, list):
-        return _cut(shlex.join(map(str, value)) if key == "command" else ", ".join(map(str, value)))
-    return _cut(value if isinstance(value, str) else json.dumps(value))
+        return cut(shlex.join(map(str, value)) if key == "command" else ", ".join(map(str, value)))
+    return cut(value if isinstance(value, str) else json.dumps(value))
 
 
 def _moved_line(m: Moved) -> str:
     if isinstance(m.old, str) or isinstance(m.new, str):
-        old, new = (_cut(json.dumps(v, ensure_ascii=False)) for v in (m.old, m.new))
+        old, new = (cut(json.dumps(v, ensure_ascii=False)) for v in (m.old, m.new))
         return f"{m.claim_id:<16} {m.figure:<22} {old} -> {new} (changed)"
     change = f"{_number(m.old)} -> {_number(m.new)} (moved {_number(abs(m.new - m.old))}"
     if m.fold is not None:
@@ -514,29 +456,10 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
         f"{', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''})"
         for (a, b), ids in by_change.items()
     ]
-    metadata = [f"{_cut(key)}: {_value(a, key)} -> {_value(b, key)}" for key, a, b in diff.metadata]
+    metadata = [f"{cut(key)}: {_value(a, key)} -> {_value(b, key)}" for key, a, b in diff.metadata]
     section(
         "Metadata changed",
         orders + metadata,
         "Metadata: unchanged (creation time, wall time and cache activity aside).",
     )
-    return [_printable(line) for line in lines]
-
-
-def main(
-    old_path: str, new_path: str, *, verbose: bool = False, verdicts_only: bool = False
-) -> int:
-    """Print the diff of two audit.json files; the exit status (engine/README.md)."""
-    try:
-        old, new = load(old_path), load(new_path)
-    except AuditFileError as error:
-        print(_printable(f"error: {error}"), file=sys.stderr)
-        return 2
-    diff = compare(old, new)
-    try:
-        print("\n".join(render(diff, str(old_path), str(new_path), verbose=verbose)), flush=True)
-    except BrokenPipeError:  # `| head` closed the pipe: the rest goes nowhere, the code stays
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    if diff.gate_fails:
-        return 1
-    return 3 if diff.moved and not verdicts_only else 0
+    return [printable(line) for line in lines]
