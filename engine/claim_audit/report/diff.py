@@ -1,10 +1,7 @@
-"""Compare two audit.json files: which verdicts, figures, definitions and run metadata moved,
-one line each (`python -m claim_audit diff OLD NEW`, claim_audit.__main__; engine/README.md).
-
-A figure moved when it moved beyond its tolerance, derived from the old record (`figures`),
-or `FOLD`-fold or across zero beyond the range of both runs' orders. Figures in one order
-are compared for the orders both runs computed: more orders move the metadata, not figures.
-"""
+"""Compare two audit.json files, one line per changed claim or figure: verdicts, the figures
+a verdict rests on that moved beyond their tolerance (derived from the old record, `figures`)
+or `FOLD`-fold beyond both runs' orders, definitions and run metadata. Figures in one order
+are compared for the orders both runs computed. The command: claim_audit.__main__."""
 
 from __future__ import annotations
 
@@ -29,11 +26,9 @@ SHOWN_CHARS = 200  # a value longer than this is printed cut
 
 @dataclass(frozen=True)
 class Figure:
-    """One figure a verdict rests on: a number, or words (`text` as printed) compared exactly.
-
-    `within`: the words whose number it is; `order`: its float order (compared when both runs
-    have it); `span`: its run's range over orders; `per_count`: it depends on how many orders
-    ran (compared when both ran as many)."""
+    """A figure a verdict rests on: a number, or words (`text` as printed) compared exactly;
+    `within`: the words a number is part of; `order`: its float order; `span`: its run's range
+    over orders; `per_count`: it depends on how many orders ran."""
 
     name: str
     value: float | str
@@ -92,8 +87,22 @@ def tolerances(text: Any) -> list[float] | None:
     return values if all(math.isfinite(v) and v >= 0 for v in values) else None
 
 
+def draw_gap(sd: float, n_orders: int) -> float:
+    """How far apart two valid draws of a figure may lie, judged from `n_orders` draws of sd
+    `sd`: their difference over s sqrt(2) is Student t with n - 1 degrees of freedom, so a
+    valid redraw moves further than t_{n-1}(1 - FIGURE_ALPHA / 2) sd sqrt(2) with probability
+    FIGURE_ALPHA (0 with one order)."""
+    if n_orders < 2 or sd == 0:
+        return 0.0
+    return float(stats.t.ppf(1 - FIGURE_ALPHA / 2, n_orders - 1)) * sd * math.sqrt(2)
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _finite(values: Any) -> bool:
+    return all(_is_number(v) and math.isfinite(v) for v in values)
 
 
 def _leaves(value: Any, name: str, index: int | None = None):
@@ -108,19 +117,9 @@ def _leaves(value: Any, name: str, index: int | None = None):
         yield name, index, float(value) if _is_number(value) else value
 
 
-def draw_gap(sd: float, n_orders: int) -> float:
-    """How far apart two valid draws of a figure may lie, judged from `n_orders` draws of sd
-    `sd`: their difference over s sqrt(2) is Student t with n - 1 degrees of freedom, so a
-    valid redraw moves further than t_{n-1}(1 - FIGURE_ALPHA / 2) sd sqrt(2) with probability
-    FIGURE_ALPHA (0 with one order)."""
-    if n_orders < 2 or sd == 0:
-        return 0.0
-    return float(stats.t.ppf(1 - FIGURE_ALPHA / 2, n_orders - 1)) * sd * math.sqrt(2)
-
-
 def _spread_gap(values: list) -> float | None:
     """The gap of two draws, the draws given; None when they are not all finite numbers."""
-    if not values or not all(_is_number(v) and math.isfinite(v) for v in values):
+    if not values or not _finite(values):
         return None
     try:
         return draw_gap(statistics.stdev(values) if len(values) > 1 else 0.0, len(values))
@@ -128,39 +127,24 @@ def _spread_gap(values: list) -> float | None:
         return None
 
 
-def _figure_rule_gaps(published: Any) -> list[float] | None:
-    """A figure claim's tolerance per published figure (`details.figures[i]`): the gap of
-    two draws over its orders plus half a unit of the figure as published."""
-    if not isinstance(published, list) or not published:
+def _rule_gap(figure: Any) -> float | None:
+    """A published figure's tolerance (`details.figures[i]`): the gap of two draws over its
+    orders plus half a unit of the figure as published; None where the record has none."""
+    if not isinstance(figure, dict):
         return None
-    gaps = []
-    for figure in published:
-        if not isinstance(figure, dict):
-            return None
-        sd, n = figure.get("sd_over_orders"), figure.get("orders")
-        if not (_is_number(sd) and math.isfinite(sd) and sd >= 0 and _is_number(n) and n >= 1):
-            return None
-        try:
-            gaps.append(draw_gap(sd, int(n)) + half_unit(figure.get("published")))
-        except (AttributeError, ValueError, OverflowError):
-            return None
-    return gaps
-
-
-def _at(gaps: list[float] | None, index: int | None, count: int | None = None) -> float | None:
-    """The tolerance of the figure at `index` of `count`: one tolerance serves every figure."""
-    if gaps is not None and len(gaps) == 1:
-        return gaps[0]
-    if gaps and index is not None and index < len(gaps) and count in (None, len(gaps)):
-        return gaps[index]
-    return None
+    sd, n = figure.get("sd_over_orders"), figure.get("orders")
+    if not (_finite([sd]) and sd >= 0 and _is_number(n) and n >= 1):
+        return None
+    try:
+        return draw_gap(sd, int(n)) + half_unit(figure.get("published"))
+    except (AttributeError, ValueError, OverflowError):
+        return None
 
 
 def _span(value: Any) -> tuple[float, float] | None:
     """A recorded range [low, high] of finite numbers, else None."""
-    if isinstance(value, list) and len(value) == 2 and all(_is_number(v) for v in value):
-        low, high = float(value[0]), float(value[1])
-        return (low, high) if math.isfinite(low) and math.isfinite(high) else None
+    if isinstance(value, list) and len(value) == 2 and _finite(value):
+        return float(value[0]), float(value[1])
     return None
 
 
@@ -177,24 +161,30 @@ def _shape(value: Any) -> str:
     return json.dumps(blank(value))
 
 
-def _orders(claim: dict) -> dict:
-    """A claim's figures by float order (`details.orders`), the faithful first."""
-    details = claim.get("details")
-    orders = details.get("orders") if isinstance(details, dict) else None
-    return orders if isinstance(orders, dict) else {}
+def _get(record: Any, key: str, kind: type | None = None) -> Any:
+    """`record[key]` when `record` is a dict (else None), and when that is no `kind`, an
+    empty `kind`."""
+    value = record.get(key) if isinstance(record, dict) else None
+    return value if kind is None or isinstance(value, kind) else kind()
 
 
 def figures(claim: dict) -> dict[str, Figure]:
     """The figures a claim's verdict rests on, each with its tolerance: a hand-given one
-    ("± 0.36"), or for a figure claim the gap of two draws over its orders plus the published
+    ("± 0.36"); for a figure claim, the gap of two draws over its orders plus the published
     figure's half unit (`measured_value(s)`, each order's figure, the prediction intervals'
-    ends and count), else the gap of two draws over the same number in the other orders (each
+    ends and count); else the gap of two draws over the same number in the other orders (each
     order's figure, whose words are compared exactly; a threshold claim's effects)."""
-    details = claim.get("details")
-    if not isinstance(details, dict):
-        return {}
-    gaps = tolerances(claim.get("tolerance")) or _figure_rule_gaps(details.get("figures"))
+    details = _get(claim, "details", dict)
+    published, orders = _get(details, "figures", list), _get(details, "orders", dict)
+    gaps = tolerances(claim.get("tolerance")) or [_rule_gap(f) for f in published]
+    gaps = [] if None in gaps else gaps
     out: dict[str, Figure] = {}
+
+    def at(index: int | None, count: int | None = None) -> float | None:
+        """The tolerance of the figure at `index` of `count`; one tolerance serves all."""
+        if len(gaps) == 1 or (index is not None and index < len(gaps) == (count or len(gaps))):
+            return gaps[0 if len(gaps) == 1 else index]
+        return None
 
     def add(name: str, value: Any, tolerance: float | None, **fields: Any) -> None:
         if _is_number(value):
@@ -203,24 +193,20 @@ def figures(claim: dict) -> dict[str, Figure]:
     span = _span(details.get("range_over_orders"))
     for key in ("measured_value", "measured_values"):
         for name, index, value in _leaves(details.get(key), key):
-            add(name, value, _at(gaps, index), span=span if index is None else None)
-    published = details.get("figures") if isinstance(details.get("figures"), list) else []
-    for i, figure in enumerate(f for f in published if isinstance(f, dict)):
-        interval = figure.get("interval")
-        if isinstance(interval, list) and len(interval) == 2:
-            for name, _, value in _leaves(interval, f"figures[{i}].interval"):
-                add(name, value, _at(gaps, i, len(published)), per_count=True)
-        add(f"figures[{i}].orders", figure.get("orders"), 0.0, per_count=True)
-    orders = _orders(claim)
-    effects = details.get("effects") if isinstance(details.get("effects"), list) else []
-    for i, effect in enumerate(effects):
-        if not isinstance(effect, dict):
-            continue
-        if isinstance(effect.get("effect"), str):
-            out[f"effects[{i}].effect"] = Figure(f"effects[{i}].effect", effect["effect"], 0.0)
-        values = effect.get("values") if isinstance(effect.get("values"), list) else []
-        gap, span = _spread_gap(values), _span(effect.get("range"))
-        add(f"effects[{i}].faithful", effect.get("faithful"), gap, span=span)
+            add(name, value, at(index), span=span if index is None else None)
+    for i, figure in enumerate(published):
+        interval = _get(figure, "interval", list)
+        for name, _, value in _leaves(
+            interval if len(interval) == 2 else [], f"figures[{i}].interval"
+        ):
+            add(name, value, at(i, len(published)), per_count=True)
+        add(f"figures[{i}].orders", _get(figure, "orders"), 0.0, per_count=True)
+    for i, effect in enumerate(_get(details, "effects", list)):
+        if isinstance(name := _get(effect, "effect"), str):
+            out[f"effects[{i}].effect"] = Figure(f"effects[{i}].effect", name, 0.0)
+        values = _get(effect, "values", list)
+        gap, span = _spread_gap(values), _span(_get(effect, "range", list))
+        add(f"effects[{i}].faithful", _get(effect, "faithful"), gap, span=span)
         for j, value in enumerate(values):
             order = list(orders)[j] if len(values) == len(orders) else f"#{j}"
             add(f"effects[{i}].values[{j}]", value, gap, order=order, span=span)
@@ -230,15 +216,16 @@ def figures(claim: dict) -> dict[str, Figure]:
         for name, _, leaf in _leaves(value, ""):
             columns.setdefault((_shape(value), name), []).append(leaf)
     for order, value in measured.items():
-        whole, printed = f"orders.{order}", orders[order].get("printed")
-        printed = printed or (value if isinstance(value, str) else json.dumps(value))
-        out[whole] = Figure(whole, _shape(value), 0.0, text=printed, order=order)
+        whole, text = f"orders.{order}", value if isinstance(value, str) else json.dumps(value)
+        out[whole] = Figure(
+            whole, _shape(value), 0.0, orders[order].get("printed") or text, order=order
+        )
         for name, index, leaf in _leaves(value, ""):
-            column = columns[_shape(value), name]
-            finite = [v for v in column if _is_number(v) and math.isfinite(v)]
-            tolerance = _at(gaps, index, len(value) if isinstance(value, list) else None)
-            tolerance = _spread_gap(column) if tolerance is None else tolerance
-            span = (min(finite), max(finite)) if finite else None
+            column = [v for v in columns[_shape(value), name] if _finite([v])]
+            tolerance = at(index, len(value) if isinstance(value, list) else None)
+            if tolerance is None:
+                tolerance = _spread_gap(columns[_shape(value), name])
+            span = (min(column), max(column)) if column else None
             add(f"{whole}.measured{name}", leaf, tolerance, within=whole, order=order, span=span)
     return out
 
@@ -246,12 +233,11 @@ def figures(claim: dict) -> dict[str, Figure]:
 def definition(claim: dict) -> dict[str, Any]:
     """`DEFINITION` (less a figure claim's tolerance, its prediction intervals, compared as
     figures), the claim's reading and each threshold's region."""
-    details = claim.get("details") if isinstance(claim.get("details"), dict) else {}
+    details = _get(claim, "details", dict)
     figure_claim = isinstance(details.get("figures"), list)
     out = {key: claim.get(key) for key in DEFINITION if not (figure_claim and key == "tolerance")}
     out["reading"] = details.get("reading")
-    effects = details.get("effects")
-    for i, effect in enumerate(effects if isinstance(effects, list) else []):
+    for i, effect in enumerate(_get(details, "effects", list)):
         if isinstance(effect, dict) and "region" in effect:
             out[f"effects[{i}].region"] = effect["region"]
     return out
@@ -261,12 +247,10 @@ def several_fold(old: Figure, new: Figure) -> float | None:
     """How many times over a draw moved (inf: it changed sign), when that is `FOLD` or more
     and outside the range of either run's orders; else None."""
     a, b = old.value, new.value
-    if isinstance(a, str) or isinstance(b, str) or (old.span is None and new.span is None):
-        return None
-    if not (math.isfinite(a) and math.isfinite(b)) or a == b:
+    if isinstance(a, str) or isinstance(b, str) or old.span == new.span is None or a == b:
         return None
     (low_a, high_a), (low_b, high_b) = old.span or (a, a), new.span or (b, b)
-    if low_b <= high_a and low_a <= high_b:  # an order of one run reaches the other's range
+    if not _finite([a, b]) or (low_b <= high_a and low_a <= high_b):  # the ranges meet
         return None
     if a * b <= 0:
         return math.inf if a and b else None
@@ -285,10 +269,13 @@ def _metadata_changes(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
     a, b = (
         _flatten({k: v for k, v in m.items() if k not in VOLATILE_METADATA}) for m in (old, new)
     )
-    name = lambda path: ".".join(k if k and "." not in k else json.dumps(k) for k in path)  # noqa: E731
     missing = "(absent)"
     return [
-        (name(key), a.get(key, missing), b.get(key, missing))
+        (
+            ".".join(k if k and "." not in k else json.dumps(k) for k in key),
+            a.get(key, missing),
+            b.get(key, missing),
+        )
         for key in sorted(set(a) | set(b))
         if a.get(key, missing) != b.get(key, missing)
     ]
@@ -298,7 +285,9 @@ def _compare_figures(claim_id: str, old: dict, new: dict, diff: AuditDiff) -> No
     """Figures of both records: per-order ones for the orders both computed, those that
     depend on the number of orders when both computed as many; words that changed (or that
     one side lacks) are compared whole, not their numbers."""
-    old_orders, new_orders = list(_orders(old)), list(_orders(new))
+    old_orders, new_orders = (
+        list(_get(_get(c, "details", dict), "orders", dict)) for c in (old, new)
+    )
     both = bool(old_orders and new_orders)  # an old record without orders: all are new
     if both and len(old_orders) != len(new_orders):
         diff.orders.append((claim_id, len(old_orders), len(new_orders)))
@@ -310,38 +299,40 @@ def _compare_figures(claim_id: str, old: dict, new: dict, diff: AuditDiff) -> No
 
     before = {name: f for name, f in figures(old).items() if kept(f)}
     after = {name: f for name, f in figures(new).items() if kept(f)}
-    texts = {name for name, f in (*before.items(), *after.items()) if f.text is not None}
     whole = {
-        n for n in texts if n not in before or n not in after or before[n].value != after[n].value
+        name
+        for name, f in (*before.items(), *after.items())
+        if f.text is not None
+        and (name not in before or name not in after or before[name].value != after[name].value)
     }
     for name in sorted(set(before) | set(after)):
         a, b = before.get(name), after.get(name)
         if (a or b).within in whole:  # type: ignore[union-attr]
             continue
-        if b is None:
-            diff.lost.append((claim_id, name, "disappeared"))
-        elif a is None:
-            diff.figures_only_in_one.append((claim_id, name, "new"))
+        if b is None or a is None:
+            listed = diff.lost if b is None else diff.figures_only_in_one
+            listed.append((claim_id, name, "disappeared" if b is None else "new"))
         elif isinstance(a.value, str) or isinstance(b.value, str):
             if a.value != b.value:
                 diff.moved.append(Moved(claim_id, name, a.text or a.value, b.text or b.value, None))
         elif not math.isfinite(b.value):
             if math.isfinite(a.value):
-                diff.lost.append((claim_id, name, f"{_number(a.value)} -> {b.value}"))
+                diff.lost.append((claim_id, name, f"{a.value:.6g} -> {b.value}"))
         elif a.value != b.value:
             tolerance = a.tolerance if a.tolerance is not None else b.tolerance
             tolerance = tolerance if math.isfinite(a.value) else None
             fold = several_fold(a, b)
-            if tolerance is not None and abs(b.value - a.value) > tolerance:
-                diff.moved.append(Moved(claim_id, name, a.value, b.value, tolerance))
-            elif fold is not None:
-                diff.moved.append(Moved(claim_id, name, a.value, b.value, tolerance, fold))
+            beyond = tolerance is not None and abs(b.value - a.value) > tolerance
+            if beyond or fold is not None:
+                diff.moved.append(
+                    Moved(claim_id, name, a.value, b.value, tolerance, fold if not beyond else None)
+                )
             elif tolerance is None:
                 diff.changed_untoleranced.append(Moved(claim_id, name, a.value, b.value, None))
 
 
 def compare(old: dict, new: dict) -> AuditDiff:
-    """What changed from `old` to `new` (two audits as `load` returns them)."""
+    """What changed from `old` to `new` (two audits as claim_audit.__main__.load reads them)."""
     diff = AuditDiff()
     old_claims = {c["id"]: c for c in old["claims"]}
     new_claims = {c["id"]: c for c in new["claims"]}
@@ -361,10 +352,6 @@ def compare(old: dict, new: dict) -> AuditDiff:
     return diff
 
 
-def _number(value: float) -> str:
-    return f"{value:.6g}"
-
-
 def printable(text: str) -> str:
     """`text` with each character a terminal could act on (ESC, CSI, "\\r", a backspace, a
     bidi override) written as its Python escape."""
@@ -372,6 +359,7 @@ def printable(text: str) -> str:
 
 
 def cut(text: str) -> str:
+    """`text`, cut to `SHOWN_CHARS` with its length said."""
     return (
         text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)"
     )
@@ -387,11 +375,11 @@ def _moved_line(m: Moved) -> str:
     if isinstance(m.old, str) or isinstance(m.new, str):
         old, new = (cut(json.dumps(v, ensure_ascii=False)) for v in (m.old, m.new))
         return f"{m.claim_id:<16} {m.figure:<22} {old} -> {new} (changed)"
-    change = f"{_number(m.old)} -> {_number(m.new)} (moved {_number(abs(m.new - m.old))}"
+    change = f"{m.old:.6g} -> {m.new:.6g} (moved {abs(m.new - m.old):.6g}"
     if m.fold is not None:
         fold = "changed sign" if math.isinf(m.fold) else f"{m.fold:.3g}-fold"
         change += f", {fold} beyond both runs' orders"
-    limit = "" if m.tolerance is None else f", tolerance {_number(m.tolerance)}"
+    limit = "" if m.tolerance is None else f", tolerance {m.tolerance:.6g}"
     return f"{m.claim_id:<16} {m.figure:<22} {change}{limit})"
 
 
@@ -407,59 +395,63 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
     def where(c: dict) -> str:
         return f"[{c.get('document', '?')}] {c.get('section', '?')}"
 
-    section(
-        "Verdicts changed",
-        [
-            f"{b['id']:<16} {a['verdict']} -> {b['verdict']}: measured {a.get('measured', '?')} -> "
-            f"{b.get('measured', '?')}, published {b.get('published', '?')}, tolerance "
-            f"{b.get('tolerance', '?')} {where(b)}"
-            for a, b in diff.verdicts
-        ],
-    )
+    verdicts = []
+    for a, b in diff.verdicts:
+        measured = f"measured {a.get('measured', '?')} -> {b.get('measured', '?')}"
+        defined = f"published {b.get('published', '?')}, tolerance {b.get('tolerance', '?')}"
+        verdicts.append(
+            f"{b['id']:<16} {a['verdict']} -> {b['verdict']}: {measured}, {defined} {where(b)}"
+        )
+    section("Verdicts changed", verdicts)
     for claims, side in ((diff.only_old, old_name), (diff.only_new, new_name)):
         section(
             f"Claims only in {side}",
             [f"{c['id']:<16} {c['verdict']:<10} {where(c)}" for c in claims],
         )
-    section(
-        "Figures lost: non-finite or disappeared", [f"{c:<16} {n:<22} {w}" for c, n, w in diff.lost]
+    none = (
+        None if diff.verdicts_moved else "Verdicts: none changed, no claim appeared or disappeared."
     )
-    if not (diff.verdicts_moved or diff.lost):
-        lines.append("Verdicts: none changed, no claim appeared or disappeared.")
+    section(
+        "Figures lost: non-finite or disappeared",
+        [f"{c:<16} {n:<22} {w}" for c, n, w in diff.lost],
+        none,
+    )
     lines.append("")
-    moved = [_moved_line(m) for m in diff.moved]
     section(
         "Figures that moved beyond their tolerance",
-        moved,
+        [_moved_line(m) for m in diff.moved],
         "Figures: none moved beyond its tolerance.",
     )
-    if (count := len(diff.changed_untoleranced)) and not verbose:
-        lines.append(f"{count} figures with no tolerance to judge by changed (-v lists them).")
-    elif count:
-        section(
-            "Figures with no tolerance to judge by that changed",
-            [_moved_line(m) for m in diff.changed_untoleranced],
-        )
-    only = [f"{c:<16} {name} (only in {new_name})" for c, name, _ in diff.figures_only_in_one]
-    section("Figures recorded in one file only", only)
+    untoleranced = [_moved_line(m) for m in diff.changed_untoleranced]
+    hidden = f"{len(untoleranced)} figures with no tolerance to judge by changed (-v lists them)."
     section(
-        "Published figures, tolerances, readings, regions, expectations, statements, documents "
-        "or sections changed",
-        [f"{c:<16} {key}: {_value(a)} -> {_value(b)}" for c, key, a, b in diff.definitions],
+        "Figures with no tolerance to judge by that changed",
+        untoleranced * verbose,
+        hidden if untoleranced else None,
+    )
+    section(
+        "Figures recorded in one file only",
+        [f"{c:<16} {n} (only in {new_name})" for c, n, _ in diff.figures_only_in_one],
+    )
+    definitions = [
+        f"{c:<16} {key}: {_value(a)} -> {_value(b)}" for c, key, a, b in diff.definitions
+    ]
+    section(
+        "Published figures, tolerances, readings, regions, expectations, statements, documents or sections changed",
+        definitions,
     )
     lines.append("")
     by_change: dict[tuple[int, int], list[str]] = {}
     for claim_id, a, b in diff.orders:
         by_change.setdefault((a, b), []).append(claim_id)
-    orders = [
-        f"orders per claim: {a} -> {b} ({len(ids)} claim{'s' if len(ids) > 1 else ''}: "
-        f"{', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''})"
+    metadata = [
+        f"orders per claim: {a} -> {b} ({len(ids)} claim{'s' * (len(ids) > 1)}: {', '.join(ids[:3])}{', ...' * (len(ids) > 3)})"
         for (a, b), ids in by_change.items()
     ]
-    metadata = [f"{cut(key)}: {_value(a, key)} -> {_value(b, key)}" for key, a, b in diff.metadata]
+    metadata += [f"{cut(key)}: {_value(a, key)} -> {_value(b, key)}" for key, a, b in diff.metadata]
     section(
         "Metadata changed",
-        orders + metadata,
+        metadata,
         "Metadata: unchanged (creation time, wall time and cache activity aside).",
     )
     return [printable(line) for line in lines]
