@@ -15,7 +15,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from importlib import metadata as distributions
 from pathlib import Path
 from typing import Any
 
@@ -26,18 +25,11 @@ from ..render import drawing, html, markdown
 from ..render import robustness as render_robustness
 from ..render.documents import SCHEMA_VERSION, Document, by_name
 from ..render.table import ordered, summary_line, verdict_counts
-from .provenance import UNKNOWN_PROJECT, Project, provenance
+from .provenance import UNKNOWN_PROJECT, Project, installed_version, provenance
 
 
 class ReportError(RuntimeError):
     """The report could not be written (the message says where and why)."""
-
-
-def _version(distribution: str) -> str | None:
-    try:
-        return distributions.version(distribution)
-    except distributions.PackageNotFoundError:
-        return None
 
 
 def metadata(
@@ -58,7 +50,7 @@ def metadata(
         "versions": {
             ENGINE: __version__,
             "python": platform.python_version(),
-            **{name: _version(name) for name in project.versions},
+            **{name: installed_version(name) for name in project.versions},
         },
         "platform": {
             "system": platform.platform(),
