@@ -26,18 +26,16 @@ SHOWN_CHARS = 200  # a value longer than this is printed cut
 
 @dataclass(frozen=True)
 class Figure:
-    """A figure a verdict rests on: a number, or words (`text` as printed) compared exactly;
-    `within`: the words a number is part of; `order`: its float order; `span`: its run's range
-    over orders; `per_count`: it depends on how many orders ran."""
+    """A figure a verdict rests on: a number, or words (`text` as printed) compared exactly."""
 
     name: str
     value: float | str
     tolerance: float | None
     text: str | None = None
-    within: str | None = None
-    order: str | None = None
-    span: tuple[float, float] | None = None
-    per_count: bool = False
+    within: str | None = None  # the words a number is part of
+    order: str | None = None  # its float order
+    span: tuple[float, float] | None = None  # its run's range over orders
+    per_count: bool = False  # it depends on how many orders ran
 
 
 @dataclass(frozen=True)
@@ -88,10 +86,8 @@ def tolerances(text: Any) -> list[float] | None:
 
 
 def draw_gap(sd: float, n_orders: int) -> float:
-    """How far apart two valid draws of a figure may lie, judged from `n_orders` draws of sd
-    `sd`: their difference over s sqrt(2) is Student t with n - 1 degrees of freedom, so a
-    valid redraw moves further than t_{n-1}(1 - FIGURE_ALPHA / 2) sd sqrt(2) with probability
-    FIGURE_ALPHA (0 with one order)."""
+    """How far apart two valid draws may lie, from `n_orders` draws of sd `sd`: a valid redraw
+    moves further than t_{n-1}(1 - FIGURE_ALPHA / 2) sd sqrt(2) with probability FIGURE_ALPHA."""
     if n_orders < 2 or sd == 0:
         return 0.0
     return float(stats.t.ppf(1 - FIGURE_ALPHA / 2, n_orders - 1)) * sd * math.sqrt(2)
@@ -128,8 +124,7 @@ def _spread_gap(values: list) -> float | None:
 
 
 def _rule_gap(figure: Any) -> float | None:
-    """A published figure's tolerance (`details.figures[i]`): the gap of two draws over its
-    orders plus half a unit of the figure as published; None where the record has none."""
+    """A published figure's tolerance: the gap of two draws plus its printing's half unit."""
     if not isinstance(figure, dict):
         return None
     sd, n = figure.get("sd_over_orders"), figure.get("orders")
@@ -162,8 +157,7 @@ def _shape(value: Any) -> str:
 
 
 def _get(record: Any, key: str, kind: type | None = None) -> Any:
-    """`record[key]` when `record` is a dict (else None), and when that is no `kind`, an
-    empty `kind`."""
+    """`record[key]` (None when `record` is no dict); an empty `kind` when it is no `kind`."""
     value = record.get(key) if isinstance(record, dict) else None
     return value if kind is None or isinstance(value, kind) else kind()
 
@@ -181,7 +175,6 @@ def figures(claim: dict) -> dict[str, Figure]:
     out: dict[str, Figure] = {}
 
     def at(index: int | None, count: int | None = None) -> float | None:
-        """The tolerance of the figure at `index` of `count`; one tolerance serves all."""
         if len(gaps) == 1 or (index is not None and index < len(gaps) == (count or len(gaps))):
             return gaps[0 if len(gaps) == 1 else index]
         return None
@@ -282,9 +275,8 @@ def _metadata_changes(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
 
 
 def _compare_figures(claim_id: str, old: dict, new: dict, diff: AuditDiff) -> None:
-    """Figures of both records: per-order ones for the orders both computed, those that
-    depend on the number of orders when both computed as many; words that changed (or that
-    one side lacks) are compared whole, not their numbers."""
+    """Figures of both records (per-order ones for the orders both computed; words that
+    changed are compared whole, not their numbers)."""
     old_orders, new_orders = (
         list(_get(_get(c, "details", dict), "orders", dict)) for c in (old, new)
     )
@@ -384,8 +376,7 @@ def _moved_line(m: Moved) -> str:
 
 
 def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = False) -> list[str]:
-    """The lines diff prints, one per claim or figure, every character printable; `verbose`
-    also lists the figures with no tolerance that changed."""
+    """The lines diff prints, every character printable; `verbose`: with untoleranced moves."""
     lines = [f"old: {old_name}", f"new: {new_name}", ""]
 
     def section(title: str, rows: list[str], otherwise: str | None = None) -> None:
@@ -408,14 +399,9 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
             f"Claims only in {side}",
             [f"{c['id']:<16} {c['verdict']:<10} {where(c)}" for c in claims],
         )
-    none = (
-        None if diff.verdicts_moved else "Verdicts: none changed, no claim appeared or disappeared."
-    )
-    section(
-        "Figures lost: non-finite or disappeared",
-        [f"{c:<16} {n:<22} {w}" for c, n, w in diff.lost],
-        none,
-    )
+    none = "Verdicts: none changed, no claim appeared or disappeared."
+    lost = [f"{c:<16} {n:<22} {w}" for c, n, w in diff.lost]
+    section("Figures lost: non-finite or disappeared", lost, None if diff.verdicts_moved else none)
     lines.append("")
     section(
         "Figures that moved beyond their tolerance",
@@ -429,17 +415,10 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
         untoleranced * verbose,
         hidden if untoleranced else None,
     )
-    section(
-        "Figures recorded in one file only",
-        [f"{c:<16} {n} (only in {new_name})" for c, n, _ in diff.figures_only_in_one],
-    )
-    definitions = [
-        f"{c:<16} {key}: {_value(a)} -> {_value(b)}" for c, key, a, b in diff.definitions
-    ]
-    section(
-        "Published figures, tolerances, readings, regions, expectations, statements, documents or sections changed",
-        definitions,
-    )
+    only = [f"{c:<16} {n} (only in {new_name})" for c, n, _ in diff.figures_only_in_one]
+    section("Figures recorded in one file only", only)
+    title = "Published figures, tolerances, readings, regions, expectations, statements, documents or sections changed"
+    section(title, [f"{c:<16} {k}: {_value(a)} -> {_value(b)}" for c, k, a, b in diff.definitions])
     lines.append("")
     by_change: dict[tuple[int, int], list[str]] = {}
     for claim_id, a, b in diff.orders:
