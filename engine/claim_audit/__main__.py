@@ -18,13 +18,10 @@ from .starter import write_starter
 
 MAX_INT_DIGITS = 20  # an audit's integers are counts; more digits would overflow a float
 DIFF_EXIT_CODES = (
-    "Exit status: 0 when nothing moved; 1 when a verdict changed, a claim appeared or "
-    "disappeared, a measured figure became NaN or infinite or disappeared, or a claim's "
-    "expected_to_hold flipped; 2 when a file cannot be read or is not an audit of this schema "
-    "(one line on stderr says why); 3 when no verdict moved but a figure a verdict rests on "
-    "moved beyond its tolerance (derived from the old audit: the spread of its valid float "
-    "orders, a published figure's printing), moved several-fold beyond every order's range, "
-    "or a figure's words changed, so that a CI gate sees it; --verdicts-only makes that 0."
+    "Exit status: 0 nothing moved; 1 a verdict changed, a claim appeared or disappeared, a "
+    "figure became NaN, infinite or disappeared, or an expected_to_hold flipped; 2 a file is "
+    "unreadable or no audit of this schema; 3 only figures moved beyond their tolerance or "
+    "several-fold, or a figure's words changed (--verdicts-only makes that 0)."
 )
 
 
@@ -36,9 +33,7 @@ def load(path: str | Path) -> dict:
     """Read an audit.json, checking the parts the commands rely on.
 
     Raises:
-      AuditFileError: the file is unreadable, not JSON, of another schema_version, or not an
-        audit (a `claims` list of objects with unique string `id` and a string `verdict`,
-        `metadata` an object).
+      AuditFileError: the file is unreadable, not JSON, of another schema_version, or no audit.
     """
     path = Path(path)
     where = f"{path} is not an audit.json"
