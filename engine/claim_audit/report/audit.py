@@ -82,8 +82,8 @@ def registered(documents: Registered) -> list[Document]:
       ReportError: something registered is not a Document, or a name or figure repeats.
     """
     try:
-        flat = [d for entry in documents for d in ([entry] if isinstance(entry, Document) else entry)]  # fmt: skip
-        return list(by_name(flat).values())
+        lists = [[entry] if isinstance(entry, Document) else entry for entry in documents]
+        return list(by_name([d for entries in lists for d in entries]).values())
     except (TypeError, ValueError) as error:
         raise ReportError(f"the documents registered for the report are wrong: {error}") from error
 

@@ -86,14 +86,11 @@ NO_ENVIRONMENT: dict[str, Any] = {"metadata": {}, "partial": []}  # what no hook
 
 
 def environment_of(config: pytest.Config) -> dict[str, Any]:
-    """This process's `pytest_claims_audit_environment` answers (claim_audit.report.hooks),
-    checked and merged: `{"metadata": {...}, "partial": [...]}`."""
+    """This process's `pytest_claims_audit_environment` answers, checked and merged."""
     merged = NO_ENVIRONMENT
     for answer in config.hook.pytest_claims_audit_environment(config=config):
-        if answer is None:
-            continue
-        metadata, partial = answer.get("metadata", {}), answer.get("partial", [])
-        if (
+        metadata, partial = (answer or {}).get("metadata", {}), (answer or {}).get("partial", [])
+        if answer is not None and (
             set(answer) - {"metadata", "partial"}
             or not isinstance(metadata, dict)
             or not isinstance(partial, list)
