@@ -1,7 +1,7 @@
 """The engine's commands (`python -m claim_audit` or `python -m claim_audit.report`):
 `new NAME [FOLDER]` writes a starter audit for the document NAME; `diff OLD.json NEW.json`
 prints what moved between two audits; `portability OLD.json NEW.json` says whether two audits
-differ on no more verdicts than the rule's own error predicts (engine/README.md)."""
+differ on no more verdicts than the rule's own error predicts."""
 
 from __future__ import annotations
 
