@@ -283,7 +283,7 @@ def test_hostile_but_valid_json_exits_two_in_one_line(tmp_path, content, message
     digits, nesting 100,000 deep, a schema_version from the future or the past, whose
     figures were text): exit 2 with one line
     naming the file and the problem. Bug fixed: a traceback with exit 1, the code of "a
-    verdict moved", or a future schema read as if current (engine/claim_audit/report/diff.py `load`)."""
+    verdict moved", or a future schema read as if current (engine/claim_audit/__main__.py `load`)."""
     good = write(tmp_path, "good.json", AUDIT)
     bad = tmp_path / "bad.json"
     bad.write_text(content)
@@ -539,7 +539,7 @@ def test_terminal_escapes_in_an_audit_are_printed_escaped(tmp_path):
     documents, sections, verdicts, published figures and metadata (keys and values) reach the
     terminal written out as Python escapes, so a moved verdict cannot be erased or
     overwritten. Bug fixed: they were printed raw (engine/claim_audit/report/diff.py
-    `_printable`)."""
+    `printable`)."""
     hostile = claim(
         f"c{ESCAPES}",
         "holds" + ESCAPES,

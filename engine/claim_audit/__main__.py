@@ -1,30 +1,82 @@
-"""`python -m claim_audit new NAME [FOLDER]`: write a starter audit for the document NAME;
-`python -m claim_audit diff OLD.json NEW.json`: what moved between two audits."""
+"""The engine's commands (`python -m claim_audit` or `python -m claim_audit.report`):
+`new NAME [FOLDER]` writes a starter audit for the document NAME; `diff OLD.json NEW.json`
+prints what moved between two audits; `portability OLD.json NEW.json` says whether two audits
+differ on no more verdicts than the rule's own error predicts."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from pathlib import Path
 
-from .report.__main__ import add_diff_command, run_diff
+from .engine.stability import CHANGES_LEVEL, crossing, expected_changes
+from .render.documents import SCHEMA_VERSION
+from .report.diff import compare, cut, printable, render
 from .starter import write_starter
 
+MAX_INT_DIGITS = 20  # an audit's integers are counts; more digits would overflow a float
+DIFF_EXIT_CODES = (
+    "Exit status: 0 nothing moved; 1 a verdict changed, a claim appeared or disappeared, a "
+    "figure became NaN, infinite or disappeared, or an expected_to_hold flipped; 2 a file is "
+    "unreadable or no audit of this schema; 3 only figures moved beyond their tolerance or "
+    "several-fold, or a figure's words changed (--verdicts-only makes that 0)."
+)
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m claim_audit", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    new = commands.add_parser(
-        "new",
-        help="write a starter: a toy document's recipe, its claims, its report registration "
-        "and pytest settings, each to replace with your document's",
-    )
-    new.add_argument("name", help="the document's name: a module name, e.g. my_paper")
-    new.add_argument("folder", nargs="?", default=".", help="where to write (default: here)")
-    add_diff_command(commands)
-    args = parser.parse_args(argv)
-    if args.command == "diff":
-        return run_diff(args)
+
+class AuditFileError(ValueError):
+    """A file given to a command cannot be read or does not hold an audit."""
+
+
+def load(path: str | Path) -> dict:
+    """Read an audit.json, checking the parts the commands rely on.
+
+    Raises:
+      AuditFileError: the file is unreadable, not JSON, of another schema_version, or no audit.
+    """
+    path = Path(path)
+    where = f"{path} is not an audit.json"
+    try:
+        audit = json.loads(path.read_text(encoding="utf-8"), parse_int=_bounded_int)
+    except OSError as error:
+        raise AuditFileError(f"cannot read {path}: {error.strerror or error}") from error
+    except RecursionError:
+        raise AuditFileError(f"{where}: it nests deeper than JSON can be read") from None
+    except OverflowError as error:  # from _bounded_int
+        raise AuditFileError(f"{where}: {error}") from None
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
+        raise AuditFileError(f"{path} is not JSON ({error})") from error
+    if not isinstance(audit, dict) or not isinstance(audit.get("claims"), list):
+        raise AuditFileError(f"{where}: it has no 'claims' list")
+    version = audit.get("schema_version", SCHEMA_VERSION)
+    if not (type(version) is int and version == SCHEMA_VERSION):
+        raise AuditFileError(
+            f"{path}: schema_version {cut(json.dumps(version))} is not one this diff reads "
+            f"({SCHEMA_VERSION}); compare it with the code that wrote it"
+        )
+    seen: set[str] = set()
+    for i, claim in enumerate(audit["claims"]):
+        if not isinstance(claim, dict):
+            raise AuditFileError(f"{where}: claims[{i}] is not an object")
+        for key in ("id", "verdict"):
+            if not isinstance(claim.get(key), str):
+                raise AuditFileError(f"{where}: claims[{i}] has no string {key!r}")
+        if claim["id"] in seen:
+            raise AuditFileError(f"{where}: claim id {claim['id']!r} appears twice")
+        seen.add(claim["id"])
+    if not isinstance(audit.get("metadata", {}), dict):
+        raise AuditFileError(f"{where}: 'metadata' is not an object")
+    return audit
+
+
+def _bounded_int(text: str) -> int:
+    if len(digits := text.lstrip("-")) > MAX_INT_DIGITS:
+        raise OverflowError(f"it holds an integer of {len(digits)} digits")
+    return int(text)
+
+
+def _new(args: argparse.Namespace) -> int:
     try:
         written = write_starter(args.name, Path(args.folder))
     except (ValueError, FileExistsError) as error:
@@ -43,6 +95,90 @@ def main(argv: list[str] | None = None) -> int:
     here = Path(args.folder).resolve() == Path.cwd().resolve()
     print(f"run it: {'' if here else f'cd {args.folder} && '}pytest --report-dir=report")
     return 0
+
+
+def _diff(args: argparse.Namespace, old: dict, new: dict) -> int:
+    diff = compare(old, new)
+    try:
+        print("\n".join(render(diff, args.old, args.new, verbose=args.verbose)), flush=True)
+    except BrokenPipeError:  # `| head` closed the pipe: the rest goes nowhere, the code stays
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if diff.gate_fails:
+        return 1
+    return 3 if diff.moved and not args.verdicts_only else 0
+
+
+def _portability(old: dict, new: dict) -> int:
+    before, after = ({c["id"]: c for c in audit["claims"]} for audit in (old, new))
+    both = [i for i in before if i in after]
+    changed = [(i, before[i]["verdict"], after[i]["verdict"]) for i in both]
+    changed = [c for c in changed if c[1] != c[2]]
+    shares = [before[i]["details"].get("verdict_shares") for i in both]
+    mean, limit = expected_changes(s for s in shares if s)
+    print(f"{len(changed)} of {len(both)} claims changed verdict")
+    for claim_id, was, now in changed:
+        print(f"  {claim_id}: {was} -> {now}" + ("  (crossed)" if crossing(was, now) else ""))
+    print(
+        f"predicted by the rule's own error: {mean:.1f} on average, at most {limit} with "
+        f"probability {CHANGES_LEVEL:g}"
+    )
+    if unpredicted := sum(1 for s in shares if not s):
+        print(f"({unpredicted} claims judged on one draw carry no prediction)")
+    if crossed := [c for c in changed if crossing(c[1], c[2])]:
+        print(f"error: {len(crossed)} verdicts crossed between holds and refuted", file=sys.stderr)
+        return 1
+    if len(changed) > limit:
+        print(f"error: {len(changed)} changed verdicts, more than {limit}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; its exit status."""
+    parser = argparse.ArgumentParser(prog="python -m claim_audit", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    new = commands.add_parser(
+        "new",
+        help="write a starter: a toy document's recipe, its claims, its report registration "
+        "and pytest settings, each to replace with your document's",
+    )
+    new.add_argument("name", help="the document's name: a module name, e.g. my_paper")
+    new.add_argument("folder", nargs="?", default=".", help="where to write (default: here)")
+    diff = commands.add_parser(
+        "diff",
+        help="print the verdicts, figures and metadata that changed between two audit.json files",
+        description=DIFF_EXIT_CODES,
+    )
+    diff.add_argument(
+        "-v", "--verbose", action="store_true", help="also list changed figures with no tolerance"
+    )
+    diff.add_argument(
+        "--verdicts-only",
+        action="store_true",
+        help="exit 0, not 3, when only figures moved (they are still listed), e.g. while "
+        "moving the lock, when figures are expected to move",
+    )
+    portability = commands.add_parser(
+        "portability",
+        help="do two audits differ on no more verdicts than the rule's own error predicts?",
+        description="Exit status: 0 when they do not; 1 when a verdict crossed between holds "
+        "and refuted or more verdicts changed than OLD's verdict shares predict at 99%%; 2 "
+        "when a file is not an audit.",
+    )
+    for command in (diff, portability):
+        command.add_argument("old", metavar="OLD.json")
+        command.add_argument("new", metavar="NEW.json")
+    args = parser.parse_args(argv)
+    if args.command == "new":
+        return _new(args)
+    try:
+        old, new_audit = load(args.old), load(args.new)
+    except AuditFileError as error:
+        print(printable(f"error: {error}"), file=sys.stderr)
+        return 2
+    if args.command == "portability":
+        return _portability(old, new_audit)
+    return _diff(args, old, new_audit)
 
 
 if __name__ == "__main__":

@@ -7,10 +7,7 @@ import re
 from collections import Counter
 
 MAX_SEED = 10**6
-MAX_COUNT = 1000
-"""The most seeds one --seeds may name: a sweep keeps every seed's results for its
-statistics, so its memory grows with the count (this suite's sweeps hold about 4 GB at
-1,000 seeds)."""
+MAX_COUNT = 1000  # a sweep keeps every seed's results: this suite's hold 4 GB at 1,000 seeds
 
 
 def parse_seeds(text: str) -> tuple[int, ...]:
@@ -28,8 +25,7 @@ def parse_seeds(text: str) -> tuple[int, ...]:
             raise ValueError(
                 f"cannot read {part.strip()!r} in {text!r}: expected seeds like '0-9' or '0,3,5-7'"
             )
-        first = int(match[1])
-        last = int(match[2]) if match[2] is not None else first
+        first, last = int(match[1]), int(match[2] or match[1])
         if last < first:
             raise ValueError(f"range {part.strip()!r} in {text!r} runs backwards")
         if last >= MAX_SEED:

@@ -1,10 +1,6 @@
-"""Writes the audit: report/audit.{json,md,html} and report/figures/*.{png,svg}.
-
-`build` assembles the audit dict, the one step that asks the documents for data (their
-sections; claim_audit.render.documents); the Markdown, HTML and figures are rendered from it
-and from the documents' figure data. Nothing here imports an experiment: the documents'
-side reads them through the same cached functions the claim tests use.
-"""
+"""Writes the audit: report/audit.{json,md,html} and report/figures/*.{png,svg}. `build`
+assembles audit.json (the one step that asks the documents for their sections); the Markdown,
+HTML and figures are rendered from it and from the documents' figure data."""
 
 from __future__ import annotations
 
@@ -19,7 +15,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from importlib import metadata as distributions
 from pathlib import Path
 from typing import Any
 
@@ -30,18 +25,11 @@ from ..render import drawing, html, markdown
 from ..render import robustness as render_robustness
 from ..render.documents import SCHEMA_VERSION, Document, by_name
 from ..render.table import ordered, summary_line, verdict_counts
-from .provenance import UNKNOWN_PROJECT, Project, provenance
+from .provenance import UNKNOWN_PROJECT, Project, installed_version, provenance
 
 
 class ReportError(RuntimeError):
     """The report could not be written (the message says where and why)."""
-
-
-def _version(distribution: str) -> str | None:
-    try:
-        return distributions.version(distribution)
-    except distributions.PackageNotFoundError:
-        return None
 
 
 def metadata(
@@ -51,29 +39,27 @@ def metadata(
     project: Project = UNKNOWN_PROJECT,
     environment: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Versions, platform, the audited `project`'s provenance (commit, lock digest, data
-    digests, method; the command), the fields its `environment` adds (the metadata of the
-    `pytest_claims_audit_environment` hook: the device, None where it names none, and the
-    numerical stack's settings; a mapping given for `platform` is added to the engine's), the
-    `documents` audited (their sources, for headings), cache activity and wall time."""
-    found = provenance(project)
-    added = dict(environment or {})
-    run = {"git": found.pop("git"), "command": found.pop("command")}
-    run["device"] = added.pop("device", None)
+    """Versions, platform, the audited `project`'s provenance, the fields its `environment`
+    adds (the `pytest_claims_audit_environment` hook's metadata: `device`, None where it names
+    none; a `platform` mapping adds to the engine's), the `documents` audited (their sources),
+    cache activity and wall time."""
+    found, added = provenance(project), dict(environment or {})
     return {
         "created_unix": round(time.time(), 1),
         "wall_s": round(wall_s, 2),
         "versions": {
             ENGINE: __version__,
             "python": platform.python_version(),
-            **{name: _version(name) for name in project.versions},
+            **{name: installed_version(name) for name in project.versions},
         },
         "platform": {
             "system": platform.platform(),
             "machine": platform.machine(),
             **added.pop("platform", {}),
         },
-        **run,
+        "git": found.pop("git"),
+        "command": found.pop("command"),
+        "device": added.pop("device", None),
         **found,
         **added,
         "documents": {d.name: d.source.to_json() for d in documents if d.source is not None},
@@ -96,29 +82,24 @@ def registered(documents: Registered) -> list[Document]:
       ReportError: something registered is not a Document, or a name or figure repeats.
     """
     try:
-        flat = [d for entry in documents for d in ([entry] if isinstance(entry, Document) else entry)]  # fmt: skip
-        return list(by_name(flat).values())
+        lists = [[entry] if isinstance(entry, Document) else entry for entry in documents]
+        return list(by_name([d for entries in lists for d in entries]).values())
     except (TypeError, ValueError) as error:
         raise ReportError(f"the documents registered for the report are wrong: {error}") from error
 
 
 def audited(records: list[ClaimRecord], documents: Registered) -> list[Document]:
-    """The registered documents that have claims among `records`, in registration order;
-    claims of a document not registered are only listed."""
+    """The registered documents that have claims among `records`, in registration order."""
     names = {r.document for r in records}
     return [d for d in registered(documents) if d.name in names]
 
 
 def robustness(compute: Callable[[], dict | None]) -> dict | None:
-    """The `robustness` section, computed by the documents' side (the plugin's
-    `pytest_claims_audit_robustness` hook); None when it has none.
-
-    The section is checked, and the keys a project may leave out are filled in
-    (`render.robustness.checked`).
+    """The `robustness` section the `pytest_claims_audit_robustness` hook computes, checked,
+    with the keys a project may leave out filled in; None when it has none.
 
     Raises:
-      ReportError: computing it failed (an experiment behind it; the claims say which), or
-        the section it returned lacks a key (the message names it).
+      ReportError: computing it failed, or the section lacks a key (the message names it).
     """
     try:
         section = compute()
@@ -149,15 +130,11 @@ def build(
     project: Project = UNKNOWN_PROJECT,
     environment: Mapping[str, Any] | None = None,
 ) -> dict:
-    """The audit as a JSON-able dict (the contract of issues 3 to 5, 7).
-
-    `documents`: those registered (claim_audit.render.documents); each audited one with a section
-    has it under its name. `partial`: why the run was not a complete audit (interrupted, a
-    subset); such an audit holds the claims that ran and says why, without the documents'
-    sections (which could start experiments the run never finished). `missing`: the claims
-    without a verdict, id -> why ("not collected", "deselected", "not run"). `project`:
-    the audited project, for the provenance. `environment`: see `metadata`.
-    """
+    """The audit as a JSON-able dict. `documents`: those registered; each audited one with a
+    section has it under its name. `partial`: why the run was not a complete audit; such an
+    audit holds the claims that ran, without the documents' sections (which could start
+    experiments the run never finished). `missing`: the claims without a verdict, id -> why.
+    `project`, `environment`: see `metadata`."""
     shown = audited(records, documents)
     audit: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     if partial:
@@ -181,27 +158,18 @@ def build(
 def write_report(
     report_dir: Path,
     *,
-    records: list[ClaimRecord],
-    expected: dict[str, bool],
-    cache_events: list[dict],
-    wall_s: float,
-    robustness: dict | None = None,
-    partial: list[str] | None = None,
-    missing: dict[str, str] | None = None,
     documents: Registered = (),
     figure_cache: Path | None = None,
-    project: Project = UNKNOWN_PROJECT,
-    environment: Mapping[str, Any] | None = None,
+    **fields: Any,
 ) -> list[Path]:
-    """Write the report into `report_dir`, replacing the previous one only when complete.
+    """Write the report of `build(**fields, documents=documents)` into `report_dir`,
+    replacing the previous one only when complete (a partial audit is audit.json and audit.md
+    alone). `figure_cache`: where drawn figures are kept and reused; None draws every figure.
 
-    `robustness`: the section made by `robustness()`, if any, with its figure. `partial`,
-    `missing`, `documents`, `project`, `environment`: see `build`; a partial audit is audit.json and audit.md alone.
-    `figure_cache`: where drawn figures are kept and reused (claim_audit.render.figure_cache);
-    None draws every figure. One writer at a time (a lock on the folder). The report is
-    written into a staging folder inside `report_dir`, then moved in entry by entry with
-    `os.replace`, audit.json last: a failure before that leaves the previous report as it
-    was, and a new audit.json means the files beside it are new too.
+    One writer at a time (a lock on the folder). The report is written into a staging folder
+    inside `report_dir`, then moved in entry by entry with `os.replace`, audit.json last: a
+    failure before that leaves the previous report as it was, and a new audit.json means the
+    files beside it are new too.
     """
     report_dir = Path(report_dir).resolve()
     try:
@@ -222,19 +190,8 @@ def write_report(
         except OSError as error:
             raise ReportError(f"cannot write the report to {report_dir} ({error})") from error
         try:
-            audit = build(
-                records,
-                expected,
-                cache_events,
-                wall_s,
-                robustness,
-                partial,
-                documents,
-                missing,
-                project,
-                environment,
-            )
-            figures = _write(staging, audit, audited(records, documents), figure_cache)
+            audit = build(**fields, documents=documents)
+            figures = _write(staging, audit, audited(fields["records"], documents), figure_cache)
             _move_in(staging, report_dir, drawing.figure_names(registered(documents)))
         except ReportError:
             raise
@@ -246,39 +203,29 @@ def write_report(
             ) from error
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    if partial:
-        return [report_dir / "audit.json", report_dir / "audit.md"]
-    return [
-        report_dir / "audit.json",
-        report_dir / "audit.md",
-        report_dir / "audit.html",
-        *(report_dir / "figures" / name for f in figures for name in (f.name, f"{f.stem}.svg")),
-    ]
+    names = ["audit.json", "audit.md", *([] if fields.get("partial") else ["audit.html"])]
+    drawn = [report_dir / "figures" / n for f in figures for n in (f.name, f"{f.stem}.svg")]
+    return [report_dir / name for name in names] + drawn
 
 
 def _write(
     staging: Path, audit: dict, documents: list[Document], figure_cache: Path | None
 ) -> list[Path]:
     """Write the report's files for `audit` into `staging`; the figures' PNG paths."""
-    partial = audit.get("partial")
     figures: list[Path] = []
-    if not partial:
+    if not (partial := audit.get("partial")):
         (staging / "figures").mkdir()
         robustness = audit.get("robustness")
         figures = drawing.draw_all(
             staging / "figures", documents, robustness=robustness, cache_dir=figure_cache
         )
         audit["figures"] = drawing.index(documents, robustness)
-    (staging / "audit.json").write_text(
-        json.dumps(audit, indent=2, allow_nan=False) + "\n", encoding="utf-8"
-    )
-    (staging / "audit.md").write_text(
-        markdown.render(audit, [f.name for f in figures]), encoding="utf-8"
-    )
+    texts = {"audit.json": json.dumps(audit, indent=2, allow_nan=False) + "\n"}
+    texts["audit.md"] = markdown.render(audit, [f.name for f in figures])
     if not partial:
-        (staging / "audit.html").write_text(
-            html.render(audit, {f.name: f.read_bytes() for f in figures}), encoding="utf-8"
-        )
+        texts["audit.html"] = html.render(audit, {f.name: f.read_bytes() for f in figures})
+    for name, text in texts.items():
+        (staging / name).write_text(text, encoding="utf-8")
     return figures
 
 

@@ -1,12 +1,6 @@
-"""Where a run came from: the audited project's git commit, its lock file and data, the
-command line (the device and the numerical stack's settings are the project's to tell:
-`pytest_claims_audit_environment`, claim_audit.report.hooks).
-
-Part of audit.json's `metadata`, so that two reports can be compared (`python -m claim_audit.report
-diff`). Every field is None where it cannot be known (no git, not a checkout, no lock file):
-a report is still written, it just says less. The project is the one pytest audits (its
-rootdir), never the engine's own checkout.
-"""
+"""Where a run came from, for audit.json's `metadata`: the audited project's (pytest's
+rootdir's) git commit, lock file and data, the command line, and what the processes'
+`pytest_claims_audit_environment` hooks said. A field that cannot be known is None."""
 
 from __future__ import annotations
 
@@ -28,6 +22,15 @@ from packaging.utils import canonicalize_name
 LOCK_FILE = "requirements.lock"
 _GIT_TIMEOUT_S = 10
 ENGINE_DISTRIBUTION = "claim-audit"
+_VERSIONS = ("installed", "differs_from_lock")  # installed_versions' fields
+
+
+def installed_version(distribution: str) -> str | None:
+    """The installed version of `distribution`, None when it is not installed."""
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def _git(*args: str, root: Path) -> str | None:
@@ -46,12 +49,8 @@ def _git(*args: str, root: Path) -> str | None:
 
 
 def git_state(root: Path) -> dict[str, Any]:
-    """`{"commit": sha or None, "dirty": bool or None}` of the checkout at `root`.
-
-    Dirty means tracked files differ from the commit or untracked files that git does not
-    ignore exist (either can change what the run computed). Outside a checkout both are None;
-    in a repository with no commit yet, `commit` is None and `no_commit_yet` True.
-    """
+    """`{"commit": sha or None, "dirty": bool or None}` of the checkout at `root` (dirty:
+    tracked files changed, or untracked files not ignored); `no_commit_yet` where it has none."""
     commit = _git("rev-parse", "--verify", "HEAD", root=root)
     if commit is None:
         inside = _git("rev-parse", "--is-inside-work-tree", root=root)
@@ -64,9 +63,8 @@ def git_state(root: Path) -> dict[str, Any]:
 
 def lock_digest(root: Path, lock: str = LOCK_FILE) -> str | None:
     """sha256 of the lock file `lock`'s bytes at `root`, or None when there is no such file."""
-    path = root / lock
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256((root / lock).read_bytes()).hexdigest()
     except FileNotFoundError:
         return None
 
@@ -77,31 +75,22 @@ def installed_versions(root: Path, lock: str = LOCK_FILE) -> dict[str, Any]:
     (None where there is no lock file)."""
     path = root / lock
     if not path.is_file():
-        return {"installed": None, "differs_from_lock": None}
+        return dict.fromkeys(_VERSIONS)
     pinned = dict(re.findall(r"^([A-Za-z0-9_.\-]+)==([^\s;\\]+)", path.read_text(), re.MULTILINE))
-    installed = {}
-    for name in sorted(pinned):
-        try:
-            installed[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            installed[name] = None
+    installed = {name: installed_version(name) for name in sorted(pinned)}
     differs = sorted(name for name, version in installed.items() if version != pinned[name])
     return {"installed": installed, "differs_from_lock": differs}
 
 
-NO_ENVIRONMENT: dict[str, Any] = {"metadata": {}, "partial": []}
-"""What a process without a `pytest_claims_audit_environment` implementation says."""
+NO_ENVIRONMENT: dict[str, Any] = {"metadata": {}, "partial": []}  # what no hook says
 
 
 def environment_of(config: pytest.Config) -> dict[str, Any]:
-    """This process's `pytest_claims_audit_environment` answers (claim_audit.report.hooks),
-    checked and merged: `{"metadata": {...}, "partial": [...]}`."""
+    """This process's `pytest_claims_audit_environment` answers, checked and merged."""
     merged = NO_ENVIRONMENT
     for answer in config.hook.pytest_claims_audit_environment(config=config):
-        if answer is None:
-            continue
-        metadata, partial = answer.get("metadata", {}), answer.get("partial", [])
-        if (
+        metadata, partial = (answer or {}).get("metadata", {}), (answer or {}).get("partial", [])
+        if answer is not None and (
             set(answer) - {"metadata", "partial"}
             or not isinstance(metadata, dict)
             or not isinstance(partial, list)
@@ -129,13 +118,9 @@ def merged_environments(first: dict[str, Any], then: dict[str, Any]) -> dict[str
 
 @dataclass(frozen=True)
 class Project:
-    """The audited project as its report describes it.
-
-    root: its folder (pytest's rootdir); None when nothing is known of it. lock: its lock
-    file, relative to `root`. data: the data its documents read, name -> sha256 (the
-    `pytest_claims_audit_data` hook). method: where it documents how its claims are judged
-    (a path relative to `root`, or a URL; the `claims_audit_method` ini option), or None.
-    """
+    """The audited project: its `root` (None: nothing is known of it), `lock` file, `data`
+    read (name -> sha256), `method` document (a path or URL) and the distributions whose
+    `versions` the report names."""
 
     root: Path | None = None
     lock: str = LOCK_FILE
@@ -162,18 +147,12 @@ UNKNOWN_PROJECT = Project()
 
 def provenance(project: Project) -> dict[str, Any]:
     """The run's provenance for audit.json's metadata."""
-    if project.root is None:
-        git, lock = {"commit": None, "dirty": None}, None
-        versions: dict[str, Any] = {"installed": None, "differs_from_lock": None}
-    else:
-        git = git_state(project.root)
-        lock = lock_digest(project.root, project.lock)
-        versions = installed_versions(project.root, project.lock)
+    root = project.root
     return {
-        "git": git,
+        "git": {"commit": None, "dirty": None} if root is None else git_state(root),
         "command": list(sys.argv),
-        "requirements_lock_sha256": lock,
-        **versions,
+        "requirements_lock_sha256": None if root is None else lock_digest(root, project.lock),
+        **(installed_versions(root, project.lock) if root else dict.fromkeys(_VERSIONS)),
         "data_digests": dict(project.data),
         "method": project.method,
     }

@@ -1,15 +1,7 @@
 """A test past its budget fails where it runs: pytest-timeout's `signal` method, made safe
-between a test's phases.
-
-pytest-timeout (`timeout`, `timeout_method = "signal"`) arms SIGALRM over a whole test: its
-setup, call and teardown, and also the reporting between them. Inside a phase its handler's
-failure is that phase's (the claim an ERROR, once; the worker lives on and runs the rest of
-its file). An alarm landing in the reporting (a failed setup's traceback being formatted on a
-loaded machine) would raise outside any phase: the xdist worker ends with an INTERNALERROR and
-xdist's controller may wait forever for it. So here an alarm fails the test only inside a
-phase; one that arrives between phases fails the test's setup or call as it starts (a test
-whose call has ended is torn down as usual: its outcome is decided).
-"""
+between a test's phases. Its SIGALRM, armed over a whole test, fails the phase it lands in;
+one landing between phases (while a failure is being reported) would end the xdist worker
+with an INTERNALERROR, so it is held and fails the test's next setup or call instead."""
 
 from __future__ import annotations
 

@@ -12,7 +12,6 @@ import shutil
 import tempfile
 import tokenize
 from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
 
 EXAMPLE = "toy"  # the example's document name, replaced by the new one's
@@ -41,8 +40,12 @@ def starter_files(name: str) -> dict[str, str]:
         for t in sorted(resources.files(__package__).iterdir(), key=lambda p: p.name)
         if t.name.endswith(".tmpl")
     ]
+    code = [t.read_text(encoding="utf-8") for t in templates if t.name.endswith(".py.tmpl")]
+    tokens = (tokenize.generate_tokens(io.StringIO(text).readline) for text in code)
     # `new fit`: `import fit` and the fixture `fit` would hide each other
-    if name != EXAMPLE and name in _code_names(templates):
+    if name != EXAMPLE and name in {
+        t.string for ts in tokens for t in ts if t.type == tokenize.NAME
+    }:
         raise ValueError(
             f"{name!r} is a name the starter's code uses already (a module, fixture, function "
             "or variable); choose another name"
@@ -54,16 +57,6 @@ def starter_files(name: str) -> dict[str, str]:
             raise ValueError(f"{name!r} names the starter's own {target}; choose another name")
         files[target] = word.sub(name, template.read_text(encoding="utf-8"))
     return files
-
-
-def _code_names(templates: list[Traversable]) -> set[str]:
-    """Every name the starter's Python code uses (modules, fixtures, functions, variables)."""
-    names: set[str] = set()
-    for template in templates:
-        if template.name.endswith(".py.tmpl"):
-            text = io.StringIO(template.read_text(encoding="utf-8"))
-            names |= {t.string for t in tokenize.generate_tokens(text.readline) if t.type == tokenize.NAME}  # fmt: skip
-    return names
 
 
 def _taken(name: str, folder: Path) -> str | None:
@@ -82,13 +75,11 @@ def _taken(name: str, folder: Path) -> str | None:
 
 
 def write_starter(name: str, folder: Path) -> list[Path]:
-    """Write the starter for `name` into `folder` (created if needed); the files written.
-    Whole or not at all: the files are written aside, then moved into place; on a failure,
-    what was moved is taken back (and the folder, when it was made here).
+    """Write the starter for `name` into `folder` (created if needed), whole or not at all:
+    written aside, then moved into place, what was moved taken back on a failure.
 
     Raises:
-      ValueError: `name` is no module name, is one of the starter's own files (conftest), or
-        names a module already importable here (numpy, pytest).
+      ValueError: `name` is no module name, names a starter's file or an importable module.
       FileExistsError: one of the files is already there (nothing is written).
       OSError: the folder or a file cannot be written (nothing is left written).
     """
