@@ -23,10 +23,8 @@ import test_calibration as calibration
 import test_calibration_health as calibration_health
 import test_uncertainty
 import test_uncertainty_health
-from claim_audit.engine.claim import PROPERTY, ClaimRecord, ClaimSpec, ClaimSpecs
-from claim_audit.engine.claims import run_claim
+from claim_audit.engine.claim import PROPERTY, ClaimRecord, ClaimSpec, ClaimSpecs, Orders, run_claim
 from claim_audit.engine.verdict import Judgement, close_to
-from claim_audit.orders import Orders
 from fault_tools import child_env
 
 ROOT = Path(__file__).resolve().parents[1]

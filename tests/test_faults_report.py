@@ -21,11 +21,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 from claim_audit import Claims, Region, figure, satisfied, within
-from claim_audit.engine.claim import ClaimRecord, decide, record_property
-from claim_audit.engine.claims import judge_body
+from claim_audit.engine.claim import (
+    FAITHFUL,
+    ClaimRecord,
+    Orders,
+    decide,
+    judge_body,
+    record_property,
+)
 from claim_audit.engine.prediction import half_unit
 from claim_audit.engine.verdict import all_close, close_to
-from claim_audit.orders import FAITHFUL, Orders
 from claim_audit.render.table import FOOTNOTES
 from claim_audit.report import audit
 from fault_tools import (

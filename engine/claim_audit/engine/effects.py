@@ -28,7 +28,7 @@ class Effect:
     value of "no difference" (0 for a gap, 1 for a ratio), `None` where there is none;
     `inputs` names the per-seed figures the statistic reads (for a bootstrap over test examples;
     empty where the statistic reads anything else); `unit` labels its axis; `scale` is where
-    its draws are judged ("log" for a ratio, "logit" for a share; claim_audit.engine.scales).
+    its draws are judged ("log" for a ratio, "logit" for a share; claim_audit.engine.prediction).
     """
 
     name: str

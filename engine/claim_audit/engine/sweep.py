@@ -1,18 +1,16 @@
-"""Each comparative claim re-evaluated on other seeds than the document's.
-
-The question: is a claim a property of the recipe, or of the seeds the document happened
-to use? A claim about means over a group of seeds (a document that averages three seeds)
-is judged on every subset of that size of the sweep's seeds (`across_seeds`, a seeded
-sample of them beyond MAX_SUBSETS); a claim about one run is judged on every seed's run
-(`across_runs`). The share of subsets (runs) on which it holds labels it: robust (at least
-ROBUST), fails (at most FAILS), fragile in between.
+"""Each comparative claim re-evaluated on other seeds than the document's: is it a property
+of the recipe, or of the seeds the document used? A claim about means over a group of seeds
+is judged on every subset of that size of the sweep's seeds (`across_seeds`; a seeded sample
+beyond MAX_SUBSETS), a claim about one run on every seed's run (`across_runs`); the share
+holding labels it robust, fragile or fails. `seed_section` makes audit.json's robustness
+section of a `--seeds` run from a document's `Comparison`s.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,12 +25,8 @@ MIN_SEEDS_FOR_INTERVAL = 5  # fewer seeds give too few distinct resamples for an
 SEED_B = 2000
 METHOD = f"{stats.METHOD} over seeds (seeds drawn with replacement, B = {SEED_B})"
 MAX_SUBSETS = 10_000
-"""Up to this many subsets (40 seeds have 9,880 of size 3) a claim is judged on every one;
-beyond, on MAX_SUBSETS of them drawn uniformly and independently with a fixed generator
-seed (1,000 seeds have 166,167,000 of size 3). The share holding in the sample is then
-within 0.01 of the share over all subsets with 95% probability (its standard error is at
-most 0.5 / sqrt(MAX_SUBSETS) = 0.005), against labels drawn at 10% and 90%; judging a
-claim on 10,000 subsets takes a few seconds."""
+"""Beyond this many subsets, a claim is judged on a sample of this many (drawn with a fixed
+seed): its share holding is within 0.01 of all subsets' with 95% probability."""
 
 
 def label(fraction: float) -> str:
@@ -44,16 +38,11 @@ def label(fraction: float) -> str:
 
 @dataclass(frozen=True)
 class Robustness:
-    """One claim (or one variant of it) evaluated across the seeds of a sweep.
-
-    values / intervals: per effect, the claim's statistic over all the seeds (for a claim
-    about one run: the mean over the runs) and its seed-bootstrap interval (None with fewer
-    than MIN_SEEDS_FOR_INTERVAL seeds). per_seed_values: per seed, the effects on that seed
-    alone (None where the claim needs several seeds). subset_values / subset_holds: per
-    subset (`unit` says what one is), the effects on it and whether the claim holds there;
-    holding / total count them. population: how many subsets there are in
-    all (more than total when a sample of them was judged, see MAX_SUBSETS).
-    """
+    """One claim evaluated across the seeds of a sweep: per effect its statistic over all
+    the seeds (the mean over runs, for a claim about one run) and its seed-bootstrap interval
+    (None with too few seeds); per seed, the effects on it alone (None where the claim needs
+    several); per subset (`unit`), the effects and whether the claim holds. `population`:
+    the subsets in all (more than `total` when a sample was judged)."""
 
     claim_id: str
     seeds: tuple[int, ...]
@@ -67,7 +56,7 @@ class Robustness:
     unit: str
     subset_values: tuple[tuple[float, ...], ...]
     subset_holds: tuple[bool, ...]
-    population: int  # subsets in all; more than `total` when a sample was judged
+    population: int
 
     @property
     def holding(self) -> int:
@@ -228,3 +217,73 @@ def across_runs(
         subset_holds=holds,
         population=len(keys),
     )
+
+
+_PUBLISHED = ("seeds", "effects", "units", "regions", "region_bounds", "values")
+_PUBLISHED += ("per_seed_values", "per_seed_holds")
+
+
+def methods(size: int | None) -> dict[str, Any]:
+    """The robustness section's `methods` in the engine's words: a claim about one run
+    (`size` None) or about figures over `size` seeds."""
+    unit = "seeds" if size is None else f"{size}-seed subsets"
+    return {
+        "level": stats.LEVEL,
+        "seeds": METHOD,
+        "labels": f"robust: holds on >= {ROBUST:.0%} of the sweep's {unit}; fails: on <= "
+        f"{FAILS:.0%}; fragile: in between",
+        "holds_on": f"the sweep's {unit} on which the claim holds",
+        "value": "the claim's statistic on all the sweep's seeds"
+        if size is not None
+        else "the claim's mean over the sweep's seeds",
+        "note": f"No interval with fewer than {MIN_SEEDS_FOR_INTERVAL} seeds.",
+    }
+
+
+def _judged(
+    comparison: Comparison, subjects: Mapping[int, Any], seeds: Sequence[int], size: int | None
+) -> Robustness:
+    keys = tuple(seeds)
+    if size is None:
+        return across_runs(comparison, [subjects[seed] for seed in keys], keys)
+    groups = {group for seed in keys for group in subjects[seed]}
+    per_seed = {group: [subjects[seed][group] for seed in keys] for group in sorted(groups)}
+    return across_seeds(comparison, per_seed, keys, size=size)
+
+
+def seed_section(
+    comparisons: Iterable[Comparison],
+    subject: Callable[[int], Any],
+    *,
+    published: Sequence[int],
+    sweep: Sequence[int] | None,
+    size: int | None = None,
+    document: str | None = None,
+) -> dict[str, Any]:
+    """audit.json's `robustness` section for `comparisons` (claim_audit.report.hooks).
+
+    `subject(seed)`: with `size` None, that seed's run (each comparison is judged on each
+    seed's run); else that seed's figures per group (`{"model-a": {"ece": 0.03}}`), judged
+    on every subset of `size` seeds. `published`: the document's own seeds; `sweep`: those
+    of --seeds, or None; `document`: recorded with each claim. Each seed's subject is
+    computed once; an exception in `subject` fails the section.
+    """
+    seeds = sorted(set(published) | set(sweep or ()))
+    subjects = {seed: subject(seed) for seed in seeds}
+    claims: dict[str, dict[str, Any]] = {}
+    for comparison in comparisons:
+        on_published = _judged(comparison, subjects, published, size)
+        entry = {name: v for name, v in on_published.to_json().items() if name in _PUBLISHED}
+        entry["holds"] = comparison.holds_for(list(on_published.values))
+        entry["intervals"] = None  # intervals on the published seeds: the project's to add
+        claim = claims[comparison.claim_id] = {"published": entry}
+        if document is not None:
+            claim["document"] = document
+        if sweep:
+            claim["sweep"] = _judged(comparison, subjects, sweep, size).to_json()
+    return {
+        "methods": methods(size),
+        "published_seeds": list(published),
+        "sweep_seeds": list(sweep) if sweep else None,
+        "claims": claims,
+    }

@@ -26,8 +26,7 @@ from pathlib import Path
 import pytest
 
 from .. import cache
-from ..engine.claim import PROPERTY, ClaimRecord, ClaimSpec
-from ..engine.claims import spec_of
+from ..engine.claim import PROPERTY, ClaimRecord, ClaimSpec, spec_of
 from ..render import table
 from ..seeds import parse_seeds
 from . import timeouts

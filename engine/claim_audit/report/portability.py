@@ -3,7 +3,7 @@ claims, made on two machines (or in two float orders), differ on no more verdict
 rule's own error predicts, and on none between *holds* and *refuted*?
 
 The prediction comes from OLD: each claim's `verdict_shares`, the share of each verdict over
-resamples of its draws (claim_audit.engine.stability). Exit status: 0 when the
+resamples of its draws (claim_audit.engine.verdict). Exit status: 0 when the
 audits agree within it; 1 on a crossing or on more changed verdicts than predicted at
 99%; 2 when a file is not an audit.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from ..engine.stability import CHANGES_LEVEL, crossing, expected_changes
+from ..engine.verdict import CHANGES_LEVEL, crossing, expected_changes
 from .diff import AuditFileError, load
 
 
