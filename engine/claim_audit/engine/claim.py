@@ -541,8 +541,7 @@ def decide(
         if not isinstance(judgement, Judgement | Measured):
             raise TypeError(
                 f"{spec.id}: its judge returned {type(judgement).__name__} {judgement!r:.60} "
-                f"in order {name!r}, not a Judgement (build one with close_to, all_close or "
-                "satisfied) nor figures"
+                f"in order {name!r}, not a Judgement (build one with close_to or satisfied) nor figures"
             )
     kinds = {type(j) for j in judgements.values()}
     if len(kinds) != 1:

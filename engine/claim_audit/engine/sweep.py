@@ -75,6 +75,9 @@ class Robustness:
         return label(self.fraction)
 
     def to_json(self) -> dict[str, Any]:
+        def listed(rows: tuple | None) -> list | None:
+            return None if rows is None else [list(r) if isinstance(r, tuple) else r for r in rows]
+
         return {
             "claim_id": self.claim_id,
             "seeds": list(self.seeds),
@@ -82,16 +85,13 @@ class Robustness:
             "units": list(self.units),
             "regions": [str(r) for r in self.regions],
             "region_bounds": [
-                [None if math.isinf(r.low) else r.low, None if math.isinf(r.high) else r.high]
-                for r in self.regions
+                [None if math.isinf(b) else b for b in (r.low, r.high)] for r in self.regions
             ],
             "values": list(self.values),
             "intervals": [None if i is None else i.to_json() for i in self.intervals],
-            "per_seed_values": None
-            if self.per_seed_values is None
-            else [list(v) for v in self.per_seed_values],
-            "per_seed_holds": None if self.per_seed_holds is None else list(self.per_seed_holds),
-            "subset_values": [list(v) for v in self.subset_values],
+            "per_seed_values": listed(self.per_seed_values),
+            "per_seed_holds": listed(self.per_seed_holds),
+            "subset_values": listed(self.subset_values),
             "subset_holds": list(self.subset_holds),
             "fraction_holding": self.fraction,
             "holding": self.holding,
@@ -104,23 +104,43 @@ class Robustness:
         }
 
 
-def _seed_intervals(
+def _judged_on(
     comparison: Comparison,
+    seeds: tuple[int, ...],
     values: Sequence[float],
-    evaluate: Callable[[np.ndarray], list[float]],
-    n_seeds: int,
-) -> tuple[stats.Interval | None, ...]:
-    """Per effect, the interval of `evaluate(seed indices)` over seed resamples."""
-    if n_seeds < MIN_SEEDS_FOR_INTERVAL or comparison.extreme:
-        return (None,) * len(comparison.effects)
-    rows = stats.resample_seeds(n_seeds, SEED_B, np.random.default_rng(stats.SEED))
-    samples = np.array([evaluate(row) for row in rows]).T
-    out = []
-    for estimate, resampled in zip(values, samples, strict=True):
+    evaluate: Callable[[Sequence[int]], list[float]],
+    single: list[list[float]] | None,
+    subsets: list[list[float]],
+    unit: str,
+    population: int,
+) -> Robustness:
+    """A `Robustness` from the claim's values: on all the seeds, at the seed indices that
+    `evaluate` is given (for the bootstrap), per seed (`single`) and per subset."""
+    effects = comparison.effects
+    intervals: tuple[stats.Interval | None, ...] = (None,) * len(effects)
+    if len(seeds) >= MIN_SEEDS_FOR_INTERVAL and not comparison.extreme:
+        rows = stats.resample_seeds(len(seeds), SEED_B, np.random.default_rng(stats.SEED))
+        samples = np.array([evaluate(row) for row in rows]).T
         # A resample of one seed repeated has no spread: a ratio of spreads is 0 / 0 there.
-        finite = resampled[np.isfinite(resampled)]
-        out.append(stats.interval(estimate, finite) if math.isfinite(estimate) else None)
-    return tuple(out)
+        intervals = tuple(
+            stats.interval(v, s[np.isfinite(s)]) if math.isfinite(v) else None
+            for v, s in zip(values, samples, strict=True)
+        )
+    return Robustness(
+        claim_id=comparison.claim_id,
+        seeds=seeds,
+        effects=tuple(e.name for e in effects),
+        units=tuple(e.unit for e in effects),
+        regions=tuple(e.region for e in effects),
+        values=tuple(values),
+        intervals=intervals,
+        per_seed_values=None if single is None else tuple(tuple(v) for v in single),
+        per_seed_holds=None if single is None else tuple(comparison.holds_for(v) for v in single),
+        unit=unit,
+        subset_values=tuple(tuple(v) for v in subsets),
+        subset_holds=tuple(comparison.holds_for(v) for v in subsets),
+        population=population,
+    )
 
 
 def subset(per_seed: PerSeed, indices: Sequence[int]) -> PerSeed:
@@ -128,23 +148,12 @@ def subset(per_seed: PerSeed, indices: Sequence[int]) -> PerSeed:
     return {group: [figures[i] for i in indices] for group, figures in per_seed.items()}
 
 
-def _described(comparison: Comparison) -> dict[str, Any]:
-    """The fields of a `Robustness` that name the claim and its effects."""
-    effects = comparison.effects
-    return {
-        "claim_id": comparison.claim_id,
-        "effects": tuple(e.name for e in effects),
-        "units": tuple(e.unit for e in effects),
-        "regions": tuple(e.region for e in effects),
-    }
-
-
 def seed_subsets(
     n: int, size: int, *, max_subsets: int = MAX_SUBSETS, seed: int = stats.SEED
 ) -> list[tuple[int, ...]]:
-    """The subsets of `size` of n seeds (as sorted index tuples) a claim is judged on: all of
-    them, in lexicographic order, when there are at most `max_subsets`; else `max_subsets`
-    drawn uniformly and independently (repeats possible) by a generator seeded with `seed`."""
+    """The subsets of `size` of n seeds (sorted index tuples) a claim is judged on: all of
+    them in lexicographic order up to `max_subsets`, else `max_subsets` drawn uniformly and
+    independently by a generator seeded with `seed`."""
     if math.comb(n, size) <= max_subsets:
         return list(itertools.combinations(range(n), size))
     rng = np.random.default_rng(seed)
@@ -162,36 +171,24 @@ def across_seeds(
     size: int,
     max_subsets: int = MAX_SUBSETS,
 ) -> Robustness:
-    """A claim about means over `size` seeds, on `seeds` (per_seed holds their figures, in the
-    same order): judged on their subsets of `size`."""
+    """A claim about means over `size` seeds, judged on the subsets of `size` of `seeds`
+    (`per_seed` holds their figures, in the same order)."""
     n = len(seeds)
     if n < size:
         raise ValueError(f"a sweep of a claim about {size} seeds needs at least {size}; got {n}")
-    values = comparison.values(per_seed)
     population = math.comb(n, size)
     subsets = seed_subsets(n, size, max_subsets=max_subsets)
-    triples = [comparison.values(subset(per_seed, t)) for t in subsets]
     unit = f"{size}-seed subsets"
     if len(subsets) < population:
         unit += f" (a sample of {len(subsets):,} of {population:,})"
-    single = (
-        [comparison.values(subset(per_seed, [i])) for i in range(n)]
-        if comparison.per_seed
-        else None
-    )
-    return Robustness(
-        **_described(comparison),
-        seeds=seeds,
-        values=tuple(values),
-        intervals=_seed_intervals(
-            comparison, values, lambda rows: comparison.values(subset(per_seed, rows)), n
-        ),
-        per_seed_values=None if single is None else tuple(tuple(v) for v in single),
-        per_seed_holds=None if single is None else tuple(comparison.holds_for(v) for v in single),
-        unit=unit,
-        subset_values=tuple(tuple(v) for v in triples),
-        subset_holds=tuple(comparison.holds_for(v) for v in triples),
-        population=population,
+
+    def on(indices: Sequence[int]) -> list[float]:
+        return comparison.values(subset(per_seed, indices))
+
+    single = [on([i]) for i in range(n)] if comparison.per_seed else None
+    values = comparison.values(per_seed)
+    return _judged_on(
+        comparison, seeds, values, on, single, [on(t) for t in subsets], unit, population
     )
 
 
@@ -199,23 +196,19 @@ def across_runs(
     comparison: Comparison, runs: Sequence[Any], keys: tuple[int, ...], *, unit: str = "seeds"
 ) -> Robustness:
     """A claim about one run, on one run per seed in `keys` (`unit`: what the document calls
-    them); values are means over the runs."""
+    them); its values are means over the runs."""
     single = np.array([comparison.values(run) for run in runs])
-    holds = tuple(comparison.holds_for(list(v)) for v in single)
     means = [float(v) for v in single.mean(axis=0)]
-    return Robustness(
-        **_described(comparison),
-        seeds=keys,
-        values=tuple(means),
-        intervals=_seed_intervals(
-            comparison, means, lambda rows: list(single[rows].mean(axis=0)), len(keys)
-        ),
-        per_seed_values=tuple(tuple(float(x) for x in v) for v in single),
-        per_seed_holds=holds,
-        unit=unit,
-        subset_values=tuple(tuple(float(x) for x in v) for v in single),
-        subset_holds=holds,
-        population=len(keys),
+    per_run = [[float(x) for x in v] for v in single]
+    return _judged_on(
+        comparison,
+        keys,
+        means,
+        lambda rows: list(single[rows].mean(axis=0)),
+        per_run,
+        per_run,
+        unit,
+        len(keys),
     )
 
 

@@ -4,7 +4,7 @@ stable a verdict over several orders is (`verdict_shares`). docs/VERDICTS.md has
 A figure claim returns its figures, which become a `Measured` (claim_audit.engine.prediction
 judges them over all orders at once). A qualitative claim returns a `Judgement`: `within`
 for a threshold claim (its `Threshold`s), `satisfied` for any other (an identity, a shape);
-`close_to` and `all_close` judge figures against a tolerance given by hand.
+`close_to` judges a figure against a tolerance given by hand.
 """
 
 from __future__ import annotations
@@ -182,23 +182,6 @@ def close_to(measured: float, published: str, tolerance: float, **details: Any) 
     holds = abs(measured - float(published)) <= tolerance
     return Judgement(
         holds, published, measured, f"± {fmt(tolerance)}", {"measured_value": measured, **details}
-    )
-
-
-def all_close(
-    measured: list[float], published: list[str], tolerance: list[float] | float, **details: Any
-) -> Judgement:
-    """Holds when every measured figure is within its tolerance of the published one."""
-    tolerances = tolerance if isinstance(tolerance, list) else [tolerance] * len(published)
-    if not (len(measured) == len(published) == len(tolerances)):
-        raise ValueError("measured, published and tolerance must have the same length")
-    if not all(math.isfinite(t) and t >= 0 for t in tolerances):
-        raise ValueError(f"tolerances must be finite and >= 0; got {tolerances}")
-    pairs = zip(measured, published, tolerances, strict=True)
-    holds = all(abs(m - float(p)) <= t for m, p, t in pairs)
-    tolerance_text = f"± {fmt(tolerances)}"
-    return Judgement(
-        holds, published, measured, tolerance_text, {"measured_values": measured, **details}
     )
 
 
