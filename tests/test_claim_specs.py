@@ -251,7 +251,7 @@ def test_a_spec_judged_once_reads_the_faithful_order_or_nothing():
     [
         ({"published": 1.0}, r"t-bad: published must be the figure as printed .* got 1.0"),
         ({"published": ("1.0", "")}, r"t-bad: published must be the figure as printed"),
-        ({"statement": ""}, r"'t-bad': statement must be a non-empty string"),
+        ({"statement": ""}, r"t-bad: statement must be a non-empty string"),
         ({"judge": "close_to"}, r"t-bad: judge must be callable"),
     ],
 )

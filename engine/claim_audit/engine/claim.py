@@ -1,24 +1,10 @@
-"""A claim as one object: `Claims` defines it on its test (a `ClaimSpec` closed over by the
-test), the test runs its body once per valid float order (`Orders`), and `decide` takes the
-verdict (a `ClaimRecord`) over what the body returned. docs/VERDICTS.md has the rules.
-
-    claims = Claims("toy")
-
-    @claims("toy-1", "Fit", "The fit prints the slope 2.0", published="2.0")
-    def test_slope(fits):
-        return fits.slope
-
-Every argument of the body that is an `Orders` is handed to it one order's results at a
-time. A body returns a number (or one per published figure, or `figure(value,
-**details)`), `over_seeds(values, ddof=...)` for a figure published as a mean ("6.20") or
-a mean and its sd ("6.20 ± 1.13"): a figure claim, judged by prediction intervals
-(claim_audit.engine.prediction); or a `Judgement` (`satisfied`, `within`, a comparison's):
-a qualitative claim, judged by the share of draws in which it holds
-(claim_audit.engine.share). A claim whose published text is figures is a figure claim. A
-parametrized claim: `claims.each(argnames, [claims.case(id, section, statement, *values,
-published=...), ...])`. The record travels to the controller in the test report's
-`user_properties` before the test passes or fails (`conclude`): a refuted claim fails (an
-expected failure when it is a recorded `finding`).
+"""A claim as one object: `Claims` defines it on its test (a `ClaimSpec` the test closes
+over); the test runs its body once per valid float order (`Orders`) and `decide` takes the
+verdict (a `ClaimRecord`) over what it returned: figures (a number, `figure(...)`,
+`over_seeds(...)`), judged by prediction intervals (claim_audit.engine.prediction), or a
+`Judgement`, judged by the share of draws in which it holds (claim_audit.engine.share). The
+record travels in the test report's `user_properties` before the test passes or fails
+(`conclude`). docs/ADDING_A_DOCUMENT.md shows how to write claims, docs/VERDICTS.md the rules.
 """
 
 from __future__ import annotations
@@ -308,13 +294,7 @@ def _as_judgement(claim_id: str, published: Published, value: Any) -> Judgement 
             f"{claim_id}: its body returned {type(value).__name__} {value!r:.60}; with "
             f"published {published!r} it returns {kind}"
         )
-    if isinstance(value, Judgement):
-        return (
-            value
-            if value.published is not None
-            else dataclasses.replace(value, published=published)
-        )
-    if isinstance(value, Measured):
+    if isinstance(value, Judgement | Measured):
         return value
     if isinstance(value, OverSeeds):
         return value.figures(published)
