@@ -3,10 +3,11 @@
 Runs `pytest claims -k CLAIM -n 0` in this process under a profiler. A call is on the
 claim's route when its arguments refer to the claim (its id, its spec, its test, its
 record, a collection holding one of them), and so is every call beneath it. Left out:
-module bodies (imports), and what serves every claim alike, whose subtrees are not one
-claim's route: the computing of results (fixtures, lib/, the results cache) and the
-rendering of audit.md, audit.html and the figures (render/). The files counted are those
-of engine/, claims/, lib/ and conftest.py.
+module and class bodies (imports), and what serves every claim alike, whose subtrees are
+not one claim's route: the computing of results (fixtures, lib/, the results cache) and the
+rendering of audit.md, audit.html and the figures (render/, and the documents' sections and
+figures that the project's `pytest_claims_audit_documents` hook gives it). The files
+counted are those of engine/, claims/, lib/ and conftest.py.
 
     python scripts/claim_route.py [CLAIM] [-- PYTEST_ARGS...]
 
@@ -16,6 +17,7 @@ route passes more than LIMIT files.
 
 from __future__ import annotations
 
+import inspect
 import sys
 import threading
 import types
@@ -27,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LIMIT = 12
 COUNTED = ("engine/", "claims/", "lib/", "conftest.py")
 LEFT_OUT_FILES = ("engine/claim_audit/render/", "engine/claim_audit/cache.py", "lib/")
-LEFT_OUT_CALLS = {("fixtures.py", "call_fixture_func")}
+LEFT_OUT_CALLS = {"call_fixture_func", "pytest_claims_audit_documents"}
 DEPTH = 4  # how deep an argument is searched for the claim (containers, attributes)
 WIDTH = 500  # how many items of a container are searched
 OPAQUE = (
@@ -86,11 +88,13 @@ def trace(claim: str, pytest_args: list[str]) -> dict[str, set[str]]:
         above = stack[-1] if stack else ""
         if (
             above == "out"
-            or (Path(code.co_filename).name, code.co_name) in LEFT_OUT_CALLS
+            or code.co_name in LEFT_OUT_CALLS
             or (relative is not None and relative.startswith(LEFT_OUT_FILES))
         ):
             stack.append("out")
-        elif relative is None or code.co_name == "<module>":
+        elif not code.co_flags & inspect.CO_NEWLOCALS:  # a module or class body: an import
+            stack.append("")
+        elif relative is None:
             stack.append(above)
         elif above == "on" or any(_refers(v, claim) for v in frame.f_locals.values()):
             ran.setdefault(relative, set()).add(code.co_name)
