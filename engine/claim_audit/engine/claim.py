@@ -635,31 +635,22 @@ def run_claim(
 # --- defining claims on their tests -------------------------------------------------------
 
 
-class ClaimSpecs(Mapping[str, ClaimSpec]):
+class ClaimSpecs(dict[str, ClaimSpec]):
     """Claims by id, in definition order."""
 
     def __init__(self, specs: Iterable[ClaimSpec] = ()):
-        self._specs: dict[str, ClaimSpec] = {}
+        super().__init__()
         for spec in specs:
             self.add(spec)
 
     def add(self, spec: ClaimSpec, *, replace: bool = False) -> None:
         """Register `spec`; `replace`: a new judge for a claim this registry defines."""
-        if spec.id in self._specs and not replace:
+        if spec.id in self and not replace:
             raise ValueError(f"claim id {spec.id!r} is defined twice")
-        self._specs[spec.id] = spec
+        self[spec.id] = spec
 
-    def __getitem__(self, claim_id: str) -> ClaimSpec:
-        try:
-            return self._specs[claim_id]
-        except KeyError:
-            raise KeyError(f"no claim {claim_id!r}; defined: {sorted(self._specs)}") from None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._specs)
-
-    def __len__(self) -> int:
-        return len(self._specs)
+    def __missing__(self, claim_id: str) -> ClaimSpec:
+        raise KeyError(f"no claim {claim_id!r}; defined: {sorted(self)}")
 
 
 class Claims(ClaimSpecs):

@@ -65,14 +65,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--report-dir",
         default=None,
         help="where the audit report is written (default: report/ in the rootdir); write "
-        "--report-dir=DIR, one word: pytest takes a separate DIR for a test path when it "
-        "looks for the rootdir",
+        "--report-dir=DIR as one word (pytest-dev/pytest#1435)",
     )
     group.addoption(
         "--report-errors-as-complete",
         action="store_true",
         help="write a run whose claims ended in errors as the complete report (default: into "
-        "report/partial/, keeping the last complete one)",
+        "report/partial/)",
     )
     group.addoption(
         "--no-report", action="store_true", help="print the claims table but write no report files"
@@ -82,35 +81,30 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=_argument(parse_seeds),
         default=None,
         metavar="SEEDS",
-        help="robustness sweep over these seeds, e.g. 0-9 or 0,3,5-7: tests using the "
-        "sweep_seeds fixture run, and the pytest_claims_audit_robustness hook computes the "
-        "report's robustness section",
+        help="robustness sweep over these seeds, e.g. 0-9 or 0,3,5-7 (the sweep_seeds "
+        "fixture; the pytest_claims_audit_robustness hook)",
     )
     group.addoption(
         "--orders",
         type=_argument(_order_count),
         default=None,
         metavar="N",
-        help="judge every claim over at least N valid float orders per document (default: "
-        "each document's own; more orders narrow a figure's prediction interval and cost one "
-        "more run of each experiment per order)",
+        help="judge every claim over at least N valid float orders (default: each "
+        "document's own; more narrow a figure's prediction interval, at one run each)",
     )
     parser.addini(
         "claims_audit_method",
-        "where the project documents how its claims are judged (a path from the rootdir, or "
-        "a URL); the report's method paragraph points to it",
+        "where the project documents how its claims are judged (a path or a URL)",
         default="",
     )
     parser.addini(
         "claims_audit_lock",
-        "the project's lock file (pinned name==version lines), relative to the rootdir; "
-        "the report records its digest and what differs from it",
+        "the project's lock file (name==version lines) from the rootdir, for the provenance",
         default=LOCK_FILE,
     )
     parser.addini(
         "claims_audit_versions",
-        "the distributions whose versions the report names (default: the [project] "
-        "dependencies of the rootdir's pyproject.toml)",
+        "the distributions whose versions the report names (default: pyproject's dependencies)",
         type="args",
         default=[],
     )
@@ -188,16 +182,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _budget(config: pytest.Config) -> float:
-    """pytest-timeout's budget for one test in seconds (its option, else PYTEST_TIMEOUT,
-    else its ini setting); 0 when it is off or not loaded."""
+    """pytest-timeout's budget for one test in seconds; 0 when it is off or not loaded."""
     if not config.pluginmanager.has_plugin("timeout"):
         return 0.0
-    value = config.getoption("timeout", None)
-    if value is None:
-        value = os.environ.get("PYTEST_TIMEOUT") or config.getini("timeout")
+    import pytest_timeout
+
     try:
-        return max(float(value or 0), 0.0)
-    except ValueError:
+        return max(float(pytest_timeout.get_env_settings(config).timeout or 0), 0.0)
+    except ValueError:  # pytest-timeout refuses it itself
         return 0.0
 
 
