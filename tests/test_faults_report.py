@@ -136,7 +136,7 @@ def test_published_figure_beyond_the_engine_is_refused_where_defined(printed):
 )
 def test_figure_too_large_for_a_float_is_a_clear_error(kind, body):
     """A body returning an int beyond a float's range: a ValueError naming the claim and the
-    problem. Bug fixed: an OverflowError from inside the engine (claims.py `_as_float`)."""
+    problem. Bug fixed: an OverflowError from inside the engine (claim.py `_as_float`)."""
     with pytest.raises(ValueError, match=rf"in-huge-{kind}: its body returned the figure .* too large for a float"):  # fmt: skip
         judged(f"in-huge-{kind}", body, 5.0, 5.1)
 
