@@ -17,7 +17,7 @@ import pytest
 from hypothesis import settings
 
 if TYPE_CHECKING:
-    from claim_audit.orders import Orders
+    from claim_audit.engine.claim import Orders
 
     from uncertainty_claims.calibration.evaluation import CalibrationResults
     from uncertainty_claims.uncertainty.experiment import UncertaintyResult
@@ -162,7 +162,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def calibration(order_count: int | None) -> Orders[CalibrationResults]:
     """Both calibration nets on seeds 0, 1, 2, trained per recipe in every valid float order
     (or loaded from the cache; at least --orders of them); the faithful order first."""
-    from claim_audit.orders import Orders
+    from claim_audit.engine.claim import Orders
 
     from uncertainty_claims.calibration.evaluation import calibration_orders
 
@@ -173,7 +173,7 @@ def calibration(order_count: int | None) -> Orders[CalibrationResults]:
 def uncertainty(order_count: int | None) -> Orders[UncertaintyResult]:
     """The uncertainty guide's recipe from root key 0 in every valid float order (or loaded
     from the cache; at least --orders of them); the faithful order first."""
-    from claim_audit.orders import Orders
+    from claim_audit.engine.claim import Orders
 
     from uncertainty_claims.uncertainty.results import uncertainty_orders
 

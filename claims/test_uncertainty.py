@@ -1,7 +1,7 @@
 """Claims of the Flax NNX guide "Uncertainty Estimation" (sections as the guide titles them).
 
 Each test states one claim (its statement, section, published figures, reading) and its body
-measures it, judged on the reproduction in every valid float order (engine/claim_audit/orders.py:
+measures it, judged on the reproduction in every valid float order (engine/claim_audit/engine/claim.py:
 the guide's own order, the jitted scan, 20 float-rounding twins; docs/RECIPES.md, Uncertainty
 and Computation order). A claim about the recipe over other root keys, or about the code, is
 judged once and reads no results.

@@ -23,10 +23,8 @@ import test_calibration as calibration
 import test_calibration_health as calibration_health
 import test_uncertainty
 import test_uncertainty_health
-from claim_audit.engine.claim import PROPERTY, ClaimRecord, ClaimSpec, ClaimSpecs
-from claim_audit.engine.claims import run_claim
+from claim_audit.engine.claim import PROPERTY, ClaimRecord, ClaimSpec, ClaimSpecs, Orders, run_claim
 from claim_audit.engine.verdict import Judgement, close_to
-from claim_audit.orders import Orders
 from fault_tools import child_env
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -253,7 +251,7 @@ def test_a_spec_judged_once_reads_the_faithful_order_or_nothing():
     [
         ({"published": 1.0}, r"t-bad: published must be the figure as printed .* got 1.0"),
         ({"published": ("1.0", "")}, r"t-bad: published must be the figure as printed"),
-        ({"statement": ""}, r"'t-bad': statement must be a non-empty string"),
+        ({"statement": ""}, r"t-bad: statement must be a non-empty string"),
         ({"judge": "close_to"}, r"t-bad: judge must be callable"),
     ],
 )

@@ -1,4 +1,4 @@
-"""Claims written where their tests live (engine/claim_audit/engine/claims.py): what a body
+"""Claims written where their tests live (engine/claim_audit/engine/claim.py): what a body
 returns, how it is run once per order, and the mistakes refused with a message."""
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ import json
 import numpy as np
 import pytest
 from claim_audit import Claims, Orders, Region, figure, over_seeds, satisfied, within
-from claim_audit.engine.claim import PROPERTY, ClaimRefuted
-from claim_audit.engine.claims import run_claim
+from claim_audit.engine.claim import PROPERTY, ClaimRefuted, run_claim
 
 claims = Claims("written-doc")
 

@@ -8,8 +8,7 @@ import json
 
 import pytest
 from claim_audit import Claims, Region, figure, satisfied, within
-from claim_audit.engine.claim import PROPERTY, ClaimRefuted, ClaimSpec
-from claim_audit.engine.claims import run_claim
+from claim_audit.engine.claim import PROPERTY, ClaimRefuted, ClaimSpec, Orders, run_claim
 from claim_audit.engine.prediction import (
     FIGURE_ALPHA,
     detectable_shift,
@@ -19,7 +18,6 @@ from claim_audit.engine.prediction import (
     t_quantile,
 )
 from claim_audit.engine.verdict import Judgement, Threshold
-from claim_audit.orders import Orders
 
 claims = Claims("fv-doc")
 # Each claim's body, as its test would run it on one order's value `v` (the tests are not

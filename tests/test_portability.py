@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from claim_audit.engine.stability import change_probability, expected_changes
+from claim_audit.engine.verdict import change_probability, expected_changes
 from claim_audit.render.documents import SCHEMA_VERSION
 from claim_audit.report.__main__ import main
 

@@ -3,7 +3,7 @@ audit computed with 128-bit vectors (`uncertainty_claims.numerics.NARROW_VECTORS
 program of the suite in another valid float order on this CPU, a stand-in for another
 machine) passes, crosses no verdict between holds and refuted, and changes no more verdicts
 than the rule's own error predicts from the default audit's draws (docs/VERDICTS.md,
-`make order-check`, engine/claim_audit/engine/stability.py)."""
+`make order-check`, engine/claim_audit/engine/verdict.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from claim_audit.engine.claim import PROPERTY
-from claim_audit.engine.stability import crossing, expected_changes
+from claim_audit.engine.verdict import crossing, expected_changes
 from fault_tools import REPO_ROOT, child_env, pytest_command
 
 from uncertainty_claims.numerics import NARROW_VECTORS_FLAG

@@ -16,7 +16,7 @@ DEMO_TESTS = textwrap.dedent(
     """
     import pytest
     from claim_audit import Claims
-    from claim_audit.orders import Orders
+    from claim_audit.engine.claim import Orders
     from claim_audit.engine.verdict import close_to
 
     CLAIMS = Claims("demo")

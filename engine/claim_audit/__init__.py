@@ -1,16 +1,16 @@
 """claim-audit: judge a document's published claims by re-running them under pytest.
 
 A claim is written with `Claims`: the statement on its test, the comparison in its body,
-which the engine runs once per valid float order the project offers (`Orders`). The plugin writes the audit (audit.json, audit.md, audit.html)
-at the end of the run. docs/ADDING_A_DOCUMENT.md walks through a document.
+which the engine runs once per valid float order the project offers (`Orders`). The plugin
+writes the audit (audit.json, audit.md, audit.html). docs/ADDING_A_DOCUMENT.md walks through
+a document.
 """
 
-from .engine.claims import Claims, figure, over_seeds
+from .engine.claim import FAITHFUL, Claims, Orders, figure, over_seeds
 from .engine.effects import Comparison, Effect, ranking
-from .engine.seed_section import seed_section
 from .engine.share import draws_to_conclude
+from .engine.sweep import seed_section
 from .engine.verdict import Region, close_to, satisfied, within
-from .orders import FAITHFUL, Orders
 
 __version__ = "0.1.0"
 __all__ = [

@@ -1,7 +1,6 @@
-"""Bootstrap intervals (float64 numpy): the interval of a statistic from its resampled
-values (`interval`: bias-corrected percentile; Efron & Tibshirani, "An Introduction to the
-Bootstrap", 1993, ch. 13-14), and seeds drawn with replacement (`resample_seeds`).
-"""
+"""Bootstrap intervals (float64): a statistic's bias-corrected percentile interval from its
+resampled values (`interval`; Efron & Tibshirani 1993, ch. 13-14), and seeds drawn with
+replacement (`resample_seeds`)."""
 
 from __future__ import annotations
 
@@ -20,11 +19,8 @@ METHOD = "bias-corrected percentile bootstrap"
 
 @dataclass(frozen=True)
 class Interval:
-    """A point estimate and its bootstrap interval at `level`.
-
-    `low_at_edge` / `high_at_edge`: the bias-corrected quantile of that end lies beyond
-    the most extreme of the B resamples, so that end is only known to lie further out.
-    """
+    """A point estimate and its bootstrap interval at `level`; `low_at_edge` /
+    `high_at_edge`: that end's quantile lies beyond the most extreme resample (open)."""
 
     estimate: float
     low: float
@@ -55,15 +51,11 @@ class Interval:
 def interval(
     estimate: float, samples: ArrayLike, level: float = LEVEL, *, bias_corrected: bool = True
 ) -> Interval:
-    """The bootstrap interval of `estimate` from its resampled values `samples`.
-
-    Bias-corrected percentile interval (BC; Efron 1987, BCa with acceleration 0): with
-    z0 = Phi^-1(share of samples below the estimate, ties half), the ends are the samples'
-    quantiles at Phi(2 z0 -+ z_{(1+level)/2}). It corrects the median bias of statistics
-    such as the ECE, which resampling inflates. The acceleration is left at 0: it is of
-    order skewness / sqrt(n), negligible for n = 10,000 examples. With
-    `bias_corrected=False`, the plain percentile interval.
-    """
+    """The bootstrap interval of `estimate` from its resampled values `samples`: with z0 =
+    Phi^-1(share of samples below the estimate, ties half), the samples' quantiles at
+    Phi(2 z0 -+ z_{(1+level)/2}) (BCa with acceleration 0, negligible for 10,000 examples);
+    it corrects the median bias resampling gives the ECE. `bias_corrected=False`: the plain
+    percentile interval."""
     values = np.asarray(samples, dtype=np.float64)
     if values.ndim != 1 or values.size < 2 or not np.all(np.isfinite(values)):
         raise ValueError(f"need at least 2 finite bootstrap samples in a 1-D array; got {values!r}")

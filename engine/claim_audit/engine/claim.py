@@ -1,69 +1,57 @@
-"""A claim as one object (`ClaimSpec`), and what its test records: the published figure,
-the measured one, and the verdict.
-
-A claim is defined once, as a `ClaimSpec`: its id, document, section, statement, the
-figure as published, the reading of its qualitative words, a recorded finding, its origin
-(a document's assertion or the suite's own check) and its judge, the body of its test.
-`Claims` (claim_audit.engine.claims) defines them where their tests live, one
-`ClaimSpecs` registry per document, and runs each body once per valid float order
-(claim_audit.orders); `Claim.decide` takes the verdict over what it returned.
-
-Each order is a draw of what another valid computation gives (copies of another order
-count once: claim_audit.orders):
-- a figure claim (its published text figures, its body returning them) holds when each
-  published figure lies in its prediction interval over the draws, on the figure's scale
-  (claim_audit.engine.prediction), and the interval can tell it from 0 and from a
-  figure half as large or half as large again; refuted when one lies outside; otherwise
-  *inconclusive* (with the orders that would conclude it);
-- a qualitative claim (a threshold, a region, an identity, a shape) is judged by the share
-  of valid computations that give it, bounded from the draws it holds in and, for a
-  threshold claim, from their margins (claim_audit.engine.share): holds, refuted,
-  sensitive or inconclusive;
-- a claim judged once (about the code or the recipe) holds or is refuted as that judgement
-  says.
-Every verdict over several draws records its shares over resampled draws
-(claim_audit.engine.stability), which predict how often another machine's draws
-would read it otherwise.
-A judgement that says the run cannot judge the claim (`inconclusive=`) makes it
-inconclusive. No recorded note sets a verdict: it comes from this run's measurements.
-
-The record (`decide`) is written *before* the test passes or fails (`conclude`), so a
-refuted claim still reports its number; it travels to the controller through pytest's
-`user_properties`, which pytest-xdist forwards. A claim whose refutation is a recorded
-finding (`finding=` on its spec) is an expected failure when refuted, and fails the run when
-it is not (the record must be updated).
+"""A claim as one object: `Claims` defines it on its test (a `ClaimSpec` the test closes
+over); the test runs its body once per valid float order (`Orders`) and `decide` takes the
+verdict (a `ClaimRecord`) over what it returned: figures (a number, `figure(...)`,
+`over_seeds(...)`), judged by prediction intervals (claim_audit.engine.prediction), or a
+`Judgement`, judged by the share of draws in which it holds (claim_audit.engine.share). The
+record travels in the test report's `user_properties` before the test passes or fails
+(`conclude`). docs/ADDING_A_DOCUMENT.md shows how to write claims, docs/VERDICTS.md the rules.
 """
 
 from __future__ import annotations
 
 import cmath
+import dataclasses
+import functools
+import inspect
 import json
 import math
 import numbers
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import pytest
 
-from ..orders import FAITHFUL
-from .prediction import FIGURE_ALPHA, judge_figure
-from .scales import scale_named
+from .prediction import FIGURE_ALPHA, judge_figure, scale_named
 from .share import HOLDS_AT, REFUTED_AT, SHARE_ALPHA, draws_to_conclude, share_bounds
-from .stability import verdict_shares
-from .verdict import Judgement, Measured, as_json, fmt, plain_figures, printed_figures, verdict_over
+from .verdict import (
+    Judgement,
+    Measured,
+    as_json,
+    fmt,
+    mean_and_sd,
+    plain_figures,
+    printed_figures,
+    verdict_over,
+    verdict_shares,
+)
 
+FAITHFUL = "faithful"
 PROPERTY = "claim_record"
 VERDICTS = ("holds", "refuted", "sensitive", "inconclusive", "error")
 ORIGINS = ("document", "suite")
-"""Who makes a claim: a document (its assertions), or the suite (its own checks: model
-health, typicality of the published run, recipe invariants). Reports count them apart."""
-
-
+"""Who makes a claim: a document, or the suite (its own checks). Reports count them apart."""
 CLAIM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-"""A claim id is an identifier: the table, audit.md, audit.html and the diff print it as is."""
+LARGEST_FIGURE = 1e150
+"""The largest number judged over orders: their spread squares it (a float overflows past
+about 1e154). Larger ones are refused: measure them in a larger unit, or their log."""
+
+R = TypeVar("R")
+S = TypeVar("S")
+Published = str | tuple[str, ...] | None
+Body = Callable[..., Any]
 
 
 class ClaimRefuted(AssertionError):
@@ -74,31 +62,61 @@ class FindingGone(AssertionError):
     """A recorded finding no longer reproduces: the claim is not refuted."""
 
 
-LARGEST_FIGURE = 1e150
-"""The largest size of a number judged over orders (a figure, a threshold's value): their
-spread squares deviations, which overflows a float beyond about 1e154. Larger ones are
-refused with the claim named: measure them in a larger unit, or their log."""
+class Orders(Mapping[str, R], Generic[R]):
+    """One experiment's results in several valid float orders, `FAITHFUL` (the documents'
+    own) first: order name -> results. With `digests` (one per order), an order whose
+    results repeat an earlier one's bit for bit is a copy, not a draw (`copies`)."""
 
-Published = str | tuple[str, ...] | None
-Rule = Callable[[Any, Published], Judgement]
+    def __init__(self, results: Mapping[str, R], digests: Mapping[str, str] | None = None):
+        names = list(results)
+        if not names or names[0] != FAITHFUL:
+            raise ValueError(f"the first order must be {FAITHFUL!r}; got {names}")
+        if digests is not None and set(digests) != set(names):
+            raise ValueError(f"digests name the orders {sorted(digests)}, the results {names}")
+        self._results = dict(results)
+        self.digests: dict[str, str] | None = None if digests is None else dict(digests)
+
+    def copies(self) -> dict[str, str]:
+        """order -> the first order with the same results, for each repeat (empty without
+        digests)."""
+        first: dict[str, str] = {}
+        for name in self._results if self.digests is not None else ():
+            first.setdefault(self.digests[name], name)  # type: ignore[index]
+        return {n: first[d] for n, d in (self.digests or {}).items() if first[d] != n}
+
+    @property
+    def faithful(self) -> R:
+        """The results in the documents' own computation order."""
+        return self._results[FAITHFUL]
+
+    def map(self, compute: Callable[[R], S]) -> Orders[S]:
+        """`compute` applied to each order's value, under the same order names."""
+        return Orders({name: compute(value) for name, value in self._results.items()}, self.digests)
+
+    def __getitem__(self, name: str) -> R:
+        return self._results[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._results)
+
+    def __len__(self) -> int:
+        return len(self._results)
+
+    def __repr__(self) -> str:
+        return f"Orders({list(self._results)})"
 
 
 @dataclass(frozen=True)
 class ClaimSpec:
     """One claim, defined once: what the test, the table, audit.json and the sweeps read.
 
-    `published`: the figure (or figures) as the document prints it, or for a qualitative
-    claim the short form the audit shows; None where the judge states it (a health check's
-    threshold). `judge(results, published)`: the claim on one order's results (or on None,
-    for a claim that reads no results), measure and rule together. `reading`: how the
-    document's qualitative words become the rule, in our words. `finding`: a recorded
-    refutation, with the measured value. `once`: judged on the faithful order alone (a
-    claim about the code, the recipe or other seeds, which no float order changes).
-    `beside`: statistics recorded next to the verdict, never judged (e.g. bootstrap
-    intervals). `origin`: "document" for a document's assertion, "suite" for the suite's own
-    check (model health, typicality, recipe invariants; `ORIGINS`). `gates=False`: a
-    benchmark figure of the machine it runs on (a timing), whose refutation is recorded and
-    never fails the run. `figure`: a figure claim (`Claims`: its published text is figures).
+    `published`: the figure(s) as printed, or a qualitative claim's short form (None where
+    the judge states it). `judge`: the body of its test. `reading`: how the document's
+    qualitative words become the rule. `finding`: a recorded refutation. `once`: judged on
+    the faithful order alone (a claim about the code or the recipe). `beside`: statistics
+    recorded next to the verdict, never judged. `origin`: one of `ORIGINS`. `gates=False`: a
+    benchmark of the machine (a timing), whose refutation never fails the run. `figure`: a
+    figure claim. `scale`: where a figure's orders are judged ("linear", "log", "logit").
     """
 
     id: str
@@ -106,7 +124,7 @@ class ClaimSpec:
     section: str
     statement: str
     published: Published
-    judge: Rule
+    judge: Body
     reading: str | None = None
     finding: str | None = None
     once: bool = False
@@ -117,6 +135,9 @@ class ClaimSpec:
     scale: str = "linear"
 
     def __post_init__(self) -> None:
+        def bad(problem: str) -> ValueError:
+            return ValueError(f"claim {self.id}: {problem}")
+
         if not isinstance(self.id, str) or not CLAIM_ID.fullmatch(self.id):
             raise ValueError(
                 f"claim id {self.id!r} is not an identifier: letters, digits, '.', '_' and "
@@ -124,88 +145,44 @@ class ClaimSpec:
             )
         for name in ("document", "section", "statement"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
-                raise ValueError(f"claim spec {self.id!r}: {name} must be a non-empty string")
+                raise bad(f"{name} must be a non-empty string")
         if self.finding is not None and (not isinstance(self.finding, str) or not self.finding):
-            raise ValueError(f"claim {self.id}: finding must be a non-empty string or None")
+            raise bad("finding must be a non-empty string or None")
         if not isinstance(self.gates, bool):
-            raise ValueError(f"claim {self.id}: gates must be True or False; got {self.gates!r}")
+            raise bad(f"gates must be True or False; got {self.gates!r}")
         if not self.gates and self.finding:
-            raise ValueError(
-                f"claim {self.id}: a claim that never gates the run (a benchmark figure) is "
-                "recorded as measured; it carries no finding"
-            )
+            raise bad("a claim that never gates the run (a benchmark) carries no finding")
         if self.origin not in ORIGINS:
-            raise ValueError(
-                f"claim {self.id}: origin must be one of {ORIGINS}; got {self.origin!r}"
-            )
-        published = self.published
-        parts = published if isinstance(published, tuple) else (published,)
-        if published is not None and not all(isinstance(p, str) and p for p in parts):
-            raise ValueError(
-                f"claim spec {self.id}: published must be the figure as printed (a string, "
-                f"or a tuple of them) or None; got {published!r}"
+            raise bad(f"origin must be one of {ORIGINS}; got {self.origin!r}")
+        parts = self.published if isinstance(self.published, tuple) else (self.published,)
+        if self.published is not None and not all(isinstance(p, str) and p for p in parts):
+            raise bad(
+                "published must be the figure as printed (a string, or a tuple of them) or "
+                f"None; got {self.published!r}"
             )
         scale_named(self.scale)  # a ValueError names the known scales
         if not callable(self.judge):
-            raise ValueError(f"claim spec {self.id}: judge must be callable; got {self.judge!r}")
-        if self.is_figure and (self.published is None or self.once):
-            raise ValueError(
-                f"claim spec {self.id}: a figure claim needs its published figures and is "
-                "judged over every order"
-            )
-        for printed in printed_figures(published) if self.is_figure else ():
+            raise bad(f"judge must be callable; got {self.judge!r}")
+        if self.figure and (self.published is None or self.once):
+            raise bad("a figure claim needs its published figures and is judged over every order")
+        for printed in printed_figures(self.published) if self.figure else ():  # type: ignore[arg-type]
             size = abs(float(printed))  # "1e309" parses as inf
             if not size <= LARGEST_FIGURE:
-                raise ValueError(
-                    f"claim spec {self.id}: published figure {printed!r} is "
-                    f"{'not finite' if not math.isfinite(size) else 'too large'}: the engine "
-                    f"judges figures up to ±{LARGEST_FIGURE:g}"
+                kind = "not finite" if not math.isfinite(size) else "too large"
+                raise bad(
+                    f"published figure {printed!r} is {kind}: the engine judges figures up "
+                    f"to ±{LARGEST_FIGURE:g}"
                 )
 
     @property
-    def is_figure(self) -> bool:
-        """Whether this is a figure claim (judged over all orders at once)."""
-        return self.figure
-
-    @property
     def figure_count(self) -> int:
-        """How many printed figures the claim judges over all orders at once (0 for a
-        qualitative claim)."""
-        if not self.is_figure or self.published is None:
-            return 0
-        return len(printed_figures(self.published))
+        """How many printed figures the claim judges (0 for a qualitative claim)."""
+        return len(printed_figures(self.published)) if self.figure else 0  # type: ignore[arg-type]
 
     @property
     def mark(self) -> pytest.MarkDecorator:
-        """The `claim` marker of this claim's test: it carries this spec to the plugin."""
+        """The `claim` marker of this claim's test (`-m claim` selects it)."""
         return pytest.mark.claim(self)
-
-
-class ClaimSpecs(Mapping[str, ClaimSpec]):
-    """One document's claims by id, in definition order."""
-
-    def __init__(self, specs: Iterable[ClaimSpec] = ()):
-        self._specs: dict[str, ClaimSpec] = {}
-        for spec in specs:
-            self.add(spec)
-
-    def add(self, spec: ClaimSpec, *, replace: bool = False) -> None:
-        """Register `spec`; `replace`: a new judge for a claim this registry defines."""
-        if spec.id in self._specs and not replace:
-            raise ValueError(f"claim id {spec.id!r} is defined twice")
-        self._specs[spec.id] = spec
-
-    def __getitem__(self, claim_id: str) -> ClaimSpec:
-        try:
-            return self._specs[claim_id]
-        except KeyError:
-            raise KeyError(f"no claim {claim_id!r}; defined: {sorted(self._specs)}") from None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._specs)
-
-    def __len__(self) -> int:
-        return len(self._specs)
 
 
 @dataclass
@@ -227,10 +204,137 @@ class ClaimRecord:
         return asdict(self)
 
 
+# --- what a claim body returns ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OverSeeds:
+    """Per-seed values of one figure, and the ddof of the sd printed beside their mean."""
+
+    values: tuple[float, ...]
+    ddof: int
+
+    def figures(self, published: Published) -> Measured:
+        """The mean (and, for "m ± s", the sd) against the published figures."""
+        if not isinstance(published, str):
+            raise ValueError(
+                f"over_seeds figures are published as one mean ('6.20') or a mean and its sd "
+                f"('6.20 ± 1.13'); got {published!r}"
+            )
+        pair = mean_and_sd(published)
+        x = np.asarray(self.values, dtype=np.float64)
+        details = {"per_seed": list(self.values), "sd_ddof": self.ddof}
+        if pair is None:
+            return Measured((published,), (float(x.mean()),), details)
+        return Measured(pair, (float(x.mean()), float(x.std(ddof=self.ddof))), details)
+
+
+@dataclass(frozen=True)
+class Figures:
+    """A figure claim's figures in one order, with details recorded beside them."""
+
+    values: tuple[Any, ...]
+    details: dict[str, Any]
+
+
+def figure(value: float | Sequence[float], **details: Any) -> Figures:
+    """A figure (or one per published figure) and `details` recorded beside it."""
+    values = (value,) if _is_number(value) else tuple(value)  # type: ignore[arg-type]
+    if not values or not all(_is_number(v) for v in values):
+        raise TypeError(f"figure(...) takes a number or a sequence of numbers; got {value!r:.60}")
+    return Figures(values, details)
+
+
+def over_seeds(values: Iterable[float], *, ddof: int) -> OverSeeds:
+    """A figure's values over seeds: the claim judges their mean, and their sd with `ddof`
+    (0: population, 1: sample) where the document prints one ("6.20 ± 1.13")."""
+    values = tuple(_as_float(v, "over_seeds(...) was given") for v in values)
+    if ddof not in (0, 1):
+        raise ValueError(f"ddof must be 0 (population sd) or 1 (sample sd); got {ddof!r}")
+    if len(values) <= ddof:
+        raise ValueError(f"an sd with ddof={ddof} needs more than {ddof} seeds; got {values}")
+    return OverSeeds(values, ddof)
+
+
+def is_figures(published: Published) -> bool:
+    """Whether a claim's published text is figures (each a number, or a mean ± sd)."""
+    if published is None:
+        return False
+    try:
+        [float(p) for p in printed_figures(published)]
+    except ValueError:
+        return False
+    return True
+
+
+def _is_number(value: Any) -> bool:
+    """A real number, or a 0-d numpy array of one."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return value.dtype.kind in "iuf"
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
+def _as_float(value: Any, where: str) -> float:
+    """`value` as a float; one beyond a float's range is a ValueError saying so."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(
+            f"{where} {value!r:.40}... is too large for a float (beyond ±1.8e308); "
+            "the experiment or its input is broken, so there is no verdict"
+        ) from None
+
+
+def _as_judgement(claim_id: str, published: Published, value: Any) -> Judgement | Measured:
+    """What a claim body returned, as the engine judges it."""
+    figures = is_figures(published)
+    if figures == isinstance(value, Judgement):
+        kind = "figures" if figures else "a Judgement (satisfied, within, a comparison's)"
+        raise TypeError(
+            f"{claim_id}: its body returned {type(value).__name__} {value!r:.60}; with "
+            f"published {published!r} it returns {kind}"
+        )
+    if isinstance(value, Judgement | Measured):
+        return value
+    if isinstance(value, OverSeeds):
+        return value.figures(published)
+    if published is None:
+        raise ValueError(f"{claim_id}: a figure claim needs its published figure (published=)")
+    if isinstance(published, str) and mean_and_sd(published):
+        raise ValueError(
+            f"{claim_id}: published {published!r} is a mean and its sd over seeds; "
+            "return over_seeds(values, ddof=...)"
+        )
+    printed = published if isinstance(published, tuple) else (published,)
+    details: dict[str, Any] = {}
+    if isinstance(value, Figures):
+        if len(value.values) != len(printed):
+            raise ValueError(
+                f"{claim_id}: {len(value.values)} figures measured, {len(printed)} published"
+            )
+        value, details = value.values, dict(value.details)
+    elif _is_number(value):
+        value = (value,)
+    if (
+        isinstance(value, Sequence | np.ndarray)
+        and len(value) == len(printed)
+        and all(_is_number(v) for v in value)
+    ):
+        measured = tuple(_as_float(v, f"{claim_id}: its body returned the figure") for v in value)
+        return Measured(printed, measured, details)
+    raise TypeError(
+        f"{claim_id}: its body returned {type(value).__name__} {value!r:.60}; a claim body "
+        f"returns a number (or one per published figure: {len(printed)}), over_seeds(...), "
+        "or a Judgement (satisfied, within)"
+    )
+
+
+# --- the verdict --------------------------------------------------------------------------
+
+
 def _nonfinite_at(value: Any, where: str = "") -> str | None:
-    """Where the first NaN or infinity sits in `value` (through lists, dicts and arrays),
-    else None. Any number counts (a Decimal, a complex, a numpy scalar), and so does one
-    too large for a float (10**400), which becomes inf wherever it is judged."""
+    """Where the first NaN or infinity sits in `value` (through lists, dicts and arrays; any
+    number, and one too large for a float), else None."""
     if hasattr(value, "__array__") and not isinstance(value, numbers.Number):
         array = np.asarray(value)
         if array.dtype == object:
@@ -258,8 +362,17 @@ def _nonfinite_at(value: Any, where: str = "") -> str | None:
     return None
 
 
-def _refuse_too_large(claim_id: str, order: str, judgement: Judgement | Measured) -> None:
-    """A number judged over orders beyond LARGEST_FIGURE would overflow their spread."""
+def _refuse_unjudgeable(claim_id: str, order: str, judgement: Judgement | Measured) -> None:
+    """A NaN compares false with everything (it would read as refuted), and a number beyond
+    LARGEST_FIGURE overflows its spread: both are errors of the experiment, not verdicts."""
+    parts = ("published", "measured", "details", "tolerance")
+    for part in parts if isinstance(judgement, Judgement) else parts[:3]:
+        where = _nonfinite_at(getattr(judgement, part))
+        if where is not None:
+            raise ValueError(
+                f"{claim_id}: {part}{where} is NaN or infinite in order {order!r}; "
+                "the experiment or its input is broken, so there is no verdict"
+            )
     values = (
         judgement.measured
         if isinstance(judgement, Measured)
@@ -274,27 +387,9 @@ def _refuse_too_large(claim_id: str, order: str, judgement: Judgement | Measured
             )
 
 
-def _jsonable(value: Any) -> Any:
-    """A numpy array or scalar in a record as JSON holds it (an array as a list)."""
-    if isinstance(value, np.ndarray | np.generic):
-        return value.tolist()
-    return float(value)
-
-
-def _figure_range(judgements: Mapping[str, Judgement | Measured]) -> list[float] | None:
-    """[min, max] of a numeric measured figure across orders (None when not one number)."""
-    values = [
-        j.measured[0] if isinstance(j, Measured) and len(j.measured) == 1 else j.measured
-        for j in judgements.values()
-    ]
-    if all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values):
-        return [float(min(values)), float(max(values))]
-    return None
-
-
 def _order_entry(judgement: Judgement | Measured) -> dict[str, Any]:
-    """A claim's figure in one order as audit.json records it: its numbers, with its printed
-    form beside them where it carries words (names, text); whether it holds there."""
+    """A claim's figure in one order as audit.json records it: its numbers, their printed
+    form where it carries words, and whether it holds there."""
     measured = as_json(judgement.measured)
     entry: dict[str, Any] = {"measured": measured}
     if not plain_figures(measured) and not isinstance(measured, str):
@@ -304,71 +399,10 @@ def _order_entry(judgement: Judgement | Measured) -> dict[str, Any]:
     return entry
 
 
-def _refuse_nonfinite(claim_id: str, order: str, judgement: Judgement | Measured) -> None:
-    """A NaN compares false with everything, so it would read as "refuted" (and pass quietly
-    as a known finding): a non-finite figure is an error of the experiment, not a verdict."""
-    parts = ("published", "measured", "details")
-    if isinstance(judgement, Judgement):
-        parts += ("tolerance",)
-    for part in parts:
-        where = _nonfinite_at(getattr(judgement, part))
-        if where is not None:
-            raise ValueError(
-                f"{claim_id}: {part}{where} is NaN or infinite in order {order!r}; "
-                "the experiment or its input is broken, so there is no verdict"
-            )
-
-
-def _figure_verdict(
-    measured: Mapping[str, Measured], scale: str, copies: int
-) -> tuple[str, str, dict[str, Any]]:
-    """A figure claim over all distinct orders at once: each published figure against its
-    prediction interval over the orders, on the figure's scale
-    (claim_audit.engine.prediction). Refuted when a figure lies outside its
-    interval; else inconclusive when an interval cannot check its figure (or the orders
-    collapsed to one copy); else holds."""
-    faithful = measured[FAITHFUL]
-    columns = np.array([m.measured for m in measured.values()], np.float64)
-    verdicts = [
-        judge_figure(columns[:, i], printed, scale=scale, copies=copies)
-        for i, printed in enumerate(faithful.published)
-    ]
-    verdict = _worst(v.verdict for v in verdicts)
-    tolerance = ", ".join(f"[{fmt(v.low)}, {fmt(v.high)}]" for v in verdicts)
-    rule = {
-        "rule": f"prediction interval over {len(measured)} distinct orders on the {scale} "
-        f"scale, false-refutation rate {FIGURE_ALPHA:g} per figure",
-        "figures": [v.to_json() for v in verdicts],
-    }
-    if len(measured) > 1:
-        rule["verdict_shares"] = verdict_shares(
-            len(measured), lambda rows: _figures_verdict(columns[rows], faithful.published, scale)
-        )
-    if any(v.collapsed for v in verdicts):
-        rule["collapsed"] = _collapsed_note(copies)
-    elif verdict == "inconclusive":
-        needed = [v.orders_to_conclude for v in verdicts if not v.conclusive]
-        rule["orders_to_conclude"] = None if None in needed else max(needed)  # type: ignore[type-var]
-    # Named as a figure checked against a hand-given tolerance names them (claim_audit.report.diff).
-    if len(faithful.measured) == 1:
-        rule["measured_value"] = faithful.measured[0]
-    else:
-        rule["measured_values"] = list(faithful.measured)
-    return verdict, tolerance, rule
-
-
 def _worst(verdicts: Iterable[str]) -> str:
     """A figure claim's verdict from its figures': refuted, else inconclusive, else holds."""
     each = set(verdicts)
     return next(v for v in ("refuted", "inconclusive", "holds") if v in each)
-
-
-def _figures_verdict(columns: np.ndarray, published: Sequence[str], scale: str) -> str:
-    """The verdict of figure values [orders, figures] alone (for resampling: no power)."""
-    return _worst(
-        judge_figure(columns[:, i], printed, scale=scale, power=False).verdict
-        for i, printed in enumerate(published)
-    )
 
 
 def _collapsed_note(copies: int) -> str:
@@ -378,56 +412,80 @@ def _collapsed_note(copies: int) -> str:
     )
 
 
-def _threshold_values(judged: Mapping[str, Judgement]) -> np.ndarray:
-    """The numbers a threshold claim compares, [orders, thresholds]; the same names in
-    every order."""
-    names = [t.name for t in judged[FAITHFUL].thresholds]
-    for order, judgement in judged.items():
-        if [t.name for t in judgement.thresholds] != names:
-            raise TypeError(
-                f"order {order!r} compares {[t.name for t in judgement.thresholds]}, the "
-                f"faithful order {names}: a claim compares the same numbers in every order"
+def _figure_verdict(
+    measured: Mapping[str, Measured], scale: str, copies: int
+) -> tuple[str, str, dict[str, Any]]:
+    """A figure claim over all distinct orders at once: each published figure against its
+    prediction interval (claim_audit.engine.prediction)."""
+    faithful = measured[FAITHFUL]
+    columns = np.array([m.measured for m in measured.values()], np.float64)
+    verdicts = [
+        judge_figure(columns[:, i], printed, scale=scale, copies=copies)
+        for i, printed in enumerate(faithful.published)
+    ]
+    verdict = _worst(v.verdict for v in verdicts)
+    rule = {
+        "rule": f"prediction interval over {len(measured)} distinct orders on the {scale} "
+        f"scale, false-refutation rate {FIGURE_ALPHA:g} per figure",
+        "figures": [v.to_json() for v in verdicts],
+    }
+    if len(measured) > 1:
+
+        def resampled(rows: np.ndarray) -> str:
+            judged = enumerate(faithful.published)
+            return _worst(
+                judge_figure(columns[rows][:, i], p, scale=scale, power=False).verdict
+                for i, p in judged
             )
-    return np.array([[t.value for t in j.thresholds] for j in judged.values()], np.float64)
 
-
-def _effects(judged: Mapping[str, Judgement], values: np.ndarray) -> list[dict[str, Any]]:
-    """Each threshold value over the orders, against its region, for the record."""
-    effects = []
-    for i, threshold in enumerate(judged[FAITHFUL].thresholds):
-        column = values[:, i]
-        effects.append(
-            {
-                "effect": threshold.name,
-                "region": str(threshold.region),
-                "scale": threshold.scale,
-                "faithful": threshold.value,
-                "values": column.tolist(),
-                "range": [float(column.min()), float(column.max())],
-                "in_region": [int(sum(threshold.region.contains(v) for v in column)), len(column)],
-            }
-        )
-    return effects
+        rule["verdict_shares"] = verdict_shares(len(measured), resampled)
+    if any(v.collapsed for v in verdicts):
+        rule["collapsed"] = _collapsed_note(copies)
+    elif verdict == "inconclusive":
+        needed = [v.orders_to_conclude for v in verdicts if not v.conclusive]
+        rule["orders_to_conclude"] = None if None in needed else max(needed)  # type: ignore[type-var]
+    if len(faithful.measured) == 1:
+        rule["measured_value"] = faithful.measured[0]
+    else:
+        rule["measured_values"] = list(faithful.measured)
+    tolerance = ", ".join(f"[{fmt(v.low)}, {fmt(v.high)}]" for v in verdicts)
+    return verdict, tolerance, rule
 
 
 def _qualitative_verdict(
     judged: Mapping[str, Judgement], copies: int
 ) -> tuple[str, str, dict[str, Any]]:
-    """A qualitative claim over its distinct orders, each a draw: the share of draws in
-    which it holds, bounded from the counts and, for a threshold claim, from the margins of
-    the numbers it compares (claim_audit.engine.share). Judged in one order only
-    (a claim about the code or the recipe): that order's answer."""
+    """A qualitative claim over its distinct orders: the share of draws in which it holds
+    (claim_audit.engine.share); judged in one order only, that order's answer."""
     holds = [j.holds for j in judged.values()]
     k, n = sum(holds), len(holds)
     faithful = judged[FAITHFUL]
     rule: dict[str, Any] = {"holds_in_orders": [k, n]}
     if n == 1 and not copies:
         return verdict_over(dict(zip(judged, holds, strict=True))), fmt(faithful.tolerance), rule
-    values = None
-    if faithful.thresholds:
-        values = _threshold_values(judged)
-        rule["effects"] = _effects(judged, values)
     thresholds = faithful.thresholds
+    values = None
+    if thresholds:
+        names = [t.name for t in thresholds]
+        for order, judgement in judged.items():
+            if [t.name for t in judgement.thresholds] != names:
+                raise TypeError(
+                    f"order {order!r} compares {[t.name for t in judgement.thresholds]}, the "
+                    f"faithful order {names}: a claim compares the same numbers in every order"
+                )
+        values = np.array([[t.value for t in j.thresholds] for j in judged.values()], np.float64)
+        rule["effects"] = [
+            {
+                "effect": t.name,
+                "region": str(t.region),
+                "scale": t.scale,
+                "faithful": t.value,
+                "values": values[:, i].tolist(),
+                "range": [float(values[:, i].min()), float(values[:, i].max())],
+                "in_region": [int(sum(t.region.contains(v) for v in values[:, i])), n],
+            }
+            for i, t in enumerate(thresholds)
+        ]
     regions, scales = [t.region for t in thresholds], [t.scale for t in thresholds]
     bounds = share_bounds(holds, values, regions, scales, copies)
 
@@ -444,30 +502,11 @@ def _qualitative_verdict(
         "copies": copies,
         "verdict_shares": verdict_shares(n, resampled),
     }
-    verdict = bounds.verdict
     if bounds.method == "collapsed":
         rule["collapsed"] = _collapsed_note(copies)
-    elif verdict == "inconclusive":
+    elif bounds.verdict == "inconclusive":
         rule["draws_to_conclude"] = draws_to_conclude(k, n)
-    return verdict, fmt(faithful.tolerance), rule
-
-
-def _check_judgements(claim_id: str, judgements: Mapping[str, Any]) -> None:
-    """A judge's results must be Judgements in every order, or Measured figures in every
-    order (a rule returning a bool is a bug in the rule)."""
-    for name, judgement in judgements.items():
-        if not isinstance(judgement, Judgement | Measured):
-            raise TypeError(
-                f"{claim_id}: its judge returned {type(judgement).__name__} {judgement!r:.60} in "
-                f"order {name!r}, not a Judgement (build one with close_to, all_close or "
-                "satisfied) nor figures"
-            )
-    kinds = {type(j) for j in judgements.values()}
-    if len(kinds) != 1:
-        raise TypeError(
-            f"{claim_id}: its judge returned a Judgement in some orders and a Measured in "
-            f"others ({sorted(k.__name__ for k in kinds)}); a claim is of one kind"
-        )
+    return bounds.verdict, fmt(faithful.tolerance), rule
 
 
 def decide(
@@ -477,12 +516,21 @@ def decide(
     **extra: Any,
 ) -> ClaimRecord:
     """The claim's verdict over its judgements in each distinct order (the faithful first);
-    `copies`: orders left out as copies of another (bit for bit); `extra`, details recorded
-    beside it."""
-    _check_judgements(spec.id, judgements)
+    `copies`: orders left out as repeats; `extra`: details recorded beside it."""
     for name, judgement in judgements.items():
-        _refuse_nonfinite(spec.id, name, judgement)
-        _refuse_too_large(spec.id, name, judgement)
+        if not isinstance(judgement, Judgement | Measured):
+            raise TypeError(
+                f"{spec.id}: its judge returned {type(judgement).__name__} {judgement!r:.60} "
+                f"in order {name!r}, not a Judgement (build one with close_to or satisfied) nor figures"
+            )
+    kinds = {type(j) for j in judgements.values()}
+    if len(kinds) != 1:
+        raise TypeError(
+            f"{spec.id}: its judge returned a Judgement in some orders and a Measured in "
+            f"others ({sorted(k.__name__ for k in kinds)}); a claim is of one kind"
+        )
+    for name, judgement in judgements.items():
+        _refuse_unjudgeable(spec.id, name, judgement)
     faithful = judgements[FAITHFUL]
     details: dict[str, Any] = {"reading": spec.reading} if spec.reading else {}
     if isinstance(faithful, Measured):
@@ -498,13 +546,14 @@ def decide(
         details["finding"] = spec.finding
     if not spec.gates:
         details["gates"] = False
-    # Every claim lists its figure per order; one judged once (about the code or the
-    # recipe, which no float order changes) lists the faithful order alone.
     details["orders"] = {name: _order_entry(j) for name, j in judgements.items()}
     if len(judgements) > 1:
-        spread = _figure_range(judgements)
-        if spread is not None:
-            details["range_over_orders"] = spread
+        values = [
+            j.measured[0] if isinstance(j, Measured) and len(j.measured) == 1 else j.measured
+            for j in judgements.values()
+        ]
+        if all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values):
+            details["range_over_orders"] = [float(min(values)), float(max(values))]
     return ClaimRecord(
         id=spec.id,
         document=spec.document,
@@ -519,15 +568,19 @@ def decide(
     )
 
 
+def _jsonable(value: Any) -> Any:
+    """A numpy array or scalar in a record as JSON holds it (an array as a list)."""
+    return value.tolist() if isinstance(value, np.ndarray | np.generic) else float(value)
+
+
 def record_property(record: ClaimRecord) -> tuple[str, str]:
     """The test report's user property that carries `record` to the plugin."""
     return PROPERTY, json.dumps(record.to_json(), default=_jsonable)
 
 
 def conclude(spec: ClaimSpec, record: ClaimRecord) -> None:
-    """Pass or fail the claim's test as its verdict says: a refuted claim fails
-    (`ClaimRefuted`; a known finding is an expected failure), a finding no longer refuted
-    fails (`FindingGone`), any other verdict passes."""
+    """Pass or fail the claim's test as its verdict says: refuted fails (`ClaimRefuted`; a
+    known finding is an expected failure), a finding no longer refuted fails (`FindingGone`)."""
     figures = (
         f"published {record.published}, measured {record.measured}, tolerance {record.tolerance}"
     )
@@ -540,3 +593,162 @@ def conclude(spec: ClaimSpec, record: ClaimRecord) -> None:
             f"{spec.id}: recorded as a finding ({spec.finding}), but it is now "
             f"{record.verdict} ({figures}): update the record"
         )
+
+
+def judge_body(spec: ClaimSpec, body: Body, arguments: Mapping[str, Any]) -> ClaimRecord:
+    """Run `body` once per order of its `Orders` arguments (once when it has none or its
+    claim is `once`; a copy in every argument counts once) and decide the claim."""
+    orders = {name: value for name, value in arguments.items() if isinstance(value, Orders)}
+    names, copies = [FAITHFUL], 0
+    if orders and not spec.once:
+        names = list(next(iter(orders.values())))
+        differ = {k: list(v) for k, v in orders.items() if list(v) != names}
+        if differ:
+            raise ValueError(
+                f"{spec.id}: its Orders arguments name different orders: {names} and {differ}"
+            )
+        repeated = set.intersection(*(set(o.copies()) for o in orders.values()))
+        copies = len(repeated)
+        names = [name for name in names if name not in repeated]
+    judgements = {
+        name: _as_judgement(
+            spec.id,
+            spec.published,
+            body(**{k: v[name] if k in orders else v for k, v in arguments.items()}),
+        )
+        for name in names
+    }
+    return decide(spec, judgements, copies=copies)
+
+
+def run_claim(
+    spec: ClaimSpec, body: Body, arguments: Mapping[str, Any], user_properties: list
+) -> ClaimRecord:
+    """What a claim's test does: judge `body`, record the claim among its report's
+    `user_properties`, then pass or fail as the verdict says."""
+    record = judge_body(spec, body, arguments)
+    user_properties.append(record_property(record))
+    conclude(spec, record)
+    return record
+
+
+# --- defining claims on their tests -------------------------------------------------------
+
+
+class ClaimSpecs(dict[str, ClaimSpec]):
+    """Claims by id, in definition order."""
+
+    def __init__(self, specs: Iterable[ClaimSpec] = ()):
+        super().__init__()
+        for spec in specs:
+            self.add(spec)
+
+    def add(self, spec: ClaimSpec, *, replace: bool = False) -> None:
+        """Register `spec`; `replace`: a new judge for a claim this registry defines."""
+        if spec.id in self and not replace:
+            raise ValueError(f"claim id {spec.id!r} is defined twice")
+        self[spec.id] = spec
+
+    def __missing__(self, claim_id: str) -> ClaimSpec:
+        raise KeyError(f"no claim {claim_id!r}; defined: {sorted(self)}")
+
+
+class Claims(ClaimSpecs):
+    """One document's claims, each defined by decorating its test (`claims(...)`), or by a
+    case of a parametrized test (`claims.each`, `claims.case`)."""
+
+    def __init__(self, document: str, specs: Iterable[ClaimSpec] = ()):
+        if not isinstance(document, str) or not document:
+            raise ValueError(f"a document's name must be a non-empty string; got {document!r}")
+        self.document = document
+        super().__init__(specs)
+
+    def __call__(
+        self, id: str, section: str, statement: str, *, published: Published = None, **kw: Any
+    ) -> Callable[[Body], Body]:
+        """Define the claim `id` and make the decorated body its test. `kw`: `reading`,
+        `finding`, `once`, `beside`, `origin`, `gates`, `scale` (`ClaimSpec`)."""
+
+        def decorate(body: Body) -> Body:
+            spec = self._define(id, section, statement, published, body, kw)
+            return spec.mark(_claim_test(body, lambda request: spec))
+
+        return decorate
+
+    def case(
+        self,
+        id: str,
+        section: str,
+        statement: str,
+        *values: Any,
+        published: Published = None,
+        **kw: Any,
+    ) -> Any:
+        """One case of a parametrized claim test (`each`): its own claim, with the test's
+        parameters `values`; the test is named after the claim id."""
+
+        def unbound(**_: Any) -> Any:
+            raise RuntimeError(f"{id}: a claims.case(...) outside claims.each(...)")
+
+        spec = self._define(id, section, statement, published, unbound, kw)
+        return pytest.param(*values, marks=spec.mark, id=id)
+
+    def each(self, argnames: str | Sequence[str], cases: Sequence[Any]) -> Callable[[Body], Body]:
+        """Parametrize the decorated body over `cases` (`case(...)`), each its own claim."""
+
+        def decorate(body: Body) -> Body:
+            bound = []
+            for case in cases:
+                marks = [m for m in case.marks if m.name == "claim"]
+                if len(marks) != 1:
+                    raise ValueError(f"{body.__name__}: each case is a claims.case(...)")
+                spec = dataclasses.replace(self[marks[0].args[0].id], judge=body)
+                self.add(spec, replace=True)
+                others = [m for m in case.marks if m.name != "claim"]
+                bound.append(pytest.param(*case.values, marks=[*others, spec.mark], id=case.id))
+            test = _claim_test(body, lambda request: spec_of(request.node))
+            return pytest.mark.parametrize(argnames, bound)(test)
+
+        return decorate
+
+    def _define(
+        self,
+        id: str,
+        section: str,
+        statement: str,
+        published: Published,
+        body: Body,
+        kw: dict[str, Any],
+    ) -> ClaimSpec:
+        figure = is_figures(published)
+        spec = ClaimSpec(
+            id, self.document, section, statement, published, body, figure=figure, **kw
+        )
+        self.add(spec)
+        return spec
+
+
+def spec_of(item: pytest.Item) -> ClaimSpec | None:
+    """The claim a collected test judges (its `claim` marker's spec), if it is a claim's."""
+    marker = item.get_closest_marker("claim")
+    return marker.args[0] if marker is not None and marker.args else None
+
+
+def _claim_test(body: Body, spec: Callable[[pytest.FixtureRequest], ClaimSpec]) -> Body:
+    """The test pytest runs for a claim body: it asks for the body's own fixtures (and
+    `request`), and runs the claim (`run_claim`)."""
+    params = list(inspect.signature(body).parameters.values())
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        raise ValueError(f"{body.__name__}: a claim body names each fixture it reads")
+    wants_request = any(p.name == "request" for p in params)
+
+    @functools.wraps(body)
+    def test(request: pytest.FixtureRequest, **arguments: Any) -> None:
+        if wants_request:
+            arguments["request"] = request
+        run_claim(spec(request), body, arguments, request.node.user_properties)
+
+    request_param = inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    named = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params if p.name != "request"]
+    test.__signature__ = inspect.Signature([request_param, *named])  # type: ignore[attr-defined]
+    return test

@@ -1,9 +1,5 @@
-"""A comparative claim as data: the effects it measures and the regions where it holds.
-
-A `Comparison` is the rule of a comparative claim: the claim's body judges with it
-(`Comparison.judge`), and the robustness sweeps (other seeds, binnings, test-example
-resamples) re-evaluate the same object.
-"""
+"""A comparative claim as data (`Comparison`): the effects it measures and the regions where
+it holds. The claim's body judges with it, and the robustness sweeps re-evaluate it."""
 
 from __future__ import annotations
 
@@ -15,21 +11,16 @@ from typing import Any
 from .verdict import Judgement, Region, Threshold
 
 PerSeed = Mapping[str, Sequence[Mapping[str, Any]]]
-"""Per-seed figures, what a comparison over several seeds reads: per group (a model), one
-mapping of figures per seed, in seed order."""
+"""What a comparison over several seeds reads: per group (a model), one mapping of figures
+per seed, in seed order."""
 
 
 @dataclass(frozen=True)
 class Effect:
-    """One measured quantity of a claim.
-
-    `statistic` maps what the claim is evaluated on (per-seed figures of several seeds, or
-    one run) to a float; `null` is the
-    value of "no difference" (0 for a gap, 1 for a ratio), `None` where there is none;
-    `inputs` names the per-seed figures the statistic reads (for a bootstrap over test examples;
-    empty where the statistic reads anything else); `unit` labels its axis; `scale` is where
-    its draws are judged ("log" for a ratio, "logit" for a share; claim_audit.engine.scales).
-    """
+    """One measured quantity of a claim: `statistic` maps what the claim reads (per-seed
+    figures, or one run) to a float; `null`: the value of "no difference" (None where there
+    is none); `inputs`: the per-seed figures it reads (for a bootstrap over test examples);
+    `unit` labels its axis; `scale`: where its draws are judged (prediction.SCALES)."""
 
     name: str
     statistic: Callable[[Any], float]
@@ -43,13 +34,8 @@ class Effect:
 @dataclass(frozen=True)
 class Comparison:
     """A comparative claim: it holds when every one of its effects lies in its region.
-
-    `per_seed`: whether the claim can be evaluated on a single seed (a ratio of seed means
-    can; a spread across seeds cannot). `extreme`: the statistic reads the most extreme seed
-    (a maximum, an argmin), for which a bootstrap over seeds is not valid. The claim's
-    verdict reads the regions as they are in each float order; the order noise shows as
-    orders that disagree (claim_audit.engine.claim), not as a wider region.
-    """
+    `per_seed`: whether it can be evaluated on one seed (a spread across seeds cannot);
+    `extreme`: its statistic reads the most extreme seed (no bootstrap over seeds then)."""
 
     claim_id: str
     effects: tuple[Effect, ...]
@@ -57,26 +43,14 @@ class Comparison:
     extreme: bool = False
 
     def judge(self, subject: Any, *, published: str | None = None) -> Judgement:
-        """The claim on `subject` as the audit records it: every effect's value against its
-        region (one definition for the test, the sweeps and the report). A claim body leaves
-        `published` out: the claim's own is used."""
-        values = self.values(subject)
-        measured = (
-            values[0]
-            if len(values) == 1
-            else {e.name: v for e, v in zip(self.effects, values, strict=True)}
-        )
+        """The claim on `subject`: every effect's value against its region (a claim body
+        leaves `published` out: the claim's own is used)."""
+        pairs = list(zip(self.effects, self.values(subject), strict=True))
+        measured = pairs[0][1] if len(pairs) == 1 else {e.name: v for e, v in pairs}
+        thresholds = tuple(Threshold(e.name, v, e.region, e.scale) for e, v in pairs)
         regions = "; ".join(str(e.region) for e in self.effects)
-        return Judgement(
-            self.holds_for(values),
-            published,
-            measured,
-            regions,
-            thresholds=tuple(
-                Threshold(e.name, v, e.region, e.scale)
-                for e, v in zip(self.effects, values, strict=True)
-            ),
-        )
+        holds = self.holds_for([v for _, v in pairs])
+        return Judgement(holds, published, measured, regions, thresholds=thresholds)
 
     def values(self, subject: Any) -> list[float]:
         """Each effect's value on `subject`."""
@@ -100,15 +74,9 @@ def ranking(
     lower_is_better: bool = True,
     unit: str = "score",
 ) -> Comparison:
-    """The claim "`best` ranks first among `rivals`" ("LR is closest to the diagonal") as a
-    `Comparison` whose effects are its margins: for each rival, `score(subject, best) -
-    score(subject, rival)`, which must be below 0 (above 0 where higher is better). A margin
-    says how far each draw is from a change of rank, so the verdict follows the share of
-    draws in which `best` leads every rival, bounded by those margins (docs/VERDICTS.md).
-
-    Raises:
-      ValueError: no rival, a rival named twice, or `best` among the rivals.
-    """
+    """The claim "`best` ranks first among `rivals`" as a `Comparison` of margins: for each
+    rival, `score(subject, best) - score(subject, rival)`, below 0 (above 0 where higher is
+    better). A ValueError when there is no rival, one twice, or `best` among them."""
     rivals = tuple(rivals)
     if not rivals or len(set(rivals)) != len(rivals) or best in rivals:
         raise ValueError(

@@ -1,18 +1,16 @@
-"""Each comparative claim re-evaluated on other seeds than the document's.
-
-The question: is a claim a property of the recipe, or of the seeds the document happened
-to use? A claim about means over a group of seeds (a document that averages three seeds)
-is judged on every subset of that size of the sweep's seeds (`across_seeds`, a seeded
-sample of them beyond MAX_SUBSETS); a claim about one run is judged on every seed's run
-(`across_runs`). The share of subsets (runs) on which it holds labels it: robust (at least
-ROBUST), fails (at most FAILS), fragile in between.
+"""Each comparative claim re-evaluated on other seeds than the document's: is it a property
+of the recipe, or of the seeds the document used? A claim about means over a group of seeds
+is judged on every subset of that size of the sweep's seeds (`across_seeds`; a seeded sample
+beyond MAX_SUBSETS), a claim about one run on every seed's run (`across_runs`); the share
+holding labels it robust, fragile or fails. `seed_section` makes audit.json's robustness
+section of a `--seeds` run from a document's `Comparison`s.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,12 +25,8 @@ MIN_SEEDS_FOR_INTERVAL = 5  # fewer seeds give too few distinct resamples for an
 SEED_B = 2000
 METHOD = f"{stats.METHOD} over seeds (seeds drawn with replacement, B = {SEED_B})"
 MAX_SUBSETS = 10_000
-"""Up to this many subsets (40 seeds have 9,880 of size 3) a claim is judged on every one;
-beyond, on MAX_SUBSETS of them drawn uniformly and independently with a fixed generator
-seed (1,000 seeds have 166,167,000 of size 3). The share holding in the sample is then
-within 0.01 of the share over all subsets with 95% probability (its standard error is at
-most 0.5 / sqrt(MAX_SUBSETS) = 0.005), against labels drawn at 10% and 90%; judging a
-claim on 10,000 subsets takes a few seconds."""
+"""Beyond this many subsets, a claim is judged on a sample of this many (drawn with a fixed
+seed): its share holding is within 0.01 of all subsets' with 95% probability."""
 
 
 def label(fraction: float) -> str:
@@ -44,16 +38,11 @@ def label(fraction: float) -> str:
 
 @dataclass(frozen=True)
 class Robustness:
-    """One claim (or one variant of it) evaluated across the seeds of a sweep.
-
-    values / intervals: per effect, the claim's statistic over all the seeds (for a claim
-    about one run: the mean over the runs) and its seed-bootstrap interval (None with fewer
-    than MIN_SEEDS_FOR_INTERVAL seeds). per_seed_values: per seed, the effects on that seed
-    alone (None where the claim needs several seeds). subset_values / subset_holds: per
-    subset (`unit` says what one is), the effects on it and whether the claim holds there;
-    holding / total count them. population: how many subsets there are in
-    all (more than total when a sample of them was judged, see MAX_SUBSETS).
-    """
+    """One claim evaluated across the seeds of a sweep: per effect its statistic over all
+    the seeds (the mean over runs, for a claim about one run) and its seed-bootstrap interval
+    (None with too few seeds); per seed, the effects on it alone (None where the claim needs
+    several); per subset (`unit`), the effects and whether the claim holds. `population`:
+    the subsets in all (more than `total` when a sample was judged)."""
 
     claim_id: str
     seeds: tuple[int, ...]
@@ -67,7 +56,7 @@ class Robustness:
     unit: str
     subset_values: tuple[tuple[float, ...], ...]
     subset_holds: tuple[bool, ...]
-    population: int  # subsets in all; more than `total` when a sample was judged
+    population: int
 
     @property
     def holding(self) -> int:
@@ -86,6 +75,9 @@ class Robustness:
         return label(self.fraction)
 
     def to_json(self) -> dict[str, Any]:
+        def listed(rows: tuple | None) -> list | None:
+            return None if rows is None else [list(r) if isinstance(r, tuple) else r for r in rows]
+
         return {
             "claim_id": self.claim_id,
             "seeds": list(self.seeds),
@@ -93,16 +85,13 @@ class Robustness:
             "units": list(self.units),
             "regions": [str(r) for r in self.regions],
             "region_bounds": [
-                [None if math.isinf(r.low) else r.low, None if math.isinf(r.high) else r.high]
-                for r in self.regions
+                [None if math.isinf(b) else b for b in (r.low, r.high)] for r in self.regions
             ],
             "values": list(self.values),
             "intervals": [None if i is None else i.to_json() for i in self.intervals],
-            "per_seed_values": None
-            if self.per_seed_values is None
-            else [list(v) for v in self.per_seed_values],
-            "per_seed_holds": None if self.per_seed_holds is None else list(self.per_seed_holds),
-            "subset_values": [list(v) for v in self.subset_values],
+            "per_seed_values": listed(self.per_seed_values),
+            "per_seed_holds": listed(self.per_seed_holds),
+            "subset_values": listed(self.subset_values),
             "subset_holds": list(self.subset_holds),
             "fraction_holding": self.fraction,
             "holding": self.holding,
@@ -115,23 +104,43 @@ class Robustness:
         }
 
 
-def _seed_intervals(
+def _judged_on(
     comparison: Comparison,
+    seeds: tuple[int, ...],
     values: Sequence[float],
-    evaluate: Callable[[np.ndarray], list[float]],
-    n_seeds: int,
-) -> tuple[stats.Interval | None, ...]:
-    """Per effect, the interval of `evaluate(seed indices)` over seed resamples."""
-    if n_seeds < MIN_SEEDS_FOR_INTERVAL or comparison.extreme:
-        return (None,) * len(comparison.effects)
-    rows = stats.resample_seeds(n_seeds, SEED_B, np.random.default_rng(stats.SEED))
-    samples = np.array([evaluate(row) for row in rows]).T
-    out = []
-    for estimate, resampled in zip(values, samples, strict=True):
+    evaluate: Callable[[Sequence[int]], list[float]],
+    single: list[list[float]] | None,
+    subsets: list[list[float]],
+    unit: str,
+    population: int,
+) -> Robustness:
+    """A `Robustness` from the claim's values: on all the seeds, at the seed indices that
+    `evaluate` is given (for the bootstrap), per seed (`single`) and per subset."""
+    effects = comparison.effects
+    intervals: tuple[stats.Interval | None, ...] = (None,) * len(effects)
+    if len(seeds) >= MIN_SEEDS_FOR_INTERVAL and not comparison.extreme:
+        rows = stats.resample_seeds(len(seeds), SEED_B, np.random.default_rng(stats.SEED))
+        samples = np.array([evaluate(row) for row in rows]).T
         # A resample of one seed repeated has no spread: a ratio of spreads is 0 / 0 there.
-        finite = resampled[np.isfinite(resampled)]
-        out.append(stats.interval(estimate, finite) if math.isfinite(estimate) else None)
-    return tuple(out)
+        intervals = tuple(
+            stats.interval(v, s[np.isfinite(s)]) if math.isfinite(v) else None
+            for v, s in zip(values, samples, strict=True)
+        )
+    return Robustness(
+        claim_id=comparison.claim_id,
+        seeds=seeds,
+        effects=tuple(e.name for e in effects),
+        units=tuple(e.unit for e in effects),
+        regions=tuple(e.region for e in effects),
+        values=tuple(values),
+        intervals=intervals,
+        per_seed_values=None if single is None else tuple(tuple(v) for v in single),
+        per_seed_holds=None if single is None else tuple(comparison.holds_for(v) for v in single),
+        unit=unit,
+        subset_values=tuple(tuple(v) for v in subsets),
+        subset_holds=tuple(comparison.holds_for(v) for v in subsets),
+        population=population,
+    )
 
 
 def subset(per_seed: PerSeed, indices: Sequence[int]) -> PerSeed:
@@ -139,23 +148,12 @@ def subset(per_seed: PerSeed, indices: Sequence[int]) -> PerSeed:
     return {group: [figures[i] for i in indices] for group, figures in per_seed.items()}
 
 
-def _described(comparison: Comparison) -> dict[str, Any]:
-    """The fields of a `Robustness` that name the claim and its effects."""
-    effects = comparison.effects
-    return {
-        "claim_id": comparison.claim_id,
-        "effects": tuple(e.name for e in effects),
-        "units": tuple(e.unit for e in effects),
-        "regions": tuple(e.region for e in effects),
-    }
-
-
 def seed_subsets(
     n: int, size: int, *, max_subsets: int = MAX_SUBSETS, seed: int = stats.SEED
 ) -> list[tuple[int, ...]]:
-    """The subsets of `size` of n seeds (as sorted index tuples) a claim is judged on: all of
-    them, in lexicographic order, when there are at most `max_subsets`; else `max_subsets`
-    drawn uniformly and independently (repeats possible) by a generator seeded with `seed`."""
+    """The subsets of `size` of n seeds (sorted index tuples) a claim is judged on: all of
+    them in lexicographic order up to `max_subsets`, else `max_subsets` drawn uniformly and
+    independently by a generator seeded with `seed`."""
     if math.comb(n, size) <= max_subsets:
         return list(itertools.combinations(range(n), size))
     rng = np.random.default_rng(seed)
@@ -173,36 +171,24 @@ def across_seeds(
     size: int,
     max_subsets: int = MAX_SUBSETS,
 ) -> Robustness:
-    """A claim about means over `size` seeds, on `seeds` (per_seed holds their figures, in the
-    same order): judged on their subsets of `size`."""
+    """A claim about means over `size` seeds, judged on the subsets of `size` of `seeds`
+    (`per_seed` holds their figures, in the same order)."""
     n = len(seeds)
     if n < size:
         raise ValueError(f"a sweep of a claim about {size} seeds needs at least {size}; got {n}")
-    values = comparison.values(per_seed)
     population = math.comb(n, size)
     subsets = seed_subsets(n, size, max_subsets=max_subsets)
-    triples = [comparison.values(subset(per_seed, t)) for t in subsets]
     unit = f"{size}-seed subsets"
     if len(subsets) < population:
         unit += f" (a sample of {len(subsets):,} of {population:,})"
-    single = (
-        [comparison.values(subset(per_seed, [i])) for i in range(n)]
-        if comparison.per_seed
-        else None
-    )
-    return Robustness(
-        **_described(comparison),
-        seeds=seeds,
-        values=tuple(values),
-        intervals=_seed_intervals(
-            comparison, values, lambda rows: comparison.values(subset(per_seed, rows)), n
-        ),
-        per_seed_values=None if single is None else tuple(tuple(v) for v in single),
-        per_seed_holds=None if single is None else tuple(comparison.holds_for(v) for v in single),
-        unit=unit,
-        subset_values=tuple(tuple(v) for v in triples),
-        subset_holds=tuple(comparison.holds_for(v) for v in triples),
-        population=population,
+
+    def on(indices: Sequence[int]) -> list[float]:
+        return comparison.values(subset(per_seed, indices))
+
+    single = [on([i]) for i in range(n)] if comparison.per_seed else None
+    values = comparison.values(per_seed)
+    return _judged_on(
+        comparison, seeds, values, on, single, [on(t) for t in subsets], unit, population
     )
 
 
@@ -210,21 +196,87 @@ def across_runs(
     comparison: Comparison, runs: Sequence[Any], keys: tuple[int, ...], *, unit: str = "seeds"
 ) -> Robustness:
     """A claim about one run, on one run per seed in `keys` (`unit`: what the document calls
-    them); values are means over the runs."""
+    them); its values are means over the runs."""
     single = np.array([comparison.values(run) for run in runs])
-    holds = tuple(comparison.holds_for(list(v)) for v in single)
     means = [float(v) for v in single.mean(axis=0)]
-    return Robustness(
-        **_described(comparison),
-        seeds=keys,
-        values=tuple(means),
-        intervals=_seed_intervals(
-            comparison, means, lambda rows: list(single[rows].mean(axis=0)), len(keys)
-        ),
-        per_seed_values=tuple(tuple(float(x) for x in v) for v in single),
-        per_seed_holds=holds,
-        unit=unit,
-        subset_values=tuple(tuple(float(x) for x in v) for v in single),
-        subset_holds=holds,
-        population=len(keys),
+    per_run = [[float(x) for x in v] for v in single]
+    return _judged_on(
+        comparison,
+        keys,
+        means,
+        lambda rows: list(single[rows].mean(axis=0)),
+        per_run,
+        per_run,
+        unit,
+        len(keys),
     )
+
+
+_PUBLISHED = ("seeds", "effects", "units", "regions", "region_bounds", "values")
+_PUBLISHED += ("per_seed_values", "per_seed_holds")
+
+
+def methods(size: int | None) -> dict[str, Any]:
+    """The robustness section's `methods` in the engine's words: a claim about one run
+    (`size` None) or about figures over `size` seeds."""
+    unit = "seeds" if size is None else f"{size}-seed subsets"
+    return {
+        "level": stats.LEVEL,
+        "seeds": METHOD,
+        "labels": f"robust: holds on >= {ROBUST:.0%} of the sweep's {unit}; fails: on <= "
+        f"{FAILS:.0%}; fragile: in between",
+        "holds_on": f"the sweep's {unit} on which the claim holds",
+        "value": "the claim's statistic on all the sweep's seeds"
+        if size is not None
+        else "the claim's mean over the sweep's seeds",
+        "note": f"No interval with fewer than {MIN_SEEDS_FOR_INTERVAL} seeds.",
+    }
+
+
+def _judged(
+    comparison: Comparison, subjects: Mapping[int, Any], seeds: Sequence[int], size: int | None
+) -> Robustness:
+    keys = tuple(seeds)
+    if size is None:
+        return across_runs(comparison, [subjects[seed] for seed in keys], keys)
+    groups = {group for seed in keys for group in subjects[seed]}
+    per_seed = {group: [subjects[seed][group] for seed in keys] for group in sorted(groups)}
+    return across_seeds(comparison, per_seed, keys, size=size)
+
+
+def seed_section(
+    comparisons: Iterable[Comparison],
+    subject: Callable[[int], Any],
+    *,
+    published: Sequence[int],
+    sweep: Sequence[int] | None,
+    size: int | None = None,
+    document: str | None = None,
+) -> dict[str, Any]:
+    """audit.json's `robustness` section for `comparisons` (claim_audit.report.hooks).
+
+    `subject(seed)`: with `size` None, that seed's run (each comparison is judged on each
+    seed's run); else that seed's figures per group (`{"model-a": {"ece": 0.03}}`), judged
+    on every subset of `size` seeds. `published`: the document's own seeds; `sweep`: those
+    of --seeds, or None; `document`: recorded with each claim. Each seed's subject is
+    computed once; an exception in `subject` fails the section.
+    """
+    seeds = sorted(set(published) | set(sweep or ()))
+    subjects = {seed: subject(seed) for seed in seeds}
+    claims: dict[str, dict[str, Any]] = {}
+    for comparison in comparisons:
+        on_published = _judged(comparison, subjects, published, size)
+        entry = {name: v for name, v in on_published.to_json().items() if name in _PUBLISHED}
+        entry["holds"] = comparison.holds_for(list(on_published.values))
+        entry["intervals"] = None  # intervals on the published seeds: the project's to add
+        claim = claims[comparison.claim_id] = {"published": entry}
+        if document is not None:
+            claim["document"] = document
+        if sweep:
+            claim["sweep"] = _judged(comparison, subjects, sweep, size).to_json()
+    return {
+        "methods": methods(size),
+        "published_seeds": list(published),
+        "sweep_seeds": list(sweep) if sweep else None,
+        "claims": claims,
+    }

@@ -1,19 +1,10 @@
-"""A claim on one order's results: what a claim's judge returns, and the verdict over
-several valid float orders (`verdict_over`).
+"""A claim on one order's results (`Judgement`, `Measured`), how its figures print, and how
+stable a verdict over several orders is (`verdict_shares`). docs/VERDICTS.md has the rules.
 
-Two kinds of claim, two kinds of return value:
-- a figure claim (a printed number the recipe reproduces) returns its figures (`figure()`
-  or a number, claim_audit.engine.claims), which become a `Measured`, judged over
-  all orders together (is the published number a plausible draw of the recipe?
-  claim_audit.engine.prediction);
-- a qualitative claim (a comparison, a region, a threshold, an identity) returns whether it
-  holds in this order: a `Judgement`. A threshold claim carries the numbers it compares,
-  each a `Threshold` (a value and the `Region` where the claim holds: `within()`, or a
-  `Comparison` of claim_audit.engine.effects), and is judged like a figure, by the prediction
-  interval of each value over the orders against its region; any other (an identity, a
-  shape) returns `satisfied()` and is judged order by order. `close_to` and `all_close` are
-  judgements of a figure against a tolerance given by hand (a marker's test without `Claims`:
-  `claim.close_to`).
+A figure claim returns its figures, which become a `Measured` (claim_audit.engine.prediction
+judges them over all orders at once). A qualitative claim returns a `Judgement`: `within`
+for a threshold claim (its `Threshold`s), `satisfied` for any other (an identity, a shape);
+`close_to` judges a figure against a tolerance given by hand.
 """
 
 from __future__ import annotations
@@ -21,15 +12,22 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
+RESAMPLES = 100
+"""Resamples per claim in `verdict_shares`: the shares to about +-0.05."""
+CHANGES_LEVEL = 0.99
+"""A second audit may differ on more claims than predicted with probability 1 - this."""
+
 
 def fmt(value: Any) -> str:
-    """A figure as the audit prints it: 4 significant digits (a whole number plainly, as
-    99900, up to 2**53, where floats stop holding every integer), lists and named figures
-    joined by commas."""
+    """A figure as the audit prints it: 4 significant digits (a whole number plainly up to
+    2**53), lists and named figures joined by commas."""
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"
@@ -47,9 +45,8 @@ def fmt(value: Any) -> str:
 
 def as_json(value: Any) -> Any:
     """A measured figure as audit.json holds it: numbers as numbers (a 1-figure tuple as its
-    number, as `fmt` prints it), lists and named figures as lists and objects, anything else
-    as its text."""
-    if hasattr(value, "tolist") and hasattr(value, "ndim"):  # a numpy array or scalar
+    number), lists and named figures as lists and objects, anything else as its text."""
+    if hasattr(value, "tolist") and hasattr(value, "ndim"):
         value = value.tolist()
     if isinstance(value, bool | int | float | str) or value is None:
         return value
@@ -63,8 +60,7 @@ def as_json(value: Any) -> Any:
 
 
 def plain_figures(value: Any) -> bool:
-    """Whether `value` (as `as_json` gives it) is a number or a list of numbers: no text
-    beside its numbers that a reader would need."""
+    """Whether `value` (as `as_json` gives it) is a number or a list of numbers."""
     items = value if isinstance(value, list) else [value]
     return all(isinstance(v, int | float) and not isinstance(v, bool) for v in items)
 
@@ -82,8 +78,7 @@ class Region:
             bound = getattr(self, name)
             if not isinstance(bound, numbers.Real) or isinstance(bound, bool) or math.isnan(bound):
                 raise ValueError(f"a region's {name} must be a number; got {bound!r}")
-        empty = self.low > self.high if self.closed else self.low >= self.high
-        if empty:
+        if self.low > self.high or (not self.closed and self.low == self.high):
             raise ValueError(
                 f"a region from {self.low!r} to {self.high!r} ({'closed' if self.closed else 'open'}) "
                 "holds no value: its low must lie below its high"
@@ -106,24 +101,22 @@ class Region:
 
 @dataclass(frozen=True)
 class Threshold:
-    """One number a threshold claim compares, in one order, and the region where it holds."""
+    """One number a threshold claim compares, in one order, and the region where it holds;
+    `scale` is where its draws are judged (claim_audit.engine.prediction.SCALES)."""
 
     name: str
     value: float
     region: Region
     scale: str = "linear"
-    """Where the value's draws are judged (claim_audit.engine.scales): "log" for a
-    ratio, variance or sd; "logit" for a share or AUROC; else "linear"."""
 
 
 @dataclass(frozen=True)
 class Judgement:
-    """A claim judged on one order's results: its figures and whether it holds there.
+    """A qualitative claim on one order's results: its figures and whether it holds there.
 
-    `thresholds`: the numbers a threshold claim compares; the claim then holds in this order
-    exactly when each lies in its region, and over the orders it is judged by their
-    prediction intervals (claim_audit.engine.claim). `inconclusive`: why this run cannot judge
-    the claim at all (e.g. a timing on a busy machine); its verdict is then *inconclusive*.
+    `thresholds`: the numbers a threshold claim compares (it holds exactly when each lies in
+    its region). `inconclusive`: why this run cannot judge the claim at all (a timing on a
+    busy machine, say); its verdict is then *inconclusive*.
     """
 
     holds: bool
@@ -192,27 +185,6 @@ def close_to(measured: float, published: str, tolerance: float, **details: Any) 
     )
 
 
-def all_close(
-    measured: list[float], published: list[str], tolerance: list[float] | float, **details: Any
-) -> Judgement:
-    """Holds when every measured figure is within its tolerance of the published one (as printed)."""
-    tolerances = tolerance if isinstance(tolerance, list) else [tolerance] * len(published)
-    if not (len(measured) == len(published) == len(tolerances)):
-        raise ValueError("measured, published and tolerance must have the same length")
-    if not all(math.isfinite(t) and t >= 0 for t in tolerances):
-        raise ValueError(f"tolerances must be finite and >= 0; got {tolerances}")
-    holds = all(
-        abs(m - float(p)) <= t for m, p, t in zip(measured, published, tolerances, strict=True)
-    )
-    return Judgement(
-        holds,
-        published,
-        measured,
-        f"± {fmt(tolerances)}",
-        {"measured_values": measured, **details},
-    )
-
-
 def satisfied(
     condition: bool,
     *,
@@ -222,9 +194,8 @@ def satisfied(
     inconclusive: str | None = None,
     **details: Any,
 ) -> Judgement:
-    """Holds when `condition` is true; for a qualitative claim that compares no number with
-    a threshold (an identity, a shape, a crash). A threshold claim uses `within`.
-    `inconclusive`: why this run cannot judge the claim (its verdict is then inconclusive)."""
+    """Holds when `condition` is true: a qualitative claim that compares no number with a
+    threshold (an identity, a shape). `inconclusive`: why this run cannot judge it."""
     return Judgement(
         bool(condition), published, measured, tolerance, dict(details), inconclusive=inconclusive
     )
@@ -241,9 +212,8 @@ def within(
     **details: Any,
 ) -> Judgement:
     """A threshold claim on one number: holds when `value` lies in `region` ("T > 2" is
-    `within(T, Region(2, closed=False), ...)`); judged over the orders by the share of draws
-    in which it holds, with the margins of `value` on its `scale` ("log" for a positive
-    quantity, "logit" for a share). `measured`: what the audit shows, if not `value`."""
+    `within(T, Region(2, closed=False))`), judged over the orders with the margins of
+    `value` on its `scale`. `measured`: what the audit shows, if not `value`."""
     value = float(value)
     return Judgement(
         region.contains(value),
@@ -256,10 +226,36 @@ def within(
 
 
 def verdict_over(holds: Mapping[str, bool]) -> str:
-    """holds / refuted when every judgement agrees, else sensitive (a claim judged once, or
-    the judgements of one draw)."""
+    """holds / refuted when every judgement agrees, else sensitive."""
     if all(holds.values()):
         return "holds"
-    if not any(holds.values()):
-        return "refuted"
-    return "sensitive"
+    return "sensitive" if any(holds.values()) else "refuted"
+
+
+def verdict_shares(n: int, verdict_of: Callable[[np.ndarray], str]) -> dict[str, float]:
+    """The share of each verdict over RESAMPLES bootstrap resamples of the n draws (the same
+    seed for every claim): how another machine's draws would read the claim."""
+    rng = np.random.default_rng(0)
+    counts = Counter(verdict_of(rng.integers(0, n, n)) for _ in range(RESAMPLES))
+    return {verdict: count / RESAMPLES for verdict, count in sorted(counts.items())}
+
+
+def change_probability(shares: Mapping[str, float]) -> float:
+    """The chance that two independent samples give a claim different verdicts."""
+    return 1.0 - sum(share**2 for share in shares.values())
+
+
+def expected_changes(shares: Iterable[Mapping[str, float]]) -> tuple[float, int]:
+    """(mean, limit): on how many claims two independent audits differ, on average and at
+    most with probability CHANGES_LEVEL (a Poisson-binomial, summed exactly)."""
+    probabilities = [change_probability(s) for s in shares]
+    distribution = np.array([1.0])
+    for p in probabilities:
+        distribution = np.convolve(distribution, [1 - p, p])
+    limit = int(np.searchsorted(np.cumsum(distribution), CHANGES_LEVEL - 1e-12))
+    return float(sum(probabilities)), limit
+
+
+def crossing(old: str, new: str) -> bool:
+    """Whether a verdict crossed between holds and refuted (never a matter of noise)."""
+    return {old, new} == {"holds", "refuted"}

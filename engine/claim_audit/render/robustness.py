@@ -87,14 +87,14 @@ def _per_effect(where: str, entry: dict, keys: tuple[str, ...]) -> None:
 
 def checked(section: Any) -> dict[str, Any]:
     """The section with the engine's defaults for the keys a project may leave out:
-    `methods` (claim_audit.engine.seed_section's words), `sensitivity` ([]),
+    `methods` (claim_audit.engine.sweep's words), `sensitivity` ([]),
     `figure_intervals` (None), `figure_group`, `figure_columns` and each claim's
     `published.intervals` (None).
 
     Raises:
       SectionError: a required key is missing or of the wrong kind; the message names it.
     """
-    from ..engine.seed_section import methods  # the engine's words for what is left out
+    from ..engine.sweep import methods  # the engine's words for what is left out
 
     _require("the section", section, ("published_seeds", "sweep_seeds", "claims"))
     _require("'published_seeds'", section["published_seeds"], kind=list)

@@ -1,14 +1,11 @@
-"""pytest plugin: collection of claim records, and the audit report.
+"""pytest plugin: gathers the claims' records and writes the audit report.
 
-Workers (or the single process without xdist) attach each claim's record to its
-test report; the controller process gathers them, prints the claims table and
-writes `report/` (see claim_audit.report.audit). One code path serves the audit
-command, the test command and CI.
-
-Only a complete run replaces the report: every claim the documents define
-(`pytest_claims_audit_claims`) has a verdict, none is in error and nothing cut the run
-short; any other run writes `report/partial/`, naming the claims `missing` and why. A test
-past its budget is pytest-timeout's to fail (claim_audit.report.timeouts).
+Workers (or the one process without xdist) attach each claim's record to its test report;
+the controller gathers them, prints the claims table and writes `report/`
+(claim_audit.report.audit). Only a complete run replaces the report: every claim the
+documents define (`pytest_claims_audit_claims`) has a verdict, none is in error and nothing
+cut the run short; any other run writes `report/partial/`, naming the claims missing and
+why. pytest-timeout fails a test past its budget (claim_audit.report.timeouts).
 """
 
 from __future__ import annotations
@@ -26,8 +23,7 @@ from pathlib import Path
 import pytest
 
 from .. import cache
-from ..engine.claim import PROPERTY, ClaimRecord, ClaimSpec
-from ..engine.claims import spec_of
+from ..engine.claim import PROPERTY, ClaimRecord, ClaimSpec, spec_of
 from ..render import table
 from ..seeds import parse_seeds
 from . import timeouts
@@ -40,12 +36,27 @@ from .provenance import (
     project_requirements,
 )
 
-META_PROPERTY = "claim_meta"  # a claim's test report carries its claim's fields to the controller
+META_PROPERTY = "claim_meta"  # a claim's fields, on its test's reports, for the controller
 _FIELDS = ("id", "document", "section", "statement", "origin")
-# The markers this plugin reads, registered by it: a project that loads it declares nothing.
-MARKERS = (
-    "claim(spec): the test of one claim, set by claim_audit.Claims (which defines the claim)",
-)
+_CRASHED = "claims_crashed"  # in a worker's workerinput: tests whose worker died running them
+MAX_ORDERS = 1000
+"""Past 1,000 orders a figure's prediction interval is within 0.5% of its limit."""
+PARTIAL_FOLDER = "partial"  # a partial run's report, inside --report-dir
+NOT_COLLECTED, DESELECTED, NOT_RUN = "not collected", "deselected", "not run"
+_MISSING_LABELS = {
+    DESELECTED: "deselected (-k, -m, --deselect)",
+    NOT_COLLECTED: "not collected (--ignore, a path or python_functions leaving their tests out, or a spec without a test)",
+    NOT_RUN: "selected but not run",
+}
+_REPORT_DIR = pytest.StashKey[Path]()
+# node id -> a claim's fields, for every claim collected (before -k / -m), and the node ids
+# of those selected: a report is complete only when every collected claim ran.
+_COLLECTED = pytest.StashKey[dict[str, dict]]()
+_SELECTED = pytest.StashKey[list[str]]()
+
+
+class ProjectError(ValueError):
+    """What the project told the plugin about itself cannot be used (the message says why)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -54,87 +65,84 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--report-dir",
         default=None,
         help="where the audit report is written (default: report/ in the rootdir); write "
-        "--report-dir=DIR, one word: pytest takes a separate DIR for a test path when it "
-        "looks for the rootdir",
+        "--report-dir=DIR as one word (pytest-dev/pytest#1435)",
     )
     group.addoption(
         "--report-errors-as-complete",
         action="store_true",
         help="write a run whose claims ended in errors as the complete report (default: into "
-        "report/partial/, keeping the last complete one)",
+        "report/partial/)",
     )
     group.addoption(
         "--no-report", action="store_true", help="print the claims table but write no report files"
     )
     group.addoption(
         "--seeds",
-        type=_seeds,
+        type=_argument(parse_seeds),
         default=None,
         metavar="SEEDS",
-        help="robustness sweep over these seeds, e.g. 0-9 or 0,3,5-7: tests using the "
-        "sweep_seeds fixture run, and the project's pytest_claims_audit_robustness hook "
-        "computes the report's robustness section (each document says what its seeds are)",
+        help="robustness sweep over these seeds, e.g. 0-9 or 0,3,5-7 (the sweep_seeds "
+        "fixture; the pytest_claims_audit_robustness hook)",
+    )
+    group.addoption(
+        "--orders",
+        type=_argument(_order_count),
+        default=None,
+        metavar="N",
+        help="judge every claim over at least N valid float orders (default: each "
+        "document's own; more narrow a figure's prediction interval, at one run each)",
     )
     parser.addini(
         "claims_audit_method",
-        "where the project documents how its claims are judged (a path from the rootdir, or "
-        "a URL); the report's method paragraph points to it",
+        "where the project documents how its claims are judged (a path or a URL)",
         default="",
     )
     parser.addini(
         "claims_audit_lock",
-        "the project's lock file (pinned name==version lines), relative to the rootdir; "
-        "the report records its digest and what differs from it",
+        "the project's lock file (name==version lines) from the rootdir, for the provenance",
         default=LOCK_FILE,
     )
     parser.addini(
         "claims_audit_versions",
-        "the distributions whose versions the report names (default: the [project] "
-        "dependencies of the rootdir's pyproject.toml)",
+        "the distributions whose versions the report names (default: pyproject's dependencies)",
         type="args",
         default=[],
     )
-    group.addoption(
-        "--orders",
-        type=_order_count,
-        default=None,
-        metavar="N",
-        help="judge every claim over at least N valid float orders per document (default: "
-        "each document's own; more orders narrow a figure's prediction interval, and cost "
-        "one more run of each claim's experiment per order)",
-    )
 
 
-def _seeds(text: str) -> tuple[int, ...]:
-    try:
-        return parse_seeds(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+def _argument(parse):
+    """`parse` as an argparse type: its ValueError is a usage error."""
 
+    def parsed(text: str):
+        try:
+            return parse(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
 
-# Past 1,000 orders a figure's prediction interval is within 0.5% of its limit (the t
-# quantile is then the normal's): more orders would only cost training, and memory (a
-# document keeps every order's results for its verdicts).
-MAX_ORDERS = 1000
+    return parsed
 
 
 def _order_count(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
+    n = int(text) if text.strip().isdigit() else 0
     if not 3 <= n <= MAX_ORDERS or str(n) != text.strip():
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number of orders from 3 to {MAX_ORDERS}; got {text!r}"
-        )
+        raise ValueError(f"expected a whole number of orders from 3 to {MAX_ORDERS}; got {text!r}")
     return n
 
 
 @pytest.fixture(scope="session")
 def order_count(request: pytest.FixtureRequest) -> int | None:
-    """The --orders of this run: the least number of float orders a document's claims are
-    judged over (None: the document's default)."""
+    """The --orders of this run: the least number of orders a document's claims are judged
+    over (None: the document's default)."""
     return request.config.getoption("--orders")
+
+
+@pytest.fixture(scope="session")
+def sweep_seeds(request: pytest.FixtureRequest) -> tuple[int, ...]:
+    """The seeds of --seeds; a test using it is skipped when no sweep was asked for."""
+    seeds = request.config.getoption("--seeds")
+    if seeds is None:
+        pytest.skip("no robustness sweep asked for (pass --seeds, e.g. --seeds 0-9)")
+    return seeds
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -150,12 +158,13 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 @pytest.hookimpl(tryfirst=True)  # before the project's conftests read the cache folder
 def pytest_configure(config: pytest.Config) -> None:
     cache.set_project_root(config.rootpath)
-    for marker in MARKERS:
-        config.addinivalue_line("markers", marker)
+    config.addinivalue_line(
+        "markers", "claim(spec): the test of one claim, set by claim_audit.Claims"
+    )
     capture = config.pluginmanager.getplugin("capturemanager")
     if capture is not None:
-        # Training progress must reach the terminal live, also from xdist workers, whose
-        # inherited stderr is the controller's: write it with capturing suspended.
+        # Training progress reaches the terminal live, also from xdist workers (whose
+        # stderr is the controller's): written with capturing suspended.
         def write_live(line: str) -> None:
             with capture.global_and_fixture_disabled():
                 sys.stderr.write(line + "\n")
@@ -172,14 +181,21 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(AuditCollector(config), "claims-audit-collector")
 
 
-def _check_junit_path(config: pytest.Config) -> None:
-    """Refuse a --junitxml path that cannot be written before any test runs: pytest writes
-    it last, and its OSError there cost the claims table and the report.
+def _budget(config: pytest.Config) -> float:
+    """pytest-timeout's budget for one test in seconds; 0 when it is off or not loaded."""
+    if not config.pluginmanager.has_plugin("timeout"):
+        return 0.0
+    import pytest_timeout
 
-    Raises:
-      pytest.UsageError: the path lies under a file, or it (or the nearest folder above it
-        that exists) is not writable. (pytest itself refuses a folder.)
-    """
+    try:
+        return max(float(pytest_timeout.get_env_settings(config).timeout or 0), 0.0)
+    except ValueError:  # pytest-timeout refuses it itself
+        return 0.0
+
+
+def _check_junit_path(config: pytest.Config) -> None:
+    """Refuse a --junitxml path that cannot be written before any test runs (pytest writes
+    it last, and its OSError there would cost the claims table and the report)."""
     given = config.option.xmlpath
     if not given:
         return
@@ -194,19 +210,12 @@ def _check_junit_path(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--junitxml {given!r}: {path} {problem}; name a writable file")
 
 
-_REPORT_DIR = pytest.StashKey[Path]()
-
-
-class ProjectError(ValueError):
-    """What the project told the plugin about itself cannot be used (the message says why)."""
-
-
 def audited_project(config: pytest.Config) -> Project:
     """The project pytest audits: its rootdir, lock file, data digests and method document.
 
     Raises:
-      ProjectError: the data hook gave something other than name -> digest strings, or one
-        name two different digests.
+      ProjectError: the data hook gave other than name -> digest strings, or one name two
+        different digests.
     """
     digests: dict[str, str] = {}
     for given in config.hook.pytest_claims_audit_data(config=config):
@@ -233,12 +242,9 @@ def audited_project(config: pytest.Config) -> Project:
 
 def _report_dir(config: pytest.Config) -> Path:
     """--report-dir, resolved against the folder pytest was started in (default: report/ in
-    the rootdir, wherever pytest was started).
-
-    Raises:
-      pytest.UsageError: it is empty (an unset shell variable), or it is the rootdir, a test
-        folder or a folder holding one (the report's swap would land among the sources).
-    """
+    the rootdir). A usage error when it is empty (an unset shell variable), is or holds the
+    rootdir or a test folder, or was given as two words naming a folder that moved the
+    rootdir."""
     given = config.getoption("--report-dir")
     if given is None:
         return config.rootpath / "report"
@@ -257,49 +263,29 @@ def _report_dir(config: pytest.Config) -> Path:
                 f"--report-dir {given!r} is {path}, which is or holds {source}: the report "
                 "would be written among the project's files; name a folder of its own"
             )
-    _refuse_report_dir_as_rootdir(config, given, path)
-    return path
-
-
-def _refuse_report_dir_as_rootdir(config: pytest.Config, given: str, path: Path) -> None:
-    """Refuse `--report-dir X` (the space form) naming an existing folder outside the folder
-    pytest was started in or outside its rootdir: pytest looks for the rootdir and the ini
-    file before any plugin declares its options, and takes X for a test path there
-    (pytest-dev/pytest#1435), so the rootdir (and with it pytest.ini, the cache, the git
-    commit) silently moves. `--report-dir=X` is one word, which pytest skips as an option."""
+    # pytest looks for the rootdir before any plugin declares its options, and takes an
+    # existing folder after `--report-dir ` for a test path there (pytest-dev/pytest#1435).
     args = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *config.invocation_params.args]
     spaced = any(a == "--report-dir" and b == given for a, b in itertools.pairwise(args))
     try:
         exists = path.exists()
     except OSError:  # a name too long, say: the report's own writing says so
-        return
-    if not spaced or not exists:
-        return
+        exists = False
     started = config.invocation_params.dir.resolve()
-    if not (path.is_relative_to(started) and path.is_relative_to(config.rootpath.resolve())):
+    inside = path.is_relative_to(started) and path.is_relative_to(config.rootpath.resolve())
+    if spaced and exists and not inside:
         raise pytest.UsageError(
             f"--report-dir {given}: pytest takes an existing folder after an option for a test "
             f"path when it looks for the rootdir (pytest-dev/pytest#1435; here it chose "
             f"{config.rootpath}); write it as one word: {shlex.quote(f'--report-dir={given}')}"
         )
-
-
-# Every claim collected, node id -> meta (before -k / -m deselection), and the node ids of the
-# claims left to run: a report is complete only when every collected claim ran.
-_COLLECTED = pytest.StashKey[dict[str, dict]]()
-_SELECTED = pytest.StashKey[list[str]]()
+    return path
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]):
-    config.stash[_COLLECTED] = _claim_metas(items)
-    result = yield  # deselection (-k, -m, --deselect) and the other plugins' ordering
-    config.stash[_SELECTED] = [i.nodeid for i in items if i.nodeid in config.stash[_COLLECTED]]
-    return result
-
-
-def _claim_metas(items: list[pytest.Item]) -> dict[str, dict]:
-    """Check every claim's test; attach each claim's fields to its test; node id -> fields."""
+    """Check every claim's test and attach its claim's fields to it; note which claims were
+    collected and, after deselection, which were selected."""
     metas: dict[str, dict] = {}
     seen: dict[str, str] = {}
     for item in items:
@@ -321,46 +307,20 @@ def _claim_metas(items: list[pytest.Item]) -> dict[str, dict]:
                 "spec, not with xfail (its verdict is decided over float orders)"
             )
         item.extra_keyword_matches.add(spec.id)  # `pytest -k cal-02c` selects the claim
-        meta = {name: getattr(spec, name) for name in _FIELDS}
-        meta["expected"] = not spec.finding
+        meta = {name: getattr(spec, name) for name in _FIELDS} | {"expected": not spec.finding}
         item.user_properties.append((META_PROPERTY, json.dumps(meta)))
         metas[item.nodeid] = meta
-    return metas
-
-
-@pytest.fixture(scope="session")
-def sweep_seeds(request: pytest.FixtureRequest) -> tuple[int, ...]:
-    """The seeds of --seeds; a test using it is skipped when no sweep was asked for."""
-    seeds = request.config.getoption("--seeds")
-    if seeds is None:
-        pytest.skip("no robustness sweep asked for (pass --seeds, e.g. --seeds 0-9)")
-    return seeds
-
-
-def _budget(config: pytest.Config) -> float:
-    """pytest-timeout's budget for one test, in seconds (its option, else PYTEST_TIMEOUT,
-    else its ini setting); 0 when it is off or the plugin is not loaded."""
-    if not config.pluginmanager.has_plugin("timeout"):
-        return 0.0
-    value = config.getoption("timeout", None)
-    if value is None:
-        value = os.environ.get("PYTEST_TIMEOUT") or config.getini("timeout")
-    try:
-        return max(float(value or 0), 0.0)
-    except ValueError:
-        return 0.0
-
-
-_CRASHED = "claims_crashed"  # in a worker's workerinput: tests whose worker died running them
+    config.stash[_COLLECTED] = metas
+    result = yield  # deselection (-k, -m, --deselect) and the other plugins' ordering
+    config.stash[_SELECTED] = [i.nodeid for i in items if i.nodeid in metas]
+    return result
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """On a replacement xdist worker: a test whose worker died running it (a crash, or
-    pytest-timeout's `thread` method ending it past its budget) is not run again. xdist hands
-    the dead worker's file out again, that test included; run again, it could end every
-    replacement worker up to xdist's restart limit, and the tests after it in its file would
-    never run. Its failure is the crash's report (its claim an ERROR), given once."""
+    """On a replacement xdist worker, a test whose worker died running it (a crash, or
+    pytest-timeout's `thread` method) is not run again: it could end every replacement
+    worker, and the tests after it in its file would never run."""
     config = item.config
     if _is_worker(config) and item.nodeid in config.workerinput.get(_CRASHED, ()):
         pytest.skip("not run again: its worker died running it (reported as failed)")
@@ -368,15 +328,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    """A claim's test whose teardown fails after its claim was judged: the claim is an error
-    (its record, written when it was judged, would otherwise stand)."""
+    """A claim's test whose teardown fails after its claim was judged: the claim is an error."""
     report = yield
     recorded = [value for name, value in report.user_properties if name == PROPERTY]
-    if not recorded or call.when != "teardown" or call.excinfo is None:
-        return report
-    record = json.loads(recorded[-1])
-    why = f"its teardown raised {_short(report)} after the claim was judged ({record['verdict']})"
-    report.user_properties.append((PROPERTY, json.dumps(_error_record(record, why).to_json())))
+    if recorded and call.when == "teardown" and call.excinfo is not None:
+        record = json.loads(recorded[-1])
+        why = (
+            f"its teardown raised {_short(report)} after the claim was judged ({record['verdict']})"
+        )
+        report.user_properties.append((PROPERTY, json.dumps(_error_record(record, why).to_json())))
     return report
 
 
@@ -391,8 +351,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def _preload(config: pytest.Config) -> None:
-    """Import what the report needs (JAX, the experiments, matplotlib: seconds) while the
-    workers run, not after them."""
+    """Import what the report needs (the experiments, matplotlib) while the workers run."""
     try:
         from . import audit  # noqa: F401
 
@@ -408,27 +367,23 @@ class AuditCollector:
         self.config = config
         self.started = time.time()
         self.records: dict[str, ClaimRecord] = {}
-        self.expected: dict[str, bool] = {}
+        self.expected: dict[str, bool] = {}  # claim id -> not a recorded finding
         self.cache_events: list[dict] = []
-        # what the processes that ran tests said of their numerical stack (`environment_of`)
-        self.environment: dict = NO_ENVIRONMENT
-        # node id -> meta: from the claims' own reports, and from what workers collected
-        self.claims: dict[str, dict] = {}
+        self.environment: dict = NO_ENVIRONMENT  # what the test processes said of their stack
+        self.claims: dict[str, dict] = {}  # node id -> a claim's fields
         self.selected: set[str] | None = None  # None: no process said what it collected
-        self.failed_unclaimed: dict[str, str] = {}  # failures reported without a claim's meta
-        self.partial: list[str] = []
-        self.missing: dict[str, str] = {}  # claim id -> why it has no verdict
-        self.registry_error: str | None = None
-        self.foreign_config: str | None = None
+        self.failed_unclaimed: dict[str, str] = {}  # failures reported without a claim's fields
         self.uncollected: list[str] = []  # test files that failed to import, say
-        self.cannot_tell: list[str] = []  # what left tests out where no hook lists the claims
+        self.crashed: list[str] = []  # tests whose xdist worker died running them
+        self.rerun: str | None = None  # --lf or --sw, when it ran only some tests
+        self.missing: dict[str, str] = {}  # claim id -> why it has no verdict
+        self.partial: list[str] = []
         self.lost: list[str] = []
-        self.written: list[Path] = []
-        self.write_error: str | None = None
+        self.cannot_tell: list[str] = []  # what left tests out where no hook lists the claims
+        self.registry_error = self.foreign_config = self.write_error = None
         self.robustness: dict | None = None
         self.robustness_error: str | None = None
-        self.rerun: str | None = None  # --lf or --sw, when it ran only some tests
-        self.crashed: list[str] = []  # tests whose xdist worker died running them
+        self.written: list[Path] = []
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.rerun = _rerun_of_failures(self.config)
@@ -437,19 +392,15 @@ class AuditCollector:
         if distributed and reporting:
             threading.Thread(target=_preload, args=(self.config,), daemon=True).start()
 
-    @pytest.hookimpl(optionalhook=True)  # xdist's hook, on the controller
+    @pytest.hookimpl(optionalhook=True)  # xdist's hooks, on the controller
     def pytest_configure_node(self, node) -> None:
-        """A replacement worker learns which tests are not to be run again
-        (`pytest_runtest_setup`)."""
         node.workerinput[_CRASHED] = list(self.crashed)
 
-    @pytest.hookimpl(optionalhook=True)  # xdist's hook, on the controller
+    @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched) -> None:
-        """A worker died running `crashitem`: xdist reports it failed, then hands its file out
-        again; the replacement workers skip it (`pytest_runtest_setup`)."""
         self.crashed.append(crashitem)
 
-    @pytest.hookimpl(optionalhook=True)  # xdist's hook: the plugin also runs without xdist
+    @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
         output = getattr(node, "workeroutput", None)  # absent when the worker crashed
         if output is None:
@@ -463,8 +414,7 @@ class AuditCollector:
             self.selected = (self.selected or set()) | set(json.loads(output["claims_selected"]))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        """A file that cannot be collected (under --continue-on-collection-errors): whatever
-        claims it holds are unknown. xdist passes its workers' failed reports on."""
+        """A file that cannot be collected: whatever claims it holds are unknown."""
         if report.failed:
             self.uncollected.append(report.nodeid or str(report.fspath))
 
@@ -484,22 +434,17 @@ class AuditCollector:
             reason = "the test recorded nothing" if report.passed else _short(report)
             self.records.setdefault(meta["id"], _error_record(meta, reason))
 
-    def _record_crashes(self) -> None:
-        """A claim whose test failed without reporting its meta (its worker crashed): ERROR."""
-        for nodeid, reason in self.failed_unclaimed.items():
-            meta = self.claims.get(nodeid)
-            if meta is not None and meta["id"] not in self.records:
-                meta = dict(meta)
-                self.expected[meta["id"]] = meta.pop("expected")
-                self.records[meta["id"]] = _error_record(meta, reason)
-
     def _registered_claims(self) -> dict[str, str]:
-        """Every claim the documents make (`pytest_claims_audit_claims`), id -> document;
-        a failure to list them is kept as a reason the run is not complete."""
+        """Every claim the documents make (`pytest_claims_audit_claims`), id -> document; a
+        failure to list them is kept as a reason the run is not complete."""
         try:
             lists = self.config.hook.pytest_claims_audit_claims(config=self.config)
-            registries = [specs for listed in lists for specs in listed]  # each hook's list
-            return {spec.id: spec.document for specs in registries for spec in specs.values()}
+            return {
+                spec.id: spec.document
+                for listed in lists
+                for specs in listed
+                for spec in specs.values()
+            }
         except Exception as error:
             self.registry_error = f"{type(error).__name__}: {error}"
             return {}
@@ -507,20 +452,19 @@ class AuditCollector:
     def _missing(self) -> dict[str, str]:
         """Claim id -> why it has no verdict: every registered or collected claim without one."""
         collected = {meta["id"] for meta in self.claims.values()}
-        if self.selected is None:  # no process said what it selected: all it reported
-            selected = collected
-        else:
+        selected = collected
+        if self.selected is not None:
             selected = {self.claims[nodeid]["id"] for nodeid in self.selected}
         missing = {}
         for claim_id in {**self._registered_claims(), **dict.fromkeys(collected)}:
-            if claim_id in self.records:
-                continue
-            if claim_id not in collected:
-                missing[claim_id] = NOT_COLLECTED
-            elif claim_id not in selected:
-                missing[claim_id] = DESELECTED
-            else:
-                missing[claim_id] = NOT_RUN
+            if claim_id not in self.records:
+                missing[claim_id] = (
+                    NOT_COLLECTED
+                    if claim_id not in collected
+                    else DESELECTED
+                    if claim_id not in selected
+                    else NOT_RUN
+                )
         return dict(sorted(missing.items()))
 
     def _partial_reasons(self, session: pytest.Session) -> list[str]:
@@ -578,45 +522,51 @@ class AuditCollector:
             return []
         return [i for i, why in self.missing.items() if why in (NOT_COLLECTED, NOT_RUN)]
 
+    def _fail(self, session: pytest.Session) -> None:
+        if session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if _COLLECTED in self.config.stash:  # without xdist, this process collected the tests
-            self.claims = {**self.config.stash[_COLLECTED], **self.claims}
-            self.selected = set(self.config.stash.get(_SELECTED, []))
-        self._record_crashes()
+        config = self.config
+        if _COLLECTED in config.stash:  # without xdist, this process collected the tests
+            self.claims = {**config.stash[_COLLECTED], **self.claims}
+            self.selected = set(config.stash.get(_SELECTED, []))
+        for nodeid, reason in self.failed_unclaimed.items():  # a crashed worker's claims
+            meta = self.claims.get(nodeid)
+            if meta is not None and meta["id"] not in self.records:
+                meta = dict(meta)
+                self.expected[meta["id"]] = meta.pop("expected")
+                self.records[meta["id"]] = _error_record(meta, reason)
         if not self.records:
             return
         self.cache_events.extend(cache.EVENTS)  # this process's own (all of them without xdist)
-        self.environment = merged_environments(self.environment, environment_of(self.config))
-        # pytest counts any exception in a strict-xfail test as the expected failure, so a known
-        # finding whose experiment crashed would pass: a claim in error fails the run.
-        if session.exitstatus == 0 and any(r.verdict == "error" for r in self.records.values()):
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self.environment = merged_environments(self.environment, environment_of(config))
+        # pytest counts any exception in a strict-xfail test as the expected failure, so a
+        # known finding whose experiment crashed would pass: a claim in error fails the run.
+        if any(r.verdict == "error" for r in self.records.values()):
+            self._fail(session)
         self.missing = self._missing()
-        if not self.config.pluginmanager.hook.pytest_claims_audit_claims.get_hookimpls():
-            self.cannot_tell = _options_leaving_tests_out(self.config)
-        self.foreign_config = _foreign_config(self.config)
+        if not config.pluginmanager.hook.pytest_claims_audit_claims.get_hookimpls():
+            self.cannot_tell = _options_leaving_tests_out(config)
+        self.foreign_config = _foreign_config(config)
         self.partial = self._partial_reasons(session)
         self.lost = self._lost_claims()
-        failed = self.lost or self.registry_error or self.cannot_tell or self.foreign_config
-        if failed and session.exitstatus == 0:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        seeds = self.config.getoption("--seeds")
-        no_report = self.config.getoption("--no-report")
+        if self.lost or self.registry_error or self.cannot_tell or self.foreign_config:
+            self._fail(session)
+        seeds, no_report = config.getoption("--seeds"), config.getoption("--no-report")
         if no_report and seeds is None:
             return
         try:
             from . import audit  # imported late: it pulls in matplotlib
 
-            documents = self.config.hook.pytest_claims_audit_documents(config=self.config)
+            documents = config.hook.pytest_claims_audit_documents(config=config)
         except Exception as error:  # e.g. MPLBACKEND naming no backend
             self.write_error = (
                 f"cannot load the report's code or documents ({type(error).__name__}: {error})"
             )
             if seeds is not None:
                 self.robustness_error = self.write_error
-            if session.exitstatus == 0:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
-            return
+            return self._fail(session)
         records = list(self.records.values())
         if self.partial:  # not the audit's claims, or cut short: nothing more is computed
             if seeds is not None:
@@ -625,8 +575,8 @@ class AuditCollector:
             try:
                 names = [d.name for d in audit.audited(records, documents)]
                 self.robustness = audit.robustness(
-                    lambda: self.config.hook.pytest_claims_audit_robustness(
-                        config=self.config, documents=names, sweep=seeds
+                    lambda: config.hook.pytest_claims_audit_robustness(
+                        config=config, documents=names, sweep=seeds
                     )
                 )
             except audit.ReportError as error:
@@ -639,13 +589,13 @@ class AuditCollector:
                         "claim_audit.seed_section(...) (the hook is declared in "
                         "claim_audit.report.hooks), or run without --seeds"
                     )
-            if self.robustness_error and session.exitstatus == 0:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            if self.robustness_error:
+                self._fail(session)
         if no_report:
             return
-        report_dir = self.config.stash[_REPORT_DIR]
+        report_dir = config.stash[_REPORT_DIR]
         try:
-            project = audited_project(self.config)
+            project = audited_project(config)
             target = report_dir / PARTIAL_FOLDER if self.partial else report_dir
             if self.partial and target.is_symlink():
                 raise audit.ReportError(
@@ -668,81 +618,59 @@ class AuditCollector:
             )
         except (audit.ReportError, ProjectError, OSError) as error:
             self.write_error = str(error)
-            if session.exitstatus == 0:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            self._fail(session)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if not self.records:
             return
-        lines = table.render(
-            list(self.records.values()),
-            self.expected,
-            width=getattr(getattr(terminalreporter, "_tw", None), "fullwidth", 80),
-            verbosity=self.config.option.verbose,
-        )
-        for line in lines:
-            terminalreporter.write_line(line)
+        write = terminalreporter.write_line
+        width = getattr(getattr(terminalreporter, "_tw", None), "fullwidth", 80)
+        records = list(self.records.values())
+        for line in table.render(
+            records, self.expected, width=width, verbosity=self.config.option.verbose
+        ):
+            write(line)
         errors: dict[str, list[str]] = {}  # why a claim could not be checked -> its ids
-        for record in self.records.values():
+        for record in records:
             if record.verdict == "error":
                 errors.setdefault(record.details.get("error", ""), []).append(record.id)
         for error, ids in errors.items():
             who = ", ".join(ids) if len(ids) <= 3 else f"{ids[0]} and {len(ids) - 1} more claims"
-            terminalreporter.write_line(f"ERROR in {who}: {error}", red=True)
-        if self.robustness is not None:
-            for line in table.render_robustness(self.robustness):
-                terminalreporter.write_line(line)
+            write(f"ERROR in {who}: {error}", red=True)
+        for line in table.render_robustness(self.robustness) if self.robustness is not None else ():
+            write(line)
         if self.robustness_error:
-            terminalreporter.write_line(
-                f"robustness not computed: {self.robustness_error}", red=True
-            )
+            write(f"robustness not computed: {self.robustness_error}", red=True)
         if self.partial:
-            terminalreporter.write_line(
-                f"partial run ({'; '.join(self.partial)}): not the complete audit", yellow=True
-            )
+            write(f"partial run ({'; '.join(self.partial)}): not the complete audit", yellow=True)
         for path in self.written:
-            terminalreporter.write_line(f"wrote {path}")
-        if self.partial and self.written:
-            report_dir = self.config.stash[_REPORT_DIR]
-            if (report_dir / "audit.json").is_file():
-                terminalreporter.write_line(f"the complete audit in {report_dir} is left as it was")
-            else:
-                terminalreporter.write_line(
-                    f"no complete audit in {report_dir} yet: run the whole suite"
-                )
+            write(f"wrote {path}")
+        report_dir = self.config.stash[_REPORT_DIR]
+        if self.partial and self.written and (report_dir / "audit.json").is_file():
+            write(f"the complete audit in {report_dir} is left as it was")
+        elif self.partial and self.written:
+            write(f"no complete audit in {report_dir} yet: run the whole suite")
         findings = [i for i, r in self.records.items() if r.verdict == "refuted" and not self.expected.get(i, True)]  # fmt: skip
         if self.config.option.runxfail and findings:
-            terminalreporter.write_line(
+            write(
                 f"--runxfail: the known findings {_some(findings)} count as failed tests, so "
                 "the run fails; their verdicts are as recorded",
                 yellow=True,
             )
         if self.lost:
-            terminalreporter.write_line(
+            write(
                 f"the audit lost {len(self.lost)} of the documents' claims without a -k, -m or "
                 f"path asking for it ({_some(self.lost)}): the run fails",
                 red=True,
             )
         if self.registry_error:
-            terminalreporter.write_line(
+            write(
                 f"the hook pytest_claims_audit_claims failed ({self.registry_error}), so no "
                 "run can be told complete: the run fails",
                 red=True,
             )
         if self.write_error:
-            terminalreporter.write_line(f"report not written: {self.write_error}", red=True)
-
-
-# Where a partial run's report goes, inside --report-dir: the complete audit stays in place.
-PARTIAL_FOLDER = "partial"
-
-# Why a claim has no verdict (audit.json's `missing`), and how the partial reasons say it.
-NOT_COLLECTED, DESELECTED, NOT_RUN = "not collected", "deselected", "not run"
-_MISSING_LABELS = {
-    DESELECTED: "deselected (-k, -m, --deselect)",
-    NOT_COLLECTED: "not collected (--ignore, a path or python_functions leaving their tests out, or a spec without a test)",
-    NOT_RUN: "selected but not run",
-}
+            write(f"report not written: {self.write_error}", red=True)
 
 
 def _some(ids: list[str], shown: int = 5) -> str:
@@ -752,8 +680,9 @@ def _some(ids: list[str], shown: int = 5) -> str:
 
 
 def _error_record(meta: dict, reason: str) -> ClaimRecord:
+    fields = {name: meta[name] for name in _FIELDS}
     return ClaimRecord(
-        **{name: meta[name] for name in _FIELDS},
+        **fields,
         published="-",
         measured="-",
         tolerance="-",
@@ -763,10 +692,9 @@ def _error_record(meta: dict, reason: str) -> ClaimRecord:
 
 
 def _foreign_config(config: pytest.Config) -> str | None:
-    """Why pytest's rootdir may not be the audited project (`-c /dev/null` makes it the test
-    folder): the configuration file it was told to read lies outside it, so the report's git
-    and lock provenance would be another folder's. None when its configuration file is in it,
-    or when the project has none (pytest's rootdir is then the folder it was started in)."""
+    """Why pytest's rootdir may not be the audited project: the configuration file it read
+    (-c, --rootdir) lies outside it, so the report's git and lock provenance would be
+    another folder's."""
     if config.inipath is None or config.inipath.parent == config.rootpath:
         return None
     return (
@@ -778,9 +706,7 @@ def _foreign_config(config: pytest.Config) -> str | None:
 
 def _named_subset(config: pytest.Config) -> list[str]:
     """The command-line paths that name only part of the suite: a test, a file, or a folder
-    that does not hold every testpath. A folder outside every testpath (another folder of
-    tests named beside the suite's, e.g. a project's own harness tests) cuts nothing from
-    the suite. Empty when the suite's folders were run whole."""
+    that does not hold every testpath (a folder outside every testpath cuts nothing)."""
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         return []  # no paths given: the testpaths, or the current folder
     testpaths = [(config.rootpath / p).resolve() for p in config.getini("testpaths")]
@@ -797,7 +723,7 @@ def _named_subset(config: pytest.Config) -> list[str]:
 
 def _options_leaving_tests_out(config: pytest.Config) -> list[str]:
     """The options given that leave test files or functions out of collection, unasked by
-    -k, -m or a path: only the documents' claim lists (the hook) tell what they removed."""
+    -k, -m or a path."""
     given = [f"--{name.replace('_', '-')}" for name in ("ignore", "ignore_glob") if config.getoption(name)]  # fmt: skip
     collects = ("python_files", "python_classes", "python_functions")
     overrides = config.getoption("override_ini") or []
@@ -805,9 +731,7 @@ def _options_leaving_tests_out(config: pytest.Config) -> list[str]:
 
 
 def _rerun_of_failures(config: pytest.Config) -> str | None:
-    """The option of pytest's cache that runs only the tests that failed last time, when it
-    has failures to run: `--lf` (its files alone are collected) or `--sw` (from the last
-    failure on); None otherwise."""
+    """`--lf` or `--sw` when pytest's cache has failures for it to rerun, else None."""
     cached = getattr(config, "cache", None)  # None under -p no:cacheprovider
     if cached is None:
         return None
