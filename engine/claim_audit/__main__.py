@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from .engine.stability import CHANGES_LEVEL, crossing, expected_changes
+from .engine.verdict import CHANGES_LEVEL, crossing, expected_changes
 from .render.documents import SCHEMA_VERSION
 from .report.diff import compare, cut, printable, render
 from .starter import write_starter
