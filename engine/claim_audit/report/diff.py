@@ -22,6 +22,7 @@ DEFINITION = ("published", "tolerance", "expected_to_hold", "statement", "docume
 FOLD = 2.0  # a draw that moved this many times over, beyond both runs' orders, moved
 VOLATILE_METADATA = ("created_unix", "wall_s", "cache")  # differs between any two runs
 SHOWN_CHARS = 200  # a value longer than this is printed cut
+ABSENT = "(absent)"
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ def tolerances(text: Any) -> list[float] | None:
         values = [float(part) for part in text.strip()[1:].split(",")]
     except ValueError:
         return None
-    return values if all(math.isfinite(v) and v >= 0 for v in values) else None
+    return values if _finite(*values) and min(values) >= 0 else None
 
 
 def draw_gap(sd: float, n_orders: int) -> float:
@@ -97,8 +98,14 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def _finite(values: Any) -> bool:
+def _finite(*values: Any) -> bool:
     return all(_is_number(v) and math.isfinite(v) for v in values)
+
+
+def _get(record: Any, key: str, kind: type | None = None) -> Any:
+    """`record[key]` (None when `record` is no dict); an empty `kind` when it is no `kind`."""
+    value = record.get(key) if isinstance(record, dict) else None
+    return value if kind is None or isinstance(value, kind) else kind()
 
 
 def _leaves(value: Any, name: str, index: int | None = None):
@@ -113,9 +120,19 @@ def _leaves(value: Any, name: str, index: int | None = None):
         yield name, index, float(value) if _is_number(value) else value
 
 
+def _shape(value: Any) -> str:
+    """A figure's words: its structure and text with its numbers blanked, as JSON."""
+    blank = {"parse_int": _nothing, "parse_float": _nothing, "parse_constant": _nothing}
+    return json.dumps(json.loads(json.dumps(value), **blank))
+
+
+def _nothing(_: str) -> None:
+    return None
+
+
 def _spread_gap(values: list) -> float | None:
     """The gap of two draws, the draws given; None when they are not all finite numbers."""
-    if not values or not _finite(values):
+    if not values or not _finite(*values):
         return None
     try:
         return draw_gap(statistics.stdev(values) if len(values) > 1 else 0.0, len(values))
@@ -125,10 +142,8 @@ def _spread_gap(values: list) -> float | None:
 
 def _rule_gap(figure: Any) -> float | None:
     """A published figure's tolerance: the gap of two draws plus its printing's half unit."""
-    if not isinstance(figure, dict):
-        return None
-    sd, n = figure.get("sd_over_orders"), figure.get("orders")
-    if not (_finite([sd]) and sd >= 0 and _is_number(n) and n >= 1):
+    sd, n = _get(figure, "sd_over_orders"), _get(figure, "orders")
+    if not (_finite(sd) and sd >= 0 and _is_number(n) and n >= 1):
         return None
     try:
         return draw_gap(sd, int(n)) + half_unit(figure.get("published"))
@@ -138,28 +153,9 @@ def _rule_gap(figure: Any) -> float | None:
 
 def _span(value: Any) -> tuple[float, float] | None:
     """A recorded range [low, high] of finite numbers, else None."""
-    if isinstance(value, list) and len(value) == 2 and _finite(value):
+    if isinstance(value, list) and len(value) == 2 and _finite(*value):
         return float(value[0]), float(value[1])
     return None
-
-
-def _shape(value: Any) -> str:
-    """A figure's words: its structure and text with its numbers blanked, as JSON."""
-
-    def blank(item: Any) -> Any:
-        if isinstance(item, list):
-            return [blank(v) for v in item]
-        if isinstance(item, dict):
-            return {k: blank(v) for k, v in item.items()}
-        return None if _is_number(item) else item
-
-    return json.dumps(blank(value))
-
-
-def _get(record: Any, key: str, kind: type | None = None) -> Any:
-    """`record[key]` (None when `record` is no dict); an empty `kind` when it is no `kind`."""
-    value = record.get(key) if isinstance(record, dict) else None
-    return value if kind is None or isinstance(value, kind) else kind()
 
 
 def figures(claim: dict) -> dict[str, Figure]:
@@ -189,10 +185,10 @@ def figures(claim: dict) -> dict[str, Figure]:
             add(name, value, at(index), span=span if index is None else None)
     for i, figure in enumerate(published):
         interval = _get(figure, "interval", list)
-        for name, _, value in _leaves(
+        for name, _, end in _leaves(
             interval if len(interval) == 2 else [], f"figures[{i}].interval"
         ):
-            add(name, value, at(i, len(published)), per_count=True)
+            add(name, end, at(i, len(published)), per_count=True)
         add(f"figures[{i}].orders", _get(figure, "orders"), 0.0, per_count=True)
     for i, effect in enumerate(_get(details, "effects", list)):
         if isinstance(name := _get(effect, "effect"), str):
@@ -204,21 +200,20 @@ def figures(claim: dict) -> dict[str, Figure]:
             order = list(orders)[j] if len(values) == len(orders) else f"#{j}"
             add(f"effects[{i}].values[{j}]", value, gap, order=order, span=span)
     measured = {o: e.get("measured") for o, e in orders.items() if isinstance(e, dict)}
-    columns: dict[tuple[str, str], list[Any]] = {}
+    columns: dict[tuple[str, str], list[Any]] = {}  # a number over the orders of one shape
     for value in measured.values():
         for name, _, leaf in _leaves(value, ""):
             columns.setdefault((_shape(value), name), []).append(leaf)
     for order, value in measured.items():
         whole, text = f"orders.{order}", value if isinstance(value, str) else json.dumps(value)
-        out[whole] = Figure(
-            whole, _shape(value), 0.0, orders[order].get("printed") or text, order=order
-        )
+        printed = orders[order].get("printed") or text
+        out[whole] = Figure(whole, _shape(value), 0.0, printed, order=order)
         for name, index, leaf in _leaves(value, ""):
-            column = [v for v in columns[_shape(value), name] if _finite([v])]
+            column = columns[_shape(value), name]
+            finite = [v for v in column if _finite(v)]
             tolerance = at(index, len(value) if isinstance(value, list) else None)
-            if tolerance is None:
-                tolerance = _spread_gap(columns[_shape(value), name])
-            span = (min(column), max(column)) if column else None
+            tolerance = _spread_gap(column) if tolerance is None else tolerance
+            span = (min(finite), max(finite)) if finite else None
             add(f"{whole}.measured{name}", leaf, tolerance, within=whole, order=order, span=span)
     return out
 
@@ -240,14 +235,12 @@ def several_fold(old: Figure, new: Figure) -> float | None:
     """How many times over a draw moved (inf: it changed sign), when that is `FOLD` or more
     and outside the range of either run's orders; else None."""
     a, b = old.value, new.value
-    if isinstance(a, str) or isinstance(b, str) or old.span == new.span is None or a == b:
+    if not _finite(a, b) or old.span == new.span is None or not (a and b):
         return None
     (low_a, high_a), (low_b, high_b) = old.span or (a, a), new.span or (b, b)
-    if not _finite([a, b]) or (low_b <= high_a and low_a <= high_b):  # the ranges meet
+    if low_b <= high_a and low_a <= high_b:  # the ranges meet
         return None
-    if a * b <= 0:
-        return math.inf if a and b else None
-    fold = max(abs(a), abs(b)) / min(abs(a), abs(b))
+    fold = math.inf if (a > 0) != (b > 0) else max(abs(a), abs(b)) / min(abs(a), abs(b))
     return fold if fold >= FOLD else None
 
 
@@ -259,27 +252,21 @@ def _flatten(value: Any, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], An
 
 
 def _metadata_changes(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
+    """(dotted key, old, new) for each metadata leaf that differs, run noise aside."""
     a, b = (
         _flatten({k: v for k, v in m.items() if k not in VOLATILE_METADATA}) for m in (old, new)
     )
-    missing = "(absent)"
     return [
-        (
-            ".".join(k if k and "." not in k else json.dumps(k) for k in key),
-            a.get(key, missing),
-            b.get(key, missing),
-        )
+        (".".join(k if k and "." not in k else json.dumps(k) for k in key), *values)
         for key in sorted(set(a) | set(b))
-        if a.get(key, missing) != b.get(key, missing)
+        if (values := (a.get(key, ABSENT), b.get(key, ABSENT)))[0] != values[1]
     ]
 
 
 def _compare_figures(claim_id: str, old: dict, new: dict, diff: AuditDiff) -> None:
     """Figures of both records (per-order ones for the orders both computed; words that
     changed are compared whole, not their numbers)."""
-    old_orders, new_orders = (
-        list(_get(_get(c, "details", dict), "orders", dict)) for c in (old, new)
-    )
+    old_orders, new_orders = (list(_get(_get(c, "details"), "orders", dict)) for c in (old, new))
     both = bool(old_orders and new_orders)  # an old record without orders: all are new
     if both and len(old_orders) != len(new_orders):
         diff.orders.append((claim_id, len(old_orders), len(new_orders)))
@@ -291,45 +278,45 @@ def _compare_figures(claim_id: str, old: dict, new: dict, diff: AuditDiff) -> No
 
     before = {name: f for name, f in figures(old).items() if kept(f)}
     after = {name: f for name, f in figures(new).items() if kept(f)}
-    whole = {
+    whole = {  # words changed, appeared or disappeared: their numbers are not compared
         name
         for name, f in (*before.items(), *after.items())
         if f.text is not None
-        and (name not in before or name not in after or before[name].value != after[name].value)
+        and getattr(before.get(name), "value", None) != getattr(after.get(name), "value", None)
     }
     for name in sorted(set(before) | set(after)):
         a, b = before.get(name), after.get(name)
-        if (a or b).within in whole:  # type: ignore[union-attr]
+        if a is None or b is None:
+            if (a or b).within not in whole:  # type: ignore[union-attr]
+                listed = diff.lost if b is None else diff.figures_only_in_one
+                listed.append((claim_id, name, "disappeared" if b is None else "new"))
+        elif a.within in whole or a.value == b.value:
             continue
-        if b is None or a is None:
-            listed = diff.lost if b is None else diff.figures_only_in_one
-            listed.append((claim_id, name, "disappeared" if b is None else "new"))
         elif isinstance(a.value, str) or isinstance(b.value, str):
-            if a.value != b.value:
-                diff.moved.append(Moved(claim_id, name, a.text or a.value, b.text or b.value, None))
+            diff.moved.append(Moved(claim_id, name, a.text or a.value, b.text or b.value, None))
         elif not math.isfinite(b.value):
             if math.isfinite(a.value):
                 diff.lost.append((claim_id, name, f"{a.value:.6g} -> {b.value}"))
-        elif a.value != b.value:
+        else:
             tolerance = a.tolerance if a.tolerance is not None else b.tolerance
             tolerance = tolerance if math.isfinite(a.value) else None
             fold = several_fold(a, b)
-            beyond = tolerance is not None and abs(b.value - a.value) > tolerance
-            if beyond or fold is not None:
-                diff.moved.append(
-                    Moved(claim_id, name, a.value, b.value, tolerance, fold if not beyond else None)
-                )
+            if tolerance is not None and abs(b.value - a.value) > tolerance:
+                diff.moved.append(Moved(claim_id, name, a.value, b.value, tolerance))
+            elif fold is not None:
+                diff.moved.append(Moved(claim_id, name, a.value, b.value, tolerance, fold))
             elif tolerance is None:
                 diff.changed_untoleranced.append(Moved(claim_id, name, a.value, b.value, None))
 
 
 def compare(old: dict, new: dict) -> AuditDiff:
     """What changed from `old` to `new` (two audits as claim_audit.__main__.load reads them)."""
-    diff = AuditDiff()
-    old_claims = {c["id"]: c for c in old["claims"]}
-    new_claims = {c["id"]: c for c in new["claims"]}
-    diff.only_old = [c for i, c in old_claims.items() if i not in new_claims]
-    diff.only_new = [c for i, c in new_claims.items() if i not in old_claims]
+    old_claims, new_claims = ({c["id"]: c for c in audit["claims"]} for audit in (old, new))
+    diff = AuditDiff(
+        only_old=[c for i, c in old_claims.items() if i not in new_claims],
+        only_new=[c for i, c in new_claims.items() if i not in old_claims],
+        metadata=_metadata_changes(old.get("metadata", {}), new.get("metadata", {})),
+    )
     for claim_id, a in old_claims.items():
         if (b := new_claims.get(claim_id)) is None:
             continue
@@ -340,7 +327,6 @@ def compare(old: dict, new: dict) -> AuditDiff:
             if defined_a.get(key) != defined_b.get(key):
                 diff.definitions.append((claim_id, key, defined_a.get(key), defined_b.get(key)))
         _compare_figures(claim_id, a, b, diff)
-    diff.metadata = _metadata_changes(old.get("metadata", {}), new.get("metadata", {}))
     return diff
 
 
@@ -352,9 +338,9 @@ def printable(text: str) -> str:
 
 def cut(text: str) -> str:
     """`text`, cut to `SHOWN_CHARS` with its length said."""
-    return (
-        text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)"
-    )
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)"
 
 
 def _value(value: Any, key: str = "") -> str:
@@ -380,39 +366,46 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
     lines = [f"old: {old_name}", f"new: {new_name}", ""]
 
     def section(title: str, rows: list[str], otherwise: str | None = None) -> None:
-        lines.extend([f"{title} ({len(rows)}):", *(f"  {row}" for row in rows)] if rows else [])
-        lines.extend([otherwise] if otherwise and not rows else [])
+        if rows:
+            lines.extend([f"{title} ({len(rows)}):", *(f"  {row}" for row in rows)])
+        elif otherwise:
+            lines.append(otherwise)
 
     def where(c: dict) -> str:
         return f"[{c.get('document', '?')}] {c.get('section', '?')}"
 
-    verdicts = []
-    for a, b in diff.verdicts:
-        measured = f"measured {a.get('measured', '?')} -> {b.get('measured', '?')}"
-        defined = f"published {b.get('published', '?')}, tolerance {b.get('tolerance', '?')}"
-        verdicts.append(
-            f"{b['id']:<16} {a['verdict']} -> {b['verdict']}: {measured}, {defined} {where(b)}"
-        )
+    verdicts = [
+        f"{b['id']:<16} {a['verdict']} -> {b['verdict']}: measured {a.get('measured', '?')} -> "
+        f"{b.get('measured', '?')}, published {b.get('published', '?')}, tolerance "
+        f"{b.get('tolerance', '?')} {where(b)}"
+        for a, b in diff.verdicts
+    ]
     section("Verdicts changed", verdicts)
     for claims, side in ((diff.only_old, old_name), (diff.only_new, new_name)):
         section(
             f"Claims only in {side}",
             [f"{c['id']:<16} {c['verdict']:<10} {where(c)}" for c in claims],
         )
-    none = "Verdicts: none changed, no claim appeared or disappeared."
-    lost = [f"{c:<16} {n:<22} {w}" for c, n, w in diff.lost]
-    section("Figures lost: non-finite or disappeared", lost, None if diff.verdicts_moved else none)
+    none = (
+        None if diff.verdicts_moved else "Verdicts: none changed, no claim appeared or disappeared."
+    )
+    section(
+        "Figures lost: non-finite or disappeared",
+        [f"{c:<16} {n:<22} {w}" for c, n, w in diff.lost],
+        none,
+    )
     lines.append("")
+    moved = [_moved_line(m) for m in diff.moved]
     section(
         "Figures that moved beyond their tolerance",
-        [_moved_line(m) for m in diff.moved],
+        moved,
         "Figures: none moved beyond its tolerance.",
     )
     untoleranced = [_moved_line(m) for m in diff.changed_untoleranced]
     hidden = f"{len(untoleranced)} figures with no tolerance to judge by changed (-v lists them)."
     section(
         "Figures with no tolerance to judge by that changed",
-        untoleranced * verbose,
+        untoleranced if verbose else [],
         hidden if untoleranced else None,
     )
     only = [f"{c:<16} {n} (only in {new_name})" for c, n, _ in diff.figures_only_in_one]
@@ -424,13 +417,11 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
     for claim_id, a, b in diff.orders:
         by_change.setdefault((a, b), []).append(claim_id)
     metadata = [
-        f"orders per claim: {a} -> {b} ({len(ids)} claim{'s' * (len(ids) > 1)}: {', '.join(ids[:3])}{', ...' * (len(ids) > 3)})"
+        f"orders per claim: {a} -> {b} ({len(ids)} claim{'s' * (len(ids) > 1)}: "
+        f"{', '.join(ids[:3])}{', ...' * (len(ids) > 3)})"
         for (a, b), ids in by_change.items()
     ]
     metadata += [f"{cut(key)}: {_value(a, key)} -> {_value(b, key)}" for key, a, b in diff.metadata]
-    section(
-        "Metadata changed",
-        metadata,
-        "Metadata: unchanged (creation time, wall time and cache activity aside).",
-    )
+    unchanged = "Metadata: unchanged (creation time, wall time and cache activity aside)."
+    section("Metadata changed", metadata, unchanged)
     return [printable(line) for line in lines]
