@@ -122,16 +122,12 @@ def _leaves(value: Any, name: str, index: int | None = None):
 
 def _shape(value: Any) -> str:
     """A figure's words: its structure and text with its numbers blanked, as JSON."""
-    blank = {"parse_int": _nothing, "parse_float": _nothing, "parse_constant": _nothing}
+    blank = dict.fromkeys(("parse_int", "parse_float", "parse_constant"), {}.get)
     return json.dumps(json.loads(json.dumps(value), **blank))
 
 
-def _nothing(_: str) -> None:
-    return None
-
-
 def _spread_gap(values: list) -> float | None:
-    """The gap of two draws, the draws given; None when they are not all finite numbers."""
+    """The gap of two draws, the draws given; None unless they are all finite numbers."""
     if not values or not _finite(*values):
         return None
     try:
@@ -153,9 +149,8 @@ def _rule_gap(figure: Any) -> float | None:
 
 def _span(value: Any) -> tuple[float, float] | None:
     """A recorded range [low, high] of finite numbers, else None."""
-    if isinstance(value, list) and len(value) == 2 and _finite(*value):
-        return float(value[0]), float(value[1])
-    return None
+    ok = isinstance(value, list) and len(value) == 2 and _finite(*value)
+    return (float(value[0]), float(value[1])) if ok else None
 
 
 def figures(claim: dict) -> dict[str, Figure]:
@@ -278,19 +273,17 @@ def _compare_figures(claim_id: str, old: dict, new: dict, diff: AuditDiff) -> No
 
     before = {name: f for name, f in figures(old).items() if kept(f)}
     after = {name: f for name, f in figures(new).items() if kept(f)}
-    whole = {  # words changed, appeared or disappeared: their numbers are not compared
-        name
-        for name, f in (*before.items(), *after.items())
-        if f.text is not None
-        and getattr(before.get(name), "value", None) != getattr(after.get(name), "value", None)
-    }
-    for name in sorted(set(before) | set(after)):
+    whole: set[str] = set()  # words changed, appeared or disappeared: their numbers are not
+    for name in sorted(set(before) | set(after)):  # compared (sorted: words before numbers)
         a, b = before.get(name), after.get(name)
+        if (a or b).within in whole:  # type: ignore[union-attr]
+            continue
+        if (a or b).text is not None and (a is None or b is None or a.value != b.value):  # type: ignore[union-attr]
+            whole.add(name)
         if a is None or b is None:
-            if (a or b).within not in whole:  # type: ignore[union-attr]
-                listed = diff.lost if b is None else diff.figures_only_in_one
-                listed.append((claim_id, name, "disappeared" if b is None else "new"))
-        elif a.within in whole or a.value == b.value:
+            listed = diff.lost if b is None else diff.figures_only_in_one
+            listed.append((claim_id, name, "disappeared" if b is None else "new"))
+        elif a.value == b.value:
             continue
         elif isinstance(a.value, str) or isinstance(b.value, str):
             diff.moved.append(Moved(claim_id, name, a.text or a.value, b.text or b.value, None))
