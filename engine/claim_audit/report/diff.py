@@ -154,11 +154,9 @@ def _span(value: Any) -> tuple[float, float] | None:
 
 
 def figures(claim: dict) -> dict[str, Figure]:
-    """The figures a claim's verdict rests on, each with its tolerance: a hand-given one
-    ("± 0.36"); for a figure claim, the gap of two draws over its orders plus the published
-    figure's half unit (`measured_value(s)`, each order's figure, the prediction intervals'
-    ends and count); else the gap of two draws over the same number in the other orders (each
-    order's figure, whose words are compared exactly; a threshold claim's effects)."""
+    """The figures a claim's verdict rests on by name, each with its tolerance: a hand-given
+    one ("± 0.36"); for a figure claim's, the gap of two draws plus the published figure's half
+    unit; else the gap of two draws over the same number in the other orders."""
     details = _get(claim, "details", dict)
     published, orders = _get(details, "figures", list), _get(details, "orders", dict)
     gaps = tolerances(claim.get("tolerance")) or [_rule_gap(f) for f in published]
@@ -227,8 +225,8 @@ def definition(claim: dict) -> dict[str, Any]:
 
 
 def several_fold(old: Figure, new: Figure) -> float | None:
-    """How many times over a draw moved (inf: it changed sign), when that is `FOLD` or more
-    and outside the range of either run's orders; else None."""
+    """How many times over a draw moved (inf: it changed sign) if `FOLD` or more, beyond
+    both runs' orders; else None."""
     a, b = old.value, new.value
     if not _finite(a, b) or old.span == new.span is None or not (a and b):
         return None
@@ -259,8 +257,7 @@ def _metadata_changes(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
 
 
 def _compare_figures(claim_id: str, old: dict, new: dict, diff: AuditDiff) -> None:
-    """Figures of both records (per-order ones for the orders both computed; words that
-    changed are compared whole, not their numbers)."""
+    """Figures of both records (per-order ones for the orders both computed)."""
     old_orders, new_orders = (list(_get(_get(c, "details"), "orders", dict)) for c in (old, new))
     both = bool(old_orders and new_orders)  # an old record without orders: all are new
     if both and len(old_orders) != len(new_orders):
@@ -367,6 +364,9 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
     def where(c: dict) -> str:
         return f"[{c.get('document', '?')}] {c.get('section', '?')}"
 
+    def only(c: dict) -> str:
+        return f"{c['id']:<16} {c['verdict']:<10} {where(c)}"
+
     verdicts = [
         f"{b['id']:<16} {a['verdict']} -> {b['verdict']}: measured {a.get('measured', '?')} -> "
         f"{b.get('measured', '?')}, published {b.get('published', '?')}, tolerance "
@@ -375,25 +375,13 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
     ]
     section("Verdicts changed", verdicts)
     for claims, side in ((diff.only_old, old_name), (diff.only_new, new_name)):
-        section(
-            f"Claims only in {side}",
-            [f"{c['id']:<16} {c['verdict']:<10} {where(c)}" for c in claims],
-        )
-    none = (
-        None if diff.verdicts_moved else "Verdicts: none changed, no claim appeared or disappeared."
-    )
-    section(
-        "Figures lost: non-finite or disappeared",
-        [f"{c:<16} {n:<22} {w}" for c, n, w in diff.lost],
-        none,
-    )
+        section(f"Claims only in {side}", [only(c) for c in claims])
+    none = "Verdicts: none changed, no claim appeared or disappeared."
+    lost = [f"{c:<16} {n:<22} {w}" for c, n, w in diff.lost]
+    section("Figures lost: non-finite or disappeared", lost, None if diff.verdicts_moved else none)
     lines.append("")
-    moved = [_moved_line(m) for m in diff.moved]
-    section(
-        "Figures that moved beyond their tolerance",
-        moved,
-        "Figures: none moved beyond its tolerance.",
-    )
+    moved, none = [_moved_line(m) for m in diff.moved], "Figures: none moved beyond its tolerance."
+    section("Figures that moved beyond their tolerance", moved, none)
     untoleranced = [_moved_line(m) for m in diff.changed_untoleranced]
     hidden = f"{len(untoleranced)} figures with no tolerance to judge by changed (-v lists them)."
     section(
@@ -401,8 +389,8 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
         untoleranced if verbose else [],
         hidden if untoleranced else None,
     )
-    only = [f"{c:<16} {n} (only in {new_name})" for c, n, _ in diff.figures_only_in_one]
-    section("Figures recorded in one file only", only)
+    new_figures = [f"{c:<16} {n} (only in {new_name})" for c, n, _ in diff.figures_only_in_one]
+    section("Figures recorded in one file only", new_figures)
     title = "Published figures, tolerances, readings, regions, expectations, statements, documents or sections changed"
     section(title, [f"{c:<16} {k}: {_value(a)} -> {_value(b)}" for c, k, a, b in diff.definitions])
     lines.append("")
