@@ -25,7 +25,6 @@ from claim_audit.engine.claim import (
     FAITHFUL,
     ClaimRecord,
     Orders,
-    decide,
     judge_body,
     record_property,
 )
@@ -777,5 +776,5 @@ def test_rule_that_returns_no_judgement_is_named():
     'published'` (engine/claim_audit/engine/claim.py `decide`)."""
     claims = Claims("demo")
     claims("t-bool-rule", "Demo", "a claim", published="holds")(lambda: True)
-    with pytest.raises(TypeError, match=r"t-bool-rule: its judge returned bool True in order 'faithful', not a Judgement"):  # fmt: skip
-        decide(claims["t-bool-rule"], {FAITHFUL: True})
+    with pytest.raises(TypeError, match=r"t-bool-rule: its body returned bool True in order 'faithful'; with published 'holds' it returns a Judgement"):  # fmt: skip
+        judge_body(claims["t-bool-rule"], lambda: True, {})

@@ -1,11 +1,6 @@
-"""A claim as one object: `Claims` defines it on its test (a `ClaimSpec` the test closes
-over); the test runs its body once per valid float order (`Orders`) and `decide` takes the
-verdict (a `ClaimRecord`) over what it returned: figures (a number, `figure(...)`,
-`over_seeds(...)`), judged by prediction intervals (claim_audit.engine.prediction), or a
-`Judgement`, judged by the share of draws in which it holds (claim_audit.engine.share). The
-record travels in the test report's `user_properties` before the test passes or fails
-(`conclude`). docs/ADDING_A_DOCUMENT.md shows how to write claims, docs/VERDICTS.md the rules.
-"""
+"""A claim as one object: `Claims` defines it on its test, which runs its body once per
+valid float order (`Orders`); `decide` takes the verdict (a `ClaimRecord`) over what it
+returned. docs/ADDING_A_DOCUMENT.md shows how to write claims, docs/VERDICTS.md the rules."""
 
 from __future__ import annotations
 
@@ -41,12 +36,9 @@ from .verdict import (
 FAITHFUL = "faithful"
 PROPERTY = "claim_record"
 VERDICTS = ("holds", "refuted", "sensitive", "inconclusive", "error")
-ORIGINS = ("document", "suite")
-"""Who makes a claim: a document, or the suite (its own checks). Reports count them apart."""
+ORIGINS = ("document", "suite")  # who makes a claim: reports count them apart
 CLAIM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-LARGEST_FIGURE = 1e150
-"""The largest number judged over orders: their spread squares it (a float overflows past
-about 1e154). Larger ones are refused: measure them in a larger unit, or their log."""
+LARGEST_FIGURE = 1e150  # judged over orders, its spread squared still fits in a float
 
 R = TypeVar("R")
 S = TypeVar("S")
@@ -108,16 +100,7 @@ class Orders(Mapping[str, R], Generic[R]):
 
 @dataclass(frozen=True)
 class ClaimSpec:
-    """One claim, defined once: what the test, the table, audit.json and the sweeps read.
-
-    `published`: the figure(s) as printed, or a qualitative claim's short form (None where
-    the judge states it). `judge`: the body of its test. `reading`: how the document's
-    qualitative words become the rule. `finding`: a recorded refutation. `once`: judged on
-    the faithful order alone (a claim about the code or the recipe). `beside`: statistics
-    recorded next to the verdict, never judged. `origin`: one of `ORIGINS`. `gates=False`: a
-    benchmark of the machine (a timing), whose refutation never fails the run. `figure`: a
-    figure claim. `scale`: where a figure's orders are judged ("linear", "log", "logit").
-    """
+    """One claim, defined once (docs/ADDING_A_DOCUMENT.md describes each field)."""
 
     id: str
     document: str
@@ -285,21 +268,21 @@ def _as_float(value: Any, where: str) -> float:
         ) from None
 
 
-def _as_judgement(claim_id: str, published: Published, value: Any) -> Judgement | Measured:
-    """What a claim body returned, as the engine judges it."""
+def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measured:
+    """What a claim body returned in `order`, as the engine judges it: all figures, or all
+    Judgements, as its published text says."""
+    claim_id, published = spec.id, spec.published
     figures = is_figures(published)
     if figures == isinstance(value, Judgement):
         kind = "figures" if figures else "a Judgement (satisfied, within, a comparison's)"
         raise TypeError(
-            f"{claim_id}: its body returned {type(value).__name__} {value!r:.60}; with "
-            f"published {published!r} it returns {kind}"
+            f"{claim_id}: its body returned {type(value).__name__} {value!r:.60} in order "
+            f"{order!r}; with published {published!r} it returns {kind}"
         )
     if isinstance(value, Judgement | Measured):
         return value
     if isinstance(value, OverSeeds):
         return value.figures(published)
-    if published is None:
-        raise ValueError(f"{claim_id}: a figure claim needs its published figure (published=)")
     if isinstance(published, str) and mean_and_sd(published):
         raise ValueError(
             f"{claim_id}: published {published!r} is a mean and its sd over seeds; "
@@ -518,18 +501,6 @@ def decide(
     """The claim's verdict over its judgements in each distinct order (the faithful first);
     `copies`: orders left out as repeats; `extra`: details recorded beside it."""
     for name, judgement in judgements.items():
-        if not isinstance(judgement, Judgement | Measured):
-            raise TypeError(
-                f"{spec.id}: its judge returned {type(judgement).__name__} {judgement!r:.60} "
-                f"in order {name!r}, not a Judgement (build one with close_to or satisfied) nor figures"
-            )
-    kinds = {type(j) for j in judgements.values()}
-    if len(kinds) != 1:
-        raise TypeError(
-            f"{spec.id}: its judge returned a Judgement in some orders and a Measured in "
-            f"others ({sorted(k.__name__ for k in kinds)}); a claim is of one kind"
-        )
-    for name, judgement in judgements.items():
         _refuse_unjudgeable(spec.id, name, judgement)
     faithful = judgements[FAITHFUL]
     details: dict[str, Any] = {"reading": spec.reading} if spec.reading else {}
@@ -612,9 +583,7 @@ def judge_body(spec: ClaimSpec, body: Body, arguments: Mapping[str, Any]) -> Cla
         names = [name for name in names if name not in repeated]
     judgements = {
         name: _as_judgement(
-            spec.id,
-            spec.published,
-            body(**{k: v[name] if k in orders else v for k, v in arguments.items()}),
+            spec, name, body(**{k: v[name] if k in orders else v for k, v in arguments.items()})
         )
         for name in names
     }
@@ -670,7 +639,7 @@ class Claims(ClaimSpecs):
         `finding`, `once`, `beside`, `origin`, `gates`, `scale` (`ClaimSpec`)."""
 
         def decorate(body: Body) -> Body:
-            spec = self._define(id, section, statement, published, body, kw)
+            spec = self._define(id, section, statement, published, body, **kw)
             return spec.mark(_claim_test(body, lambda request: spec))
 
         return decorate
@@ -690,7 +659,7 @@ class Claims(ClaimSpecs):
         def unbound(**_: Any) -> Any:
             raise RuntimeError(f"{id}: a claims.case(...) outside claims.each(...)")
 
-        spec = self._define(id, section, statement, published, unbound, kw)
+        spec = self._define(id, section, statement, published, unbound, **kw)
         return pytest.param(*values, marks=spec.mark, id=id)
 
     def each(self, argnames: str | Sequence[str], cases: Sequence[Any]) -> Callable[[Body], Body]:
@@ -711,19 +680,9 @@ class Claims(ClaimSpecs):
 
         return decorate
 
-    def _define(
-        self,
-        id: str,
-        section: str,
-        statement: str,
-        published: Published,
-        body: Body,
-        kw: dict[str, Any],
-    ) -> ClaimSpec:
-        figure = is_figures(published)
-        spec = ClaimSpec(
-            id, self.document, section, statement, published, body, figure=figure, **kw
-        )
+    def _define(self, id: str, *fields: Any, **kw: Any) -> ClaimSpec:
+        """Register the claim `id`; `fields`: section, statement, published, judge."""
+        spec = ClaimSpec(id, self.document, *fields, figure=is_figures(fields[2]), **kw)
         self.add(spec)
         return spec
 

@@ -1,12 +1,6 @@
-"""pytest plugin: gathers the claims' records and writes the audit report.
-
-Workers (or the one process without xdist) attach each claim's record to its test report;
-the controller gathers them, prints the claims table and writes `report/`
-(claim_audit.report.audit). Only a complete run replaces the report: every claim the
-documents define (`pytest_claims_audit_claims`) has a verdict, none is in error and nothing
-cut the run short; any other run writes `report/partial/`, naming the claims missing and
-why. pytest-timeout fails a test past its budget (claim_audit.report.timeouts).
-"""
+"""pytest plugin: the test processes attach each claim's record to its test report; the
+controller gathers them, prints the claims table and writes `report/` when the run is
+complete (README.md says when), else `report/partial/`, naming what is missing."""
 
 from __future__ import annotations
 
@@ -158,9 +152,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 @pytest.hookimpl(tryfirst=True)  # before the project's conftests read the cache folder
 def pytest_configure(config: pytest.Config) -> None:
     cache.set_project_root(config.rootpath)
-    config.addinivalue_line(
-        "markers", "claim(spec): the test of one claim, set by claim_audit.Claims"
-    )
+    config.addinivalue_line("markers", "claim(spec): a claim's test, set by claim_audit.Claims")
     capture = config.pluginmanager.getplugin("capturemanager")
     if capture is not None:
         # Training progress reaches the terminal live, also from xdist workers (whose
@@ -440,10 +432,7 @@ class AuditCollector:
         try:
             lists = self.config.hook.pytest_claims_audit_claims(config=self.config)
             return {
-                spec.id: spec.document
-                for listed in lists
-                for specs in listed
-                for spec in specs.values()
+                s.id: s.document for listed in lists for specs in listed for s in specs.values()
             }
         except Exception as error:
             self.registry_error = f"{type(error).__name__}: {error}"
@@ -458,13 +447,8 @@ class AuditCollector:
         missing = {}
         for claim_id in {**self._registered_claims(), **dict.fromkeys(collected)}:
             if claim_id not in self.records:
-                missing[claim_id] = (
-                    NOT_COLLECTED
-                    if claim_id not in collected
-                    else DESELECTED
-                    if claim_id not in selected
-                    else NOT_RUN
-                )
+                why = NOT_RUN if claim_id in selected else DESELECTED
+                missing[claim_id] = why if claim_id in collected else NOT_COLLECTED
         return dict(sorted(missing.items()))
 
     def _partial_reasons(self, session: pytest.Session) -> list[str]:
@@ -657,20 +641,17 @@ class AuditCollector:
                 "the run fails; their verdicts are as recorded",
                 yellow=True,
             )
-        if self.lost:
-            write(
-                f"the audit lost {len(self.lost)} of the documents' claims without a -k, -m or "
-                f"path asking for it ({_some(self.lost)}): the run fails",
-                red=True,
-            )
-        if self.registry_error:
-            write(
-                f"the hook pytest_claims_audit_claims failed ({self.registry_error}), so no "
-                "run can be told complete: the run fails",
-                red=True,
-            )
-        if self.write_error:
-            write(f"report not written: {self.write_error}", red=True)
+        for problem in (
+            self.lost
+            and f"the audit lost {len(self.lost)} of the documents' claims without a -k, -m or "
+            f"path asking for it ({_some(self.lost)}): the run fails",
+            self.registry_error
+            and f"the hook pytest_claims_audit_claims failed ({self.registry_error}), so no "
+            "run can be told complete: the run fails",
+            self.write_error and f"report not written: {self.write_error}",
+        ):
+            if problem:
+                write(problem, red=True)
 
 
 def _some(ids: list[str], shown: int = 5) -> str:
@@ -680,15 +661,9 @@ def _some(ids: list[str], shown: int = 5) -> str:
 
 
 def _error_record(meta: dict, reason: str) -> ClaimRecord:
+    figures = dict.fromkeys(("published", "measured", "tolerance"), "-")
     fields = {name: meta[name] for name in _FIELDS}
-    return ClaimRecord(
-        **fields,
-        published="-",
-        measured="-",
-        tolerance="-",
-        verdict="error",
-        details={"error": reason},
-    )
+    return ClaimRecord(**fields, **figures, verdict="error", details={"error": reason})
 
 
 def _foreign_config(config: pytest.Config) -> str | None:
