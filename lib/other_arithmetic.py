@@ -102,29 +102,21 @@ def pooled(
 
 def over_backends(batched: Callable[[Sequence[T]], Sequence[U]], items: Sequence[T]) -> list[U]:
     """One result per item, by `batched`: all here on a CPU-only machine or over a mesh; on
-    one accelerator the first `split_at(n)` on the host's CPU beside the others on the chip,
-    so that the draws sample both backends' arithmetic, as `pooled` does. Without the CPU's
-    other vector width: for work whose child process would cost more than its draws add
-    (the calibration's twins, 18 nets a batch)."""
-    if computing_platform() == "cpu" or default_mesh() is not None:
+    one accelerator split between the host's CPU and the chip as `pooled` splits, batched on
+    both. Without the CPU's other vector width: for work whose child process would cost more
+    than its draws add (the calibration's twins, 18 nets a batch)."""
+    if _one_backend():
         return list(batched(items))
-    first = split_at(len(items))
-
-    def on_host() -> list[U]:
-        with placed(True):
-            return list(batched(items[:first]))
-
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="host-cpu") as pool:
-        pending = pool.submit(on_host)
-        rest = list(batched(items[first:]))
-        return [*pending.result(), *rest]
+    return pooled(batched, batched, items)
 
 
 def backends() -> list[str]:
     """Where `over_backends` computes, for the cache keys of what it computes."""
-    if computing_platform() == "cpu" or default_mesh() is not None:
-        return [computing_platform()]
-    return ["cpu", computing_platform()]
+    return [computing_platform()] if _one_backend() else arithmetics()
+
+
+def _one_backend() -> bool:
+    return computing_platform() == "cpu" or default_mesh() is not None
 
 
 def split_at(n_items: int) -> int:

@@ -270,8 +270,9 @@ def test_no_bootstrap_twins_follow_their_twins_split(monkeypatch):
 
 def test_calibration_twins_split_between_host_and_chip(monkeypatch):
     """`over_backends` (the calibration's twin batches): all batched here on a CPU-only
-    machine; on one accelerator the first half on the host's CPU, in a thread of its own,
-    beside the rest, in the items' order; the cache keys name both backends."""
+    machine; on one accelerator split as `pooled` splits (the first half here, on the host's
+    CPU, the rest beside it in a thread of its own), in the items' order; the cache keys name
+    both backends."""
     import threading
 
     from uncertainty_claims import other_arithmetic
@@ -287,6 +288,6 @@ def test_calibration_twins_split_between_host_and_chip(monkeypatch):
     _stand_in_accelerator(monkeypatch)
     got = other_arithmetic.over_backends(batched, [1, 2, 3, 4, 5])
     assert [item for item, _ in got] == [1, 2, 3, 4, 5]
-    assert all(name.startswith("host-cpu") for _, name in got[:2])
-    assert all(name == here for _, name in got[2:])
+    assert all(name == here for _, name in got[:2])
+    assert all(name.startswith("other-arithmetic") for _, name in got[2:])
     assert other_arithmetic.backends() == ["cpu", "tpu"]
