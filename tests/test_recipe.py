@@ -16,7 +16,7 @@ from flax import nnx
 
 from uncertainty_claims.calibration import training
 from uncertainty_claims.calibration.experiment import load_split
-from uncertainty_claims.calibration.models import build_model
+from uncertainty_claims.calibration.models import build_model, build_models
 from uncertainty_claims.calibration.training import (
     TrainConfig,
     batch_indices,
@@ -25,7 +25,7 @@ from uncertainty_claims.calibration.training import (
     train_nets_faithful,
 )
 from uncertainty_claims.uncertainty.config import UncertaintyConfig
-from uncertainty_claims.uncertainty.data import make_data, root_keys
+from uncertainty_claims.uncertainty.data import make_data, make_data_stacked, root_keys
 from uncertainty_claims.uncertainty.experiment import run
 from uncertainty_claims.uncertainty.model import GaussianMLP
 from uncertainty_claims.uncertainty.training import (
@@ -73,6 +73,27 @@ def test_stacked_initial_values_equal_plain_construction():
         for index, state in enumerate(plain):
             unstacked = jax.tree.map(lambda a, i=index: a[i], stacked)
             assert same_values(state, unstacked)
+
+
+def test_one_program_builds_the_plain_construction():
+    """build_models (train_nets' construction) gives each seed build_model's bits on a CPU."""
+    images = np.random.default_rng(0).random((55000, 784), dtype=np.float32)
+    for net in ("yat", "relu"):
+        _, stacked = build_models(net, (0, 1, 2), images)
+        for index, seed in enumerate((0, 1, 2)):
+            plain = nnx.state(build_model(net, seed, images))
+            assert same_values(plain, jax.tree.map(lambda a, i=index: a[i], stacked))
+
+
+def test_stacked_data_are_each_keys_data():
+    """make_data_stacked (run_many's data) gives each root key make_data's bits."""
+    keys = [root_keys(seed) for seed in (0, 1, 7)]
+    stacked = make_data_stacked(jnp.stack([dkey for dkey, _, _ in keys]))
+    for i, (dkey, _, _) in enumerate(keys):
+        alone = make_data(dkey)
+        for name in ("x", "y", "noise_std"):
+            assert np.array_equal(getattr(stacked, name)[i], getattr(alone, name)), name
+        assert np.array_equal(stacked.grid, alone.grid)
 
 
 def test_readout_draws_first_key_in_yat_net():

@@ -6,6 +6,9 @@ readout; only the feature layer differs (docs/RECIPES.md, Calibration, "Models")
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import partial
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -72,9 +75,24 @@ class ReluMLP(nnx.Module):
         return self.l2(self.features(x))
 
 
+def _construct(net: str, rngs: nnx.Rngs, prototypes: jax.Array) -> YatMLP | ReluMLP:
+    if net == "yat":
+        return YatMLP(prototypes, rngs=rngs)
+    if net == "relu":
+        return ReluMLP(rngs=rngs)
+    raise ValueError(f"net must be 'yat' or 'relu'; got {net!r}")
+
+
 def yat_prototype_indices(seed: int, n_train: int) -> np.ndarray:
     """Rows of the training set that seed the Yat prototypes for this seed."""
     return np.random.RandomState(seed + 1).permutation(n_train)[:HIDDEN]
+
+
+def _prototype_rows(net: str, seeds: Sequence[int], n_train: int) -> np.ndarray:
+    """Each seed's Yat prototype rows [seeds, HIDDEN] (none for a ReLU net: [seeds, 0])."""
+    if net != "yat":
+        return np.zeros((len(seeds), 0), np.int32)
+    return np.stack([yat_prototype_indices(seed, n_train) for seed in seeds])
 
 
 def build_model(net: str, seed: int, train_images: np.ndarray) -> YatMLP | ReluMLP:
@@ -85,10 +103,26 @@ def build_model(net: str, seed: int, train_images: np.ndarray) -> YatMLP | ReluM
       seed: the seed s; the net is built with nnx.Rngs(s).
       train_images: float32 [55000, 784] training images (prototype source).
     """
-    rngs = nnx.Rngs(seed)
-    if net == "yat":
-        prototypes = train_images[yat_prototype_indices(seed, len(train_images))]
-        return YatMLP(jnp.asarray(prototypes), rngs=rngs)
-    if net == "relu":
-        return ReluMLP(rngs=rngs)
-    raise ValueError(f"net must be 'yat' or 'relu'; got {net!r}")
+    rows = _prototype_rows(net, (seed,), len(train_images))[0]
+    return _construct(net, nnx.Rngs(seed), jnp.asarray(train_images[rows]))
+
+
+def build_models(
+    net: str, seeds: Sequence[int], train_images: np.ndarray
+) -> tuple[nnx.GraphDef, nnx.State]:
+    """`build_model` for each seed, as one program: the nets' graph definition and their
+    states stacked on a leading axis. On a CPU these are `build_model`'s bits
+    (tests/test_recipe.py); on a TPU, XLA's compiled initializers differ from its eager
+    ones in the last bits, another valid float order of the same draws."""
+    rows = _prototype_rows(net, seeds, len(train_images))
+    images = jnp.asarray(train_images)
+    graphdef = nnx.graphdef(nnx.eval_shape(lambda: _construct(net, nnx.Rngs(0), images[rows[0]])))
+    return graphdef, _stacked_states(net, jnp.asarray(seeds, jnp.int32), images, rows)
+
+
+@partial(jax.jit, static_argnums=0)
+def _stacked_states(net: str, seeds: jax.Array, images: jax.Array, rows: jax.Array) -> nnx.State:
+    def one(seed: jax.Array, rows: jax.Array) -> nnx.State:
+        return nnx.state(_construct(net, nnx.Rngs(jax.random.key(seed)), images[rows]))
+
+    return jax.vmap(one)(seeds, rows)

@@ -36,7 +36,7 @@ from ..nudge import nudge_params
 from ..numerics import full_precision, same_bits, stack_on_host
 from ..optimizers import adam
 from ..sharding import over_runs, replicate
-from .models import ReluMLP, YatMLP, build_model
+from .models import ReluMLP, YatMLP, build_model, build_models
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,11 @@ def _scan_train(graphdef, params, images, labels, steps_idx, *, learning_rate, m
     return over_runs(train_seeds, mesh, (params, steps_idx), (images, labels))
 
 
+ONE_BY_ONE_SEEDS = 16
+"""`train_nets` builds up to this many nets one by one: one program's compilation (about 3 s
+on a CPU) would cost more."""
+
+
 @full_precision
 def train_nets(
     net: str,
@@ -100,11 +105,15 @@ def train_nets(
 ) -> tuple[list[YatMLP | ReluMLP], np.ndarray]:
     """Train one net per seed with the recipe; returns the models and losses [seeds, steps].
 
-    Each model starts from the recipe's plain construction (`build_model`), so
-    stacking the seeds cannot change any layer's initial values. With a `mesh`
-    (`uncertainty_claims.sharding.run_mesh()`), the seeds are split over its devices.
+    A few seeds' nets are built one by one (`build_model`) and stacked; a sweep's many, by
+    one program (`build_models`), which on an accelerator costs a fraction of building
+    them one by one. With a `mesh` (`uncertainty_claims.sharding.run_mesh()`), the seeds
+    are split over its devices.
     """
-    graphdef, stacked = _stacked([build_model(net, seed, train_images) for seed in seeds])
+    if len(seeds) > ONE_BY_ONE_SEEDS:
+        graphdef, stacked = build_models(net, seeds, train_images)
+    else:
+        graphdef, stacked = _stacked([build_model(net, seed, train_images) for seed in seeds])
     steps_idx = np.stack([batch_indices(s, len(train_images), config) for s in seeds])
     inputs = (stacked, train_images, np.asarray(train_labels, dtype=np.int32), steps_idx)
     params, losses = _scan_train(

@@ -68,8 +68,8 @@ def region_masks(grid: np.ndarray) -> dict[str, np.ndarray]:
     return {"in_cluster": in_cluster, "away": ~in_cluster, "gap": gap, "tails": tails}
 
 
-def make_data(dkey: jax.Array) -> ToyData:
-    """Build the guide's training set and evaluation grid from the data key ``dkey``."""
+def _draws(dkey: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The random part of the data: inputs x [120, 1] and the standard normal noise draws."""
     k1, k2, k3 = jax.random.split(dkey, 3)
     x = jnp.concatenate(
         [
@@ -82,9 +82,31 @@ def make_data(dkey: jax.Array) -> ToyData:
         ],
         axis=0,
     )
+    return x, jax.random.normal(k3, x.shape)
+
+
+def _noisy(x: jax.Array, z: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """noise_std and y, op by op in the guide's order: compiled together, XLA would round
+    y differently."""
     noise_std = 0.05 + 0.05 * jnp.abs(x)
-    # Same operation order as the guide's script, so y is bit-identical.
-    y = jnp.sin(1.5 * x) + 0.1 * x + jax.random.normal(k3, x.shape) * (0.05 + 0.05 * jnp.abs(x))
+    y = jnp.sin(1.5 * x) + 0.1 * x + z * (0.05 + 0.05 * jnp.abs(x))
+    return noise_std, y
+
+
+def make_data(dkey: jax.Array) -> ToyData:
+    """Build the guide's training set and evaluation grid from the data key ``dkey``."""
+    x, z = _draws(dkey)
+    noise_std, y = _noisy(x, z)
     grid = jnp.linspace(*GRID_RANGE, GRID_POINTS)[:, None]
-    masks = region_masks(np.asarray(grid))
-    return ToyData(x=x, y=y, noise_std=noise_std, grid=grid, **masks)
+    return ToyData(x=x, y=y, noise_std=noise_std, grid=grid, **region_masks(np.asarray(grid)))
+
+
+def make_data_stacked(dkeys: jax.Array) -> ToyData:
+    """`make_data` of each of the stacked keys ``dkeys`` [runs], its arrays stacked on a
+    leading axis (the grid and masks, the same for every run, are not): the same bits, the
+    draws made by one program (threefry and its transforms give a batch of keys the bits of
+    each key alone) and the arithmetic op by op on the whole stack (tests/test_recipe.py)."""
+    x, z = jax.jit(jax.vmap(_draws))(dkeys)
+    noise_std, y = _noisy(x, z)
+    grid = jnp.linspace(*GRID_RANGE, GRID_POINTS)[:, None]
+    return ToyData(x=x, y=y, noise_std=noise_std, grid=grid, **region_masks(np.asarray(grid)))

@@ -27,7 +27,7 @@ from .config import (
     MC_PRINT_EVERY,
     UncertaintyConfig,
 )
-from .data import make_data, root_keys
+from .data import make_data, make_data_stacked, root_keys
 from .prediction import _mc_passes, ensemble_predict, mc_predict, mc_predict_loop
 from .training import (
     _ensemble_scan,
@@ -216,34 +216,36 @@ def run_many(
     if mesh is not None:
         inputs = replicate(inputs, mesh)
     out = jax.device_get(_runs(mc_def, ens_def, *inputs, c=config, mesh=mesh))
+    drawn = jax.device_get({name: getattr(data, name) for name in ("x", "y", "noise_std")})
     return [
         UncertaintyResult(
             root_seed=seed,
-            **{name: np.asarray(getattr(d, name)) for name in ("x", "y", "noise_std", "grid")},
-            **{name: getattr(d, name) for name in REGION_MASKS},
+            **{name: array[i] for name, array in drawn.items()},
+            grid=np.asarray(data.grid),
+            **{name: getattr(data, name) for name in REGION_MASKS},
             **{name: array[i] for name, array in out.items()},
         )
-        for i, (seed, d) in enumerate(zip(root_seeds, data, strict=True))
+        for i, seed in enumerate(root_seeds)
     ]
 
 
 def _inputs(root_seeds: Sequence[int], nudges: Sequence[int | None], c: UncertaintyConfig):
-    """Each run's data, and the arguments of `_runs` (graphdefs, then arrays stacked over runs)."""
-    keys = [root_keys(seed) for seed in root_seeds]
-    data = [make_data(dkey) for dkey, _, _ in keys]  # eagerly, op by op, as run() draws it
+    """The runs' data (`make_data_stacked`: run()'s bits), and the arguments of `_runs`
+    (graphdefs, then arrays stacked over runs)."""
+    seeds = jnp.asarray(root_seeds, dtype=jnp.int32)
+    dkeys, tkeys, bkeys = jax.vmap(root_keys)(seeds)  # threefry: each key's bits
+    data = make_data_stacked(dkeys)
     mc_def, ens_def = _graphdefs(c)
-    mc_state, ens_state = _initial_states(
-        jnp.asarray(root_seeds, dtype=jnp.int32), jnp.stack([k[1] for k in keys]), c=c
-    )
+    mc_state, ens_state = _initial_states(seeds, tkeys, c=c)
     return data, (
         mc_def,
         ens_def,
         _nudged(mc_def, mc_state, nudges),
         _nudged(ens_def, ens_state, nudges),
-        jnp.stack([k[2] for k in keys]),
-        jnp.stack([d.x for d in data]),
-        jnp.stack([d.y for d in data]),
-        data[0].grid,
+        bkeys,
+        data.x,
+        data.y,
+        data.grid,
     )
 
 
