@@ -104,7 +104,7 @@ def robustness(compute: Callable[[], dict | None]) -> dict | None:
     except render_robustness.SectionError as error:
         raise ReportError(
             f"the pytest_claims_audit_robustness hook returned a malformed section: {error} "
-            "(claim_audit.report.hooks gives its keys; claim_audit.seed_section computes one)"
+            "(docs/ADDING_A_DOCUMENT.md gives its keys; claim_audit.seed_section computes one)"
         ) from error
 
 
