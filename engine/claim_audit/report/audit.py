@@ -93,18 +93,15 @@ def robustness(compute: Callable[[], dict | None]) -> dict | None:
     it failed or it lacks a key."""
     try:
         section = compute()
-    except Exception as error:
-        raise ReportError(
-            f"cannot compute the robustness section ({type(error).__name__}: {error})"
-        ) from error
-    if section is None:
-        return None
-    try:
-        return render_robustness.checked(section)
+        return None if section is None else render_robustness.checked(section)
     except render_robustness.SectionError as error:
         raise ReportError(
             f"the pytest_claims_audit_robustness hook returned a malformed section: {error} "
             "(docs/ADDING_A_DOCUMENT.md gives its keys; claim_audit.seed_section computes one)"
+        ) from error
+    except Exception as error:
+        raise ReportError(
+            f"cannot compute the robustness section ({type(error).__name__}: {error})"
         ) from error
 
 
