@@ -140,11 +140,6 @@ def _gap(values: list, figure: Any = None) -> float | None:
         return None
 
 
-def _span(value: Any) -> tuple[float, float] | None:
-    ok = isinstance(value, list) and len(value) == 2 and _finite(*value)
-    return (float(value[0]), float(value[1])) if ok else None
-
-
 def figures(claim: dict) -> dict[str, Figure]:
     """The figures a claim's verdict rests on by name, with their tolerance: the claim's own
     ("± 0.36"), else the gap of two draws (plus a published figure's half unit)."""
@@ -163,7 +158,9 @@ def figures(claim: dict) -> dict[str, Figure]:
         if _is_number(value):
             out[name] = Figure(name, float(value), tolerance, **fields)
 
-    span = _span(details.get("range_over_orders"))
+    span = details.get("range_over_orders")
+    ok = isinstance(span, list) and len(span) == 2 and _finite(*span)
+    span = (float(span[0]), float(span[1])) if ok else None
     for key in ("measured_value", "measured_values"):
         for name, index, value in _leaves(details.get(key), key):
             add(name, value, at(index), span=span if index is None else None)
@@ -175,12 +172,6 @@ def figures(claim: dict) -> dict[str, Figure]:
     for i, effect in enumerate(_get(details, "effects", list)):
         if isinstance(name := _get(effect, "effect"), str):
             out[f"effects[{i}].effect"] = Figure(f"effects[{i}].effect", name, 0.0)
-        values = _get(effect, "values", list)
-        gap, span = _gap(values), _span(_get(effect, "range", list))
-        add(f"effects[{i}].faithful", _get(effect, "faithful"), gap, span=span)
-        for j, value in enumerate(values):
-            order = list(orders)[j] if len(values) == len(orders) else f"#{j}"
-            add(f"effects[{i}].values[{j}]", value, gap, order=order, span=span)
     measured = {o: e.get("measured") for o, e in orders.items() if isinstance(e, dict)}
     columns: dict[tuple[str, str], list[Any]] = {}  # a number over the orders of one shape
     for value in measured.values():
