@@ -662,7 +662,7 @@ def test_a_several_fold_move_is_seen_whatever_the_old_spread(tmp_path):
     )
     overlapping = with_claims(threshold_claim([0.01343, 0.0131, 0.04], 2))
     assert diff.compare(old, overlapping).moved == []
-    assert diff.several_fold(diff.Figure("x", 1.0, None, span=(0.9, 1.1)), diff.Figure("x", -1.0, None, span=(-1.1, -0.9))) == math.inf  # fmt: skip
+    assert diff.several_fold(diff.Figure(1.0, None, span=(0.9, 1.1)), diff.Figure(-1.0, None, span=(-1.1, -0.9))) == math.inf  # fmt: skip
 
 
 def test_an_effect_its_old_orders_agreed_on_is_listed_for_any_move(tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import re
 import shlex
 import statistics
 from dataclasses import dataclass, field
@@ -26,7 +27,6 @@ SHOWN_CHARS = 200  # a value longer than this is printed cut
 class Figure:
     """A figure a verdict rests on: a number, or words (`text` as printed) compared exactly."""
 
-    name: str
     value: float | str
     tolerance: float | None
     text: str | None = None
@@ -74,11 +74,10 @@ class AuditDiff:
 
 def tolerances(text: Any) -> list[float] | None:
     """The numbers of a tolerance as recorded ("± 0.36", "± 0.1, 0.2"); None if it has none."""
-    if not isinstance(text, str) or not text.strip().startswith("±"):
-        return None
+    found = re.fullmatch(r"\s*±(.*)", text, re.DOTALL) if isinstance(text, str) else None
     try:
-        values = [float(part) for part in text.strip()[1:].split(",")]
-    except ValueError:
+        values = [float(part) for part in found[1].split(",")]  # type: ignore[index]
+    except (TypeError, ValueError):  # no "±", or no numbers after it
         return None
     return values if _finite(*values) and min(values) >= 0 else None
 
@@ -156,7 +155,7 @@ def figures(claim: dict) -> dict[str, Figure]:
 
     def add(name: str, value: Any, tolerance: float | None, **fields: Any) -> None:
         if _is_number(value):
-            out[name] = Figure(name, float(value), tolerance, **fields)
+            out[name] = Figure(float(value), tolerance, **fields)
 
     span = details.get("range_over_orders")
     ok = isinstance(span, list) and len(span) == 2 and _finite(*span)
@@ -171,7 +170,7 @@ def figures(claim: dict) -> dict[str, Figure]:
         add(f"figures[{i}].orders", _get(figure, "orders"), 0.0, per_count=True)
     for i, effect in enumerate(_get(details, "effects", list)):
         if isinstance(name := _get(effect, "effect"), str):
-            out[f"effects[{i}].effect"] = Figure(f"effects[{i}].effect", name, 0.0)
+            out[f"effects[{i}].effect"] = Figure(name, 0.0)
     measured = {o: e.get("measured") for o, e in orders.items() if isinstance(e, dict)}
     columns: dict[tuple[str, str], list[Any]] = {}  # a number over the orders of one shape
     for value in measured.values():
@@ -180,7 +179,7 @@ def figures(claim: dict) -> dict[str, Figure]:
     for order, value in measured.items():
         whole, text = f"orders.{order}", value if isinstance(value, str) else json.dumps(value)
         printed = orders[order].get("printed") or text
-        out[whole] = Figure(whole, _shape(value), 0.0, printed, order=order)
+        out[whole] = Figure(_shape(value), 0.0, printed, order=order)
         for name, index, leaf in _leaves(value, ""):
             column = columns[_shape(value), name]
             finite = [v for v in column if _finite(v)]
