@@ -299,17 +299,14 @@ def printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
-def cut(text: str) -> str:
-    """`text`, cut to `SHOWN_CHARS` with its length said."""
-    if len(text) <= SHOWN_CHARS:
-        return text
-    return f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)"
-
-
-def _value(value: Any, key: str = "") -> str:
+def cut(value: Any, key: str = "") -> str:
+    """`value` as text (a list joined, a `command` as a shell reads it), cut to `SHOWN_CHARS`."""
     if isinstance(value, list):
-        return cut(shlex.join(map(str, value)) if key == "command" else ", ".join(map(str, value)))
-    return cut(value if isinstance(value, str) else json.dumps(value))
+        value = shlex.join(map(str, value)) if key == "command" else ", ".join(map(str, value))
+    text = value if isinstance(value, str) else json.dumps(value)
+    return (
+        text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)"
+    )
 
 
 def _moved_line(m: Moved) -> str:
@@ -360,7 +357,7 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
     new_figures = [f"{c:<16} {n} (only in {new_name})" for c, n, _ in diff.figures_only_in_one]
     section("Figures recorded in one file only", new_figures)
     title = "Published figures, tolerances, readings, regions, expectations, statements, documents or sections changed"
-    section(title, [f"{c:<16} {k}: {_value(a)} -> {_value(b)}" for c, k, a, b in diff.definitions])
+    section(title, [f"{c:<16} {k}: {cut(a)} -> {cut(b)}" for c, k, a, b in diff.definitions])
     lines.append("")
     by_change: dict[tuple[int, int], list[str]] = {}
     for claim_id, a, b in diff.orders:
@@ -370,7 +367,7 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
         f"{', '.join(ids[:3])}{', ...' * (len(ids) > 3)})"
         for (a, b), ids in by_change.items()
     ]
-    metadata += [f"{cut(key)}: {_value(a, key)} -> {_value(b, key)}" for key, a, b in diff.metadata]
+    metadata += [f"{cut(key)}: {cut(a, key)} -> {cut(b, key)}" for key, a, b in diff.metadata]
     unchanged = "Metadata: unchanged (creation time, wall time and cache activity aside)."
     section("Metadata changed", metadata, unchanged)
     return [printable(line) for line in lines]
