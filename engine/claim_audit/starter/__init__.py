@@ -62,9 +62,9 @@ def _taken(name: str, folder: Path) -> str | None:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):  # in sys.modules without a spec: taken all the same
         return name
-    if spec is None:
-        return None
-    if spec.has_location and Path(spec.origin).resolve().parent == folder.resolve():
+    if spec is None or (
+        spec.has_location and Path(spec.origin).resolve().parent == folder.resolve()
+    ):
         return None
     return spec.origin or "a namespace package"
 
@@ -76,11 +76,9 @@ def write_starter(name: str, folder: Path) -> list[Path]:
     OSError (the folder or a file cannot be written): in each case nothing is left written.
     """
     files = starter_files(name)
-    there = [folder / f for f in files if (folder / f).exists()]
-    if there:
+    if there := [folder / f for f in files if (folder / f).exists()]:
         raise FileExistsError(f"would overwrite {', '.join(map(str, there))}; nothing written")
-    taken = _taken(name, folder)
-    if taken:
+    if taken := _taken(name, folder):
         raise ValueError(
             f"a module {name!r} exists already ({taken}); the starter's {name}.py would hide "
             "it or be hidden by it: choose another name"
