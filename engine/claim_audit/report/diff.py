@@ -247,31 +247,22 @@ def compare(old: dict, new: dict) -> AuditDiff:
         for key in dict.fromkeys([*defined_a, *defined_b]):
             if defined_a.get(key) != defined_b.get(key):
                 diff.definitions.append((claim_id, key, defined_a.get(key), defined_b.get(key)))
-        old_orders, new_orders = (
-            list(_get(_get(c, "details"), "orders", dict)) for c in (was, now)
-        )
-        both = bool(old_orders and new_orders)  # an old record without orders: all are new
-        if both and len(old_orders) != len(new_orders):
-            diff.orders.append((claim_id, len(old_orders), len(new_orders)))
-        same_count = len(old_orders) == len(new_orders)
-        before, after = (  # per-order figures of the orders both computed
-            {
-                name: f
-                for name, f in figures(claim).items()
-                if (
-                    (f.order in old_orders and f.order in new_orders)
-                    if both and f.order is not None
-                    else (same_count or not f.per_count)
-                )
-            }
-            for claim in (was, now)
-        )
+        ran_a, ran_b = (list(_get(_get(c, "details"), "orders", dict)) for c in (was, now))
+        both, same_count = bool(ran_a and ran_b), len(ran_a) == len(ran_b)  # no orders: all new
+        if both and not same_count:
+            diff.orders.append((claim_id, len(ran_a), len(ran_b)))
+        before, after = figures(was), figures(now)
         whole: set[str] = set()  # words changed, appeared or disappeared: their numbers are not
         for name in sorted(set(before) | set(after)):  # compared (sorted: words before numbers)
             a, b = before.get(name), after.get(name)
-            if (a or b).within in whole:  # type: ignore[union-attr]
+            first: Figure = a or b  # type: ignore[assignment]
+            if both and first.order is not None:  # an order's figure: of an order both ran
+                kept = first.order in ran_a and first.order in ran_b
+            else:  # a figure that counts the orders: only if as many ran
+                kept = same_count or not first.per_count
+            if first.within in whole or not kept:
                 continue
-            if (a or b).text is not None and (a is None or b is None or a.value != b.value):  # type: ignore[union-attr]
+            if first.text is not None and (a is None or b is None or a.value != b.value):
                 whole.add(name)
             if a is None or b is None:
                 listed = diff.lost if b is None else diff.figures_only_in_one
