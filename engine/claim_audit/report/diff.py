@@ -123,8 +123,7 @@ def _shape(value: Any) -> str:
 
 
 def _gap(values: list, figure: Any = None) -> float | None:
-    """The gap of two draws: of `values`, or of a published `figure`'s orders plus its printing's
-    half unit; None unless they are finite numbers."""
+    """The gap of two draws of `values`, or of a published `figure` plus its half unit, or None."""
     try:
         if figure is not None:
             sd, n = _get(figure, "sd_over_orders"), _get(figure, "orders")
