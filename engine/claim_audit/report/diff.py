@@ -45,6 +45,18 @@ class Moved:
     tolerance: float | None  # None for words, which any change moves
     fold: float | None = None  # how many times over a draw moved, when FOLD judged it
 
+    def line(self) -> str:
+        """How diff prints it."""
+        if isinstance(self.old, str) or isinstance(self.new, str):
+            old, new = (cut(json.dumps(v, ensure_ascii=False)) for v in (self.old, self.new))
+            return f"{self.claim_id:<16} {self.figure:<22} {old} -> {new} (changed)"
+        change = f"{self.old:.6g} -> {self.new:.6g} (moved {abs(self.new - self.old):.6g}"
+        if self.fold is not None:
+            fold = "changed sign" if math.isinf(self.fold) else f"{self.fold:.3g}-fold"
+            change += f", {fold} beyond both runs' orders"
+        limit = "" if self.tolerance is None else f", tolerance {self.tolerance:.6g}"
+        return f"{self.claim_id:<16} {self.figure:<22} {change}{limit})"
+
 
 @dataclass
 class AuditDiff:
@@ -299,18 +311,6 @@ def cut(value: Any, key: str = "") -> str:
     )
 
 
-def _moved_line(m: Moved) -> str:
-    if isinstance(m.old, str) or isinstance(m.new, str):
-        old, new = (cut(json.dumps(v, ensure_ascii=False)) for v in (m.old, m.new))
-        return f"{m.claim_id:<16} {m.figure:<22} {old} -> {new} (changed)"
-    change = f"{m.old:.6g} -> {m.new:.6g} (moved {abs(m.new - m.old):.6g}"
-    if m.fold is not None:
-        fold = "changed sign" if math.isinf(m.fold) else f"{m.fold:.3g}-fold"
-        change += f", {fold} beyond both runs' orders"
-    limit = "" if m.tolerance is None else f", tolerance {m.tolerance:.6g}"
-    return f"{m.claim_id:<16} {m.figure:<22} {change}{limit})"
-
-
 def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = False) -> list[str]:
     """The lines diff prints, every character printable; `verbose`: with untoleranced moves."""
     lines = [f"old: {old_name}", f"new: {new_name}", ""]
@@ -337,10 +337,10 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
     none = "Verdicts: none changed, no claim appeared or disappeared."
     lost = [f"{c:<16} {n:<22} {w}" for c, n, w in diff.lost]
     section("Figures lost: non-finite or disappeared", lost, None if diff.verdicts_moved else none)
-    moved, none = [_moved_line(m) for m in diff.moved], "Figures: none moved beyond its tolerance."
+    moved, none = [m.line() for m in diff.moved], "Figures: none moved beyond its tolerance."
     lines.append("")
     section("Figures that moved beyond their tolerance", moved, none)
-    untoleranced = [_moved_line(m) for m in diff.changed_untoleranced]
+    untoleranced = [m.line() for m in diff.changed_untoleranced]
     hidden = f"{len(untoleranced)} figures with no tolerance to judge by changed (-v lists them)."
     title = "Figures with no tolerance to judge by that changed"
     section(title, untoleranced if verbose else [], hidden if untoleranced else None)
