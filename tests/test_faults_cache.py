@@ -499,7 +499,7 @@ def test_a_held_lock_is_said_with_its_holder_and_waited_on_for_a_bounded_time(
     """Another live process holds an entry's lock: after a short wait the cache says which
     lock it waits for and who holds it (pid and command line, from /proc/locks), and after
     `lock_timeout_s` it computes the entry itself, uncached, naming the holder again. Bug
-    fixed: it waited silently for an hour (lib/cache.py `_acquire`, `lock_holder`)."""
+    fixed: it waited silently for an hour (engine/claim_audit/cache.py `cached`, `lock_holder`)."""
     lock, pid = held_lock
     monkeypatch.setattr(cache, "lock_timeout_s", 1.0)
     result = cache.cached("entry", {"a": 1}, lambda: {"x": -X}, cache_dir=tmp_path)

@@ -745,8 +745,7 @@ def test_writer_killed_while_building_leaves_its_staging_in_the_report_folder_on
     """A run killed (SIGKILL) while it builds the report: the previous report is untouched, and
     the staging folder (`.claims-report-*`), inside the report folder, is removed by the next
     writer holding the lock. Bug fixed: the staging folder stayed in the report folder's
-    parent, the repository root, for good (engine/claim_audit/report/audit.py `write_report`,
-    `_remove_stale`)."""
+    parent, the repository root, for good (engine/claim_audit/report/audit.py `write_report`)."""
     report_dir = tmp_path / "report"
     write(report_dir)
     before = snapshot(report_dir)

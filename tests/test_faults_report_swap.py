@@ -78,7 +78,7 @@ def test_a_signal_in_the_swap_leaves_one_whole_report(tmp_path, name):
     SIGTERM ends the process); after a SIGKILL (audit.json still the old one) the next writer
     writes a whole report, and leaves nothing of the killed one. The user's file in the
     figures folder stays throughout (engine/claim_audit/report/audit.py `_move_in`,
-    `_signals_held`, `_remove_stale`)."""
+    `_signals_held`, `write_report`)."""
     report_dir = tmp_path / "report"
     write(report_dir, "1.2345")
     (report_dir / "figures" / "notes.txt").write_text("the user's notes")
@@ -108,7 +108,7 @@ def test_a_staging_folder_of_the_user_is_left_alone(tmp_path):
     """A `.staging-*` or `.claims-report-*` folder that the user made in the report folder:
     kept, with its files, while the report is written. Bug fixed: every `.staging-*` folder
     was taken for a killed writer's and deleted (engine/claim_audit/report/audit.py
-    `_remove_stale`: only folders holding the report's own mark are removed)."""
+    `write_report`: only folders holding the report's own mark are removed)."""
     report_dir = tmp_path / "report"
     for name in (".staging-mine", ".claims-report-mine"):
         (report_dir / name).mkdir(parents=True)

@@ -201,7 +201,7 @@ def test_unusable_data_digests_are_an_error_naming_the_problem(tmp_path, answers
 def test_xla_flags_are_recorded_so_that_a_diff_shows_them(tmp_path, monkeypatch):
     """A report made under XLA flags that can change the arithmetic says so in its metadata,
     and `diff` against a report made without them names the change."""
-    from claim_audit.report.diff import _metadata_changes
+    from claim_audit.report.diff import compare
     from jax_report import pytest_claims_audit_environment
 
     monkeypatch.delenv("XLA_FLAGS", raising=False)
@@ -209,4 +209,5 @@ def test_xla_flags_are_recorded_so_that_a_diff_shows_them(tmp_path, monkeypatch)
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=true")
     fast = pytest_claims_audit_environment()["metadata"]
     assert (plain["xla_flags"], fast["xla_flags"]) == (None, "--xla_cpu_enable_fast_math=true")
-    assert ("xla_flags", None, "--xla_cpu_enable_fast_math=true") in _metadata_changes(plain, fast)
+    changes = compare({"claims": [], "metadata": plain}, {"claims": [], "metadata": fast})
+    assert ("xla_flags", None, "--xla_cpu_enable_fast_math=true") in changes.metadata

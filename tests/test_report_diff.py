@@ -441,10 +441,10 @@ def test_a_figure_claims_interval_and_orders_are_compared():
 
 
 def test_a_threshold_claims_effects_are_compared():
-    """The effects a threshold claim records (`details.effects`: faithful figure, one per
-    order, range; region): a figure beyond the gap of two draws over its orders is listed as
-    moved, a changed region as a changed definition; the verdict 'inconclusive' is a verdict
-    like any other."""
+    """A threshold claim's effect (`details.effects`, its figure in each order in
+    `details.orders`): a figure beyond the gap of two draws over its orders is listed once, as
+    its order's, a changed region as a changed definition; the verdict 'inconclusive' is a
+    verdict like any other."""
 
     def effect_claim(faithful: float, region: str, verdict: str = "holds") -> dict:
         values = [faithful, 3.797, 3.536, 3.827]
@@ -457,20 +457,19 @@ def test_a_threshold_claims_effects_are_compared():
             "in_region": [4, 4],
             "scale": "linear",
         }
-        return claim("t-1", verdict, tolerance=region, details={"effects": [effect]})
+        orders = {o: {"measured": v} for o, v in zip(ORDERS, values, strict=False)}
+        details = {"effects": [effect], "orders": orders}
+        return claim("t-1", verdict, tolerance=region, details=details)
 
     old = with_claims(effect_claim(3.39, "in [3, 4]"))
     changes = diff.compare(old, with_claims(effect_claim(12345.0, "in [3, 5]")))
-    assert sorted(m.figure for m in changes.moved) == [
-        "effects[0].faithful",
-        "effects[0].values[0]",
-    ]
+    assert [m.figure for m in changes.moved] == ["orders.faithful.measured"]
     assert [(key, a, b) for _, key, a, b in changes.definitions] == [
         ("tolerance", "in [3, 4]", "in [3, 5]"),
         ("effects[0].region", "in [3, 4]", "in [3, 5]"),
     ]
     sd = float(np.std([3.39, 3.797, 3.536, 3.827], ddof=1))
-    tolerance = diff.figures(old["claims"][0])["effects[0].faithful"].tolerance
+    tolerance = diff.figures(old["claims"][0])["orders.faithful.measured"].tolerance
     assert tolerance == pytest.approx(diff.draw_gap(sd, 4))
     moved = diff.compare(old, with_claims(effect_claim(3.39, "in [3, 4]", "inconclusive")))
     assert moved.verdicts_moved
@@ -653,9 +652,8 @@ def test_a_several_fold_move_is_seen_whatever_the_old_spread(tmp_path):
     new = with_claims(threshold_claim([0.01343, 0.0131, 0.0138], 3))
     changes = diff.compare(old, new)
     moved = {m.figure: m for m in changes.moved}
-    assert {"effects[0].faithful", "orders.faithful.measured"} <= set(moved)
-    assert moved["effects[0].faithful"].fold == pytest.approx(0.08566 / 0.01343)
-    assert moved["effects[0].faithful"].tolerance > 0.08566 - 0.01343  # the old spread
+    assert moved["orders.faithful.measured"].fold == pytest.approx(0.08566 / 0.01343)
+    assert moved["orders.faithful.measured"].tolerance > 0.08566 - 0.01343  # the old spread
     result = run_diff(str(write(tmp_path, "a.json", old)), str(write(tmp_path, "b.json", new)))
     assert result.returncode == 3, result.stdout + result.stderr
     assert (
@@ -664,7 +662,7 @@ def test_a_several_fold_move_is_seen_whatever_the_old_spread(tmp_path):
     )
     overlapping = with_claims(threshold_claim([0.01343, 0.0131, 0.04], 2))
     assert diff.compare(old, overlapping).moved == []
-    assert diff.several_fold(diff.Figure("x", 1.0, None, span=(0.9, 1.1)), diff.Figure("x", -1.0, None, span=(-1.1, -0.9))) == math.inf  # fmt: skip
+    assert diff.several_fold(diff.Figure(1.0, None, span=(0.9, 1.1)), diff.Figure(-1.0, None, span=(-1.1, -0.9))) == math.inf  # fmt: skip
 
 
 def test_an_effect_its_old_orders_agreed_on_is_listed_for_any_move(tmp_path):
@@ -674,10 +672,10 @@ def test_an_effect_its_old_orders_agreed_on_is_listed_for_any_move(tmp_path):
     old = with_claims(threshold_claim([0.0100] * 3, 3))
     new = with_claims(threshold_claim([0.0101] * 3, 3))
     moved = {m.figure: m for m in diff.compare(old, new).moved}
-    assert moved["effects[0].faithful"].tolerance < 1e-12
+    assert moved["orders.faithful.measured"].tolerance < 1e-12
     result = run_diff(str(write(tmp_path, "a.json", old)), str(write(tmp_path, "b.json", new)))
     assert result.returncode == 3, result.stdout + result.stderr
-    assert "effects[0].faithful    0.01 -> 0.0101" in result.stdout
+    assert "orders.faithful.measured 0.01 -> 0.0101" in result.stdout
 
 
 def test_a_changed_reading_or_region_is_a_changed_definition_not_a_moved_figure():

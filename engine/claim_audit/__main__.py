@@ -1,7 +1,5 @@
-"""The engine's commands (`python -m claim_audit` or `python -m claim_audit.report`):
-`new NAME [FOLDER]` writes a starter audit for the document NAME; `diff OLD.json NEW.json`
-prints what moved between two audits; `portability OLD.json NEW.json` says whether two audits
-differ on no more verdicts than the rule's own error predicts."""
+"""The engine's commands (`python -m claim_audit`, or `python -m claim_audit.report`): `new`,
+`diff` and `portability`."""
 
 from __future__ import annotations
 
@@ -17,12 +15,13 @@ from .report.diff import compare, cut, printable, render
 from .starter import write_starter
 
 MAX_INT_DIGITS = 20  # an audit's integers are counts; more digits would overflow a float
-DIFF_EXIT_CODES = (
-    "Exit status: 0 nothing moved; 1 a verdict changed, a claim appeared or disappeared, a "
-    "figure became NaN, infinite or disappeared, or an expected_to_hold flipped; 2 a file is "
-    "unreadable or no audit of this schema; 3 only figures moved beyond their tolerance or "
-    "several-fold, or a figure's words changed (--verdicts-only makes that 0)."
-)
+EXIT_CODES = {
+    "diff": "Exit status: 0 nothing moved; 1 a verdict, a claim or an expected_to_hold changed, "
+    "or a figure was lost (NaN, infinite, gone); 2 a file is no audit of this schema; 3 only "
+    "figures moved (--verdicts-only makes that 0).",
+    "portability": "Exit status: 0 they do not; 1 a verdict crossed between holds and refuted, "
+    "or more changed than OLD's verdict shares predict at 99%%; 2 a file is not an audit.",
+}
 
 
 class AuditFileError(ValueError):
@@ -30,11 +29,8 @@ class AuditFileError(ValueError):
 
 
 def load(path: str | Path) -> dict:
-    """Read an audit.json, checking the parts the commands rely on.
-
-    Raises:
-      AuditFileError: the file is unreadable, not JSON, of another schema_version, or no audit.
-    """
+    """Read an audit.json, checking the parts the commands rely on; AuditFileError if it is
+    unreadable, not JSON, of another schema_version, or no audit."""
     path = Path(path)
     where = f"{path} is not an audit.json"
     try:
@@ -79,16 +75,12 @@ def _bounded_int(text: str) -> int:
 def _new(args: argparse.Namespace) -> int:
     try:
         written = write_starter(args.name, Path(args.folder))
-    except (ValueError, FileExistsError) as error:
-        print(f"python -m claim_audit new: {error}", file=sys.stderr)
-        return 2
-    except OSError as error:  # a folder that cannot be made, a name too long, a full disk
-        where = f" ({error.filename})" if error.filename else ""
-        print(
-            f"python -m claim_audit new: cannot write the starter into {args.folder}: "
-            f"{error.strerror or error}{where}; nothing written",
-            file=sys.stderr,
-        )
+    except (ValueError, OSError) as error:  # OSError: e.g. a folder that cannot be made
+        message = str(error)
+        if isinstance(error, OSError) and not isinstance(error, FileExistsError):
+            where = f" ({error.filename})" if error.filename else ""
+            message = f"cannot write the starter into {args.folder}: {error.strerror or error}{where}; nothing written"
+        print(f"python -m claim_audit new: {message}", file=sys.stderr)
         return 2
     for path in written:
         print(f"wrote {path}")
@@ -137,37 +129,24 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command; its exit status."""
     parser = argparse.ArgumentParser(prog="python -m claim_audit", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    new = commands.add_parser(
-        "new",
-        help="write a starter: a toy document's recipe, its claims, its report registration "
-        "and pytest settings, each to replace with your document's",
-    )
+    new = commands.add_parser("new", help="write a starter: a toy document's audit to adapt")
     new.add_argument("name", help="the document's name: a module name, e.g. my_paper")
     new.add_argument("folder", nargs="?", default=".", help="where to write (default: here)")
-    diff = commands.add_parser(
-        "diff",
-        help="print the verdicts, figures and metadata that changed between two audit.json files",
-        description=DIFF_EXIT_CODES,
-    )
-    diff.add_argument(
-        "-v", "--verbose", action="store_true", help="also list changed figures with no tolerance"
-    )
-    diff.add_argument(
-        "--verdicts-only",
-        action="store_true",
-        help="exit 0, not 3, when only figures moved (they are still listed), e.g. while "
-        "moving the lock, when figures are expected to move",
-    )
-    portability = commands.add_parser(
-        "portability",
-        help="do two audits differ on no more verdicts than the rule's own error predicts?",
-        description="Exit status: 0 when they do not; 1 when a verdict crossed between holds "
-        "and refuted or more verdicts changed than OLD's verdict shares predict at 99%%; 2 "
-        "when a file is not an audit.",
-    )
-    for command in (diff, portability):
+    helps = {
+        "diff": "what changed between two audit.json files",
+        "portability": "do two audits differ on no more verdicts than the rule's error predicts?",
+    }
+    for name, summary in helps.items():
+        command = commands.add_parser(name, help=summary, description=EXIT_CODES[name])
         command.add_argument("old", metavar="OLD.json")
         command.add_argument("new", metavar="NEW.json")
+        if name == "diff":
+            command.add_argument(
+                "-v", "--verbose", action="store_true", help="list untoleranced figures"
+            )
+            command.add_argument(
+                "--verdicts-only", action="store_true", help="exit 0 if only figures moved"
+            )
     args = parser.parse_args(argv)
     if args.command == "new":
         return _new(args)

@@ -1,11 +1,6 @@
-"""A disk cache for computed results, safe under pytest-xdist workers and parallel runs.
-
-An entry is one `.npz` file of named arrays, named by the sha256 of its key (a JSON-able dict
-of everything that changes the result). It carries its key and a checksum of its arrays, so a
-truncated, corrupted, foreign or stale file is recomputed, never served. It is written to a
-temporary file and renamed into place; a file lock makes concurrent processes compute each
-entry once.
-"""
+"""A disk cache of computed arrays, safe under pytest-xdist workers and parallel runs: one
+`.npz` per key, holding its key and a checksum (a damaged, foreign or stale file is recomputed),
+renamed into place; a file lock makes concurrent processes compute each entry once."""
 
 from __future__ import annotations
 
@@ -29,9 +24,7 @@ Arrays = dict[str, np.ndarray]
 _KEY_FIELD = "__key__"
 _CHECKSUM_FIELD = "__checksum__"
 
-lock_timeout_s = 3600.0
-"""How long `cached` waits for another process's lock on an entry before it computes the
-entry itself, uncached. The claims-audit plugin bounds it by a test's budget (--timeout)."""
+lock_timeout_s = 3600.0  # then `cached` computes the entry itself, uncached; see the plugin
 _LOCK_NOTICE_S = 5.0  # after this long waiting (at most half the wait), the wait is said
 
 EVENTS: list[dict] = []  # what this process's calls of `cached` did, for the report
@@ -46,16 +39,15 @@ def set_project_root(root: Path) -> None:
 
 
 def default_cache_dir() -> Path:
-    """`CLAIMS_CACHE_DIR` if set, else `.cache/` in the audited project's root (pytest's
-    rootdir; outside pytest the current folder), never in the engine's own checkout."""
+    """`CLAIMS_CACHE_DIR` if set, else `.cache/` in the audited project's root (outside
+    pytest: the current folder)."""
     root = _project_root if _project_root is not None else Path.cwd()
     return Path(os.environ.get("CLAIMS_CACHE_DIR") or root / ".cache")
 
 
 @functools.cache
 def package_digest(package: str) -> str:
-    """sha256 over the source of the importable `package` (every `.py` file under its
-    folder, relative names and bytes; or a single module's file), read once per process."""
+    """sha256 over the `.py` files of the importable `package` (names and bytes), once."""
     module = sys.modules.get(package) or __import__(package)
     folders = [Path(p) for p in getattr(module, "__path__", [])]
     if folders:
@@ -92,16 +84,15 @@ def _print_to_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-# Where progress lines go; the pytest plugin swaps in a writer that bypasses output capture.
-progress_writer: Callable[[str], None] = _print_to_stderr
+progress_writer: Callable[[str], None] = _print_to_stderr  # the plugin's bypasses capture
 
 
 def _say(message: str) -> None:
     progress_writer(f"[claims] {message}")
 
 
-def _read(path: Path, key_text: str) -> Arrays | None:
-    """The entry's arrays if the file is complete and belongs to this key, else None."""
+def _read(path: Path, key_text: str, validate: Callable[[Arrays], None] | None) -> Arrays | None:
+    """The entry's arrays if the file is complete, of this key and valid, else None."""
     try:
         # Opened here: np.load leaks its handle on a damaged zip. Without blocking: a FIFO in
         # an entry's place would wait for a writer forever.
@@ -120,6 +111,12 @@ def _read(path: Path, key_text: str) -> Arrays | None:
         return None
     if stored_sum.shape != () or str(stored_sum.item()) != arrays_digest(arrays):
         _say(f"cache entry {path.name} fails its checksum; recomputing")
+        return None
+    try:
+        if validate is not None:
+            validate(arrays)
+    except ValueError as error:
+        _say(f"cache entry {path.name} has unexpected contents ({error}); recomputing")
         return None
     return arrays
 
@@ -146,8 +143,7 @@ def _write(path: Path, key_text: str, arrays: Arrays) -> None:
 
 
 def lock_holder(path: Path) -> str:
-    """Who holds the lock (flock) on file `path`, as Linux's /proc/locks tells: "process PID
-    (its command line)", else "another process"."""
+    """Who holds the flock on `path`, from Linux's /proc/locks: "process PID (command)"."""
     try:
         found = os.stat(path)
         where = f"{os.major(found.st_dev):02x}:{os.minor(found.st_dev):02x}:{found.st_ino}"
@@ -161,26 +157,6 @@ def lock_holder(path: Path) -> str:
     return "another process"
 
 
-def _acquire(lock: FileLock, name: str) -> None:
-    """Take `lock`, waiting at most `lock_timeout_s`; a wait longer than a few seconds is
-    said, with the lock's holder.
-
-    Raises:
-      filelock.Timeout: the lock was not free in time.
-    """
-    notice = min(_LOCK_NOTICE_S, lock_timeout_s / 2)
-    try:
-        lock.acquire(timeout=notice)
-        return
-    except Timeout:
-        holder = lock_holder(Path(lock.lock_file))
-        _say(
-            f"waiting for {name}: {lock.lock_file} is held by {holder} (computing it?); "
-            f"waiting at most {lock_timeout_s:g} s"
-        )
-    lock.acquire(timeout=lock_timeout_s - notice)
-
-
 def cached(
     name: str,
     key: dict,
@@ -189,16 +165,9 @@ def cached(
     validate: Callable[[Arrays], None] | None = None,
     cache_dir: Path | None = None,
 ) -> CacheResult:
-    """Return the arrays for `key`, computing and storing them at most once.
-
-    Args:
-      name: a readable prefix for the entry's file name (e.g. "fit-results").
-      key: everything that changes the result, JSON-serialisable; nothing is added to it.
-      compute: produces the arrays on a miss.
-      validate: raises ValueError for arrays of the wrong names or shapes; a stored entry
-        failing it is recomputed.
-      cache_dir: defaults to `default_cache_dir()`.
-    """
+    """The arrays `compute()` gives for `key` (JSON-able: everything that changes them),
+    computed at most once. `name` prefixes the file; `validate` raises ValueError for arrays
+    of the wrong form (a stored entry failing it is recomputed)."""
     key_text = json.dumps({"name": name, **key}, sort_keys=True, separators=(",", ":"))
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     path = directory / f"{name}-{hashlib.sha256(key_text.encode()).hexdigest()[:20]}.npz"
@@ -222,9 +191,17 @@ def cached(
         return CacheResult(arrays, status, path)
 
     lock = FileLock(str(path) + ".lock")
+    notice = min(_LOCK_NOTICE_S, lock_timeout_s / 2)
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        _acquire(lock, name)
+        try:
+            lock.acquire(timeout=notice)
+        except Timeout:
+            holder = lock_holder(Path(lock.lock_file))
+            _say(
+                f"waiting for {name}: {lock.lock_file} is held by {holder} (computing it?); waiting at most {lock_timeout_s:g} s"
+            )
+            lock.acquire(timeout=lock_timeout_s - notice)
     except Timeout:  # an OSError too
         holder = lock_holder(Path(lock.lock_file))
         _say(
@@ -235,13 +212,7 @@ def cached(
         _say(f"cache folder {directory} is not writable ({error}); running without a cache")
         return run("uncached")
     try:
-        arrays = _read(path, key_text) if path.exists() else None
-        if arrays is not None and validate is not None:
-            try:
-                validate(arrays)
-            except ValueError as error:
-                _say(f"cache entry {path.name} has unexpected contents ({error}); recomputing")
-                arrays = None
+        arrays = _read(path, key_text, validate) if path.exists() else None
         if arrays is None:
             return run("computed")
         _say(f"cache hit: {name}")

@@ -1,5 +1,4 @@
-"""The `--seeds` option's syntax: "0-9", "0,3,5-7" (kept light: read at option parsing by
-the claims-audit plugin, and by the sweeps)."""
+"""The `--seeds` option's syntax: "0-9", "0,3,5-7"."""
 
 from __future__ import annotations
 
@@ -11,13 +10,8 @@ MAX_COUNT = 1000  # a sweep keeps every seed's results: this suite's hold 4 GB a
 
 
 def parse_seeds(text: str) -> tuple[int, ...]:
-    """Seeds from "0-9" or "0,3,5-7": sorted, each at most once, at most MAX_COUNT of them
-    (how few a sweep may have is the document's to say: its robustness hook).
-
-    Raises:
-      ValueError: the text is not a comma-separated list of seeds and ranges, a range runs
-        backwards, a seed repeats or is too large, or there are none or too many.
-    """
+    """Seeds from "0-9" or "0,3,5-7", sorted; ValueError naming what is wrong (a syntax, a
+    range backwards, a seed repeated or too large, none or more than MAX_COUNT)."""
     seeds: list[int] = []
     for part in text.split(","):
         match = re.fullmatch(r"\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?", part)

@@ -1,8 +1,6 @@
 """`python -m claim_audit.report`: the engine's commands, as `python -m claim_audit`."""
 
-import sys
-
 from ..__main__ import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

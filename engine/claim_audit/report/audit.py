@@ -1,6 +1,5 @@
-"""Writes the audit: report/audit.{json,md,html} and report/figures/*.{png,svg}. `build`
-assembles audit.json (the one step that asks the documents for their sections); the Markdown,
-HTML and figures are rendered from it and from the documents' figure data."""
+"""Writes the audit: report/audit.{json,md,html} and report/figures/, all rendered from the
+audit.json that `build` assembles."""
 
 from __future__ import annotations
 
@@ -39,10 +38,8 @@ def metadata(
     project: Project = UNKNOWN_PROJECT,
     environment: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Versions, platform, the audited `project`'s provenance, the fields its `environment`
-    adds (the `pytest_claims_audit_environment` hook's metadata: `device`, None where it names
-    none; a `platform` mapping adds to the engine's), the `documents` audited (their sources),
-    cache activity and wall time."""
+    """Versions, platform, the `project`'s provenance, the `environment` hook's fields (its
+    `platform` adds to the engine's), the `documents`' sources, cache activity and wall time."""
     found, added = provenance(project), dict(environment or {})
     return {
         "created_unix": round(time.time(), 1),
@@ -76,11 +73,8 @@ Registered = Sequence[Document | Sequence[Document]]  # documents, or the hook's
 
 
 def registered(documents: Registered) -> list[Document]:
-    """The documents registered, in order, checked.
-
-    Raises:
-      ReportError: something registered is not a Document, or a name or figure repeats.
-    """
+    """The documents registered, in order; ReportError if one is no Document or a name or
+    figure repeats."""
     try:
         lists = [[entry] if isinstance(entry, Document) else entry for entry in documents]
         return list(by_name([d for entries in lists for d in entries]).values())
@@ -95,26 +89,19 @@ def audited(records: list[ClaimRecord], documents: Registered) -> list[Document]
 
 
 def robustness(compute: Callable[[], dict | None]) -> dict | None:
-    """The `robustness` section the `pytest_claims_audit_robustness` hook computes, checked,
-    with the keys a project may leave out filled in; None when it has none.
-
-    Raises:
-      ReportError: computing it failed, or the section lacks a key (the message names it).
-    """
+    """The robustness hook's section, checked and completed, or None; ReportError if computing
+    it failed or it lacks a key."""
     try:
         section = compute()
-    except Exception as error:
-        raise ReportError(
-            f"cannot compute the robustness section ({type(error).__name__}: {error})"
-        ) from error
-    if section is None:
-        return None
-    try:
-        return render_robustness.checked(section)
+        return None if section is None else render_robustness.checked(section)
     except render_robustness.SectionError as error:
         raise ReportError(
             f"the pytest_claims_audit_robustness hook returned a malformed section: {error} "
-            "(claim_audit.report.hooks gives its keys; claim_audit.seed_section computes one)"
+            "(docs/ADDING_A_DOCUMENT.md gives its keys; claim_audit.seed_section computes one)"
+        ) from error
+    except Exception as error:
+        raise ReportError(
+            f"cannot compute the robustness section ({type(error).__name__}: {error})"
         ) from error
 
 
@@ -130,11 +117,8 @@ def build(
     project: Project = UNKNOWN_PROJECT,
     environment: Mapping[str, Any] | None = None,
 ) -> dict:
-    """The audit as a JSON-able dict. `documents`: those registered; each audited one with a
-    section has it under its name. `partial`: why the run was not a complete audit; such an
-    audit holds the claims that ran, without the documents' sections (which could start
-    experiments the run never finished). `missing`: the claims without a verdict, id -> why.
-    `project`, `environment`: see `metadata`."""
+    """The audit as a JSON-able dict. `partial`: why the run was not complete (then without
+    the documents' sections, which could start experiments); `missing`: claim id -> why."""
     shown = audited(records, documents)
     audit: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     if partial:
@@ -162,15 +146,9 @@ def write_report(
     figure_cache: Path | None = None,
     **fields: Any,
 ) -> list[Path]:
-    """Write the report of `build(**fields, documents=documents)` into `report_dir`,
-    replacing the previous one only when complete (a partial audit is audit.json and audit.md
-    alone). `figure_cache`: where drawn figures are kept and reused; None draws every figure.
-
-    One writer at a time (a lock on the folder). The report is written into a staging folder
-    inside `report_dir`, then moved in entry by entry with `os.replace`, audit.json last: a
-    failure before that leaves the previous report as it was, and a new audit.json means the
-    files beside it are new too.
-    """
+    """Write the report of `build(**fields, documents=documents)` into `report_dir` (a partial
+    audit: audit.json and audit.md alone), replacing the previous one only once it is whole.
+    `figure_cache`: where drawn figures are kept; None draws every figure."""
     report_dir = Path(report_dir).resolve()
     try:
         if report_dir.exists() and not report_dir.is_dir():
@@ -184,7 +162,9 @@ def write_report(
         ) from error
     with _locked(report_dir):
         try:
-            _remove_stale(report_dir)
+            for stale in report_dir.glob(f"{_STAGING}*"):  # killed writers' (we hold the lock)
+                if (stale / _OURS).is_file():
+                    shutil.rmtree(stale, ignore_errors=True)
             staging = Path(tempfile.mkdtemp(prefix=_STAGING, dir=report_dir))
             (staging / _OURS).touch()
         except OSError as error:
@@ -229,20 +209,15 @@ def _write(
     return figures
 
 
-# The report's own entries, in the order they are moved in: audit.json last, so a new
-# audit.json means the figures and the other files beside it are new too.
-_ENTRIES = ("audit.md", "audit.html", "audit.json")
+_ENTRIES = ("audit.md", "audit.html", "audit.json")  # moved in in this order: audit.json last
 _STAGING = ".claims-report-"
-# In every staging folder this module makes: a folder of that prefix without it is not ours.
-_OURS = ".claims-report-staging"
-# Held off while the entries move in, and delivered after: Ctrl-C, `kill`, a closed terminal.
+_OURS = ".claims-report-staging"  # marks a staging folder as ours, not the user's
 _HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @contextlib.contextmanager
 def _locked(folder: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `folder` itself (flock on the folder: no lock file is left,
-    and the lock dies with its process)."""
+    """An exclusive flock on `folder` itself: no lock file, and it dies with its process."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError as error:
@@ -251,26 +226,15 @@ def _locked(folder: Path) -> Iterator[None]:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
-        os.close(fd)  # releases the lock
-
-
-def _remove_stale(report_dir: Path) -> None:
-    """Remove the staging folders of writers killed before they finished (we hold the
-    folder's lock, so no live writer is at work); only folders this module made."""
-    for stale in report_dir.glob(f"{_STAGING}*"):
-        if (stale / _OURS).is_file():
-            shutil.rmtree(stale, ignore_errors=True)
+        os.close(fd)
 
 
 def _move_in(staging: Path, report_dir: Path, ours: set[str]) -> None:
-    """Move the staged report into `report_dir` with `os.replace`, entry by entry: each
-    figure file (the report's own figures it did not draw again are removed; the user's
-    files in figures/ stay), then audit.md, audit.html and audit.json. Other files there
-    (e.g. report/bench.json) are left alone. Every target is checked before anything moves;
-    signals that would stop the process wait until the moves are done."""
+    """Move the staged report in with `os.replace`: the figures (the report's own that were not
+    drawn again removed, the user's kept), then `_ENTRIES`. Every target is checked first;
+    Ctrl-C, `kill` or a closed terminal waits until the moves are done."""
     figures = staging / "figures"
-    names = [name for name in ("figures", *_ENTRIES) if (staging / name).exists()]
-    for name in names:
+    for name in [name for name in ("figures", *_ENTRIES) if (staging / name).exists()]:
         target = report_dir / name
         wrong = "a symbolic link" if target.is_symlink() else None
         if wrong is None and target.exists() and target.is_dir() != (staging / name).is_dir():
@@ -296,16 +260,12 @@ def _move_in(staging: Path, report_dir: Path, ours: set[str]) -> None:
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """Hold off `_HELD_SIGNALS` while the block runs (a few renames), then deliver them to the
-    handlers they had. Only the main thread can set handlers; elsewhere nothing is held."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    """Catch `_HELD_SIGNALS` while the block runs, then raise them to their own handlers
+    (only the main thread can set handlers: elsewhere nothing is held)."""
     caught: list[int] = []
-    previous = {}
-    for number in _HELD_SIGNALS:
-        if signal.getsignal(number) is not None:  # None: a handler not set from Python
-            previous[number] = signal.signal(number, lambda got, frame: caught.append(got))
+    main = threading.current_thread() is threading.main_thread()
+    held = [n for n in _HELD_SIGNALS if main and signal.getsignal(n) is not None]
+    previous = {n: signal.signal(n, lambda got, _: caught.append(got)) for n in held}
     try:
         yield
     finally:

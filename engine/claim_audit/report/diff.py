@@ -1,13 +1,12 @@
-"""Compare two audit.json files, one line per changed claim or figure: verdicts, the figures
-a verdict rests on that moved beyond their tolerance (derived from the old record, `figures`)
-or `FOLD`-fold beyond both runs' orders, definitions and run metadata. Figures in one order
-are compared for the orders both runs computed. The command: claim_audit.__main__."""
+"""Compare two audit.json files, one line per change: verdicts, figures that moved beyond
+their tolerance or `FOLD`-fold beyond both runs' orders, definitions and run metadata."""
 
 from __future__ import annotations
 
 import json
 import math
 import numbers
+import re
 import shlex
 import statistics
 from dataclasses import dataclass, field
@@ -22,14 +21,12 @@ DEFINITION = ("published", "tolerance", "expected_to_hold", "statement", "docume
 FOLD = 2.0  # a draw that moved this many times over, beyond both runs' orders, moved
 VOLATILE_METADATA = ("created_unix", "wall_s", "cache")  # differs between any two runs
 SHOWN_CHARS = 200  # a value longer than this is printed cut
-ABSENT = "(absent)"
 
 
 @dataclass(frozen=True)
 class Figure:
     """A figure a verdict rests on: a number, or words (`text` as printed) compared exactly."""
 
-    name: str
     value: float | str
     tolerance: float | None
     text: str | None = None
@@ -47,6 +44,18 @@ class Moved:
     new: float | str
     tolerance: float | None  # None for words, which any change moves
     fold: float | None = None  # how many times over a draw moved, when FOLD judged it
+
+    def line(self) -> str:
+        """How diff prints it."""
+        if isinstance(self.old, str) or isinstance(self.new, str):
+            old, new = (cut(json.dumps(v, ensure_ascii=False)) for v in (self.old, self.new))
+            return f"{self.claim_id:<16} {self.figure:<22} {old} -> {new} (changed)"
+        change = f"{self.old:.6g} -> {self.new:.6g} (moved {abs(self.new - self.old):.6g}"
+        if self.fold is not None:
+            fold = "changed sign" if math.isinf(self.fold) else f"{self.fold:.3g}-fold"
+            change += f", {fold} beyond both runs' orders"
+        limit = "" if self.tolerance is None else f", tolerance {self.tolerance:.6g}"
+        return f"{self.claim_id:<16} {self.figure:<22} {change}{limit})"
 
 
 @dataclass
@@ -77,11 +86,10 @@ class AuditDiff:
 
 def tolerances(text: Any) -> list[float] | None:
     """The numbers of a tolerance as recorded ("± 0.36", "± 0.1, 0.2"); None if it has none."""
-    if not isinstance(text, str) or not text.strip().startswith("±"):
-        return None
+    found = re.fullmatch(r"\s*±(.*)", text, re.DOTALL) if isinstance(text, str) else None
     try:
-        values = [float(part) for part in text.strip()[1:].split(",")]
-    except ValueError:
+        values = [float(part) for part in found[1].split(",")]  # type: ignore[index]
+    except (TypeError, ValueError):  # no "±", or no numbers after it
         return None
     return values if _finite(*values) and min(values) >= 0 else None
 
@@ -126,40 +134,28 @@ def _shape(value: Any) -> str:
     return json.dumps(json.loads(json.dumps(value), **blank))
 
 
-def _spread_gap(values: list) -> float | None:
-    """The gap of two draws, the draws given; None unless they are all finite numbers."""
-    if not values or not _finite(*values):
-        return None
+def _gap(values: list, figure: Any = None) -> float | None:
+    """The gap of two draws of `values`, or of a published `figure` plus its half unit, or None."""
     try:
-        return draw_gap(statistics.stdev(values) if len(values) > 1 else 0.0, len(values))
-    except OverflowError:  # a spread beyond float64: nothing to judge by
+        if figure is not None:
+            sd, n = _get(figure, "sd_over_orders"), _get(figure, "orders")
+        elif _finite(*values):
+            sd, n = statistics.stdev(values) if len(values) > 1 else 0.0, len(values)
+        else:
+            return None
+        if not (_finite(sd) and sd >= 0 and _is_number(n) and n >= 1):
+            return None
+        return draw_gap(sd, int(n)) + (0 if figure is None else half_unit(figure.get("published")))
+    except (AttributeError, ValueError, OverflowError):  # e.g. a spread beyond float64
         return None
-
-
-def _rule_gap(figure: Any) -> float | None:
-    """A published figure's tolerance: the gap of two draws plus its printing's half unit."""
-    sd, n = _get(figure, "sd_over_orders"), _get(figure, "orders")
-    if not (_finite(sd) and sd >= 0 and _is_number(n) and n >= 1):
-        return None
-    try:
-        return draw_gap(sd, int(n)) + half_unit(figure.get("published"))
-    except (AttributeError, ValueError, OverflowError):
-        return None
-
-
-def _span(value: Any) -> tuple[float, float] | None:
-    """A recorded range [low, high] of finite numbers, else None."""
-    ok = isinstance(value, list) and len(value) == 2 and _finite(*value)
-    return (float(value[0]), float(value[1])) if ok else None
 
 
 def figures(claim: dict) -> dict[str, Figure]:
-    """The figures a claim's verdict rests on by name, each with its tolerance: a hand-given
-    one ("± 0.36"); for a figure claim's, the gap of two draws plus the published figure's half
-    unit; else the gap of two draws over the same number in the other orders."""
+    """The figures a claim's verdict rests on by name, with their tolerance: the claim's own
+    ("± 0.36"), else the gap of two draws (plus a published figure's half unit)."""
     details = _get(claim, "details", dict)
     published, orders = _get(details, "figures", list), _get(details, "orders", dict)
-    gaps = tolerances(claim.get("tolerance")) or [_rule_gap(f) for f in published]
+    gaps = tolerances(claim.get("tolerance")) or [_gap([], f) for f in published]
     gaps = [] if None in gaps else gaps
     out: dict[str, Figure] = {}
 
@@ -170,28 +166,22 @@ def figures(claim: dict) -> dict[str, Figure]:
 
     def add(name: str, value: Any, tolerance: float | None, **fields: Any) -> None:
         if _is_number(value):
-            out[name] = Figure(name, float(value), tolerance, **fields)
+            out[name] = Figure(float(value), tolerance, **fields)
 
-    span = _span(details.get("range_over_orders"))
+    span = details.get("range_over_orders")
+    ok = isinstance(span, list) and len(span) == 2 and _finite(*span)
+    span = (float(span[0]), float(span[1])) if ok else None
     for key in ("measured_value", "measured_values"):
         for name, index, value in _leaves(details.get(key), key):
             add(name, value, at(index), span=span if index is None else None)
     for i, figure in enumerate(published):
-        interval = _get(figure, "interval", list)
-        for name, _, end in _leaves(
-            interval if len(interval) == 2 else [], f"figures[{i}].interval"
-        ):
+        ends = _get(figure, "interval", list)
+        for name, _, end in _leaves(ends if len(ends) == 2 else [], f"figures[{i}].interval"):
             add(name, end, at(i, len(published)), per_count=True)
         add(f"figures[{i}].orders", _get(figure, "orders"), 0.0, per_count=True)
     for i, effect in enumerate(_get(details, "effects", list)):
         if isinstance(name := _get(effect, "effect"), str):
-            out[f"effects[{i}].effect"] = Figure(f"effects[{i}].effect", name, 0.0)
-        values = _get(effect, "values", list)
-        gap, span = _spread_gap(values), _span(_get(effect, "range", list))
-        add(f"effects[{i}].faithful", _get(effect, "faithful"), gap, span=span)
-        for j, value in enumerate(values):
-            order = list(orders)[j] if len(values) == len(orders) else f"#{j}"
-            add(f"effects[{i}].values[{j}]", value, gap, order=order, span=span)
+            out[f"effects[{i}].effect"] = Figure(name, 0.0)
     measured = {o: e.get("measured") for o, e in orders.items() if isinstance(e, dict)}
     columns: dict[tuple[str, str], list[Any]] = {}  # a number over the orders of one shape
     for value in measured.values():
@@ -200,20 +190,19 @@ def figures(claim: dict) -> dict[str, Figure]:
     for order, value in measured.items():
         whole, text = f"orders.{order}", value if isinstance(value, str) else json.dumps(value)
         printed = orders[order].get("printed") or text
-        out[whole] = Figure(whole, _shape(value), 0.0, printed, order=order)
+        out[whole] = Figure(_shape(value), 0.0, printed, order=order)
         for name, index, leaf in _leaves(value, ""):
             column = columns[_shape(value), name]
             finite = [v for v in column if _finite(v)]
             tolerance = at(index, len(value) if isinstance(value, list) else None)
-            tolerance = _spread_gap(column) if tolerance is None else tolerance
+            tolerance = _gap(column) if tolerance is None else tolerance
             span = (min(finite), max(finite)) if finite else None
             add(f"{whole}.measured{name}", leaf, tolerance, within=whole, order=order, span=span)
     return out
 
 
-def definition(claim: dict) -> dict[str, Any]:
-    """`DEFINITION` (less a figure claim's tolerance, its prediction intervals, compared as
-    figures), the claim's reading and each threshold's region."""
+def _definition(claim: dict) -> dict[str, Any]:
+    """`DEFINITION` (but a figure claim's tolerance: a figure), reading and regions."""
     details = _get(claim, "details", dict)
     figure_claim = isinstance(details.get("figures"), list)
     out = {key: claim.get(key) for key in DEFINITION if not (figure_claim and key == "tolerance")}
@@ -225,8 +214,8 @@ def definition(claim: dict) -> dict[str, Any]:
 
 
 def several_fold(old: Figure, new: Figure) -> float | None:
-    """How many times over a draw moved (inf: it changed sign) if `FOLD` or more, beyond
-    both runs' orders; else None."""
+    """How many times over a draw moved beyond both runs' orders (inf: it changed sign), if
+    `FOLD` or more; else None."""
     a, b = old.value, new.value
     if not _finite(a, b) or old.span == new.span is None or not (a and b):
         return None
@@ -238,117 +227,88 @@ def several_fold(old: Figure, new: Figure) -> float | None:
 
 
 def _flatten(value: Any, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any]:
-    """Every leaf of `value` by its path of keys (a key holding a dot stays one key)."""
     if not (isinstance(value, dict) and value):
         return {path: value}
     return {k: v for key, item in value.items() for k, v in _flatten(item, (*path, key)).items()}
 
 
-def _metadata_changes(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
-    """(dotted key, old, new) for each metadata leaf that differs, run noise aside."""
-    a, b = (
-        _flatten({k: v for k, v in m.items() if k not in VOLATILE_METADATA}) for m in (old, new)
-    )
-    return [
-        (".".join(k if k and "." not in k else json.dumps(k) for k in key), *values)
-        for key in sorted(set(a) | set(b))
-        if (values := (a.get(key, ABSENT), b.get(key, ABSENT)))[0] != values[1]
-    ]
-
-
-def _compare_figures(claim_id: str, old: dict, new: dict, diff: AuditDiff) -> None:
-    """Figures of both records (per-order ones for the orders both computed)."""
-    old_orders, new_orders = (list(_get(_get(c, "details"), "orders", dict)) for c in (old, new))
-    both = bool(old_orders and new_orders)  # an old record without orders: all are new
-    if both and len(old_orders) != len(new_orders):
-        diff.orders.append((claim_id, len(old_orders), len(new_orders)))
-
-    def kept(figure: Figure) -> bool:
-        if both and figure.order is not None:
-            return figure.order in old_orders and figure.order in new_orders
-        return not (figure.per_count and len(old_orders) != len(new_orders))
-
-    before = {name: f for name, f in figures(old).items() if kept(f)}
-    after = {name: f for name, f in figures(new).items() if kept(f)}
-    whole: set[str] = set()  # words changed, appeared or disappeared: their numbers are not
-    for name in sorted(set(before) | set(after)):  # compared (sorted: words before numbers)
-        a, b = before.get(name), after.get(name)
-        if (a or b).within in whole:  # type: ignore[union-attr]
-            continue
-        if (a or b).text is not None and (a is None or b is None or a.value != b.value):  # type: ignore[union-attr]
-            whole.add(name)
-        if a is None or b is None:
-            listed = diff.lost if b is None else diff.figures_only_in_one
-            listed.append((claim_id, name, "disappeared" if b is None else "new"))
-        elif a.value == b.value:
-            continue
-        elif isinstance(a.value, str) or isinstance(b.value, str):
-            diff.moved.append(Moved(claim_id, name, a.text or a.value, b.text or b.value, None))
-        elif not math.isfinite(b.value):
-            if math.isfinite(a.value):
-                diff.lost.append((claim_id, name, f"{a.value:.6g} -> {b.value}"))
-        else:
-            tolerance = a.tolerance if a.tolerance is not None else b.tolerance
-            tolerance = tolerance if math.isfinite(a.value) else None
-            fold = several_fold(a, b)
-            if tolerance is not None and abs(b.value - a.value) > tolerance:
-                diff.moved.append(Moved(claim_id, name, a.value, b.value, tolerance))
-            elif fold is not None:
-                diff.moved.append(Moved(claim_id, name, a.value, b.value, tolerance, fold))
-            elif tolerance is None:
-                diff.changed_untoleranced.append(Moved(claim_id, name, a.value, b.value, None))
-
-
 def compare(old: dict, new: dict) -> AuditDiff:
     """What changed from `old` to `new` (two audits as claim_audit.__main__.load reads them)."""
     old_claims, new_claims = ({c["id"]: c for c in audit["claims"]} for audit in (old, new))
+    meta_a, meta_b = (
+        _flatten({k: v for k, v in a.get("metadata", {}).items() if k not in VOLATILE_METADATA})
+        for a in (old, new)
+    )
     diff = AuditDiff(
         only_old=[c for i, c in old_claims.items() if i not in new_claims],
         only_new=[c for i, c in new_claims.items() if i not in old_claims],
-        metadata=_metadata_changes(old.get("metadata", {}), new.get("metadata", {})),
+        metadata=[  # a key holding a dot is quoted: {"a.b": 1} is not {"a": {"b": 1}}
+            (".".join(k if k and "." not in k else json.dumps(k) for k in key), *values)
+            for key in sorted(set(meta_a) | set(meta_b))
+            if (values := (meta_a.get(key, "(absent)"), meta_b.get(key, "(absent)")))[0]
+            != values[1]
+        ],
     )
-    for claim_id, a in old_claims.items():
-        if (b := new_claims.get(claim_id)) is None:
+    for claim_id, was in old_claims.items():
+        if (now := new_claims.get(claim_id)) is None:
             continue
-        if a["verdict"] != b["verdict"]:
-            diff.verdicts.append((a, b))
-        defined_a, defined_b = definition(a), definition(b)
+        if was["verdict"] != now["verdict"]:
+            diff.verdicts.append((was, now))
+        defined_a, defined_b = _definition(was), _definition(now)
         for key in dict.fromkeys([*defined_a, *defined_b]):
             if defined_a.get(key) != defined_b.get(key):
                 diff.definitions.append((claim_id, key, defined_a.get(key), defined_b.get(key)))
-        _compare_figures(claim_id, a, b, diff)
+        ran_a, ran_b = (list(_get(_get(c, "details"), "orders", dict)) for c in (was, now))
+        both, same_count = bool(ran_a and ran_b), len(ran_a) == len(ran_b)  # no orders: all new
+        if both and not same_count:
+            diff.orders.append((claim_id, len(ran_a), len(ran_b)))
+        before, after = figures(was), figures(now)
+        whole: set[str] = set()  # words changed, appeared or disappeared: their numbers are not
+        for name in sorted(set(before) | set(after)):  # compared (sorted: words before numbers)
+            a, b = before.get(name), after.get(name)
+            first: Figure = a or b  # type: ignore[assignment]
+            if both and first.order is not None:  # an order's figure: of an order both ran
+                kept = first.order in ran_a and first.order in ran_b
+            else:  # a figure that counts the orders: only if as many ran
+                kept = same_count or not first.per_count
+            if first.within in whole or not kept:
+                continue
+            if first.text is not None and (a is None or b is None or a.value != b.value):
+                whole.add(name)
+            if a is None or b is None:
+                listed = diff.lost if b is None else diff.figures_only_in_one
+                listed.append((claim_id, name, "disappeared" if b is None else "new"))
+            elif a.value == b.value:
+                continue
+            elif isinstance(a.value, str) or isinstance(b.value, str):
+                diff.moved.append(Moved(claim_id, name, a.text or a.value, b.text or b.value, None))
+            elif not math.isfinite(b.value):
+                if math.isfinite(a.value):
+                    diff.lost.append((claim_id, name, f"{a.value:.6g} -> {b.value}"))
+            else:
+                tolerance = a.tolerance if a.tolerance is not None else b.tolerance
+                tolerance = tolerance if math.isfinite(a.value) else None
+                beyond = tolerance is not None and abs(b.value - a.value) > tolerance
+                fold = None if beyond else several_fold(a, b)
+                if beyond or fold is not None or tolerance is None:
+                    listed = diff.moved if beyond or fold is not None else diff.changed_untoleranced
+                    listed.append(Moved(claim_id, name, a.value, b.value, tolerance, fold))
     return diff
 
 
 def printable(text: str) -> str:
-    """`text` with each character a terminal could act on (ESC, CSI, "\\r", a backspace, a
-    bidi override) written as its Python escape."""
+    """`text`, each character a terminal could act on (ESC, "\\r", ...) as its escape."""
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
-def cut(text: str) -> str:
-    """`text`, cut to `SHOWN_CHARS` with its length said."""
-    if len(text) <= SHOWN_CHARS:
-        return text
-    return f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)"
-
-
-def _value(value: Any, key: str = "") -> str:
+def cut(value: Any, key: str = "") -> str:
+    """`value` as text (a list joined, a `command` as a shell reads it), cut to `SHOWN_CHARS`."""
     if isinstance(value, list):
-        return cut(shlex.join(map(str, value)) if key == "command" else ", ".join(map(str, value)))
-    return cut(value if isinstance(value, str) else json.dumps(value))
-
-
-def _moved_line(m: Moved) -> str:
-    if isinstance(m.old, str) or isinstance(m.new, str):
-        old, new = (cut(json.dumps(v, ensure_ascii=False)) for v in (m.old, m.new))
-        return f"{m.claim_id:<16} {m.figure:<22} {old} -> {new} (changed)"
-    change = f"{m.old:.6g} -> {m.new:.6g} (moved {abs(m.new - m.old):.6g}"
-    if m.fold is not None:
-        fold = "changed sign" if math.isinf(m.fold) else f"{m.fold:.3g}-fold"
-        change += f", {fold} beyond both runs' orders"
-    limit = "" if m.tolerance is None else f", tolerance {m.tolerance:.6g}"
-    return f"{m.claim_id:<16} {m.figure:<22} {change}{limit})"
+        value = shlex.join(map(str, value)) if key == "command" else ", ".join(map(str, value))
+    text = value if isinstance(value, str) else json.dumps(value)
+    return (
+        text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)"
+    )
 
 
 def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = False) -> list[str]:
@@ -364,9 +324,6 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
     def where(c: dict) -> str:
         return f"[{c.get('document', '?')}] {c.get('section', '?')}"
 
-    def only(c: dict) -> str:
-        return f"{c['id']:<16} {c['verdict']:<10} {where(c)}"
-
     verdicts = [
         f"{b['id']:<16} {a['verdict']} -> {b['verdict']}: measured {a.get('measured', '?')} -> "
         f"{b.get('measured', '?')}, published {b.get('published', '?')}, tolerance "
@@ -375,24 +332,22 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
     ]
     section("Verdicts changed", verdicts)
     for claims, side in ((diff.only_old, old_name), (diff.only_new, new_name)):
-        section(f"Claims only in {side}", [only(c) for c in claims])
+        only = [f"{c['id']:<16} {c['verdict']:<10} {where(c)}" for c in claims]
+        section(f"Claims only in {side}", only)
     none = "Verdicts: none changed, no claim appeared or disappeared."
     lost = [f"{c:<16} {n:<22} {w}" for c, n, w in diff.lost]
     section("Figures lost: non-finite or disappeared", lost, None if diff.verdicts_moved else none)
+    moved, none = [m.line() for m in diff.moved], "Figures: none moved beyond its tolerance."
     lines.append("")
-    moved, none = [_moved_line(m) for m in diff.moved], "Figures: none moved beyond its tolerance."
     section("Figures that moved beyond their tolerance", moved, none)
-    untoleranced = [_moved_line(m) for m in diff.changed_untoleranced]
+    untoleranced = [m.line() for m in diff.changed_untoleranced]
     hidden = f"{len(untoleranced)} figures with no tolerance to judge by changed (-v lists them)."
-    section(
-        "Figures with no tolerance to judge by that changed",
-        untoleranced if verbose else [],
-        hidden if untoleranced else None,
-    )
+    title = "Figures with no tolerance to judge by that changed"
+    section(title, untoleranced if verbose else [], hidden if untoleranced else None)
     new_figures = [f"{c:<16} {n} (only in {new_name})" for c, n, _ in diff.figures_only_in_one]
     section("Figures recorded in one file only", new_figures)
     title = "Published figures, tolerances, readings, regions, expectations, statements, documents or sections changed"
-    section(title, [f"{c:<16} {k}: {_value(a)} -> {_value(b)}" for c, k, a, b in diff.definitions])
+    section(title, [f"{c:<16} {k}: {cut(a)} -> {cut(b)}" for c, k, a, b in diff.definitions])
     lines.append("")
     by_change: dict[tuple[int, int], list[str]] = {}
     for claim_id, a, b in diff.orders:
@@ -402,7 +357,7 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
         f"{', '.join(ids[:3])}{', ...' * (len(ids) > 3)})"
         for (a, b), ids in by_change.items()
     ]
-    metadata += [f"{cut(key)}: {_value(a, key)} -> {_value(b, key)}" for key, a, b in diff.metadata]
+    metadata += [f"{cut(key)}: {cut(a, key)} -> {cut(b, key)}" for key, a, b in diff.metadata]
     unchanged = "Metadata: unchanged (creation time, wall time and cache activity aside)."
     section("Metadata changed", metadata, unchanged)
     return [printable(line) for line in lines]

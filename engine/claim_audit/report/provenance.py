@@ -1,6 +1,5 @@
-"""Where a run came from, for audit.json's `metadata`: the audited project's (pytest's
-rootdir's) git commit, lock file and data, the command line, and what the processes'
-`pytest_claims_audit_environment` hooks said. A field that cannot be known is None."""
+"""Where a run came from, for audit.json's `metadata`: the audited project's git commit, lock
+file and data, the command line and the environment hooks' answers (None: unknown)."""
 
 from __future__ import annotations
 
@@ -20,7 +19,6 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 LOCK_FILE = "requirements.lock"
-_GIT_TIMEOUT_S = 10
 ENGINE_DISTRIBUTION = "claim-audit"
 _VERSIONS = ("installed", "differs_from_lock")  # installed_versions' fields
 
@@ -37,11 +35,7 @@ def _git(*args: str, root: Path) -> str | None:
     """stdout of `git -C root args`, or None when git is missing, fails or hangs."""
     try:
         done = subprocess.run(
-            ["git", "-C", str(root), *args],
-            capture_output=True,
-            text=True,
-            timeout=_GIT_TIMEOUT_S,
-            check=False,
+            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -49,8 +43,8 @@ def _git(*args: str, root: Path) -> str | None:
 
 
 def git_state(root: Path) -> dict[str, Any]:
-    """`{"commit": sha or None, "dirty": bool or None}` of the checkout at `root` (dirty:
-    tracked files changed, or untracked files not ignored); `no_commit_yet` where it has none."""
+    """The `commit` and `dirty` (a change or an untracked file not ignored) of the checkout at
+    `root`, None where unknown; `no_commit_yet` where it has none."""
     commit = _git("rev-parse", "--verify", "HEAD", root=root)
     if commit is None:
         inside = _git("rev-parse", "--is-inside-work-tree", root=root)
@@ -62,7 +56,7 @@ def git_state(root: Path) -> dict[str, Any]:
 
 
 def lock_digest(root: Path, lock: str = LOCK_FILE) -> str | None:
-    """sha256 of the lock file `lock`'s bytes at `root`, or None when there is no such file."""
+    """sha256 of the lock file `lock` at `root`; None when there is none."""
     try:
         return hashlib.sha256((root / lock).read_bytes()).hexdigest()
     except FileNotFoundError:
@@ -70,9 +64,8 @@ def lock_digest(root: Path, lock: str = LOCK_FILE) -> str | None:
 
 
 def installed_versions(root: Path, lock: str = LOCK_FILE) -> dict[str, Any]:
-    """The installed version of every distribution the lock file pins (`name==version`
-    lines, as pip writes them), and the names whose installed version is not the pinned one
-    (None where there is no lock file)."""
+    """The installed version of each distribution the lock file pins (`name==version`) and
+    the names not installed as pinned; None without a lock file."""
     path = root / lock
     if not path.is_file():
         return dict.fromkeys(_VERSIONS)
@@ -105,8 +98,7 @@ def environment_of(config: pytest.Config) -> dict[str, Any]:
 
 
 def merged_environments(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
-    """Two processes' environments as one: a metadata field that is a mapping in both merged
-    key by key (`then`'s last), any other field `then`'s; each partial sentence once."""
+    """Two processes' environments as one: mappings merged key by key, `then`'s last."""
     metadata = dict(first["metadata"])
     for name, value in then.get("metadata", {}).items():
         before = metadata.get(name)
@@ -118,9 +110,8 @@ def merged_environments(first: dict[str, Any], then: dict[str, Any]) -> dict[str
 
 @dataclass(frozen=True)
 class Project:
-    """The audited project: its `root` (None: nothing is known of it), `lock` file, `data`
-    read (name -> sha256), `method` document (a path or URL) and the distributions whose
-    `versions` the report names."""
+    """The audited project: its `root` (None: unknown), `lock` file, `data` read (name ->
+    sha256), `method` document and the distributions whose `versions` the report names."""
 
     root: Path | None = None
     lock: str = LOCK_FILE
@@ -130,8 +121,7 @@ class Project:
 
 
 def project_requirements(root: Path) -> tuple[str, ...]:
-    """The distributions the project at `root` names as its [project] dependencies in
-    pyproject.toml, but this engine (none when there is no such file or table)."""
+    """The [project] dependencies of `root`'s pyproject.toml, but this engine."""
     try:
         with open(root / "pyproject.toml", "rb") as file:
             dependencies = tomllib.load(file).get("project", {}).get("dependencies", [])
@@ -141,8 +131,7 @@ def project_requirements(root: Path) -> tuple[str, ...]:
     return tuple(n for n in dict.fromkeys(names) if canonicalize_name(n) != ENGINE_DISTRIBUTION)
 
 
-UNKNOWN_PROJECT = Project()
-"""A project nothing is known of: no commit, lock or data in its report."""
+UNKNOWN_PROJECT = Project()  # no commit, lock or data in its report
 
 
 def provenance(project: Project) -> dict[str, Any]:

@@ -18,12 +18,8 @@ EXAMPLE = "toy"  # the example's document name, replaced by the new one's
 
 
 def starter_files(name: str) -> dict[str, str]:
-    """File name -> text of a starter for the document `name`: its recipe (NAME.py), its
-    claims (test_NAME.py), its report registration (conftest.py) and settings (pytest.ini).
-
-    Raises:
-      ValueError: `name` is not a lowercase Python identifier (it names a module).
-    """
+    """File name -> text of a starter for the document `name` (NAME.py, test_NAME.py,
+    conftest.py, pytest.ini); ValueError for a name that would not work as its module's."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name):
         raise ValueError(
             f"a document's name becomes a module name: lowercase letters, digits and _, "
@@ -60,35 +56,29 @@ def starter_files(name: str) -> dict[str, str]:
 
 
 def _taken(name: str, folder: Path) -> str | None:
-    """Where a module `name` is found already (the starter's NAME.py would shadow it, or be
-    shadowed by it: `new numpy`, `new pytest`), else None; a NAME.py in `folder` itself (an
-    earlier starter's) does not count."""
+    """Where a module `name` is found already (`new numpy`), else None; `folder`'s own
+    NAME.py does not count."""
     try:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):  # in sys.modules without a spec: taken all the same
         return name
-    if spec is None:
-        return None
-    if spec.has_location and Path(spec.origin).resolve().parent == folder.resolve():
+    if spec is None or (
+        spec.has_location and Path(spec.origin).resolve().parent == folder.resolve()
+    ):
         return None
     return spec.origin or "a namespace package"
 
 
 def write_starter(name: str, folder: Path) -> list[Path]:
-    """Write the starter for `name` into `folder` (created if needed), whole or not at all:
-    written aside, then moved into place, what was moved taken back on a failure.
+    """Write the starter for `name` into `folder` (made if needed), whole or not at all.
 
-    Raises:
-      ValueError: `name` is no module name, names a starter's file or an importable module.
-      FileExistsError: one of the files is already there (nothing is written).
-      OSError: the folder or a file cannot be written (nothing is left written).
+    Raises: ValueError (a bad or taken name), FileExistsError (a file is there already),
+    OSError (the folder or a file cannot be written): in each case nothing is left written.
     """
     files = starter_files(name)
-    there = [folder / f for f in files if (folder / f).exists()]
-    if there:
+    if there := [folder / f for f in files if (folder / f).exists()]:
         raise FileExistsError(f"would overwrite {', '.join(map(str, there))}; nothing written")
-    taken = _taken(name, folder)
-    if taken:
+    if taken := _taken(name, folder):
         raise ValueError(
             f"a module {name!r} exists already ({taken}); the starter's {name}.py would hide "
             "it or be hidden by it: choose another name"
