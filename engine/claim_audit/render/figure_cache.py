@@ -1,11 +1,8 @@
-"""Drawn figures kept on disk, keyed by what they are drawn from: the data and the code.
-
-A figure's key digests its file name, its data and the code that draws it: the package its
-`draw` comes from (outside a package, as a conftest.py: the file defining `draw`), the
-arguments a `functools.partial` binds, this engine (it saves every figure) and matplotlib's
-version. An entry is a folder of the PNG, its SVG twin and their sha256s, built aside and
-renamed into place whole, and checked on every read: a damaged entry is drawn again.
-"""
+"""Drawn figures kept on disk, keyed by a digest of their file name, their data and the code
+that draws them (its package, or the file defining `draw` outside a package, the arguments a
+`functools.partial` binds, this engine and matplotlib's version). An entry is a folder of the
+PNG, its SVG twin and their sha256s, built aside and renamed into place whole; a damaged
+entry is drawn again."""
 
 from __future__ import annotations
 
@@ -32,12 +29,8 @@ _ENGINE = __name__.partition(".")[0]
 
 
 def data_digest(data: Any) -> str:
-    """sha256 of `data`: numpy arrays (dtype, shape, bytes), numbers, strings, None, and lists,
-    tuples and str-keyed dicts of them (dict order counts: it can change the drawing).
-
-    Raises:
-      TypeError: a value of any other type (its path in `data` is named).
-    """
+    """sha256 of `data`: arrays, numbers, strings, None, and lists, tuples and str-keyed dicts
+    of them (dict order counts). Raises TypeError naming the path of any other value."""
     digest = hashlib.sha256()
     _feed(digest, data, "data")
     return digest.hexdigest()
@@ -46,8 +39,7 @@ def data_digest(data: Any) -> str:
 def _feed(digest: Any, value: Any, where: str) -> None:
     if isinstance(value, np.ma.MaskedArray):  # the mask hides points: it changes the drawing
         digest.update(b"M")
-        _feed(digest, np.ma.getdata(value), where)
-        _feed(digest, np.ma.getmaskarray(value), where)
+        _feed(digest, [np.ma.getdata(value), np.ma.getmaskarray(value)], where)
     elif isinstance(value, np.ndarray | np.generic):
         array = np.ascontiguousarray(value)
         if array.dtype.hasobject:
@@ -77,12 +69,10 @@ def _feed(digest: Any, value: Any, where: str) -> None:
 
 @functools.cache
 def _file_digest(path: str) -> str:
-    """Digest of one source file, read once per process (as `package_digest`)."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _code_digest(file: str, draw: Callable[[Any], Any]) -> str:
-    """Digest of the code that draws figure `file` with `draw` (see the module's docstring)."""
     func, bound = draw, []
     while isinstance(func, functools.partial):  # its own __module__ is 'functools'
         bound.append([list(func.args), dict(func.keywords)])
@@ -94,8 +84,7 @@ def _code_digest(file: str, draw: Callable[[Any], Any]) -> str:
     if hasattr(sys.modules.get(package), "__path__"):
         parts = [package_digest(package)]
     else:
-        # Not a package: sys.modules may name another file under the same name (each
-        # conftest.py is module 'conftest'), so the file defining `draw` is keyed.
+        # Not a package: each conftest.py is module 'conftest', so the defining file is keyed.
         code = getattr(inspect.unwrap(func), "__code__", None)
         if code is None or not Path(code.co_filename).is_file():
             raise TypeError(
@@ -139,34 +128,29 @@ def _valid(entry: Path, names: list[str]) -> bool:
 def cached_figure(
     cache_dir: Path, file: str, draw: Callable[[Any], Any], data: Any, folder: Path
 ) -> Path:
-    """Put figure `file` (PNG and SVG) into `folder`, copied from its valid cache entry, or
-    drawn with `canvas.save(draw(data), path)` and stored first. Returns the PNG's path."""
+    """Copy figure `file` (PNG and SVG) into `folder` from its valid cache entry, drawn with
+    `canvas.save(draw(data), ...)` and stored first when there is none. Returns the PNG."""
     from .canvas import save
 
-    names = figure_files(file)
-    entry = Path(cache_dir) / figure_key(file, draw, data)
+    names, entry = figure_files(file), Path(cache_dir) / figure_key(file, draw, data)
     if not _valid(entry, names):
         shutil.rmtree(entry, ignore_errors=True)  # absent, or damaged: never served
-        staging = Path(tempfile.mkdtemp(prefix=".tmp-", dir=cache_dir))
-        try:
-            save(draw(data), staging / file)
-            (staging / _CHECKSUMS).write_text(json.dumps(_checksums(staging, names), indent=1))
-            staging.chmod(0o755)
+        with tempfile.TemporaryDirectory(prefix=".tmp-", dir=cache_dir) as staging:
+            save(draw(data), Path(staging) / file)
+            Path(staging, _CHECKSUMS).write_text(json.dumps(_checksums(Path(staging), names)))
+            os.chmod(staging, 0o755)
             try:
                 os.rename(staging, entry)  # whole or not at all
             except OSError:
                 if not _valid(entry, names):  # not another process's finished entry
                     raise
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
     for name in names:
         shutil.copyfile(entry / name, folder / name)
     return folder / file
 
 
 def writable(cache_dir: Path) -> bool:
-    """Whether figures can be kept in `cache_dir` (created if absent). When not, says so: the
-    figures are then drawn without it, as results are computed without theirs."""
+    """Whether figures can be kept in `cache_dir` (created if absent); when not, says so."""
     try:
         Path(cache_dir).mkdir(parents=True, exist_ok=True)
         tempfile.TemporaryDirectory(prefix=".tmp-", dir=cache_dir).cleanup()
