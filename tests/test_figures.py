@@ -97,22 +97,18 @@ def test_unchanged_data_reuses_the_files_and_changed_data_redraws(tmp_path: Path
     assert (tmp_path / "c" / "line.png").read_bytes() != (tmp_path / "a" / "line.png").read_bytes()
 
 
-def test_a_damaged_or_half_written_entry_is_drawn_again(tmp_path: Path) -> None:
-    """A cached file that no longer matches its checksum, or an entry left without its
-    checksums (a writer killed before the rename leaves only a .tmp- folder, never served),
-    is drawn again."""
+def test_a_half_written_entry_is_drawn_again(tmp_path: Path) -> None:
+    """An entry missing a file (a writer killed between its two renames; one killed before
+    them leaves only a .tmp- folder, never served) is drawn again."""
     cache, data = tmp_path / "cache", {"y": np.arange(3.0), "label": "x"}
     DRAWN.clear()
     draw_all(tmp_path, [toy(data)], cache_dir=cache)
-    [entry] = [p for p in cache.iterdir() if not p.name.startswith(".")]
-    good = (entry / "line.png").read_bytes()
-    (entry / "line.png").write_bytes(good[: len(good) // 2])
+    [png, svg] = sorted(p for p in cache.iterdir() if not p.name.startswith("."))
+    good = png.read_bytes()
+    svg.unlink()
     draw_all(tmp_path, [toy(data)], cache_dir=cache)
     assert DRAWN == ["x", "x"] and (tmp_path / "line.png").read_bytes() == good
-    (entry / "sha256.json").unlink()
-    draw_all(tmp_path, [toy(data)], cache_dir=cache)
-    assert DRAWN == ["x", "x", "x"]
-    assert [p.name for p in cache.iterdir()] == [entry.name]  # no staging folder left
+    assert sorted(cache.iterdir()) == [png, svg]  # no staging folder left
 
 
 def test_the_key_follows_the_drawing_code(tmp_path: Path, monkeypatch) -> None:

@@ -1,8 +1,7 @@
 """Drawn figures kept on disk, keyed by a digest of their file name, their data and the code
 that draws them (its package, or the file defining `draw` outside a package, the arguments a
-`functools.partial` binds, this engine and matplotlib's version). An entry is a folder of the
-PNG, its SVG twin and their sha256s, built aside and renamed into place whole; a damaged
-entry is drawn again."""
+`functools.partial` binds, this engine and matplotlib's version). An entry is KEY.png and
+KEY.svg, each drawn aside and os.replace'd into place: whole, or absent and drawn again."""
 
 from __future__ import annotations
 
@@ -24,7 +23,6 @@ import numpy as np
 from .. import cache
 from ..cache import package_digest
 
-_CHECKSUMS = "sha256.json"
 _ENGINE = __name__.partition(".")[0]
 
 
@@ -114,38 +112,22 @@ def figure_files(file: str) -> list[str]:
     return [file, str(Path(file).with_suffix(".svg"))]
 
 
-def _checksums(folder: Path, names: list[str]) -> dict[str, str]:
-    return {name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in names}
-
-
-def _valid(entry: Path, names: list[str]) -> bool:
-    try:
-        return json.loads((entry / _CHECKSUMS).read_text()) == _checksums(entry, names)
-    except (OSError, ValueError):
-        return False
-
-
 def cached_figure(
     cache_dir: Path, file: str, draw: Callable[[Any], Any], data: Any, folder: Path
 ) -> Path:
-    """Copy figure `file` (PNG and SVG) into `folder` from its valid cache entry, drawn with
+    """Copy figure `file` (PNG and SVG) into `folder` from its cache entry, drawn with
     `canvas.save(draw(data), ...)` and stored first when there is none. Returns the PNG."""
     from .canvas import save
 
-    names, entry = figure_files(file), Path(cache_dir) / figure_key(file, draw, data)
-    if not _valid(entry, names):
-        shutil.rmtree(entry, ignore_errors=True)  # absent, or damaged: never served
+    key = figure_key(file, draw, data)
+    entry = {name: Path(cache_dir, key + Path(name).suffix) for name in figure_files(file)}
+    if not all(path.is_file() for path in entry.values()):
         with tempfile.TemporaryDirectory(prefix=".tmp-", dir=cache_dir) as staging:
             save(draw(data), Path(staging) / file)
-            Path(staging, _CHECKSUMS).write_text(json.dumps(_checksums(Path(staging), names)))
-            os.chmod(staging, 0o755)
-            try:
-                os.rename(staging, entry)  # whole or not at all
-            except OSError:
-                if not _valid(entry, names):  # not another process's finished entry
-                    raise
-    for name in names:
-        shutil.copyfile(entry / name, folder / name)
+            for name, path in entry.items():
+                os.replace(Path(staging) / name, path)
+    for name, path in entry.items():
+        shutil.copyfile(path, folder / name)
     return folder / file
 
 

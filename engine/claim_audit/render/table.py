@@ -1,5 +1,5 @@
-"""The claims table at the terminal's width, grouped by document and section, and the
-robustness tables printed after it, laid out by rich."""
+"""The terminal's claims table, grouped by document and section, and the robustness tables
+printed after it, laid out by rich."""
 
 from __future__ import annotations
 
@@ -23,8 +23,7 @@ _VERDICT_WIDTH = 12
 
 
 def _lines(renderables: list[RenderableType], width: int) -> list[str]:
-    """`renderables` printed as plain text `width` columns wide, a cell or line too long
-    cut with "…", trailing spaces dropped."""
+    """`renderables` as plain text `width` columns wide, what is too long cut with "…"."""
     console = Console(file=io.StringIO(), width=width, color_system=None, highlight=False)
     with console.capture() as captured:
         for renderable in renderables:
@@ -35,16 +34,10 @@ def _lines(renderables: list[RenderableType], width: int) -> list[str]:
 def _table(
     columns: list[tuple[str, dict]], rows: list[tuple[str, ...]], header: bool, expand: bool = False
 ) -> Table:
-    """A borderless table, one space between columns; each column's layout (rich's
-    `add_column` options) given with its name."""
-    table = Table(
-        box=None,
-        show_header=header,
-        header_style="",
-        pad_edge=False,
-        padding=(0, 1, 0, 0),
-        expand=expand,
-    )
+    """A borderless table, one space between columns, each column given with its rich
+    `add_column` options."""
+    options = {"show_header": header, "header_style": "", "pad_edge": False, "expand": expand}
+    table = Table(box=None, padding=(0, 1, 0, 0), **options)
     for name, layout in columns:
         table.add_column(name, no_wrap=True, overflow="ellipsis", **layout)
     for row in rows:
@@ -214,36 +207,22 @@ def _fixed(
 
 
 def _sweep_row(claim_id: str, k: int, sweep: dict) -> tuple[str, ...]:
-    interval = sweep["intervals"][k]
-    ci = "-" if interval is None else interval_text(interval)
-    if len(ci) > 16:
-        ci = interval_text(interval, digits=2)
-    named = lambda text: text if k == 0 else ""  # noqa: E731  (a claim's first effect names it)
-    return (
-        named(claim_id),
-        sweep["effects"][k],
-        named(holding(sweep)),
-        f"{sweep['values'][k]:.4g}",
-        ci,
-        named(sweep["label"]),
-    )
+    ci = interval_text(sweep["intervals"][k])
+    ci = ci if len(ci) <= 16 else interval_text(sweep["intervals"][k], digits=2)
+    first = (claim_id, holding(sweep), sweep["label"]) if k == 0 else ("", "", "")
+    return (first[0], sweep["effects"][k], first[1], f"{sweep['values'][k]:.4g}", ci, first[2])
 
 
 def render_robustness(section: dict[str, Any]) -> list[str]:
     """Lines of the robustness tables (audit.json's `robustness`); each fits in 80 columns."""
     sweep, methods = section["sweep_seeds"], section["methods"]
-    lines = [
-        "",
-        "ROBUSTNESS".center(78, "="),
-        *textwrap.wrap(f"{robustness.BESIDE} {robustness.methods_text(methods)}", 78),
-    ]
+    beside = f"{robustness.BESIDE} {robustness.methods_text(methods)}"
+    lines = ["", "ROBUSTNESS".center(78, "="), *textwrap.wrap(beside, 78), ""]
     if sweep is None:
-        lines += ["", *textwrap.wrap(f"Across other seeds. {robustness.NOT_RUN}", 78)]
+        lines += textwrap.wrap(f"Across other seeds. {robustness.NOT_RUN}", 78)
     else:
-        lines += ["", f"Each comparative claim on seeds {seed_range(sweep)}"]
-        lines += _fixed(
-            _SWEEP, [_sweep_row(*row) for row in robustness.sweep_effects(section["claims"])], 6
-        )
+        rows = [_sweep_row(*effect) for effect in robustness.sweep_effects(section["claims"])]
+        lines += [f"Each comparative claim on seeds {seed_range(sweep)}", *_fixed(_SWEEP, rows, 6)]
         for text in (
             f"holds on: {methods['holds_on']}",
             f"value: {methods['value']}",
@@ -256,19 +235,9 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
             where += f"; holds on, value: seeds {seed_range(sweep)}"
         rows = []
         for row in section["sensitivity"]:
+            value, holds, after = robustness.sensitivity_cells(row, sweep is not None)
             variant = row["variant"] + (" *" if row["post_choice"] else "")
-            published = row["published"]
-            cells = (
-                row["claim_id"],
-                variant,
-                f"{published['values'][0]:.4g}",
-                "yes" if published["holds"] else "no",
-            )
-            if sweep is not None:
-                cells += (holding(row.get("sweep")), f"{row['sweep']['values'][0]:.4g}")
-            rows.append(cells)
+            rows.append((row["claim_id"], variant, value, "yes" if holds else "no", *after))
         lines += ["", f"Choices the document fixed (value, holds: {where})"]
-        lines += _fixed(_SENSITIVITY, rows, 4 if sweep is None else 6)
-        lines.append("* the document's choice")
-    lines.append("-" * 78)
-    return lines
+        lines += [*_fixed(_SENSITIVITY, rows, 4 if sweep is None else 6), "* the document's choice"]
+    return [*lines, "-" * 78]
