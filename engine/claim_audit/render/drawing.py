@@ -113,11 +113,13 @@ def robustness_figure(section: dict) -> Figure:
     fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
     published = section["published_seeds"]
     seeds = f"seed{'s' if len(published) > 1 else ''} {seed_range(published, ',')}"
-    if swept:
-        title = f"Comparative claims beyond the published {seeds}\n(no CI: the effect reads figures that are not resampled, or the most extreme seed)"
-    else:
-        title = f"Comparative claims on the published {seeds}, 95% CI\n(no CI: the effect reads figures that are not resampled; --seeds 0-9 adds other seeds)"
-    fig.suptitle(title)
+    title, no_ci = f"Comparative claims beyond the published {seeds}", ", or the most extreme seed"
+    if not swept:
+        title, no_ci = (
+            f"Comparative claims on the published {seeds}, 95% CI",
+            "; --seeds 0-9 adds other seeds",
+        )
+    fig.suptitle(f"{title}\n(no CI: the effect reads figures that are not resampled{no_ci})")
     return fig
 
 
@@ -174,6 +176,5 @@ def draw_all(
     if cache_dir is None or not writable(cache_dir):
         return [save(spec.draw(data[spec.file]), Path(folder) / spec.file) for _, spec, _ in specs]
     return [
-        cached_figure(cache_dir, spec.file, spec.draw, data[spec.file], Path(folder))
-        for _, spec, _ in specs
+        cached_figure(cache_dir, s.file, s.draw, data[s.file], Path(folder)) for _, s, _ in specs
     ]

@@ -95,14 +95,8 @@ def _per_effect(where: str, entry: dict, keys: tuple[str, ...]) -> None:
 
 
 def checked(section: Any) -> dict[str, Any]:
-    """The section with the engine's defaults for the keys a project may leave out:
-    `methods` (claim_audit.engine.sweep's words), `sensitivity` ([]),
-    `figure_intervals` (None), `figure_group`, `figure_columns` and each claim's
-    `published.intervals` (None).
-
-    Raises:
-      SectionError: a required key is missing or of the wrong kind; the message names it.
-    """
+    """The section with the engine's defaults for the keys a project may leave out; a
+    SectionError names a required key missing or of the wrong kind."""
     from ..engine.sweep import methods  # the engine's words for what is left out
 
     _require("the section", section, ("published_seeds", "sweep_seeds", "claims"))
@@ -110,15 +104,9 @@ def checked(section: Any) -> dict[str, Any]:
     if section["sweep_seeds"] is not None:
         _require("'sweep_seeds'", section["sweep_seeds"], kind=list)
     _require("'claims'", section["claims"])
-    out = {
-        "sensitivity": [],
-        "figure_intervals": None,
-        "figure_group": "group",
-        "figure_columns": [],
-        **section,
-        "methods": {**methods(None), **section.get("methods", {})},
-        "claims": {},
-    }
+    defaults = {"sensitivity": [], "figure_intervals": None, "figure_group": "group"}
+    words = {**methods(None), **section.get("methods", {})}
+    out = {**defaults, "figure_columns": [], **section, "methods": words, "claims": {}}
     for claim_id, claim in section["claims"].items():
         where = f"claims[{claim_id!r}]"
         _require(where, claim, ("published",))

@@ -164,25 +164,16 @@ def render(
     rule = sum(longest) + len(_FIELDS) - 1 if whole else width
     width = max(width, rule)
 
-    def table(rows: list[tuple[str, ...]]) -> list[RenderableType]:
-        return [_table(columns, rows, header=False, expand=not whole)] if rows else []
-
-    # Tables of rows between full-width lines (a section's name, a claim's intervals), with
-    # the same columns in each, so that they line up.
-    parts = [_table(columns, [], header=True, expand=not whole)]
-    pending: list[tuple[str, ...]] = []
+    # A table per row, all of the same column widths, between full-width lines (a section's
+    # name, a claim's intervals).
+    parts: list[RenderableType] = [_table(columns, [], header=True, expand=not whole)]
     for (document, section), group in groupby(shown, key=lambda r: (r.document, r.section)):
-        parts += [*table(pending), Text(f"[{document}] {section}")]
-        pending = []
-        for record in group:
-            pending.append(rows[record.id])
-            if record.details.get("ci"):
-                parts += table(pending)
-                parts += [
-                    Text(f"{'':{longest[0] + 1}}{ci_text(ci)}") for ci in record.details["ci"]
-                ]
-                pending = []
-    parts += table(pending)
+        parts.append(Text(f"[{document}] {section}"))
+        for r in group:
+            parts.append(_table(columns, [rows[r.id]], header=False, expand=not whole))
+            parts += [
+                Text(f"{'':{longest[0] + 1}}{ci_text(ci)}") for ci in r.details.get("ci") or []
+            ]
     lines = ["", " CLAIMS AUDIT ".center(rule, "="), *_lines(parts, width), "-" * rule]
     lines.extend(textwrap.wrap(summary, width))
     for label, text in FOOTNOTES.items():
