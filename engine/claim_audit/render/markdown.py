@@ -19,6 +19,7 @@ from .robustness import ci_text, holding, interval_text
 # A recorded finding whose claim is no longer refuted (the claim's test fails).
 FINDING_GONE = "finding gone: the recorded finding no longer reproduces (the run fails)"
 _VERDICT = {"refuted": "**refuted**", "sensitive": "*sensitive*", "error": "**error**"}
+_DATE = "%Y-%m-%d %H:%M UTC"
 _VERDICT |= {"holds": "holds", "inconclusive": "*inconclusive*"}
 
 
@@ -70,6 +71,12 @@ def _scale(entry: dict, text: str) -> str:
     return "" if scale == "linear" else text.format(scale)
 
 
+def _would_conclude(needed: int | None, what: str, about: str = "") -> str:
+    return (
+        "no number of " if needed is None else f"{about}{needed} "
+    ) + f"{what} would conclude it"
+
+
 def _figure_note(figure: dict) -> str:
     """Where a published figure (a `FigureVerdict.to_json()`) falls against its orders, and
     the smallest relative shift the rule catches with POWER_TARGET probability."""
@@ -85,12 +92,7 @@ def _figure_note(figure: dict) -> str:
     if shift is not None:
         text += f"; catches a shift of {shift:.0%} with p = {POWER_TARGET:g}"
     if figure.get("verdict") == "inconclusive":
-        orders = figure["orders_to_conclude"]
-        text += "; inconclusive: " + (
-            "no number of orders would conclude it"
-            if orders is None
-            else f"{orders} orders would conclude it"
-        )
+        text += f"; inconclusive: {_would_conclude(figure['orders_to_conclude'], 'orders')}"
     return text
 
 
@@ -106,12 +108,7 @@ def _share_note(details: dict) -> str:
     copies = f" ({details['copies']} copies left out)" if details.get("copies") else ""
     text = f"holds in {k} of {n} draws{copies}; share of valid computations {low:.0%} to {high:.0%} ({details['share_method']})"
     if "draws_to_conclude" in details:
-        needed = details["draws_to_conclude"]
-        text += (
-            "; no number of draws would conclude it"
-            if needed is None
-            else f"; about {needed} draws would conclude it"
-        )
+        text += f"; {_would_conclude(details['draws_to_conclude'], 'draws', 'about ')}"
     return text
 
 
@@ -182,16 +179,12 @@ def _header(audit: dict) -> list[str]:
         for d in sorted({c["document"] for c in audit["claims"]})
     ]
     created = meta.get("created_unix")
-    when = (
-        "date unknown"
-        if created is None
-        else f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(created))}"
-    )
+    when = "date unknown" if created is None else time.strftime(_DATE, time.gmtime(created))
     versions, system = meta.get("versions", {}), meta.get("platform", {})
     backend = f" ({system['jax_backend']})" if system.get("jax_backend") else ""
-    python = f"Python {versions['python']} on {system.get('system')}{backend}; "
-    wall = f"; wall time {meta['wall_s']:.1f} s" if "wall_s" in meta else ""
+    python = f"Python {versions.get('python')} on {system.get('system')}{backend}; "
     python = python if "python" in versions else ""
+    wall = f"; wall time {meta['wall_s']:.1f} s" if "wall_s" in meta else ""
     stack = f"{stack_text(versions)}{python}{cache_text(meta.get('cache', {}))}{wall}."
     method = f" ({_escape(meta['method'])})" if meta.get("method") else ""
     lines += [f"Audit of {'; '.join(named)}.", "", f"{_code(meta.get('git') or {})}, {when}."]

@@ -66,8 +66,8 @@ _COUNTED = {
 def verdict_counts(
     records: list[ClaimRecord], expected: dict[str, bool]
 ) -> dict[str, dict[str, int]]:
-    """Per origin (the documents' claims, the suite's own checks): how many there are and how
-    many hold, are refuted (known findings among them), sensitive, inconclusive, errored."""
+    """Per origin (documents' claims, the suite's checks): the total, and how many have each
+    verdict, known findings and timings among the refuted."""
     out = {}
     for origin in _COUNTED:
         mine = [r for r in records if r.origin == origin]
@@ -82,9 +82,7 @@ def verdict_counts(
 
 
 def summary_line(records: list[ClaimRecord], expected: dict[str, bool]) -> str:
-    """The documents' claims and the suite's own checks counted apart: how many hold, are
-    refuted (known findings among them), are sensitive to the float order, cannot be told
-    by this run (inconclusive), errored."""
+    """`verdict_counts` in a sentence, the documents' claims and the suite's checks apart."""
     parts = []
     for origin, c in verdict_counts(records, expected).items():
         if c["total"] or origin == "document":
@@ -124,28 +122,20 @@ def ordered(records: list[ClaimRecord]) -> list[ClaimRecord]:
     for r in records:
         key = (r.document, r.section)
         first_id[key] = min(first_id.get(key, r.id), r.id, key=natural_key)
-    health_last = lambda r: r.id.startswith("H-")  # noqa: E731
-    return sorted(
-        records,
-        key=lambda r: (
-            r.document,
-            health_last(r),
-            natural_key(first_id[r.document, r.section]),
-            r.section,
-            natural_key(r.id),
-        ),
-    )
+
+    def key(r: ClaimRecord) -> tuple:
+        first = natural_key(first_id[r.document, r.section])
+        return (r.document, r.id.startswith("H-"), first, r.section, natural_key(r.id))
+
+    return sorted(records, key=key)
 
 
 def render(
     records: list[ClaimRecord], expected: dict[str, bool], *, width: int = 80, verbosity: int = 0
 ) -> list[str]:
-    """Lines of the table, `width` columns wide (pytest's terminal width): ids and verdicts
-    whole, the figures sharing the rest and cut with "…".
-
-    verbosity (pytest's -v / -q count): 1 or more prints every cell whole (lines may run
-    past `width`); -1 lists only the claims that do not hold; -2 the summary line alone.
-    """
+    """Lines of the table `width` columns wide, ids and verdicts whole, the figures sharing the
+    rest, cut with "…". `verbosity` (pytest's -v / -q count): 1 or more, every cell whole;
+    -1, only the claims that do not hold; -2, the summary line alone."""
     summary = summary_line(records, expected)
     if verbosity <= -2:
         return [summary]
