@@ -200,10 +200,8 @@ def render(audit: dict, figure_names: list[str], source: Callable[[str], str] = 
     audited, placed = {c["id"] for c in audit["claims"]}, set()
     for document, claims in groupby(audit["claims"], key=lambda c: c["document"]):
         document_source = sources_of(audit).get(document)
-        heading = _escape(document) + (
-            f": {_source_text(document_source)}" if document_source else ""
-        )
-        lines += ["", f"## {heading}", ""]
+        linked = f": {_source_text(document_source)}" if document_source else ""
+        lines += ["", f"## {_escape(document)}{linked}", ""]
         for section, rows in groupby(claims, key=lambda c: c["section"]):
             rows = list(rows)
             lines += [f"### {_escape(section)}", ""]
@@ -346,10 +344,9 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
     intervals = []
     for claim_id, claim in claims.items():
         for ci in claim["published"].get("intervals") or []:
-            cells = (f"{ci['estimate']:.4g}", interval_text(ci), _holds(ci["within_region"]))
-            intervals.append(
-                (claim_id, ci["effect"], ci["region"], *cells, _p(ci["p_value"], ci["b"]))
-            )
+            cells = (ci["effect"], ci["region"], f"{ci['estimate']:.4g}", interval_text(ci))
+            p = _p(ci["p_value"], ci["b"])
+            intervals.append((claim_id, *cells, _holds(ci["within_region"]), p))
     if intervals:
         header = "claim | effect | holds when | value | 95% CI | CI inside | p (no difference)"
         lines += [f"### Intervals on the published seeds ({published})", ""]
@@ -363,14 +360,9 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
         effects = robustness.sweep_effects(claims)
         rows = []
         for claim_id, k, s in effects:
-            cells = (
-                f"{holding(s)} {s['unit']}",
-                f"{s['values'][k]:.4g}",
-                interval_text(s["intervals"][k]),
-            )
-            rows.append(
-                (claim_id, s["effects"][k], s["regions"][k], *cells, _per_seed(s, k), s["label"])
-            )
+            value, ci = f"{s['values'][k]:.4g}", interval_text(s["intervals"][k])
+            cells = (s["effects"][k], s["regions"][k], f"{holding(s)} {s['unit']}", value, ci)
+            rows.append((claim_id, *cells, _per_seed(s, k), s["label"]))
         note = f"value: {methods['value']}."
         if any(s["intervals"][k] is None for _, k, s in effects):
             note += (

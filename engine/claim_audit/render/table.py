@@ -57,10 +57,7 @@ def verdict_label(record: ClaimRecord, expected: bool) -> str:
     return record.verdict if expected else "FINDING GONE"
 
 
-_COUNTED = {
-    "document": ("document claim", "document claims"),
-    "suite": ("suite check", "suite checks"),
-}
+_COUNTED = {"document": "document claim", "suite": "suite check"}
 
 
 def verdict_counts(
@@ -86,10 +83,10 @@ def summary_line(records: list[ClaimRecord], expected: dict[str, bool]) -> str:
     parts = []
     for origin, c in verdict_counts(records, expected).items():
         if c["total"] or origin == "document":
-            one, many = _COUNTED[origin]
+            counted = _COUNTED[origin] + ("" if c["total"] == 1 else "s")
             timings = f", {c['timings']} of this machine's timing" if c["timings"] else ""
             parts.append(
-                f"{c['total']} {one if c['total'] == 1 else many}: {c['holds']} hold, "
+                f"{c['total']} {counted}: {c['holds']} hold, "
                 f"{c['refuted']} refuted ({c['known_findings']} known findings{timings}), "
                 f"{c['sensitive']} sensitive, {c['inconclusive']} inconclusive, {c['error']} errors"
             )
