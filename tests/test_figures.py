@@ -149,7 +149,7 @@ def test_the_key_follows_a_partial_draws_code_and_arguments(tmp_path, monkeypatc
     """A `draw` that is a functools.partial is keyed by the function it wraps and by the
     arguments it binds. Bug fixed: its __module__ is 'functools', so functools' source was
     keyed and a changed drawing served the old figure
-    (engine/claim_audit/render/figure_cache.py `_code_digest`)."""
+    (engine/claim_audit/render/figure_cache.py `figure_key`)."""
     module = tmp_path / "toy_partial.py"
     module.write_text(DRAW)
     draw = functools.partial(load_module("toy_partial", module, monkeypatch).draw, color="r")
@@ -166,7 +166,7 @@ def test_the_key_follows_a_root_conftest_beside_another(tmp_path, monkeypatch) -
     """A `draw` defined in the root conftest.py (as the starter's) of a project with a second
     conftest.py is keyed by the root one's file. Bug fixed: `sys.modules['conftest']` names
     the conftest imported last, whose file was keyed instead, so a changed drawing served the
-    old figure (engine/claim_audit/render/figure_cache.py `_code_digest`)."""
+    old figure (engine/claim_audit/render/figure_cache.py `figure_key`)."""
     root, other = tmp_path / "conftest.py", tmp_path / "tests" / "conftest.py"
     root.write_text(DRAW)
     other.parent.mkdir()

@@ -70,7 +70,8 @@ def _file_digest(path: str) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def _code_digest(file: str, draw: Callable[[Any], Any]) -> str:
+def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
+    """The cache key of figure `file` drawn by `draw` from `data`."""
     func, bound = draw, []
     while isinstance(func, functools.partial):  # its own __module__ is 'functools'
         bound.append([list(func.args), dict(func.keywords)])
@@ -98,12 +99,8 @@ def _code_digest(file: str, draw: Callable[[Any], Any]) -> str:
             f"cannot key figure {file}: its draw, a functools.partial, binds an argument that "
             f"is not figure data ({error})"
         ) from None
-    return hashlib.sha256("".join(parts).encode()).hexdigest()
-
-
-def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
-    """The cache key of figure `file` drawn by `draw` from `data`."""
-    parts = {"file": file, "code": _code_digest(file, draw), "data": data_digest(data)}
+    code = hashlib.sha256("".join(parts).encode()).hexdigest()
+    parts = {"file": file, "code": code, "data": data_digest(data)}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
 
 

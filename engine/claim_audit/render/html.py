@@ -27,9 +27,8 @@ _PARSER = MarkdownIt("commonmark", {"html": True, "xhtmlOut": False}).enable("ta
 
 
 def render(audit: dict, figures: Mapping[str, bytes]) -> str:
-    """The audit as one HTML page: audit.md's content (`markdown.render`), each figure of
-    `figures` (PNG bytes by file name, in display order) inlined as a data URI; it loads
-    nothing from elsewhere."""
+    """The audit as one HTML page of audit.md's content, each of `figures` (PNG bytes by file
+    name, in display order) inlined as a data URI: it loads nothing from elsewhere."""
     inline = {name: "data:image/png;base64," + base64.b64encode(png).decode("ascii") for name, png in figures.items()}  # fmt: skip
     body = _PARSER.render(markdown.render(audit, list(figures), source=inline.__getitem__))
     return (
