@@ -1,14 +1,18 @@
-"""audit.md, the report's one source: audit.html is rendered from it (claim_audit.render.html)."""
+"""audit.md, the report's one source, and audit.html: audit.md rendered by markdown-it-py into
+one self-contained page, figures inlined, to attach to a CI run or mail as it is."""
 
 from __future__ import annotations
 
+import base64
 import re
 import shlex
 import time
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from itertools import groupby
 from typing import Any
+
+from markdown_it import MarkdownIt
 
 from ..engine.prediction import POWER_TARGET
 from ..engine.share import HOLDS_AT, REFUTED_AT, SENSITIVE_BETWEEN, SHARE_ALPHA
@@ -301,6 +305,34 @@ def _figure_block(figure: dict, source: Callable[[str], str], audited: set[str])
     claims_text = f" Claims: {', '.join(claims)}." if claims else ""
     image = f"![{caption}]({source(figure['file'])})"
     return [f'<a id="{anchor}"></a>', image, "", f"*{caption}*{claims_text}", ""]
+
+
+_CSS = """
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2328;
+       max-width: 1180px; margin: 0 auto; padding: 1.2em 1.5em 4em; }
+h2 { margin-top: 2em; border-bottom: 1px solid #d0d7de; }
+h3 { margin: 1.6em 0 .4em; font-size: 1.05em; }
+table { border-collapse: collapse; width: 100%; font-size: .9em; margin-bottom: 1em; }
+th, td { border: 1px solid #d0d7de; padding: .3em .5em; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+tr:has(a:target) { outline: 2px solid #0969da; }
+img { max-width: 100%; height: auto; border: 1px solid #d0d7de; }
+"""
+
+# Raw HTML on: audit.md writes its anchors as <a id>; everything else it escapes itself.
+_PARSER = MarkdownIt("commonmark", {"html": True, "xhtmlOut": False}).enable("table")
+
+
+def render_html(audit: dict, figures: Mapping[str, bytes]) -> str:
+    """The audit as one HTML page of audit.md's content, each of `figures` (PNG bytes by file
+    name, in display order) inlined as a data URI: it loads nothing from elsewhere."""
+    inline = {name: "data:image/png;base64," + base64.b64encode(png).decode("ascii") for name, png in figures.items()}  # fmt: skip
+    body = _PARSER.render(render(audit, list(figures), source=inline.__getitem__))
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>Claims audit</title><style>{_CSS}</style></head>\n<body>\n{body}</body></html>\n"
+    )
 
 
 # --------------------------------------------------------------------------- robustness
