@@ -23,8 +23,8 @@ from .robustness import ci_text, holding, interval_text
 # A recorded finding whose claim is no longer refuted (the claim's test fails).
 FINDING_GONE = "finding gone: the recorded finding no longer reproduces (the run fails)"
 _VERDICT = {"refuted": "**refuted**", "sensitive": "*sensitive*", "error": "**error**"}
-_DATE = "%Y-%m-%d %H:%M UTC"
 _VERDICT |= {"holds": "holds", "inconclusive": "*inconclusive*"}
+_DATE = "%Y-%m-%d %H:%M UTC"
 
 
 class _Markdown(str):
