@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
-import json
 import os
 import shutil
 import sys
@@ -106,9 +105,8 @@ def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
             f"cannot key figure {file}: its draw, a functools.partial, binds an argument that "
             f"is not figure data ({error})"
         ) from None
-    code = hashlib.sha256("".join(parts).encode()).hexdigest()
-    parts = {"file": file, "code": code, "data": data_digest(data)}
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
+    parts += [file, data_digest(data)]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
 
 def figure_files(file: str) -> list[str]:
