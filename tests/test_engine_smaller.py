@@ -9,7 +9,7 @@ import subprocess
 import pytest
 from claim_audit.engine.claim import ClaimRecord
 from claim_audit.engine.verdict import fmt
-from claim_audit.render import html, markdown, table
+from claim_audit.render import markdown, table
 from claim_audit.report import provenance
 from claim_audit.starter import starter_files
 from fault_tools import REPO_ROOT
@@ -25,7 +25,7 @@ def test_a_repository_with_no_commit_yet_is_called_so(tmp_path, monkeypatch):
     assert git == {"commit": None, "dirty": None, "no_commit_yet": True}
     audit = {"claims": [], "summary": "0 claims", "metadata": {"git": git, "created_unix": 0.0}}
     assert "A git repository with no commit yet" in "\n".join(markdown._header(audit))
-    assert "A git repository with no commit yet" in html.render(audit, {})
+    assert "A git repository with no commit yet" in markdown.render_html(audit, {})
 
 
 def test_whole_figures_print_plainly():

@@ -85,8 +85,7 @@ def test_the_robustness_figure_speaks_the_engines_words():
     """Its caption names no kind of interval of this project's, and one published seed is
     "seed 42", not "seeds 42"."""
     from claim_audit import Comparison, Effect, Region, seed_section
-    from claim_audit.render.drawing import ROBUSTNESS
-    from claim_audit.render.robustness_figure import robustness_figure
+    from claim_audit.render.drawing import ROBUSTNESS, robustness_figure
 
     assert "test-image" not in ROBUSTNESS.caption
     comparison = Comparison("x-1", (Effect("ratio", lambda s: s["a"], Region(1.0)),))

@@ -291,7 +291,7 @@ def test_a_figure_cache_that_cannot_be_written_is_drawn_without(tmp_path):
     too): the results cache runs uncached, as documented, and so does the figure cache: the
     complete report is written with its figures, and a line says the figure cache was not
     used. Bug fixed: the figure cache was mandatory, so the report was never written
-    (engine/claim_audit/render/figure_cache.py `writable`, engine/claim_audit/render/drawing.py `draw_all`)."""
+    (engine/claim_audit/render/drawing.py `writable`, `draw_all`)."""
     folder = tmp_path / "toy"
     folder.mkdir()
     for name, text in example_files().items():  # docs/ADDING_A_DOCUMENT.md's toy: one figure

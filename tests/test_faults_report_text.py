@@ -14,7 +14,7 @@ import warnings
 
 import pytest
 from claim_audit import Claims
-from claim_audit.render import html, markdown
+from claim_audit.render import markdown
 from claim_audit.render.canvas import new_figure, save
 from markdown_it import MarkdownIt
 
@@ -90,7 +90,7 @@ def test_hostile_text_is_text_in_markdown_and_html(text):
     row = re.search(r"<tbody>\s*<tr>(.*?)</tr>", page, re.DOTALL).group(1)
     assert row.count("<td>") == 7  # a pipe in the text adds no cell
 
-    page = html.render(audit, {})
+    page = markdown.render_html(audit, {})
     assert IMG not in page and SCRIPT not in page
     assert "<h1>injected" not in page
 
@@ -125,7 +125,7 @@ def test_a_document_address_that_is_not_http_is_no_link(address):
     engine/claim_audit/render/documents.py `link_address`)."""
     audit = hostile_audit("text")
     audit["metadata"]["documents"]["demo"].update(title="The Post", url=address)
-    page = html.render(audit, {})
+    page = markdown.render_html(audit, {})
     assert "The Post" in page
     assert re.findall(r'href="([^"#][^"]*)"', page) == []  # only in-page anchors
     markdown_page = rendered_markdown(audit)
@@ -140,9 +140,9 @@ def test_an_http_address_is_linked_with_its_markup_quoted():
     address = 'https://example.com/a b"<c>?q=1&r=2#s'
     audit["metadata"]["documents"]["demo"].update(title="The Post", url=address)
     want = "https://example.com/a%20b%22%3Cc%3E?q=1&r=2#s"
-    assert set(re.findall(r'<a href="([^"#][^"]*)">The Post</a>', html.render(audit, {}))) == {
-        html_text.escape(want)
-    }
+    assert set(
+        re.findall(r'<a href="([^"#][^"]*)">The Post</a>', markdown.render_html(audit, {}))
+    ) == {html_text.escape(want)}
     assert want in markdown.render(audit, ["f.png"])
 
 

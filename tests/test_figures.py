@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from calibration import document as calibration_document
 from calibration.figures import auroc_figure, confidence_figure
-from claim_audit.render import figure_cache
+from claim_audit.render import drawing
 from claim_audit.render.documents import Document, FigureSpec
 from claim_audit.render.drawing import draw_all, index
 from fault_tools import child_env
@@ -97,22 +97,18 @@ def test_unchanged_data_reuses_the_files_and_changed_data_redraws(tmp_path: Path
     assert (tmp_path / "c" / "line.png").read_bytes() != (tmp_path / "a" / "line.png").read_bytes()
 
 
-def test_a_damaged_or_half_written_entry_is_drawn_again(tmp_path: Path) -> None:
-    """A cached file that no longer matches its checksum, or an entry left without its
-    checksums (a writer killed before the rename leaves only a .tmp- folder, never served),
-    is drawn again."""
+def test_a_half_written_entry_is_drawn_again(tmp_path: Path) -> None:
+    """An entry missing a file (a writer killed between its two renames; one killed before
+    them leaves only a .tmp- folder, never served) is drawn again."""
     cache, data = tmp_path / "cache", {"y": np.arange(3.0), "label": "x"}
     DRAWN.clear()
     draw_all(tmp_path, [toy(data)], cache_dir=cache)
-    [entry] = [p for p in cache.iterdir() if not p.name.startswith(".")]
-    good = (entry / "line.png").read_bytes()
-    (entry / "line.png").write_bytes(good[: len(good) // 2])
+    [png, svg] = sorted(p for p in cache.iterdir() if not p.name.startswith("."))
+    good = png.read_bytes()
+    svg.unlink()
     draw_all(tmp_path, [toy(data)], cache_dir=cache)
     assert DRAWN == ["x", "x"] and (tmp_path / "line.png").read_bytes() == good
-    (entry / "sha256.json").unlink()
-    draw_all(tmp_path, [toy(data)], cache_dir=cache)
-    assert DRAWN == ["x", "x", "x"]
-    assert [p.name for p in cache.iterdir()] == [entry.name]  # no staging folder left
+    assert sorted(cache.iterdir()) == [png, svg]  # no staging folder left
 
 
 def test_the_key_follows_the_drawing_code(tmp_path: Path, monkeypatch) -> None:
@@ -123,18 +119,18 @@ def test_the_key_follows_the_drawing_code(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.syspath_prepend(str(tmp_path))
     import toy_drawing
 
-    before = figure_cache.figure_key("f.png", toy_drawing.draw, {"a": 1})
-    assert before == figure_cache.figure_key("f.png", toy_drawing.draw, {"a": 1})
-    assert before != figure_cache.figure_key("f.png", toy_drawing.draw, {"a": 2})
+    before = drawing.figure_key("f.png", toy_drawing.draw, {"a": 1})
+    assert before == drawing.figure_key("f.png", toy_drawing.draw, {"a": 1})
+    assert before != drawing.figure_key("f.png", toy_drawing.draw, {"a": 2})
     module.write_text("def draw(data):\n    return data  # drawn otherwise\n")
     forget_code_digests()
-    assert before != figure_cache.figure_key("f.png", toy_drawing.draw, {"a": 1})
+    assert before != drawing.figure_key("f.png", toy_drawing.draw, {"a": 1})
 
 
 def forget_code_digests() -> None:
     """As a new process would: the digests of source read once per process are read again."""
-    figure_cache._file_digest.cache_clear()
-    figure_cache.package_digest.cache_clear()
+    drawing._file_digest.cache_clear()
+    drawing.package_digest.cache_clear()
 
 
 def load_module(name: str, path: Path, monkeypatch) -> types.ModuleType:
@@ -153,52 +149,52 @@ def test_the_key_follows_a_partial_draws_code_and_arguments(tmp_path, monkeypatc
     """A `draw` that is a functools.partial is keyed by the function it wraps and by the
     arguments it binds. Bug fixed: its __module__ is 'functools', so functools' source was
     keyed and a changed drawing served the old figure
-    (engine/claim_audit/render/figure_cache.py `_code_digest`)."""
+    (engine/claim_audit/render/drawing.py `figure_key`)."""
     module = tmp_path / "toy_partial.py"
     module.write_text(DRAW)
     draw = functools.partial(load_module("toy_partial", module, monkeypatch).draw, color="r")
-    before = figure_cache.figure_key("f.png", draw, {"a": 1})
-    assert before != figure_cache.figure_key("f.png", functools.partial(draw, color="b"), {"a": 1})
+    before = drawing.figure_key("f.png", draw, {"a": 1})
+    assert before != drawing.figure_key("f.png", functools.partial(draw, color="b"), {"a": 1})
     module.write_text(DRAW + "# drawn otherwise\n")
     forget_code_digests()
-    assert before != figure_cache.figure_key("f.png", draw, {"a": 1})
+    assert before != drawing.figure_key("f.png", draw, {"a": 1})
     with pytest.raises(TypeError, match=r"f.png: its draw, a functools.partial, binds"):
-        figure_cache.figure_key("f.png", functools.partial(draw, color={1}), {"a": 1})
+        drawing.figure_key("f.png", functools.partial(draw, color={1}), {"a": 1})
 
 
 def test_the_key_follows_a_root_conftest_beside_another(tmp_path, monkeypatch) -> None:
     """A `draw` defined in the root conftest.py (as the starter's) of a project with a second
     conftest.py is keyed by the root one's file. Bug fixed: `sys.modules['conftest']` names
     the conftest imported last, whose file was keyed instead, so a changed drawing served the
-    old figure (engine/claim_audit/render/figure_cache.py `_code_digest`)."""
+    old figure (engine/claim_audit/render/drawing.py `figure_key`)."""
     root, other = tmp_path / "conftest.py", tmp_path / "tests" / "conftest.py"
     root.write_text(DRAW)
     other.parent.mkdir()
     other.write_text("NOTHING_DRAWN = True\n")
     draw = load_module("conftest", root, monkeypatch).draw
     load_module("conftest", other, monkeypatch)
-    before = figure_cache.figure_key("f.png", draw, {"a": 1})
+    before = drawing.figure_key("f.png", draw, {"a": 1})
     root.write_text(DRAW + "# drawn otherwise\n")
     forget_code_digests()
-    assert before != figure_cache.figure_key("f.png", draw, {"a": 1})
+    assert before != drawing.figure_key("f.png", draw, {"a": 1})
 
 
 def test_the_key_follows_a_masked_arrays_mask() -> None:
     """Figure data holding a numpy masked array is keyed by its mask too (the mask hides
     points). Bug fixed: only its data bytes were digested, so a changed mask served the old
-    figure (engine/claim_audit/render/figure_cache.py `_feed`)."""
+    figure (engine/claim_audit/render/drawing.py `_feed`)."""
     values = np.arange(3.0)
     keys = {
-        figure_cache.data_digest({"y": np.ma.masked_array(values, mask=mask)})
+        drawing.data_digest({"y": np.ma.masked_array(values, mask=mask)})
         for mask in ([0, 0, 0], [0, 1, 0], [1, 0, 0])
     }
     assert len(keys) == 3
-    assert figure_cache.data_digest({"y": values}) not in keys
+    assert drawing.data_digest({"y": values}) not in keys
 
 
 def test_figure_data_of_an_unknown_type_is_a_clear_error() -> None:
     with pytest.raises(TypeError, match=r"figure data data\['nets'\]\[0\] is a set"):
-        figure_cache.data_digest({"nets": [{1, 2}]})
+        drawing.data_digest({"nets": [{1, 2}]})
 
 
 # --------------------------------------------------------------------------- what they show

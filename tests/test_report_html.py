@@ -17,7 +17,7 @@ import test_calibration
 import test_uncertainty
 from calibration.document import DOCUMENT as calibration_document
 from claim_audit.engine.claim import ClaimRecord
-from claim_audit.render import html
+from claim_audit.render import markdown
 from claim_audit.report import audit
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -143,7 +143,7 @@ AUDIT = {
 
 def test_page_parses_inlines_every_figure_and_links_every_claim():
     figures = {"a.png": png("red"), "b.png": png("blue")}
-    text = html.render(AUDIT, figures)
+    text = markdown.render_html(AUDIT, figures)
     page = parse(text)
     assert inlined(page) == [figures["a.png"], figures["b.png"]]
     assert {"claim-cal-1", "claim-cal-2", "claim-unc-1", "figure-a", "figure-b"} <= set(page.ids)
@@ -159,7 +159,7 @@ def test_page_parses_inlines_every_figure_and_links_every_claim():
 
 
 def test_a_figure_not_given_is_not_linked():
-    text = html.render(AUDIT, {"b.png": png("blue")})
+    text = markdown.render_html(AUDIT, {"b.png": png("blue")})
     page = parse(text)
     assert "figure-a" not in page.links and len(page.images) == 1
 
@@ -168,7 +168,7 @@ def test_outside_a_checkout_the_page_says_so():
     outside = copy.deepcopy(AUDIT)
     outside["metadata"]["git"] = {"commit": None, "dirty": None}
     del outside["metadata"]["created_unix"]
-    text = html.render(outside, {})
+    text = markdown.render_html(outside, {})
     parse(text)
     assert "Not a git repository" in text and "date unknown" in text
 
@@ -224,7 +224,7 @@ def test_each_claims_reading_is_shown_as_in_audit_md():
     (issue 50)."""
     read = copy.deepcopy(AUDIT)
     read["claims"][0]["details"]["reading"] = "'close to <1>': the ratio lies in [0.9, 1.1]"
-    text = html.render(read, {})
+    text = markdown.render_html(read, {})
     parse(text)
     assert "Reading: 'close to &lt;1&gt;': the ratio lies in [0.9, 1.1]." in text
     assert text.count("Reading:") == 1

@@ -1,11 +1,5 @@
-"""A figure to draw on, and how every figure of the report is saved: a PNG and an SVG twin.
-
-Figures are built on `matplotlib.figure.Figure` and saved through the Agg canvas, so no
-global pyplot state (figure registry, interactive backend) is touched. A document's drawing
-code may start its figures with `new_figure` (any matplotlib `Figure` will do); the report
-saves each with `save`, whose code is in every drawn figure's cache key
-(claim_audit.render.figure_cache).
-"""
+"""A figure to draw on (`new_figure`, any matplotlib Figure will do), and `save`, which writes
+every figure of the report as a PNG and an SVG twin, through Agg, touching no pyplot state."""
 
 from __future__ import annotations
 
@@ -29,9 +23,8 @@ def new_figure(width: float, height: float) -> Figure:
 
 
 def save(fig: Figure, path: Path) -> Path:
-    """Write `fig` as the PNG `path` and as an SVG beside it; returns the PNG's path. A
-    control character in a text (a label, a title) is written escaped ("\\r"): no font
-    has a glyph for it, and matplotlib's warning would stop the report."""
+    """Write `fig` as the PNG `path` and an SVG beside it; returns `path`. Control characters
+    in its texts are written escaped ("\\r"): no font has a glyph for them."""
     for text in fig.findobj(Text):
         if _CONTROL.search(text.get_text()):
             text.set_text(_CONTROL.sub(lambda m: repr(m[0])[1:-1], text.get_text()))

@@ -1,15 +1,11 @@
-"""What a document supplies to the report: its source, its audit.json section, its figures.
-
-The report renders; the documents' side gathers. A project registers its documents through
-the `pytest_claims_audit_documents` hook (claim_audit.report.hooks).
-A document registered without a section or figures only has its claims listed.
-"""
+"""What a document supplies to the report, registered through the
+`pytest_claims_audit_documents` hook: its source, its audit.json section, its figures."""
 
 from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,8 +14,8 @@ from .. import __name__ as ENGINE
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-# The layout of audit.json: its version (what `python -m claim_audit.report diff` can read), and its
-# top-level keys that are not a document's section.
+# audit.json's layout version (what `python -m claim_audit.report diff` reads), and its top-level
+# keys that are not a document's section.
 SCHEMA_VERSION = 2
 RESERVED = frozenset({"schema_version", "partial", "missing", "claims", "robustness", "summary"})
 RESERVED |= {"counts", "metadata", "figures"}
@@ -27,22 +23,21 @@ RESERVED |= {"counts", "metadata", "figures"}
 
 @dataclass(frozen=True)
 class Source:
-    """A document as a reader would look it up."""
+    """A document as a reader would look it up (`url` None: no public address known)."""
 
     title: str
     kind: str
-    url: str | None = None  # None: no public address known
+    url: str | None = None
 
     def to_json(self) -> dict[str, str | None]:
-        return {"title": self.title, "kind": self.kind, "url": self.url}
+        return asdict(self)
 
 
 @dataclass(frozen=True)
 class FigureSpec:
-    """A figure of the report: its PNG file (an SVG twin is written beside it), what it shows,
-    the claims it illustrates, and `draw`, a function from the figure's data (arrays,
-    numbers, strings, lists and dicts of them) to a matplotlib Figure. A drawn figure is
-    cached by a digest of its data and of `draw`'s code (claim_audit.render.figure_cache)."""
+    """A figure: its PNG file (an SVG twin is written beside it), its caption, the claims it
+    illustrates, and `draw`, from the figure's data (arrays, numbers, strings, lists and
+    dicts of them) to a matplotlib Figure."""
 
     file: str
     caption: str
@@ -60,19 +55,15 @@ class FigureSpec:
 
 @dataclass(frozen=True)
 class Document:
-    """A document the report knows about.
-
-    name: the `document=` of its claims. source: title, kind and address, for headings.
-    section: computes its audit.json section (a JSON-able dict, stored under `name`).
-    figures: its figures; `figure_data(robustness)` computes the data of each, by file name,
-    given the audit's robustness section (None when there is none).
-    """
+    """A document: `name`, the `document=` of its claims; `source`, for headings; `section`,
+    its audit.json section (a JSON-able dict); `figures`, and `figure_data(robustness)`, the
+    data of each by file name, given the audit's robustness section (or None)."""
 
     name: str
     source: Source | None = None
     section: Callable[[], dict] | None = None
     figures: tuple[FigureSpec, ...] = ()
-    figure_data: Callable[[dict | None], Mapping[str, Any]] | None = field(default=None)
+    figure_data: Callable[[dict | None], Mapping[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         if not self.name or self.name in RESERVED:
@@ -85,9 +76,7 @@ class Document:
 
     def data_of_figures(self, robustness: dict | None) -> dict[str, Any]:
         """The data of each figure, checked to cover exactly the declared figures."""
-        if self.figure_data is None:
-            return {}
-        data = dict(self.figure_data(robustness))
+        data = {} if self.figure_data is None else dict(self.figure_data(robustness))
         declared = {spec.file for spec in self.figures}
         if set(data) != declared:
             raise ValueError(
@@ -118,9 +107,8 @@ def by_name(documents: Iterable[Document]) -> dict[str, Document]:
 
 
 def link_address(url: str | None) -> str | None:
-    """`url` as a link's destination in audit.md and audit.html: an http(s) address, with the
-    characters Markdown or HTML would read as markup percent-quoted; None for anything else (a
-    `javascript:` or `data:` address, read as a browser reads it, is no link)."""
+    """`url` as a link in audit.md and audit.html: an http(s) address, what Markdown or HTML
+    would read as markup percent-quoted; None for anything else (`javascript:`, `data:`)."""
     if not url or urllib.parse.urlsplit(url).scheme not in ("http", "https"):
         return None
     return urllib.parse.quote(url, safe=":/?#@!$&*+,;=%~-._")
@@ -133,7 +121,7 @@ def sources_of(audit: dict) -> dict[str, Source]:
 
 
 def stack_text(versions: dict[str, Any]) -> str:
-    """ "jax 0.10.2, numpy 2.4.6, ": the project's own distributions and their versions, as
-    audit.json's metadata names them (not Python's, not this engine's)."""
+    """ "jax 0.10.2, numpy 2.4.6, ": the project's distributions and versions (not Python's,
+    not this engine's)."""
     skip = {"python", ENGINE}
     return "".join(f"{name} {version}, " for name, version in versions.items() if name not in skip)

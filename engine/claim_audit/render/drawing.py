@@ -1,18 +1,254 @@
-"""Draws the documents' figures into a folder (claim_audit.render.documents says what a
-document supplies), each a PNG with an SVG twin (claim_audit.render.canvas), reusing those whose
-data and code are unchanged (claim_audit.render.figure_cache); and the robustness section's
-figure (claim_audit.render.robustness_figure). No document's drawing code is here."""
+"""Draws the documents' figures and the robustness section's into a folder, each a PNG with
+an SVG twin, reusing those kept in the figure cache. A cache entry is KEY.png and KEY.svg, each
+drawn aside and os.replace'd into place (whole, or absent and drawn again); KEY digests the
+figure's file name, its data and the code that draws it (its package, or the file defining
+`draw` outside a package, the arguments a `functools.partial` binds, this engine, matplotlib)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+import hashlib
+import inspect
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from .canvas import save
+import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from .. import cache
+from ..cache import package_digest
+from .canvas import new_figure, save
 from .documents import Document, FigureSpec
-from .figure_cache import cached_figure, figure_files, writable
-from .robustness_figure import robustness_claims, robustness_figure
+from .robustness import seed_range
+
+_ENGINE = __name__.partition(".")[0]
+
+
+def data_digest(data: Any) -> str:
+    """sha256 of `data`: arrays, numbers, strings, None, and lists, tuples and str-keyed dicts
+    of them (dict order counts). Raises TypeError naming the path of any other value."""
+    digest = hashlib.sha256()
+    _feed(digest, data, "data")
+    return digest.hexdigest()
+
+
+def _feed(digest: Any, value: Any, where: str) -> None:
+    if isinstance(value, np.ma.MaskedArray):  # the mask hides points: it changes the drawing
+        digest.update(b"M")
+        _feed(digest, [np.ma.getdata(value), np.ma.getmaskarray(value)], where)
+    elif isinstance(value, np.ndarray | np.generic):
+        array = np.ascontiguousarray(value)
+        if array.dtype.hasobject:
+            raise TypeError(f"figure data {where} is an array of Python objects")
+        digest.update(f"A{array.dtype.str}{array.shape}".encode() + array.tobytes())
+    elif value is None or isinstance(value, bool | int | float):
+        digest.update(f"{type(value).__name__}:{value!r};".encode())
+    elif isinstance(value, str):
+        digest.update(f"S{len(value.encode())}:".encode() + value.encode())
+    elif isinstance(value, list | tuple):
+        digest.update(f"L{len(value)}[".encode())
+        for i, item in enumerate(value):
+            _feed(digest, item, f"{where}[{i}]")
+    elif isinstance(value, dict):
+        digest.update(f"D{len(value)}{{".encode())
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"figure data {where} has the non-string key {key!r}")
+            _feed(digest, key, where)
+            _feed(digest, item, f"{where}[{key!r}]")
+    else:
+        raise TypeError(
+            f"figure data {where} is a {type(value).__name__}; expected arrays, numbers, "
+            "strings, None, or lists and dicts of them"
+        )
+
+
+@functools.cache
+def _file_digest(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
+    """The cache key of figure `file` drawn by `draw` from `data`."""
+    func, bound = draw, []
+    while isinstance(func, functools.partial):  # its own __module__ is 'functools'
+        bound.append([list(func.args), dict(func.keywords)])
+        func = func.func
+    module = getattr(func, "__module__", None)
+    if not module:
+        raise TypeError(f"cannot tell which code draws figure {file}: {draw!r} has no module")
+    package = module.partition(".")[0]
+    if hasattr(sys.modules.get(package), "__path__"):
+        parts = [package_digest(package)]
+    else:
+        # Not a package: each conftest.py is module 'conftest', so the defining file is keyed.
+        code = getattr(inspect.unwrap(func), "__code__", None)
+        if code is None or not Path(code.co_filename).is_file():
+            raise TypeError(
+                f"cannot tell which code draws figure {file}: {draw!r} is defined outside a "
+                "package and not by a function in a source file"
+            )
+        parts = [_file_digest(code.co_filename)]
+    parts += [package_digest(_ENGINE), matplotlib.__version__]
+    try:
+        parts += [data_digest(bound)] if bound else []
+    except TypeError as error:
+        raise TypeError(
+            f"cannot key figure {file}: its draw, a functools.partial, binds an argument that "
+            f"is not figure data ({error})"
+        ) from None
+    parts += [file, data_digest(data)]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+
+
+def figure_files(file: str) -> list[str]:
+    """The files of figure `file` (a PNG): itself and its SVG twin."""
+    return [file, str(Path(file).with_suffix(".svg"))]
+
+
+def cached_figure(
+    cache_dir: Path, file: str, draw: Callable[[Any], Any], data: Any, folder: Path
+) -> Path:
+    """Copy figure `file` (PNG and SVG) into `folder` from its cache entry, drawn with
+    `canvas.save(draw(data), ...)` and stored first when there is none. Returns the PNG."""
+    key = figure_key(file, draw, data)
+    entry = {name: Path(cache_dir, key + Path(name).suffix) for name in figure_files(file)}
+    if not all(path.is_file() for path in entry.values()):
+        with tempfile.TemporaryDirectory(prefix=".tmp-", dir=cache_dir) as staging:
+            save(draw(data), Path(staging) / file)
+            for name, path in entry.items():
+                os.replace(Path(staging) / name, path)
+    for name, path in entry.items():
+        shutil.copyfile(path, folder / name)
+    return folder / file
+
+
+def writable(cache_dir: Path) -> bool:
+    """Whether figures can be kept in `cache_dir` (created if absent); when not, says so."""
+    try:
+        Path(cache_dir).mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryDirectory(prefix=".tmp-", dir=cache_dir).cleanup()
+    except OSError as error:
+        cache.progress_writer(
+            f"[claims] figure cache {cache_dir} is not writable ({error}); drawing the figures without it"
+        )
+        return False
+    return True
+
+
+HOLDS_COLOUR, FAILS_COLOUR, SWEEP_COLOUR = "tab:green", "tab:red", "tab:blue"
+PANEL_HEIGHT = 1.6  # inches per claim effect
+
+
+def _interval_bar(ax, y: float, value: float, interval: dict | None, colour: str) -> list[float]:
+    """A dot at `value` and the interval as a bar; returns the x values drawn."""
+    ax.plot([value], [y], marker="o", color=colour, markersize=6, zorder=4)
+    if interval is None:
+        return [value]
+    ax.plot([interval["low"], interval["high"]], [y, y], color=colour, linewidth=2.4, zorder=3)
+    for end, arrow in (("low", "<"), ("high", ">")):
+        if interval[f"{end}_at_edge"]:  # that end lies beyond every resample: point outwards
+            ax.plot([interval[end]], [y], marker=arrow, color=colour, markersize=7, zorder=4)
+    return [value, interval["low"], interval["high"]]
+
+
+def _robustness_panel(ax, claim_id: str, k: int, claim: dict) -> None:
+    """Rows from the bottom: each subset of the sweep (dots, green where the claim holds),
+    all sweep seeds with their seed interval, the published seeds with the project's own."""
+    published, sweep = claim["published"], claim.get("sweep")
+    labels, drawn = [], []
+    if sweep is not None:
+        values = [v[k] for v in sweep["subset_values"]]
+        colours = [HOLDS_COLOUR if h else FAILS_COLOUR for h in sweep["subset_holds"]]
+        jitter = np.linspace(-0.25, 0.25, len(values)) if len(values) > 1 else np.zeros(1)
+        ax.scatter(values, jitter, s=12, c=colours, alpha=0.7, linewidths=0, zorder=2)
+        labels.append(f"{sweep['unit']}: {sweep['holding']}/{sweep['total']} hold")
+        drawn += values
+        interval = sweep["intervals"][k]
+        drawn += _interval_bar(ax, len(labels), sweep["values"][k], interval, SWEEP_COLOUR)
+        labels.append(f"sweep {seed_range(sweep['seeds'], ',')}")
+    interval = (published.get("intervals") or [None] * (k + 1))[k]
+    drawn += _interval_bar(ax, len(labels), published["values"][k], interval, "black")
+    labels.append(f"published {seed_range(published['seeds'], ',')}")
+    bounds = published["region_bounds"][k]
+    span = drawn + [b for b in bounds if b is not None]
+    left, right = min(span), max(span)
+    if left > 0 and right / left > 30:
+        ax.set_xscale("log")
+        xlim = (left / 1.3, right * 1.3)
+    else:
+        pad = 0.06 * ((right - left) or abs(right) or 1.0)
+        xlim = (left - pad, right + pad)
+    ax.set_xlim(*xlim)
+    low, high = (xlim[i] if bounds[i] is None else bounds[i] for i in (0, 1))
+    ax.axvspan(low, high, color=HOLDS_COLOUR, alpha=0.12, linewidth=0)
+    for bound in bounds:
+        if bound is not None:
+            ax.axvline(bound, color=HOLDS_COLOUR, linestyle="--", linewidth=1.2)
+    ax.set_yticks(range(len(labels)), labels, fontsize="small")
+    ax.set_ylim(-0.6, len(labels) - 0.4)
+    title = f"{claim_id}: {published['effects'][k]}, holds {published['regions'][k]}"
+    ax.set_title(title, fontsize="medium", loc="left")
+    ax.set_xlabel(published["units"][k], fontsize="small", labelpad=1)
+    ax.tick_params(axis="x", labelsize="small")
+    ax.grid(True, axis="x", alpha=0.3)
+
+
+def robustness_claims(section: dict) -> list[str]:
+    """The claims robustness.png draws: those published on several seeds, or swept."""
+    claims = section["claims"].items()
+    return [i for i, claim in claims if len(claim["published"]["seeds"]) > 1 or "sweep" in claim]
+
+
+def robustness_figure(section: dict) -> Figure:
+    """Every comparative claim's effect on the published seeds with its project's interval
+    and, after a sweep, on all its seeds and on each subset the claim is judged on."""
+    claims = section["claims"]
+    panels = [
+        (claim_id, k, claims[claim_id])
+        for claim_id in robustness_claims(section)
+        for k in range(len(claims[claim_id]["published"]["effects"]))
+    ]
+    rows, swept = -(-len(panels) // 2), section["sweep_seeds"] is not None
+    fig = new_figure(13.0, 1.3 + rows * (PANEL_HEIGHT if swept else 1.15))
+    axes = fig.subplots(rows, 2, squeeze=False).ravel()
+    for ax, panel in zip(axes, panels, strict=False):
+        _robustness_panel(ax, *panel)
+    for ax in axes[len(panels) :]:
+        ax.set_visible(False)
+    handles = [
+        Patch(color=HOLDS_COLOUR, alpha=0.25, label="where the claim holds"),
+        Line2D([], [], color="black", marker="o", linewidth=2.4, label="published seeds, 95% CI"),
+    ]
+    if swept:
+        handles += [
+            Line2D([], [], color=colour, marker="o", label=label, **line)
+            for colour, label, line in (
+                (SWEEP_COLOUR, "all sweep seeds, 95% CI over seeds", {"linewidth": 2.4}),
+                (HOLDS_COLOUR, "a subset where it holds", {"linestyle": "none"}),
+                (FAILS_COLOUR, "... where it does not", {"linestyle": "none"}),
+            )
+        ]
+    fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
+    published = section["published_seeds"]
+    seeds = f"seed{'s' if len(published) > 1 else ''} {seed_range(published, ',')}"
+    title, no_ci = f"Comparative claims beyond the published {seeds}", ", or the most extreme seed"
+    if not swept:
+        title, no_ci = (
+            f"Comparative claims on the published {seeds}, 95% CI",
+            "; --seeds 0-9 adds other seeds",
+        )
+    fig.suptitle(f"{title}\n(no CI: the effect reads figures that are not resampled{no_ci})")
+    return fig
+
 
 ROBUSTNESS = FigureSpec(
     "robustness.png",
@@ -24,16 +260,13 @@ ROBUSTNESS = FigureSpec(
 
 
 def figure_names(documents: Iterable[Document]) -> set[str]:
-    """The names of every file the report can write into the figures folder (PNG and SVG)
-    for these documents, the robustness figure included."""
+    """Every file the report can write into the figures folder for these documents."""
     specs = [ROBUSTNESS, *(spec for document in documents for spec in document.figures)]
     return {name for spec in specs for name in figure_files(spec.file)}
 
 
-def _specs(
-    documents: list[Document], robustness: dict | None
-) -> list[tuple[str, FigureSpec, list[str]]]:
-    """(document, spec, claims) of every figure drawn, in order: each document's, then the
+def _specs(documents: list[Document], robustness: dict | None) -> list[tuple]:
+    """(document, spec, claims) of every figure drawn, in order: the documents', then the
     robustness figure when the section has claims to draw."""
     if not all(isinstance(d, Document) for d in documents):
         raise TypeError(f"documents must be Document objects; got {documents!r}")
@@ -44,8 +277,7 @@ def _specs(
 
 
 def index(documents: Iterable[Document], robustness: dict | None = None) -> list[dict[str, Any]]:
-    """audit.json's `figures` index of what `draw_all` writes: per figure its file, SVG twin,
-    document ("robustness" for the robustness figure), caption and claim ids."""
+    """audit.json's `figures`: per figure drawn its file, SVG twin, document, caption, claims."""
     return [
         {"file": spec.file, "svg": figure_files(spec.file)[1], "document": document}
         | {"caption": spec.caption, "claims": claims}
@@ -60,15 +292,9 @@ def draw_all(
     robustness: dict | None = None,
     cache_dir: Path | None = None,
 ) -> list[Path]:
-    """Write the figures of `documents` into `folder` (an existing directory), each a PNG and
-    an SVG beside it, and the `robustness` section's figure last when it has claims to draw.
-    Each document's data (its `figure_data`) is checked to cover its figures before any
-    drawing. A figure found in `cache_dir` (claim_audit.render.figure_cache) is copied, not
-    drawn; None, or a folder that cannot be written: every figure is drawn.
-
-    Returns:
-      The PNGs' paths, in the order of `index(documents, robustness)`.
-    """
+    """Write the figures of `index(documents, robustness)` into `folder` and return the PNGs'
+    paths, every document's data checked before any drawing; copied from `cache_dir` where
+    found there (None, or a folder that cannot be written: every figure is drawn)."""
     documents = list(documents)
     specs = _specs(documents, robustness)  # checks `documents` before any data is gathered
     data = {ROBUSTNESS.file: robustness}
@@ -77,6 +303,5 @@ def draw_all(
     if cache_dir is None or not writable(cache_dir):
         return [save(spec.draw(data[spec.file]), Path(folder) / spec.file) for _, spec, _ in specs]
     return [
-        cached_figure(cache_dir, spec.file, spec.draw, data[spec.file], Path(folder))
-        for _, spec, _ in specs
+        cached_figure(cache_dir, s.file, s.draw, data[s.file], Path(folder)) for _, s, _ in specs
     ]

@@ -1,15 +1,18 @@
-"""The report as Markdown: report/audit.md, and the source audit.html is rendered from
-(claim_audit.render.html), so that both hold the same sections."""
+"""audit.md, the report's one source, and audit.html: audit.md rendered by markdown-it-py into
+one self-contained page, figures inlined, to attach to a CI run or mail as it is."""
 
 from __future__ import annotations
 
+import base64
 import re
 import shlex
 import time
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from itertools import groupby
 from typing import Any
+
+from markdown_it import MarkdownIt
 
 from ..engine.prediction import POWER_TARGET
 from ..engine.share import HOLDS_AT, REFUTED_AT, SENSITIVE_BETWEEN, SHARE_ALPHA
@@ -21,14 +24,15 @@ from .robustness import ci_text, holding, interval_text
 FINDING_GONE = "finding gone: the recorded finding no longer reproduces (the run fails)"
 _VERDICT = {"refuted": "**refuted**", "sensitive": "*sensitive*", "error": "**error**"}
 _VERDICT |= {"holds": "holds", "inconclusive": "*inconclusive*"}
+_DATE = "%Y-%m-%d %H:%M UTC"
 
 
 class _Markdown(str):
     """Text this module wrote as Markdown (emphasis around numbers): not escaped again."""
 
 
-# What Markdown or inline HTML would read as markup in a line of text; newlines would end a
-# table row or a heading. Text from claims, documents and metadata is written literally.
+# Markdown or inline HTML markup, and newlines (they end a table row or a heading): text from
+# claims, documents and metadata is written literally.
 _LITERAL = str.maketrans(
     {c: "\\" + c for c in "\\`*_[]|~#"}
     | {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\n": " ", "\r": " "}
@@ -36,7 +40,6 @@ _LITERAL = str.maketrans(
 
 
 def _escape(text: Any) -> str:
-    """`text` as a literal in a Markdown line or table cell (see `_LITERAL`)."""
     if isinstance(text, _Markdown):
         return text.replace("|", "\\|")
     return str(text).translate(_LITERAL)
@@ -67,60 +70,55 @@ def _rule(method: str) -> str:
     )
 
 
+def _scale(entry: dict, text: str) -> str:
+    scale = entry.get("scale", "linear")
+    return "" if scale == "linear" else text.format(scale)
+
+
+def _would_conclude(needed: int | None, what: str, about: str = "") -> str:
+    return (
+        "no number of " if needed is None else f"{about}{needed} "
+    ) + f"{what} would conclude it"
+
+
 def _figure_note(figure: dict) -> str:
-    """Where one published figure falls against its orders (a `FigureVerdict.to_json()`),
-    and the smallest relative shift the rule catches with POWER_TARGET probability."""
+    """Where a published figure (a `FigureVerdict.to_json()`) falls against its orders, and
+    the smallest relative shift the rule catches with POWER_TARGET probability."""
     n, published = figure["orders"], figure["published"]
-    scale = "" if figure.get("scale", "linear") == "linear" else f" on the {figure['scale']} scale"
     if figure.get("copies") and n == 1:
         return f"{published}: the draws collapsed to one"
     if figure["t_score"] is None:
         text = f"{published}: all {n} orders agree, exact to the printed digits"
     else:
-        t, p = figure["t_score"], figure["p_value"]
+        t, p, scale = figure["t_score"], figure["p_value"], _scale(figure, " on the {} scale")
         text = f"{published}: t = {t:+.2f}, p = {p:.2g} over {n} orders{scale}"
     shift = figure.get(f"relative_shift_caught_{POWER_TARGET:g}")
     if shift is not None:
         text += f"; catches a shift of {shift:.0%} with p = {POWER_TARGET:g}"
     if figure.get("verdict") == "inconclusive":
-        orders = figure["orders_to_conclude"]
-        text += "; inconclusive: " + (
-            "no number of orders would conclude it"
-            if orders is None
-            else f"{orders} orders would conclude it"
-        )
+        text += f"; inconclusive: {_would_conclude(figure['orders_to_conclude'], 'orders')}"
     return text
 
 
 def _effect_note(effect: dict) -> str:
-    """One threshold value over the draws against its region."""
     (low, high), (k, n) = effect["range"], effect["in_region"]
     name = f"{effect['effect']}: " if effect["effect"] else ""
-    scale = "" if effect.get("scale", "linear") == "linear" else f", {effect['scale']} scale"
+    scale = _scale(effect, ", {} scale")
     return f"{name}{low:.4g} to {high:.4g} over the draws, {k} of {n} {effect['region']}{scale}"
 
 
 def _share_note(details: dict) -> str:
-    """How many distinct draws a qualitative claim holds in, and what that says of the
-    share of valid computations that give it."""
     (k, n), (low, high) = details["holds_in_orders"], details["share_interval"]
     copies = f" ({details['copies']} copies left out)" if details.get("copies") else ""
     text = f"holds in {k} of {n} draws{copies}; share of valid computations {low:.0%} to {high:.0%} ({details['share_method']})"
     if "draws_to_conclude" in details:
-        needed = details["draws_to_conclude"]
-        text += (
-            "; no number of draws would conclude it"
-            if needed is None
-            else f"; about {needed} draws would conclude it"
-        )
+        text += f"; {_would_conclude(details['draws_to_conclude'], 'draws', 'about ')}"
     return text
 
 
 def verdict_note(details: dict) -> str:
-    """How the draws bore the verdict out: for a figure claim, where each published figure
-    falls in its prediction interval; for a qualitative claim judged over several draws,
-    the count of draws it holds in, what that says of its share, and each compared value's
-    range against its region."""
+    """How the draws bore a verdict out: each published figure against its interval, or a
+    qualitative claim's count of draws, its share and each value's range against its region."""
     if "figures" in details:
         notes = [_figure_note(f) for f in details["figures"]]
     else:
@@ -133,7 +131,6 @@ def verdict_note(details: dict) -> str:
 
 
 def figure_path(name: str) -> str:
-    """A figure's address from audit.md: figures/NAME, quoted."""
     return "figures/" + urllib.parse.quote(name)
 
 
@@ -143,23 +140,32 @@ def anchor_of(kind: str, name: str) -> str:
 
 
 def _source_text(source: Source, suffix: str = "") -> str:
-    """A document's title, linked to its address where it has an http(s) one."""
     url, title = link_address(source.url), _escape(source.title)
     return f"[{title}]({url}){suffix}" if url else f"{title}{suffix}"
 
 
 def cache_text(cache: dict) -> str:
-    """The engine cache's activity (`claim_audit.cache.cached` only: a project's own cache,
-    joblib.Memory or functools.cache, is not counted), said as such."""
+    """The engine cache's activity (claim_audit.cache.cached only), said as such."""
     hits, computed = cache.get("hits", 0), cache.get("computed", 0)
     if not (hits or computed or cache.get("uncached", 0)):
         return "engine cache (claim_audit.cache.cached): not used"
     return f"engine cache (claim_audit.cache.cached): {hits} hits, {computed} computed"
 
 
+def _code(git: dict) -> str:
+    if git.get("commit") is not None:
+        dirty = " (uncommitted changes)" if git.get("dirty") else ""
+        return f"Commit {_escape(git['commit'][:12] + dirty)}"
+    return (
+        "A git repository with no commit yet"
+        if git.get("no_commit_yet")
+        else "Not a git repository"
+    )
+
+
 def _header(audit: dict) -> list[str]:
-    """Partial or incomplete runs said so; the documents audited (linked where they are
-    published), the commit, the date, the summary, the stack and how verdicts are taken."""
+    """A partial run or missing claims said so; the documents (linked), the commit, the date,
+    the summary, the stack and how verdicts are taken."""
     meta, lines = audit["metadata"], []
     if audit.get("partial"):
         lines += [
@@ -176,73 +182,39 @@ def _header(audit: dict) -> list[str]:
         _source_text(sources[d], f" ({_escape(sources[d].kind)})") if d in sources else _escape(d)
         for d in sorted({c["document"] for c in audit["claims"]})
     ]
-    git = meta.get("git") or {}
-    if git.get("commit") is not None:
-        code = f"Commit {_escape(git['commit'][:12] + (' (uncommitted changes)' if git.get('dirty') else ''))}"
-    else:
-        code = (
-            "A git repository with no commit yet"
-            if git.get("no_commit_yet")
-            else "Not a git repository"
-        )
     created = meta.get("created_unix")
-    created = (
-        "date unknown"
-        if created is None
-        else time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(created))
-    )
+    when = "date unknown" if created is None else time.strftime(_DATE, time.gmtime(created))
     versions, system = meta.get("versions", {}), meta.get("platform", {})
     backend = f" ({system['jax_backend']})" if system.get("jax_backend") else ""
-    python = (
-        f"Python {versions['python']} on {system.get('system')}{backend}; "
-        if "python" in versions
-        else ""
-    )
+    python = f"Python {versions.get('python')} on {system.get('system')}{backend}; "
+    python = python if "python" in versions else ""
     wall = f"; wall time {meta['wall_s']:.1f} s" if "wall_s" in meta else ""
     stack = f"{stack_text(versions)}{python}{cache_text(meta.get('cache', {}))}{wall}."
     method = f" ({_escape(meta['method'])})" if meta.get("method") else ""
-    return [
-        *lines,
-        f"Audit of {'; '.join(named)}.",
-        "",
-        f"{code}, {created}.",
-        "",
-        f"{_escape(audit['summary'])}.",
-        "",
-        _escape(stack),
-        "",
-        _rule(method),
-    ]
+    lines += [f"Audit of {'; '.join(named)}.", "", f"{_code(meta.get('git') or {})}, {when}."]
+    return [*lines, "", f"{_escape(audit['summary'])}.", "", _escape(stack), "", _rule(method)]
 
 
 def render(audit: dict, figure_names: list[str], source: Callable[[str], str] = figure_path) -> str:
-    """Markdown for the audit dict built by claim_audit.report.audit, with the
-    figures named in `figure_names` (the files drawn) shown from `source(name)` under the
-    claims they illustrate."""
+    """audit.md for the audit dict, with the drawn figures `figure_names` shown from
+    `source(name)` under the claims they illustrate."""
     lines = ["# Claims audit", "", *_header(audit)]
     figures = [f for f in audit.get("figures", []) if f["file"] in set(figure_names)]
     figure_of = {claim: f for f in figures for claim in f["claims"]}
-    audited = {c["id"] for c in audit["claims"]}
-    placed: set[str] = set()
+    audited, placed = {c["id"] for c in audit["claims"]}, set()
     for document, claims in groupby(audit["claims"], key=lambda c: c["document"]):
         document_source = sources_of(audit).get(document)
-        heading = _escape(document)
-        if document_source is not None:
-            heading += f": {_source_text(document_source)}"
-        lines += ["", f"## {heading}", ""]
+        linked = f": {_source_text(document_source)}" if document_source else ""
+        lines += ["", f"## {_escape(document)}{linked}", ""]
         for section, rows in groupby(claims, key=lambda c: c["section"]):
             rows = list(rows)
             lines += [f"### {_escape(section)}", ""]
             if rows[0].get("origin") != "suite":
                 lines += _section_link(document_source, section)
             lines += ["| id | claim | published | measured | tolerance | verdict | figure |"]
-            lines += [
-                "|---|---|---|---|---|---|---|",
-                *(_claim_row(c, figure_of.get(c["id"])) for c in rows),
-                "",
-            ]
-            # The figures that illustrate this section's claims, right below them.
-            for figure in figures:
+            lines += ["|---|---|---|---|---|---|---|"]
+            lines += [*(_claim_row(c, figure_of.get(c["id"])) for c in rows), ""]
+            for figure in figures:  # those illustrating this section's claims, right below
                 if figure["file"] not in placed and any(c["id"] in figure["claims"] for c in rows):
                     placed.add(figure["file"])
                     lines += _figure_block(figure, source, audited)
@@ -269,8 +241,8 @@ def render(audit: dict, figure_names: list[str], source: Callable[[str], str] = 
 
 
 def _claim_row(c: dict, figure: dict | None) -> str:
-    """A claim's row: its anchor and id, statement (and reading), figures, verdict (with how
-    the draws bore it out) and the figure that illustrates it."""
+    """A claim's row: anchor and id, statement and reading, figures, verdict with how the
+    draws bore it out, and the figure that illustrates it."""
     details = c.get("details") or {}
     verdict = _VERDICT[c["verdict"]]
     if c["verdict"] == "refuted" and not c["expected_to_hold"]:
@@ -314,7 +286,7 @@ def _run(meta: dict) -> list[str]:
 
 
 def _section_link(source: Source | None, section: str) -> list[str]:
-    """A link to the section in the published document, where the document has an address."""
+    """A link to the section in the published document, where it has an address."""
     url = link_address(source.url) if source is not None else None
     if url is None:
         return []
@@ -327,23 +299,47 @@ def _figure_anchor(file: str) -> str:
 
 
 def _figure_block(figure: dict, source: Callable[[str], str], audited: set[str]) -> list[str]:
-    """A figure with its caption and links to the claims it illustrates (those audited)."""
+    """A figure, its caption and links to the audited claims it illustrates."""
     claims = [f"[{_escape(c)}](#{anchor_of('claim', c)})" for c in figure["claims"] if c in audited]
-    caption = _escape(figure["caption"])
-    return [
-        f'<a id="{_figure_anchor(figure["file"])}"></a>',
-        f"![{caption}]({source(figure['file'])})",
-        "",
-        f"*{caption}*" + (f" Claims: {', '.join(claims)}." if claims else ""),
-        "",
-    ]
+    caption, anchor = _escape(figure["caption"]), _figure_anchor(figure["file"])
+    claims_text = f" Claims: {', '.join(claims)}." if claims else ""
+    image = f"![{caption}]({source(figure['file'])})"
+    return [f'<a id="{anchor}"></a>', image, "", f"*{caption}*{claims_text}", ""]
+
+
+_CSS = """
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2328;
+       max-width: 1180px; margin: 0 auto; padding: 1.2em 1.5em 4em; }
+h2 { margin-top: 2em; border-bottom: 1px solid #d0d7de; }
+h3 { margin: 1.6em 0 .4em; font-size: 1.05em; }
+table { border-collapse: collapse; width: 100%; font-size: .9em; margin-bottom: 1em; }
+th, td { border: 1px solid #d0d7de; padding: .3em .5em; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+tr:has(a:target) { outline: 2px solid #0969da; }
+img { max-width: 100%; height: auto; border: 1px solid #d0d7de; }
+"""
+
+# Raw HTML on: audit.md writes its anchors as <a id>; everything else it escapes itself.
+_PARSER = MarkdownIt("commonmark", {"html": True, "xhtmlOut": False}).enable("table")
+
+
+def render_html(audit: dict, figures: Mapping[str, bytes]) -> str:
+    """The audit as one HTML page of audit.md's content, each of `figures` (PNG bytes by file
+    name, in display order) inlined as a data URI: it loads nothing from elsewhere."""
+    inline = {name: "data:image/png;base64," + base64.b64encode(png).decode("ascii") for name, png in figures.items()}  # fmt: skip
+    body = _PARSER.render(render(audit, list(figures), source=inline.__getitem__))
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>Claims audit</title><style>{_CSS}</style></head>\n<body>\n{body}</body></html>\n"
+    )
 
 
 # --------------------------------------------------------------------------- robustness
 
 
 def _table(header: str, rows: list[tuple[Any, ...]]) -> list[str]:
-    """A table under `header`, its columns' names joined by " | "; each cell escaped."""
+    """A table under `header` (its columns' names joined by " | "), each cell escaped."""
     lines = [f"| {header} |", "|" + "---|" * (header.count(" | ") + 1)]
     return [*lines, *("| " + " | ".join(map(_escape, row)) + " |" for row in rows), ""]
 
@@ -364,58 +360,41 @@ def _per_seed(sweep: dict, k: int) -> str:
     if sweep["per_seed_values"] is None:
         return "-"
     values = zip(sweep["per_seed_values"], sweep["per_seed_holds"], strict=True)
-    return _Markdown(
-        ", ".join(f"{v[k]:.3g}" if holds else f"**{v[k]:.3g}**" for v, holds in values)
-    )
+    return _Markdown(", ".join(f"{v[k]:.3g}" if ok else f"**{v[k]:.3g}**" for v, ok in values))
+
+
+def _estimate(figure: dict | None) -> str:
+    return "-" if figure is None else f"{figure['estimate']:.4g} ({interval_text(figure)})"
 
 
 def render_robustness(section: dict[str, Any]) -> list[str]:
     """Markdown lines of the robustness section (audit.json's `robustness`)."""
     methods, claims, sweep = section["methods"], section["claims"], section["sweep_seeds"]
     published = ", ".join(map(str, section["published_seeds"]))  # every seed named
-    lines = [
-        "## Robustness",
-        "",
-        f"{robustness.BESIDE} {robustness.methods_text(methods)} {methods['note']}",
-        "",
-    ]
-    intervals = [
-        (
-            claim_id,
-            ci["effect"],
-            ci["region"],
-            f"{ci['estimate']:.4g}",
-            interval_text(ci),
-            _holds(ci["within_region"]),
-            _p(ci["p_value"], ci["b"]),
-        )
-        for claim_id, claim in claims.items()
-        for ci in claim["published"].get("intervals") or []
-    ]
+    beside = f"{robustness.BESIDE} {robustness.methods_text(methods)} {methods['note']}"
+    lines = ["## Robustness", "", beside, ""]
+    intervals = []
+    for claim_id, claim in claims.items():
+        for ci in claim["published"].get("intervals") or []:
+            cells = (ci["effect"], ci["region"], f"{ci['estimate']:.4g}", interval_text(ci))
+            p = _p(ci["p_value"], ci["b"])
+            intervals.append((claim_id, *cells, _holds(ci["within_region"]), p))
     if intervals:
-        lines += [f"### Intervals on the published seeds ({published})", ""]
         header = "claim | effect | holds when | value | 95% CI | CI inside | p (no difference)"
+        lines += [f"### Intervals on the published seeds ({published})", ""]
         lines += _table(header, intervals)
     if sweep is None:
         lines += ["### Across other seeds", "", _escape(robustness.NOT_RUN), ""]
     else:
         swept = ", ".join(map(str, sweep))
         lines += [f"### Across seeds {swept}", "", f"{methods['labels']}.", ""]
-        effects = robustness.sweep_effects(claims)
         header = "claim | effect | holds when | holds on | value | 95% CI | per seed (**not holding**) | label"
-        rows = [
-            (
-                claim_id,
-                s["effects"][k],
-                s["regions"][k],
-                f"{holding(s)} {s['unit']}",
-                f"{s['values'][k]:.4g}",
-                "-" if s["intervals"][k] is None else interval_text(s["intervals"][k]),
-                _per_seed(s, k),
-                s["label"],
-            )
-            for claim_id, k, s in effects
-        ]
+        effects = robustness.sweep_effects(claims)
+        rows = []
+        for claim_id, k, s in effects:
+            value, ci = f"{s['values'][k]:.4g}", interval_text(s["intervals"][k])
+            cells = (s["effects"][k], s["regions"][k], f"{holding(s)} {s['unit']}", value, ci)
+            rows.append((claim_id, *cells, _per_seed(s, k), s["label"]))
         note = f"value: {methods['value']}."
         if any(s["intervals"][k] is None for _, k, s in effects):
             note += (
@@ -426,36 +405,25 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
         lines += [*_table(header, rows), note, ""]
     if section["sensitivity"]:
         header = f"claim | variant | effect | holds when | value ({published}) | holds"
-        rows = []
-        for row in section["sensitivity"]:
-            variant = row["variant"] + (" (the document's)" if row["post_choice"] else "")
-            value, holds = f"{row['published']['values'][0]:.4g}", _holds(row["published"]["holds"])
-            rows.append((row["claim_id"], variant, row["effect"], row["region"], value, holds))
-            if sweep is not None:
-                rows[-1] += (holding(row.get("sweep")), f"{row['sweep']['values'][0]:.4g}")
         if sweep is not None:
             header += f" | holds on ({swept}) | value ({swept})"
+        rows = []
+        for row in section["sensitivity"]:
+            value, holds, after = robustness.sensitivity_cells(row, sweep is not None)
+            variant = row["variant"] + (" (the document's)" if row["post_choice"] else "")
+            cells = (row["effect"], row["region"], value, _holds(holds), *after)
+            rows.append((row["claim_id"], variant, *cells))
         lines += ["### Choices the document fixed", "", *_table(header, rows)]
     if section["figure_intervals"]:
         lines += [f"### Per-seed figures with {methods['level']:.0%} intervals", ""]
         columns = [tuple(column) for column in section["figure_columns"]]
         for start in range(0, len(columns), 6):  # at most eight columns: each reads on a laptop
             part = columns[start : start + 6]
+            header = " | ".join([section["figure_group"], "seed", *(label for _, label in part)])
             rows = [
-                (
-                    group,
-                    entry["seed"],
-                    *(
-                        f"{entry[n]['estimate']:.4g} ({interval_text(entry[n])})"
-                        if n in entry
-                        else "-"
-                        for n, _ in part
-                    ),
-                )
+                (group, entry["seed"], *(_estimate(entry.get(n)) for n, _ in part))
                 for group, seeds in section["figure_intervals"].items()
                 for entry in seeds
             ]
-            lines += _table(
-                " | ".join([section["figure_group"], "seed", *(label for _, label in part)]), rows
-            )
+            lines += _table(header, rows)
     return lines

@@ -1,6 +1,5 @@
 """The robustness section (audit.json's `robustness`): its contract, checked once, and the
-rows and words that the terminal tables (claim_audit.render.table) and audit.md
-(claim_audit.render.markdown) both lay out."""
+rows and words that the terminal tables (table) and audit.md (markdown) both lay out."""
 
 from __future__ import annotations
 
@@ -13,8 +12,11 @@ NOT_RUN = (
 )
 
 
-def interval_text(interval: dict[str, Any], digits: int = 3) -> str:
-    """ "3.67 to >4.99": an interval's ends, '<' / '>' where an end lies beyond the resamples."""
+def interval_text(interval: dict[str, Any] | None, digits: int = 3) -> str:
+    """ "3.67 to >4.99": an interval's ends, '<' / '>' where an end lies beyond the resamples;
+    "-" for no interval."""
+    if interval is None:
+        return "-"
     low = f"{'<' if interval['low_at_edge'] else ''}{interval['low']:.{digits}g}"
     high = f"{'>' if interval['high_at_edge'] else ''}{interval['high']:.{digits}g}"
     return f"{low} to {high}"
@@ -34,14 +36,18 @@ def seed_range(seeds: list[int], separator: str = ", ") -> str:
 
 
 def methods_text(methods: dict[str, Any]) -> str:
-    """The section's intervals in one sentence, from its `methods` (`published`, how the
-    published seeds' intervals are computed, only where the project supplies them)."""
+    """The section's intervals in one sentence (`published` only where a project gives it)."""
     if methods.get("published") is None:
         return f"Intervals are {methods['level']:.0%}, across seeds: {methods['seeds']}."
     return (
         f"Intervals are {methods['level']:.0%}: {methods['published']}; across seeds, "
         f"{methods['seeds']}."
     )
+
+
+def holding(counts: dict[str, Any] | None) -> str | None:
+    """ "9/10": how many of a sweep's seeds or subsets the claim holds on."""
+    return None if counts is None else f"{counts['holding']}/{counts['total']}"
 
 
 def sweep_effects(claims: dict[str, dict]) -> list[tuple[str, int, dict]]:
@@ -54,9 +60,12 @@ def sweep_effects(claims: dict[str, dict]) -> list[tuple[str, int, dict]]:
     ]
 
 
-def holding(counts: dict[str, Any] | None) -> str | None:
-    """ "9/10": how many of a sweep's seeds or subsets the claim holds on."""
-    return None if counts is None else f"{counts['holding']}/{counts['total']}"
+def sensitivity_cells(row: dict[str, Any], swept: bool) -> tuple[str, bool, tuple[str, ...]]:
+    """A fixed choice's value and whether it holds on the published seeds, and after a sweep
+    its holding count and value there."""
+    value, holds = f"{row['published']['values'][0]:.4g}", row["published"]["holds"]
+    after = (holding(row.get("sweep")), f"{row['sweep']['values'][0]:.4g}") if swept else ()
+    return value, holds, after
 
 
 class SectionError(ValueError):
@@ -86,14 +95,8 @@ def _per_effect(where: str, entry: dict, keys: tuple[str, ...]) -> None:
 
 
 def checked(section: Any) -> dict[str, Any]:
-    """The section with the engine's defaults for the keys a project may leave out:
-    `methods` (claim_audit.engine.sweep's words), `sensitivity` ([]),
-    `figure_intervals` (None), `figure_group`, `figure_columns` and each claim's
-    `published.intervals` (None).
-
-    Raises:
-      SectionError: a required key is missing or of the wrong kind; the message names it.
-    """
+    """The section with the engine's defaults for the keys a project may leave out; a
+    SectionError names a required key missing or of the wrong kind."""
     from ..engine.sweep import methods  # the engine's words for what is left out
 
     _require("the section", section, ("published_seeds", "sweep_seeds", "claims"))
@@ -101,15 +104,9 @@ def checked(section: Any) -> dict[str, Any]:
     if section["sweep_seeds"] is not None:
         _require("'sweep_seeds'", section["sweep_seeds"], kind=list)
     _require("'claims'", section["claims"])
-    out = {
-        "sensitivity": [],
-        "figure_intervals": None,
-        "figure_group": "group",
-        "figure_columns": [],
-        **section,
-        "methods": {**methods(None), **section.get("methods", {})},
-        "claims": {},
-    }
+    defaults = {"sensitivity": [], "figure_intervals": None, "figure_group": "group"}
+    words = {**methods(None), **section.get("methods", {})}
+    out = {**defaults, "figure_columns": [], **section, "methods": words, "claims": {}}
     for claim_id, claim in section["claims"].items():
         where = f"claims[{claim_id!r}]"
         _require(where, claim, ("published",))

@@ -1,5 +1,5 @@
-"""The claims table at the terminal's width, grouped by document and section, and the
-robustness tables printed after it, laid out by rich."""
+"""The terminal's claims table, grouped by document and section, and the robustness tables
+printed after it, laid out by rich."""
 
 from __future__ import annotations
 
@@ -23,8 +23,7 @@ _VERDICT_WIDTH = 12
 
 
 def _lines(renderables: list[RenderableType], width: int) -> list[str]:
-    """`renderables` printed as plain text `width` columns wide, a cell or line too long
-    cut with "…", trailing spaces dropped."""
+    """`renderables` as plain text `width` columns wide, what is too long cut with "…"."""
     console = Console(file=io.StringIO(), width=width, color_system=None, highlight=False)
     with console.capture() as captured:
         for renderable in renderables:
@@ -35,16 +34,10 @@ def _lines(renderables: list[RenderableType], width: int) -> list[str]:
 def _table(
     columns: list[tuple[str, dict]], rows: list[tuple[str, ...]], header: bool, expand: bool = False
 ) -> Table:
-    """A borderless table, one space between columns; each column's layout (rich's
-    `add_column` options) given with its name."""
-    table = Table(
-        box=None,
-        show_header=header,
-        header_style="",
-        pad_edge=False,
-        padding=(0, 1, 0, 0),
-        expand=expand,
-    )
+    """A borderless table, one space between columns, each column given with its rich
+    `add_column` options."""
+    options = {"show_header": header, "header_style": "", "pad_edge": False, "expand": expand}
+    table = Table(box=None, padding=(0, 1, 0, 0), **options)
     for name, layout in columns:
         table.add_column(name, no_wrap=True, overflow="ellipsis", **layout)
     for row in rows:
@@ -64,17 +57,14 @@ def verdict_label(record: ClaimRecord, expected: bool) -> str:
     return record.verdict if expected else "FINDING GONE"
 
 
-_COUNTED = {
-    "document": ("document claim", "document claims"),
-    "suite": ("suite check", "suite checks"),
-}
+_COUNTED = {"document": "document claim", "suite": "suite check"}
 
 
 def verdict_counts(
     records: list[ClaimRecord], expected: dict[str, bool]
 ) -> dict[str, dict[str, int]]:
-    """Per origin (the documents' claims, the suite's own checks): how many there are and how
-    many hold, are refuted (known findings among them), sensitive, inconclusive, errored."""
+    """Per origin (documents' claims, the suite's checks): the total, and how many have each
+    verdict, known findings and timings among the refuted."""
     out = {}
     for origin in _COUNTED:
         mine = [r for r in records if r.origin == origin]
@@ -89,16 +79,14 @@ def verdict_counts(
 
 
 def summary_line(records: list[ClaimRecord], expected: dict[str, bool]) -> str:
-    """The documents' claims and the suite's own checks counted apart: how many hold, are
-    refuted (known findings among them), are sensitive to the float order, cannot be told
-    by this run (inconclusive), errored."""
+    """`verdict_counts` in a sentence, the documents' claims and the suite's checks apart."""
     parts = []
     for origin, c in verdict_counts(records, expected).items():
         if c["total"] or origin == "document":
-            one, many = _COUNTED[origin]
+            counted = _COUNTED[origin] + ("" if c["total"] == 1 else "s")
             timings = f", {c['timings']} of this machine's timing" if c["timings"] else ""
             parts.append(
-                f"{c['total']} {one if c['total'] == 1 else many}: {c['holds']} hold, "
+                f"{c['total']} {counted}: {c['holds']} hold, "
                 f"{c['refuted']} refuted ({c['known_findings']} known findings{timings}), "
                 f"{c['sensitive']} sensitive, {c['inconclusive']} inconclusive, {c['error']} errors"
             )
@@ -131,28 +119,20 @@ def ordered(records: list[ClaimRecord]) -> list[ClaimRecord]:
     for r in records:
         key = (r.document, r.section)
         first_id[key] = min(first_id.get(key, r.id), r.id, key=natural_key)
-    health_last = lambda r: r.id.startswith("H-")  # noqa: E731
-    return sorted(
-        records,
-        key=lambda r: (
-            r.document,
-            health_last(r),
-            natural_key(first_id[r.document, r.section]),
-            r.section,
-            natural_key(r.id),
-        ),
-    )
+
+    def key(r: ClaimRecord) -> tuple:
+        first = natural_key(first_id[r.document, r.section])
+        return (r.document, r.id.startswith("H-"), first, r.section, natural_key(r.id))
+
+    return sorted(records, key=key)
 
 
 def render(
     records: list[ClaimRecord], expected: dict[str, bool], *, width: int = 80, verbosity: int = 0
 ) -> list[str]:
-    """Lines of the table, `width` columns wide (pytest's terminal width): ids and verdicts
-    whole, the figures sharing the rest and cut with "…".
-
-    verbosity (pytest's -v / -q count): 1 or more prints every cell whole (lines may run
-    past `width`); -1 lists only the claims that do not hold; -2 the summary line alone.
-    """
+    """Lines of the table `width` columns wide, ids and verdicts whole, the figures sharing the
+    rest, cut with "…". `verbosity` (pytest's -v / -q count): 1 or more, every cell whole;
+    -1, only the claims that do not hold; -2, the summary line alone."""
     summary = summary_line(records, expected)
     if verbosity <= -2:
         return [summary]
@@ -171,25 +151,16 @@ def render(
     rule = sum(longest) + len(_FIELDS) - 1 if whole else width
     width = max(width, rule)
 
-    def table(rows: list[tuple[str, ...]]) -> list[RenderableType]:
-        return [_table(columns, rows, header=False, expand=not whole)] if rows else []
-
-    # Tables of rows between full-width lines (a section's name, a claim's intervals), with
-    # the same columns in each, so that they line up.
-    parts = [_table(columns, [], header=True, expand=not whole)]
-    pending: list[tuple[str, ...]] = []
+    # A table per row, all of the same column widths, between full-width lines (a section's
+    # name, a claim's intervals).
+    parts: list[RenderableType] = [_table(columns, [], header=True, expand=not whole)]
     for (document, section), group in groupby(shown, key=lambda r: (r.document, r.section)):
-        parts += [*table(pending), Text(f"[{document}] {section}")]
-        pending = []
-        for record in group:
-            pending.append(rows[record.id])
-            if record.details.get("ci"):
-                parts += table(pending)
-                parts += [
-                    Text(f"{'':{longest[0] + 1}}{ci_text(ci)}") for ci in record.details["ci"]
-                ]
-                pending = []
-    parts += table(pending)
+        parts.append(Text(f"[{document}] {section}"))
+        for r in group:
+            parts.append(_table(columns, [rows[r.id]], header=False, expand=not whole))
+            parts += [
+                Text(f"{'':{longest[0] + 1}}{ci_text(ci)}") for ci in r.details.get("ci") or []
+            ]
     lines = ["", " CLAIMS AUDIT ".center(rule, "="), *_lines(parts, width), "-" * rule]
     lines.extend(textwrap.wrap(summary, width))
     for label, text in FOOTNOTES.items():
@@ -214,36 +185,22 @@ def _fixed(
 
 
 def _sweep_row(claim_id: str, k: int, sweep: dict) -> tuple[str, ...]:
-    interval = sweep["intervals"][k]
-    ci = "-" if interval is None else interval_text(interval)
-    if len(ci) > 16:
-        ci = interval_text(interval, digits=2)
-    named = lambda text: text if k == 0 else ""  # noqa: E731  (a claim's first effect names it)
-    return (
-        named(claim_id),
-        sweep["effects"][k],
-        named(holding(sweep)),
-        f"{sweep['values'][k]:.4g}",
-        ci,
-        named(sweep["label"]),
-    )
+    ci = interval_text(sweep["intervals"][k])
+    ci = ci if len(ci) <= 16 else interval_text(sweep["intervals"][k], digits=2)
+    first = (claim_id, holding(sweep), sweep["label"]) if k == 0 else ("", "", "")
+    return (first[0], sweep["effects"][k], first[1], f"{sweep['values'][k]:.4g}", ci, first[2])
 
 
 def render_robustness(section: dict[str, Any]) -> list[str]:
     """Lines of the robustness tables (audit.json's `robustness`); each fits in 80 columns."""
     sweep, methods = section["sweep_seeds"], section["methods"]
-    lines = [
-        "",
-        "ROBUSTNESS".center(78, "="),
-        *textwrap.wrap(f"{robustness.BESIDE} {robustness.methods_text(methods)}", 78),
-    ]
+    beside = f"{robustness.BESIDE} {robustness.methods_text(methods)}"
+    lines = ["", "ROBUSTNESS".center(78, "="), *textwrap.wrap(beside, 78), ""]
     if sweep is None:
-        lines += ["", *textwrap.wrap(f"Across other seeds. {robustness.NOT_RUN}", 78)]
+        lines += textwrap.wrap(f"Across other seeds. {robustness.NOT_RUN}", 78)
     else:
-        lines += ["", f"Each comparative claim on seeds {seed_range(sweep)}"]
-        lines += _fixed(
-            _SWEEP, [_sweep_row(*row) for row in robustness.sweep_effects(section["claims"])], 6
-        )
+        rows = [_sweep_row(*effect) for effect in robustness.sweep_effects(section["claims"])]
+        lines += [f"Each comparative claim on seeds {seed_range(sweep)}", *_fixed(_SWEEP, rows, 6)]
         for text in (
             f"holds on: {methods['holds_on']}",
             f"value: {methods['value']}",
@@ -256,19 +213,9 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
             where += f"; holds on, value: seeds {seed_range(sweep)}"
         rows = []
         for row in section["sensitivity"]:
+            value, holds, after = robustness.sensitivity_cells(row, sweep is not None)
             variant = row["variant"] + (" *" if row["post_choice"] else "")
-            published = row["published"]
-            cells = (
-                row["claim_id"],
-                variant,
-                f"{published['values'][0]:.4g}",
-                "yes" if published["holds"] else "no",
-            )
-            if sweep is not None:
-                cells += (holding(row.get("sweep")), f"{row['sweep']['values'][0]:.4g}")
-            rows.append(cells)
+            rows.append((row["claim_id"], variant, value, "yes" if holds else "no", *after))
         lines += ["", f"Choices the document fixed (value, holds: {where})"]
-        lines += _fixed(_SENSITIVITY, rows, 4 if sweep is None else 6)
-        lines.append("* the document's choice")
-    lines.append("-" * 78)
-    return lines
+        lines += [*_fixed(_SENSITIVITY, rows, 4 if sweep is None else 6), "* the document's choice"]
+    return [*lines, "-" * 78]

@@ -20,7 +20,7 @@ from typing import Any
 from .. import __name__ as ENGINE
 from .. import __version__
 from ..engine.claim import ClaimRecord
-from ..render import drawing, html, markdown
+from ..render import drawing, markdown
 from ..render import robustness as render_robustness
 from ..render.documents import SCHEMA_VERSION, Document, by_name
 from ..render.table import ordered, summary_line, verdict_counts
@@ -203,7 +203,7 @@ def _write(
     texts = {"audit.json": json.dumps(audit, indent=2, allow_nan=False) + "\n"}
     texts["audit.md"] = markdown.render(audit, [f.name for f in figures])
     if not partial:
-        texts["audit.html"] = html.render(audit, {f.name: f.read_bytes() for f in figures})
+        texts["audit.html"] = markdown.render_html(audit, {f.name: f.read_bytes() for f in figures})
     for name, text in texts.items():
         (staging / name).write_text(text, encoding="utf-8")
     return figures
