@@ -1,6 +1,5 @@
-"""A claim as one object: `Claims` defines it on its test, which runs its body once per
-valid float order (`Orders`); `decide` takes the verdict (a `ClaimRecord`) over what it
-returned. docs/ADDING_A_DOCUMENT.md shows how to write claims, docs/VERDICTS.md the rules."""
+"""Claims defined on their tests (`Claims`), run once per float order (`Orders`) and decided
+(`decide`). docs/ADDING_A_DOCUMENT.md shows how to write them, docs/VERDICTS.md the rules."""
 
 from __future__ import annotations
 
@@ -55,9 +54,8 @@ class FindingGone(AssertionError):
 
 
 class Orders(Mapping[str, R], Generic[R]):
-    """One experiment's results in several valid float orders, `FAITHFUL` (the documents'
-    own) first: order name -> results. With `digests` (one per order), an order whose
-    results repeat an earlier one's bit for bit is a copy, not a draw (`copies`)."""
+    """Order name -> one experiment's results, `FAITHFUL` first; with `digests`, an order
+    repeating an earlier one bit for bit is a copy, not a draw."""
 
     def __init__(self, results: Mapping[str, R], digests: Mapping[str, str] | None = None):
         names = list(results)
@@ -69,8 +67,7 @@ class Orders(Mapping[str, R], Generic[R]):
         self.digests: dict[str, str] | None = None if digests is None else dict(digests)
 
     def copies(self) -> dict[str, str]:
-        """order -> the first order with the same results, for each repeat (empty without
-        digests)."""
+        """order -> the first order with the same results, for each repeat."""
         first: dict[str, str] = {}
         for name in self._results if self.digests is not None else ():
             first.setdefault(self.digests[name], name)  # type: ignore[index]
@@ -78,11 +75,9 @@ class Orders(Mapping[str, R], Generic[R]):
 
     @property
     def faithful(self) -> R:
-        """The results in the documents' own computation order."""
         return self._results[FAITHFUL]
 
     def map(self, compute: Callable[[R], S]) -> Orders[S]:
-        """`compute` applied to each order's value, under the same order names."""
         return Orders({name: compute(value) for name, value in self._results.items()}, self.digests)
 
     def __getitem__(self, name: str) -> R:
@@ -118,43 +113,51 @@ class ClaimSpec:
     scale: str = "linear"
 
     def __post_init__(self) -> None:
-        def bad(problem: str) -> ValueError:
-            return ValueError(f"claim {self.id}: {problem}")
-
         if not isinstance(self.id, str) or not CLAIM_ID.fullmatch(self.id):
             raise ValueError(
                 f"claim id {self.id!r} is not an identifier: letters, digits, '.', '_' and "
                 "'-', starting with a letter or digit"
             )
-        for name in ("document", "section", "statement"):
-            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
-                raise bad(f"{name} must be a non-empty string")
-        if self.finding is not None and (not isinstance(self.finding, str) or not self.finding):
-            raise bad("finding must be a non-empty string or None")
-        if not isinstance(self.gates, bool):
-            raise bad(f"gates must be True or False; got {self.gates!r}")
-        if not self.gates and self.finding:
-            raise bad("a claim that never gates the run (a benchmark) carries no finding")
-        if self.origin not in ORIGINS:
-            raise bad(f"origin must be one of {ORIGINS}; got {self.origin!r}")
+        text = [(n, getattr(self, n)) for n in ("document", "section", "statement")]
         parts = self.published if isinstance(self.published, tuple) else (self.published,)
-        if self.published is not None and not all(isinstance(p, str) and p for p in parts):
-            raise bad(
+        checks = [
+            *(
+                (isinstance(t, str) and t.strip(), f"{n} must be a non-empty string")
+                for n, t in text
+            ),
+            (
+                self.finding is None or (isinstance(self.finding, str) and self.finding),
+                "finding must be a non-empty string or None",
+            ),
+            (isinstance(self.gates, bool), f"gates must be True or False; got {self.gates!r}"),
+            (
+                self.gates or not self.finding,
+                "a claim that never gates the run (a benchmark) carries no finding",
+            ),
+            (self.origin in ORIGINS, f"origin must be one of {ORIGINS}; got {self.origin!r}"),
+            (
+                self.published is None or all(isinstance(p, str) and p for p in parts),
                 "published must be the figure as printed (a string, or a tuple of them) or "
-                f"None; got {self.published!r}"
-            )
+                f"None; got {self.published!r}",
+            ),
+        ]
+        for good, problem in checks:
+            if not good:
+                raise ValueError(f"claim {self.id}: {problem}")
         scale_named(self.scale)  # a ValueError names the known scales
         if not callable(self.judge):
-            raise bad(f"judge must be callable; got {self.judge!r}")
+            raise ValueError(f"claim {self.id}: judge must be callable; got {self.judge!r}")
         if self.figure and (self.published is None or self.once):
-            raise bad("a figure claim needs its published figures and is judged over every order")
+            raise ValueError(
+                f"claim {self.id}: a figure claim needs its published figures and is judged over every order"
+            )
         for printed in printed_figures(self.published) if self.figure else ():  # type: ignore[arg-type]
             size = abs(float(printed))  # "1e309" parses as inf
             if not size <= LARGEST_FIGURE:
                 kind = "not finite" if not math.isfinite(size) else "too large"
-                raise bad(
-                    f"published figure {printed!r} is {kind}: the engine judges figures up "
-                    f"to ±{LARGEST_FIGURE:g}"
+                raise ValueError(
+                    f"claim {self.id}: published figure {printed!r} is {kind}: the engine "
+                    f"judges figures up to ±{LARGEST_FIGURE:g}"
                 )
 
     @property

@@ -1,12 +1,5 @@
-"""A qualitative claim over valid float orders: the share p of draws in which it holds.
-
-holds when p >= HOLDS_AT is shown at confidence 1 - SHARE_ALPHA, refuted when p <=
-REFUTED_AT, sensitive when p lies confidently within SENSITIVE_BETWEEN, else inconclusive.
-p is bounded from the counts (Clopper-Pearson) and, for a threshold claim, from the margins
-of the numbers it compares (normal where Shapiro-Wilk allows, else Cantelli), each route at
-SHARE_ALPHA / 2 and intersected. Copies of another order count once; where all orders are
-one copy the draws collapsed (inconclusive). docs/VERDICTS.md gives the reasoning.
-"""
+"""A qualitative claim over float orders: bounds on the share p of draws in which it holds
+(Clopper-Pearson counts, intersected with its margins), and its verdict (docs/VERDICTS.md)."""
 
 from __future__ import annotations
 
@@ -73,8 +66,7 @@ def count_bounds(k: int, n: int, alpha: float = SHARE_ALPHA) -> tuple[float, flo
 
 
 def draws_to_conclude(k: int, n: int, alpha: float = SHARE_ALPHA) -> int | None:
-    """The fewest draws, more than n, whose counts alone would conclude if the share held
-    stays k / n; None when no number up to MAX_DRAWS would."""
+    """The fewest draws (> n) whose counts would conclude at share k / n, or None."""
     share = k / n
     for m in range(n + 1, MAX_DRAWS + 1):
         if verdict_of(*count_bounds(round(share * m), m, alpha)) != "inconclusive":
@@ -83,8 +75,7 @@ def draws_to_conclude(k: int, n: int, alpha: float = SHARE_ALPHA) -> int | None:
 
 
 def _box(y: np.ndarray, alpha: float) -> tuple[float, float, float, float]:
-    """A confidence box of level 1 - alpha for the draws' (mean low, mean high, sd low, sd
-    high), each side at 1 - alpha / 2 (t and chi-square)."""
+    """A 1 - alpha confidence box for the draws' (mean low, mean high, sd low, sd high)."""
     n = len(y)
     mean, sd = float(y.mean()), float(y.std(ddof=1))
     half = float(stats.t.ppf(1 - alpha / 4, n - 1)) * sd / math.sqrt(n)
@@ -123,10 +114,8 @@ def _free_bounds(y: np.ndarray, region: Region, alpha: float) -> tuple[float, fl
 def margin_bounds(
     values: np.ndarray, regions: Sequence[Region], scales: Sequence[str], alpha: float
 ) -> tuple[tuple[float, float], str] | None:
-    """Bounds on p from the margins of `values` [draws, thresholds] on each threshold's
-    scale (normal, Cantelli, or unmoved), and how they were had: p is at least 1 - the sum
-    of the misses and at most the least share (each at alpha / m). None where a value
-    leaves its scale's domain."""
+    """Bounds on p from the margins of `values` [draws, thresholds], and their method;
+    None where a value leaves its scale's domain."""
     m = values.shape[1]
     lows, highs, methods = [], [], set()
     for i in range(m):
@@ -163,9 +152,7 @@ def share_bounds(
     copies: int = 0,
     alpha: float = SHARE_ALPHA,
 ) -> ShareBounds:
-    """What the distinct draws say of p: `holds[j]` whether the claim holds in draw j;
-    `values` [draws, thresholds] the numbers a threshold claim compares, with their regions
-    and scales; `copies` draws left out as repeats."""
+    """What the distinct draws say of p (`values`: the numbers a threshold claim compares)."""
     k, n = sum(bool(h) for h in holds), len(holds)
     if n == 1 and copies:
         return ShareBounds(k, n, 0.0, 1.0, "collapsed", copies)

@@ -1,6 +1,5 @@
-"""pytest plugin: the test processes attach each claim's record to its test report; the
-controller gathers them, prints the claims table and writes `report/` when the run is
-complete (README.md says when), else `report/partial/`, naming what is missing."""
+"""pytest plugin: workers attach each claim's record to its test report; the controller
+gathers them, prints the table and writes `report/`, or `report/partial/` when incomplete."""
 
 from __future__ import annotations
 
@@ -33,8 +32,7 @@ from .provenance import (
 META_PROPERTY = "claim_meta"  # a claim's fields, on its test's reports, for the controller
 _FIELDS = ("id", "document", "section", "statement", "origin")
 _CRASHED = "claims_crashed"  # in a worker's workerinput: tests whose worker died running them
-MAX_ORDERS = 1000
-"""Past 1,000 orders a figure's prediction interval is within 0.5% of its limit."""
+MAX_ORDERS = 1000  # past it, a figure's prediction interval is within 0.5% of its limit
 PARTIAL_FOLDER = "partial"  # a partial run's report, inside --report-dir
 NOT_COLLECTED, DESELECTED, NOT_RUN = "not collected", "deselected", "not run"
 _MISSING_LABELS = {
@@ -43,14 +41,12 @@ _MISSING_LABELS = {
     NOT_RUN: "selected but not run",
 }
 _REPORT_DIR = pytest.StashKey[Path]()
-# node id -> a claim's fields, for every claim collected (before -k / -m), and the node ids
-# of those selected: a report is complete only when every collected claim ran.
-_COLLECTED = pytest.StashKey[dict[str, dict]]()
+_COLLECTED = pytest.StashKey[dict[str, dict]]()  # node id -> claim fields, before -k / -m
 _SELECTED = pytest.StashKey[list[str]]()
 
 
 class ProjectError(ValueError):
-    """What the project told the plugin about itself cannot be used (the message says why)."""
+    """What the project told the plugin about itself cannot be used."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -125,14 +121,13 @@ def _order_count(text: str) -> int:
 
 @pytest.fixture(scope="session")
 def order_count(request: pytest.FixtureRequest) -> int | None:
-    """The --orders of this run: the least number of orders a document's claims are judged
-    over (None: the document's default)."""
+    """--orders: the least number of orders claims are judged over (None: the default)."""
     return request.config.getoption("--orders")
 
 
 @pytest.fixture(scope="session")
 def sweep_seeds(request: pytest.FixtureRequest) -> tuple[int, ...]:
-    """The seeds of --seeds; a test using it is skipped when no sweep was asked for."""
+    """The seeds of --seeds; skips the test when no sweep was asked for."""
     seeds = request.config.getoption("--seeds")
     if seeds is None:
         pytest.skip("no robustness sweep asked for (pass --seeds, e.g. --seeds 0-9)")
@@ -154,9 +149,8 @@ def pytest_configure(config: pytest.Config) -> None:
     cache.set_project_root(config.rootpath)
     config.addinivalue_line("markers", "claim(spec): a claim's test, set by claim_audit.Claims")
     capture = config.pluginmanager.getplugin("capturemanager")
-    if capture is not None:
-        # Training progress reaches the terminal live, also from xdist workers (whose
-        # stderr is the controller's): written with capturing suspended.
+    if capture is not None:  # training progress reaches the terminal live, even from workers
+
         def write_live(line: str) -> None:
             with capture.global_and_fixture_disabled():
                 sys.stderr.write(line + "\n")
@@ -186,8 +180,7 @@ def _budget(config: pytest.Config) -> float:
 
 
 def _check_junit_path(config: pytest.Config) -> None:
-    """Refuse a --junitxml path that cannot be written before any test runs (pytest writes
-    it last, and its OSError there would cost the claims table and the report)."""
+    """Refuse an unwritable --junitxml up front: pytest's late OSError would cost the report."""
     given = config.option.xmlpath
     if not given:
         return
@@ -203,12 +196,7 @@ def _check_junit_path(config: pytest.Config) -> None:
 
 
 def audited_project(config: pytest.Config) -> Project:
-    """The project pytest audits: its rootdir, lock file, data digests and method document.
-
-    Raises:
-      ProjectError: the data hook gave other than name -> digest strings, or one name two
-        different digests.
-    """
+    """The project pytest audits; a ProjectError when the data hook's digests are unusable."""
     digests: dict[str, str] = {}
     for given in config.hook.pytest_claims_audit_data(config=config):
         if not isinstance(given, dict) or not all(
@@ -233,10 +221,8 @@ def audited_project(config: pytest.Config) -> Project:
 
 
 def _report_dir(config: pytest.Config) -> Path:
-    """--report-dir, resolved against the folder pytest was started in (default: report/ in
-    the rootdir). A usage error when it is empty (an unset shell variable), is or holds the
-    rootdir or a test folder, or was given as two words naming a folder that moved the
-    rootdir."""
+    """--report-dir, resolved against the starting folder (default: report/ in the rootdir);
+    a usage error when empty, among the project's files, or two words that moved the rootdir."""
     given = config.getoption("--report-dir")
     if given is None:
         return config.rootpath / "report"
@@ -276,8 +262,7 @@ def _report_dir(config: pytest.Config) -> Path:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]):
-    """Check every claim's test and attach its claim's fields to it; note which claims were
-    collected and, after deselection, which were selected."""
+    """Check each claim's test, attach its fields, and note what was collected and selected."""
     metas: dict[str, dict] = {}
     seen: dict[str, str] = {}
     for item in items:
@@ -310,9 +295,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """On a replacement xdist worker, a test whose worker died running it (a crash, or
-    pytest-timeout's `thread` method) is not run again: it could end every replacement
-    worker, and the tests after it in its file would never run."""
+    """A replacement xdist worker skips the test its predecessor died running: it could end
+    every replacement, and the tests after it would never run."""
     config = item.config
     if _is_worker(config) and item.nodeid in config.workerinput.get(_CRASHED, ()):
         pytest.skip("not run again: its worker died running it (reported as failed)")
@@ -343,7 +327,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def _preload(config: pytest.Config) -> None:
-    """Import what the report needs (the experiments, matplotlib) while the workers run."""
+    """Import what the report needs (matplotlib, the documents) while the workers run."""
     try:
         from . import audit  # noqa: F401
 
@@ -427,8 +411,7 @@ class AuditCollector:
             self.records.setdefault(meta["id"], _error_record(meta, reason))
 
     def _registered_claims(self) -> dict[str, str]:
-        """Every claim the documents make (`pytest_claims_audit_claims`), id -> document; a
-        failure to list them is kept as a reason the run is not complete."""
+        """Every claim the documents make, id -> document."""
         try:
             lists = self.config.hook.pytest_claims_audit_claims(config=self.config)
             return {
@@ -439,7 +422,7 @@ class AuditCollector:
             return {}
 
     def _missing(self) -> dict[str, str]:
-        """Claim id -> why it has no verdict: every registered or collected claim without one."""
+        """Claim id -> why it has no verdict, for each registered or collected claim."""
         collected = {meta["id"] for meta in self.claims.values()}
         selected = collected
         if self.selected is not None:
@@ -495,8 +478,7 @@ class AuditCollector:
         return reasons
 
     def _lost_claims(self) -> list[str]:
-        """Claims an audit lost without the user asking: neither deselected nor outside the
-        paths named (a --ignore, a spec without a test, a test that never ran)."""
+        """Claims lost without a -k, -m or path asking for it (--ignore, a test never run)."""
         config = self.config
         asked = (
             config.option.keyword or config.option.deselect or _named_subset(config) or self.rerun
@@ -525,8 +507,7 @@ class AuditCollector:
             return
         self.cache_events.extend(cache.EVENTS)  # this process's own (all of them without xdist)
         self.environment = merged_environments(self.environment, environment_of(config))
-        # pytest counts any exception in a strict-xfail test as the expected failure, so a
-        # known finding whose experiment crashed would pass: a claim in error fails the run.
+        # a known finding (strict xfail) whose experiment crashed would pass: errors fail the run
         if any(r.verdict == "error" for r in self.records.values()):
             self._fail(session)
         self.missing = self._missing()
@@ -667,9 +648,7 @@ def _error_record(meta: dict, reason: str) -> ClaimRecord:
 
 
 def _foreign_config(config: pytest.Config) -> str | None:
-    """Why pytest's rootdir may not be the audited project: the configuration file it read
-    (-c, --rootdir) lies outside it, so the report's git and lock provenance would be
-    another folder's."""
+    """Why the rootdir may not be the audited project: its configuration lies elsewhere."""
     if config.inipath is None or config.inipath.parent == config.rootpath:
         return None
     return (
@@ -680,8 +659,7 @@ def _foreign_config(config: pytest.Config) -> str | None:
 
 
 def _named_subset(config: pytest.Config) -> list[str]:
-    """The command-line paths that name only part of the suite: a test, a file, or a folder
-    that does not hold every testpath (a folder outside every testpath cuts nothing)."""
+    """The command-line paths that name part of the suite (a folder outside it cuts nothing)."""
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         return []  # no paths given: the testpaths, or the current folder
     testpaths = [(config.rootpath / p).resolve() for p in config.getini("testpaths")]
@@ -697,8 +675,7 @@ def _named_subset(config: pytest.Config) -> list[str]:
 
 
 def _options_leaving_tests_out(config: pytest.Config) -> list[str]:
-    """The options given that leave test files or functions out of collection, unasked by
-    -k, -m or a path."""
+    """The options given that leave tests out of collection, unasked by -k, -m or a path."""
     given = [f"--{name.replace('_', '-')}" for name in ("ignore", "ignore_glob") if config.getoption(name)]  # fmt: skip
     collects = ("python_files", "python_classes", "python_functions")
     overrides = config.getoption("override_ini") or []
