@@ -26,9 +26,7 @@ from .verdict import (
     as_json,
     fmt,
     mean_and_sd,
-    plain_figures,
     printed_figures,
-    verdict_over,
     verdict_shares,
 )
 
@@ -232,8 +230,8 @@ def figure(value: float | Sequence[float], **details: Any) -> Figures:
 
 
 def over_seeds(values: Iterable[float], *, ddof: int) -> OverSeeds:
-    """A figure's values over seeds: the claim judges their mean, and their sd with `ddof`
-    (0: population, 1: sample) where the document prints one ("6.20 ± 1.13")."""
+    """A figure's values over seeds: their mean is judged, and their sd with `ddof` where the
+    document prints one ("6.20 ± 1.13")."""
     values = tuple(_as_float(v, "over_seeds(...) was given") for v in values)
     if ddof not in (0, 1):
         raise ValueError(f"ddof must be 0 (population sd) or 1 (sample sd); got {ddof!r}")
@@ -272,8 +270,7 @@ def _as_float(value: Any, where: str) -> float:
 
 
 def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measured:
-    """What a claim body returned in `order`, as the engine judges it: all figures, or all
-    Judgements, as its published text says."""
+    """What a claim body returned in `order`, as the engine judges it."""
     claim_id, published = spec.id, spec.published
     figures = is_figures(published)
     if figures == isinstance(value, Judgement):
@@ -319,38 +316,29 @@ def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measur
 
 
 def _nonfinite_at(value: Any, where: str = "") -> str | None:
-    """Where the first NaN or infinity sits in `value` (through lists, dicts and arrays; any
-    number, and one too large for a float), else None."""
+    """Where the first NaN or infinity (or number too large for a float) sits in `value`."""
+    items: Iterable[tuple[str, Any]] = ()
     if hasattr(value, "__array__") and not isinstance(value, numbers.Number):
         array = np.asarray(value)
         if array.dtype == object:
-            for index, item in np.ndenumerate(array):
-                found = _nonfinite_at(item, f"{where}[{', '.join(map(str, index))}]")
-                if found is not None:
-                    return found
-        elif array.dtype.kind in "fc":
-            bad = np.argwhere(~np.isfinite(array))
-            if len(bad):
-                return where + (f"[{', '.join(map(str, bad[0]))}]" if array.ndim else "")
-        return None
-    if isinstance(value, numbers.Number) and not isinstance(value, bool):
+            items = ((f"[{', '.join(map(str, i))}]", v) for i, v in np.ndenumerate(array))
+        elif array.dtype.kind in "fc" and not np.all(np.isfinite(array)):
+            first = np.argwhere(~np.isfinite(array))[0]
+            return where + (f"[{', '.join(map(str, first))}]" if array.ndim else "")
+    elif isinstance(value, numbers.Number) and not isinstance(value, bool):
         try:
-            finite = cmath.isfinite(complex(value))
+            return None if cmath.isfinite(complex(value)) else where
         except (OverflowError, ValueError):  # 10**400; a signalling Decimal NaN
-            finite = False
-        return None if finite else where
-    if isinstance(value, dict | list | tuple):
-        items = value.items() if isinstance(value, dict) else enumerate(value)
-        for key, item in items:
-            found = _nonfinite_at(item, f"{where}[{key!r}]")
-            if found is not None:
-                return found
-    return None
+            return where
+    elif isinstance(value, dict | list | tuple):
+        pairs = value.items() if isinstance(value, dict) else enumerate(value)
+        items = ((f"[{key!r}]", item) for key, item in pairs)
+    found = (_nonfinite_at(item, where + key) for key, item in items)
+    return next((f for f in found if f is not None), None)
 
 
 def _refuse_unjudgeable(claim_id: str, order: str, judgement: Judgement | Measured) -> None:
-    """A NaN compares false with everything (it would read as refuted), and a number beyond
-    LARGEST_FIGURE overflows its spread: both are errors of the experiment, not verdicts."""
+    """A NaN (it would read as refuted) or a figure past LARGEST_FIGURE is no verdict."""
     parts = ("published", "measured", "details", "tolerance")
     for part in parts if isinstance(judgement, Judgement) else parts[:3]:
         where = _nonfinite_at(getattr(judgement, part))
@@ -374,11 +362,13 @@ def _refuse_unjudgeable(claim_id: str, order: str, judgement: Judgement | Measur
 
 
 def _order_entry(judgement: Judgement | Measured) -> dict[str, Any]:
-    """A claim's figure in one order as audit.json records it: its numbers, their printed
-    form where it carries words, and whether it holds there."""
+    """A claim's figure in one order as audit.json records it."""
     measured = as_json(judgement.measured)
     entry: dict[str, Any] = {"measured": measured}
-    if not plain_figures(measured) and not isinstance(measured, str):
+    numbers_only = all(
+        _is_number(v) for v in (measured if isinstance(measured, list) else [measured])
+    )
+    if not numbers_only and not isinstance(measured, str):
         entry["printed"] = fmt(judgement.measured)
     if isinstance(judgement, Judgement):
         entry["holds"] = judgement.holds
@@ -387,8 +377,7 @@ def _order_entry(judgement: Judgement | Measured) -> dict[str, Any]:
 
 def _worst(verdicts: Iterable[str]) -> str:
     """A figure claim's verdict from its figures': refuted, else inconclusive, else holds."""
-    each = set(verdicts)
-    return next(v for v in ("refuted", "inconclusive", "holds") if v in each)
+    return min(verdicts, key=("refuted", "inconclusive", "holds").index)
 
 
 def _collapsed_note(copies: int) -> str:
@@ -401,8 +390,7 @@ def _collapsed_note(copies: int) -> str:
 def _figure_verdict(
     measured: Mapping[str, Measured], scale: str, copies: int
 ) -> tuple[str, str, dict[str, Any]]:
-    """A figure claim over all distinct orders at once: each published figure against its
-    prediction interval (claim_audit.engine.prediction)."""
+    """A figure claim: each published figure against its prediction interval over orders."""
     faithful = measured[FAITHFUL]
     columns = np.array([m.measured for m in measured.values()], np.float64)
     verdicts = [
@@ -441,14 +429,13 @@ def _figure_verdict(
 def _qualitative_verdict(
     judged: Mapping[str, Judgement], copies: int
 ) -> tuple[str, str, dict[str, Any]]:
-    """A qualitative claim over its distinct orders: the share of draws in which it holds
-    (claim_audit.engine.share); judged in one order only, that order's answer."""
+    """A qualitative claim: the share of distinct orders in which it holds (one: its answer)."""
     holds = [j.holds for j in judged.values()]
     k, n = sum(holds), len(holds)
     faithful = judged[FAITHFUL]
     rule: dict[str, Any] = {"holds_in_orders": [k, n]}
     if n == 1 and not copies:
-        return verdict_over(dict(zip(judged, holds, strict=True))), fmt(faithful.tolerance), rule
+        return "holds" if k else "refuted", fmt(faithful.tolerance), rule
     thresholds = faithful.thresholds
     values = None
     if thresholds:
@@ -501,8 +488,7 @@ def decide(
     copies: int = 0,
     **extra: Any,
 ) -> ClaimRecord:
-    """The claim's verdict over its judgements in each distinct order (the faithful first);
-    `copies`: orders left out as repeats; `extra`: details recorded beside it."""
+    """The claim's verdict over its judgements per distinct order (`copies`: repeats left out)."""
     for name, judgement in judgements.items():
         _refuse_unjudgeable(spec.id, name, judgement)
     faithful = judgements[FAITHFUL]
@@ -529,11 +515,10 @@ def decide(
         if all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values):
             details["range_over_orders"] = [float(min(values)), float(max(values))]
     return ClaimRecord(
-        id=spec.id,
-        document=spec.document,
-        section=spec.section,
-        statement=spec.statement,
-        origin=spec.origin,
+        **{
+            name: getattr(spec, name)
+            for name in ("id", "document", "section", "statement", "origin")
+        },
         published=fmt(faithful.published if spec.published is None else spec.published),
         measured=fmt(faithful.measured),
         tolerance=tolerance,
@@ -543,7 +528,6 @@ def decide(
 
 
 def _jsonable(value: Any) -> Any:
-    """A numpy array or scalar in a record as JSON holds it (an array as a list)."""
     return value.tolist() if isinstance(value, np.ndarray | np.generic) else float(value)
 
 
@@ -553,8 +537,7 @@ def record_property(record: ClaimRecord) -> tuple[str, str]:
 
 
 def conclude(spec: ClaimSpec, record: ClaimRecord) -> None:
-    """Pass or fail the claim's test as its verdict says: refuted fails (`ClaimRefuted`; a
-    known finding is an expected failure), a finding no longer refuted fails (`FindingGone`)."""
+    """Fail a refuted claim's test (xfail for a finding), and a finding no longer refuted."""
     figures = (
         f"published {record.published}, measured {record.measured}, tolerance {record.tolerance}"
     )
@@ -570,8 +553,7 @@ def conclude(spec: ClaimSpec, record: ClaimRecord) -> None:
 
 
 def judge_body(spec: ClaimSpec, body: Body, arguments: Mapping[str, Any]) -> ClaimRecord:
-    """Run `body` once per order of its `Orders` arguments (once when it has none or its
-    claim is `once`; a copy in every argument counts once) and decide the claim."""
+    """Run `body` once per distinct order of its `Orders` arguments and decide the claim."""
     orders = {name: value for name, value in arguments.items() if isinstance(value, Orders)}
     names, copies = [FAITHFUL], 0
     if orders and not spec.once:
@@ -596,8 +578,7 @@ def judge_body(spec: ClaimSpec, body: Body, arguments: Mapping[str, Any]) -> Cla
 def run_claim(
     spec: ClaimSpec, body: Body, arguments: Mapping[str, Any], user_properties: list
 ) -> ClaimRecord:
-    """What a claim's test does: judge `body`, record the claim among its report's
-    `user_properties`, then pass or fail as the verdict says."""
+    """What a claim's test does: judge, record in `user_properties`, pass or fail."""
     record = judge_body(spec, body, arguments)
     user_properties.append(record_property(record))
     conclude(spec, record)
@@ -626,8 +607,7 @@ class ClaimSpecs(dict[str, ClaimSpec]):
 
 
 class Claims(ClaimSpecs):
-    """One document's claims, each defined by decorating its test (`claims(...)`), or by a
-    case of a parametrized test (`claims.each`, `claims.case`)."""
+    """One document's claims, each on its test (`claims(...)`) or a case (`each`, `case`)."""
 
     def __init__(self, document: str, specs: Iterable[ClaimSpec] = ()):
         if not isinstance(document, str) or not document:
@@ -638,8 +618,7 @@ class Claims(ClaimSpecs):
     def __call__(
         self, id: str, section: str, statement: str, *, published: Published = None, **kw: Any
     ) -> Callable[[Body], Body]:
-        """Define the claim `id` and make the decorated body its test. `kw`: `reading`,
-        `finding`, `once`, `beside`, `origin`, `gates`, `scale` (`ClaimSpec`)."""
+        """Define the claim `id` on the decorated body (`kw`: `ClaimSpec` fields)."""
 
         def decorate(body: Body) -> Body:
             spec = self._define(id, section, statement, published, body, **kw)
@@ -656,8 +635,7 @@ class Claims(ClaimSpecs):
         published: Published = None,
         **kw: Any,
     ) -> Any:
-        """One case of a parametrized claim test (`each`): its own claim, with the test's
-        parameters `values`; the test is named after the claim id."""
+        """One case of a parametrized claim test (`each`), named after its claim id."""
 
         def unbound(**_: Any) -> Any:
             raise RuntimeError(f"{id}: a claims.case(...) outside claims.each(...)")
@@ -697,8 +675,7 @@ def spec_of(item: pytest.Item) -> ClaimSpec | None:
 
 
 def _claim_test(body: Body, spec: Callable[[pytest.FixtureRequest], ClaimSpec]) -> Body:
-    """The test pytest runs for a claim body: it asks for the body's own fixtures (and
-    `request`), and runs the claim (`run_claim`)."""
+    """The test pytest runs for a claim body, asking for the body's own fixtures."""
     params = list(inspect.signature(body).parameters.values())
     if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
         raise ValueError(f"{body.__name__}: a claim body names each fixture it reads")

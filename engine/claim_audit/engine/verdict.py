@@ -51,12 +51,6 @@ def as_json(value: Any) -> Any:
     return str(value)
 
 
-def plain_figures(value: Any) -> bool:
-    """Whether `value` (as `as_json` gives it) is a number or a list of numbers."""
-    items = value if isinstance(value, list) else [value]
-    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in items)
-
-
 @dataclass(frozen=True)
 class Region:
     """The values of an effect for which a claim holds: an interval, closed or open."""
@@ -206,13 +200,6 @@ def within(
         dict(details),
         thresholds=(Threshold(name, value, region, scale),),
     )
-
-
-def verdict_over(holds: Mapping[str, bool]) -> str:
-    """holds / refuted when every judgement agrees, else sensitive."""
-    if all(holds.values()):
-        return "holds"
-    return "sensitive" if any(holds.values()) else "refuted"
 
 
 def verdict_shares(n: int, verdict_of: Callable[[np.ndarray], str]) -> dict[str, float]:
