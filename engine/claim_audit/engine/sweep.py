@@ -4,6 +4,7 @@ audit.json's robustness section."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -68,33 +69,24 @@ class Robustness:
         return label(self.fraction)
 
     def to_json(self) -> dict[str, Any]:
-        def listed(rows: tuple | None) -> list | None:
-            return None if rows is None else [list(r) if isinstance(r, tuple) else r for r in rows]
-
-        return {
-            "claim_id": self.claim_id,
-            "seeds": list(self.seeds),
-            "effects": list(self.effects),
-            "units": list(self.units),
+        data = {f.name: _listed(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        return data | {
             "regions": [str(r) for r in self.regions],
             "region_bounds": [
                 [None if math.isinf(b) else b for b in (r.low, r.high)] for r in self.regions
             ],
-            "values": list(self.values),
             "intervals": [None if i is None else i.to_json() for i in self.intervals],
-            "per_seed_values": listed(self.per_seed_values),
-            "per_seed_holds": listed(self.per_seed_holds),
-            "subset_values": listed(self.subset_values),
-            "subset_holds": list(self.subset_holds),
             "fraction_holding": self.fraction,
             "holding": self.holding,
             "total": self.total,
-            "population": self.population,
             "sampled": self.total < self.population,
-            "unit": self.unit,
             "label": self.label,
             "method": METHOD,
         }
+
+
+def _listed(value: Any) -> Any:
+    return [_listed(v) for v in value] if isinstance(value, tuple) else value
 
 
 def _judged_on(

@@ -436,46 +436,36 @@ class AuditCollector:
 
     def _partial_reasons(self, session: pytest.Session) -> list[str]:
         """Why this run is not a complete audit; empty when it is."""
-        reasons = []
-        if session.exitstatus == pytest.ExitCode.INTERRUPTED:
-            reasons.append("interrupted")
-        elif session.shouldstop or session.shouldfail:
-            reasons.append(f"stopped early: {session.shouldstop or session.shouldfail}")
-        named = _named_subset(self.config)
-        if named:
-            reasons.append(f"only part of the suite named: {', '.join(named)}")
-        if self.rerun:
-            reasons.append(f"{self.rerun}: only the tests that failed last time ran")
-        if self.selected is None:
-            reasons.append("no test process said which claims it collected (crashed?)")
-        if self.registry_error:
-            reasons.append(f"cannot list the documents' claims ({self.registry_error})")
-        if self.uncollected:
-            reasons.append(
-                f"{len(self.uncollected)} test files could not be collected, so their claims "
-                f"are unknown: {_some(sorted(set(self.uncollected)))}"
-            )
-        if self.cannot_tell:
-            reasons.append(
-                f"{' and '.join(self.cannot_tell)} left tests out, and no hook "
-                "pytest_claims_audit_claims lists the documents' claims: this run cannot tell "
-                "whether every claim ran"
-            )
-        if self.foreign_config:
-            reasons.append(self.foreign_config)
-        reasons.extend(self.environment["partial"])
+        stopped, rerun = session.shouldstop or session.shouldfail, self.rerun
+        named, uncollected = _named_subset(self.config), sorted(set(self.uncollected))
+        interrupted = session.exitstatus == pytest.ExitCode.INTERRUPTED
+        reasons = [
+            "interrupted" if interrupted else stopped and f"stopped early: {stopped}",
+            named and f"only part of the suite named: {', '.join(named)}",
+            rerun and f"{rerun}: only the tests that failed last time ran",
+            self.selected is None and "no test process said which claims it collected (crashed?)",
+            self.registry_error and f"cannot list the documents' claims ({self.registry_error})",
+            uncollected
+            and f"{len(self.uncollected)} test files could not be collected, so their claims "
+            f"are unknown: {_some(uncollected)}",
+            self.cannot_tell
+            and f"{' and '.join(self.cannot_tell)} left tests out, and no hook "
+            "pytest_claims_audit_claims lists the documents' claims: this run cannot tell "
+            "whether every claim ran",
+            self.foreign_config,
+            *self.environment["partial"],
+        ]
         labels = dict(_MISSING_LABELS)
-        if self.rerun:  # it leaves out the tests, and the files, that did not fail
-            labels[DESELECTED] = f"deselected ({self.rerun}, -k, -m, --deselect)"
-            labels[NOT_COLLECTED] = f"not collected ({self.rerun})"
+        if rerun:  # it leaves out the tests, and the files, that did not fail
+            labels[DESELECTED] = f"deselected ({rerun}, -k, -m, --deselect)"
+            labels[NOT_COLLECTED] = f"not collected ({rerun})"
         for why, label in labels.items():
             ids = [claim_id for claim_id, reason in self.missing.items() if reason == why]
-            if ids:
-                reasons.append(f"{len(ids)} claims {label}: {_some(ids)}")
+            reasons.append(ids and f"{len(ids)} claims {label}: {_some(ids)}")
         errors = sorted(r.id for r in self.records.values() if r.verdict == "error")
-        if errors and not self.config.getoption("--report-errors-as-complete"):
-            reasons.append(f"{len(errors)} claims in error: {_some(errors)}")
-        return reasons
+        if not self.config.getoption("--report-errors-as-complete"):
+            reasons.append(errors and f"{len(errors)} claims in error: {_some(errors)}")
+        return [reason for reason in reasons if reason]
 
     def _lost_claims(self) -> list[str]:
         """Claims lost without a -k, -m or path asking for it (--ignore, a test never run)."""
