@@ -615,32 +615,22 @@ class Claims(ClaimSpecs):
         self.document = document
         super().__init__(specs)
 
-    def __call__(
-        self, id: str, section: str, statement: str, *, published: Published = None, **kw: Any
-    ) -> Callable[[Body], Body]:
-        """Define the claim `id` on the decorated body (`kw`: `ClaimSpec` fields)."""
+    def __call__(self, id: str, section: str, statement: str, **kw: Any) -> Callable[[Body], Body]:
+        """Define the claim `id` on the decorated body (`kw`: `published` and `ClaimSpec`'s)."""
 
         def decorate(body: Body) -> Body:
-            spec = self._define(id, section, statement, published, body, **kw)
+            spec = self._define(id, section, statement, body, **kw)
             return spec.mark(_claim_test(body, lambda request: spec))
 
         return decorate
 
-    def case(
-        self,
-        id: str,
-        section: str,
-        statement: str,
-        *values: Any,
-        published: Published = None,
-        **kw: Any,
-    ) -> Any:
+    def case(self, id: str, section: str, statement: str, *values: Any, **kw: Any) -> Any:
         """One case of a parametrized claim test (`each`), named after its claim id."""
 
         def unbound(**_: Any) -> Any:
             raise RuntimeError(f"{id}: a claims.case(...) outside claims.each(...)")
 
-        spec = self._define(id, section, statement, published, unbound, **kw)
+        spec = self._define(id, section, statement, unbound, **kw)
         return pytest.param(*values, marks=spec.mark, id=id)
 
     def each(self, argnames: str | Sequence[str], cases: Sequence[Any]) -> Callable[[Body], Body]:
@@ -662,8 +652,10 @@ class Claims(ClaimSpecs):
         return decorate
 
     def _define(self, id: str, *fields: Any, **kw: Any) -> ClaimSpec:
-        """Register the claim `id`; `fields`: section, statement, published, judge."""
-        spec = ClaimSpec(id, self.document, *fields, figure=is_figures(fields[2]), **kw)
+        """Register the claim `id`; `fields`: section, statement, judge."""
+        published = kw.pop("published", None)
+        figure = is_figures(published)
+        spec = ClaimSpec(id, self.document, *fields[:2], published, fields[2], **kw, figure=figure)
         self.add(spec)
         return spec
 

@@ -3,6 +3,7 @@ prediction interval over the orders, on the figure's scale (docs/VERDICTS.md der
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -200,11 +201,7 @@ def orders_to_conclude(
         return 1 if fits(1) else None
     if not fits(MAX_ORDERS):
         return None
-    low, high = 2, MAX_ORDERS  # the width falls with n: bisect for the first that fits
-    while low < high:
-        middle = (low + high) // 2
-        low, high = (low, middle) if fits(middle) else (middle + 1, high)
-    return low
+    return bisect.bisect_left(range(2, MAX_ORDERS), True, key=fits) + 2  # width falls with n
 
 
 def detectable_shift(

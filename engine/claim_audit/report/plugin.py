@@ -469,11 +469,9 @@ class AuditCollector:
 
     def _lost_claims(self) -> list[str]:
         """Claims lost without a -k, -m or path asking for it (--ignore, a test never run)."""
-        config = self.config
-        asked = (
-            config.option.keyword or config.option.deselect or _named_subset(config) or self.rerun
-        )
-        marks = set(config.option.markexpr.replace("(", " ").replace(")", " ").split())
+        option = self.config.option
+        asked = option.keyword or option.deselect or _named_subset(self.config) or self.rerun
+        marks = set(option.markexpr.replace("(", " ").replace(")", " ").split())
         if asked or not marks <= {"claim", "health", "or"}:
             return []
         return [i for i, why in self.missing.items() if why in (NOT_COLLECTED, NOT_RUN)]
@@ -524,8 +522,7 @@ class AuditCollector:
             return self._fail(session)
         records = list(self.records.values())
         if self.partial:  # not the audit's claims, or cut short: nothing more is computed
-            if seeds is not None:
-                self.robustness_error = "this run is partial"
+            self.robustness_error = "this run is partial" if seeds is not None else None
         else:
             try:
                 names = [d.name for d in audit.audited(records, documents)]
@@ -579,16 +576,13 @@ class AuditCollector:
         if not self.records:
             return
         write = terminalreporter.write_line
-        width = getattr(getattr(terminalreporter, "_tw", None), "fullwidth", 80)
-        records = list(self.records.values())
-        for line in table.render(
-            records, self.expected, width=width, verbosity=self.config.option.verbose
-        ):
+        width, records = self.config.get_terminal_writer().fullwidth, [*self.records.values()]
+        verbosity = self.config.option.verbose
+        for line in table.render(records, self.expected, width=width, verbosity=verbosity):
             write(line)
         errors: dict[str, list[str]] = {}  # why a claim could not be checked -> its ids
-        for record in records:
-            if record.verdict == "error":
-                errors.setdefault(record.details.get("error", ""), []).append(record.id)
+        for record in (r for r in records if r.verdict == "error"):
+            errors.setdefault(record.details.get("error", ""), []).append(record.id)
         for error, ids in errors.items():
             who = ", ".join(ids) if len(ids) <= 3 else f"{ids[0]} and {len(ids) - 1} more claims"
             write(f"ERROR in {who}: {error}", red=True)
