@@ -501,7 +501,12 @@ class AuditCollector:
         self.missing = self._missing()
         if not config.pluginmanager.hook.pytest_claims_audit_claims.get_hookimpls():
             self.cannot_tell = _options_leaving_tests_out(config)
-        self.foreign_config = _foreign_config(config)
+        if config.inipath is not None and config.inipath.parent != config.rootpath:  # -c, --rootdir
+            self.foreign_config = (
+                f"pytest's rootdir {config.rootpath} holds not the configuration it read "
+                f"({config.inipath}; -c, --rootdir?): the project's git and lock provenance "
+                "cannot be told"
+            )
         self.partial = self._partial_reasons(session)
         self.lost = self._lost_claims()
         if self.lost or self.registry_error or self.cannot_tell or self.foreign_config:
@@ -631,17 +636,6 @@ def _error_record(meta: dict, reason: str) -> ClaimRecord:
     return ClaimRecord(**fields, **figures, verdict="error", details={"error": reason})
 
 
-def _foreign_config(config: pytest.Config) -> str | None:
-    """Why the rootdir may not be the audited project: its configuration lies elsewhere."""
-    if config.inipath is None or config.inipath.parent == config.rootpath:
-        return None
-    return (
-        f"pytest's rootdir {config.rootpath} holds not the configuration it read "
-        f"({config.inipath}; -c, --rootdir?): the project's git and lock "
-        "provenance cannot be told"
-    )
-
-
 def _named_subset(config: pytest.Config) -> list[str]:
     """The command-line paths that name part of the suite (a folder outside it cuts nothing)."""
     if config.args_source != pytest.Config.ArgsSource.ARGS:
@@ -669,15 +663,11 @@ def _options_leaving_tests_out(config: pytest.Config) -> list[str]:
 def _rerun_of_failures(config: pytest.Config) -> str | None:
     """`--lf` or `--sw` when pytest's cache has failures for it to rerun, else None."""
     cached = getattr(config, "cache", None)  # None under -p no:cacheprovider
-    if cached is None:
-        return None
-    if config.getoption("lf", False) and cached.get("cache/lastfailed", {}):
+    if cached is not None and config.getoption("lf", False) and cached.get("cache/lastfailed", {}):
         return "--lf"
     stepwise = config.getoption("stepwise", False) and not config.getoption("stepwise_reset", False)
-    last = cached.get("cache/stepwise", None)
-    if stepwise and isinstance(last, dict) and last.get("last_failed"):
-        return "--sw"
-    return None
+    last = cached.get("cache/stepwise", None) if stepwise and cached is not None else None
+    return "--sw" if isinstance(last, dict) and last.get("last_failed") else None
 
 
 def _short(report: pytest.TestReport) -> str:
