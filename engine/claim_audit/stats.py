@@ -38,12 +38,6 @@ class Interval:
     def to_json(self) -> dict[str, float | bool]:
         return asdict(self)
 
-    def __str__(self) -> str:
-        return (
-            f"{'<' if self.low_at_edge else ''}{self.low:.3g} to "
-            f"{'>' if self.high_at_edge else ''}{self.high:.3g}"
-        )
-
 
 def interval(
     estimate: float, samples: ArrayLike, level: float = LEVEL, *, bias_corrected: bool = True

@@ -9,9 +9,7 @@ from typing import Any
 
 from .verdict import Judgement, Region, Threshold
 
-PerSeed = Mapping[str, Sequence[Mapping[str, Any]]]
-"""What a comparison over several seeds reads: per group (a model), one mapping of figures
-per seed, in seed order."""
+PerSeed = Mapping[str, Sequence[Mapping[str, Any]]]  # per group, each seed's figures in order
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,11 @@ from scipy import optimize, stats
 
 FAMILY_ALPHA = 0.01
 FAMILY_SIZE = 50
-FIGURE_ALPHA = FAMILY_ALPHA / FAMILY_SIZE
-"""1% shared over at most FAMILY_SIZE figures (Bonferroni): per figure, a false refutation."""
-CONCLUSIVE_HALF_WIDTH = 0.5
-"""An interval wider than +- this share of the figure (or one holding 0) cannot check it."""
+FIGURE_ALPHA = FAMILY_ALPHA / FAMILY_SIZE  # a false refutation per figure (Bonferroni)
+CONCLUSIVE_HALF_WIDTH = 0.5  # an interval wider than +- this share of its figure cannot check it
 POWER_TARGET = 0.8
 POWER_DRAWS = 20_000
-MAX_ORDERS = 10_000
-"""The most orders `orders_to_conclude` considers."""
+MAX_ORDERS = 10_000  # the most orders `orders_to_conclude` considers
 
 
 @dataclass(frozen=True)

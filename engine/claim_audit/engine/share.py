@@ -13,18 +13,14 @@ from scipy import stats
 from .prediction import scale_named
 from .verdict import Region
 
-SHARE_ALPHA = 0.05
-"""The rate at which each bound on p may be wrong (claims/properties/test_share_rule.py)."""
+SHARE_ALPHA = 0.05  # the rate at which each bound on p may be wrong
 HOLDS_AT = 0.8
 REFUTED_AT = 0.2
-SENSITIVE_BETWEEN = (0.1, 0.9)
-"""Between these and HOLDS_AT / REFUTED_AT either neighbouring verdict is right."""
+SENSITIVE_BETWEEN = (0.1, 0.9)  # between these and HOLDS_AT / REFUTED_AT, either verdict is right
 MIN_NORMAL_DRAWS = 3  # Shapiro-Wilk needs 3
 NORMALITY_P = 0.05
-UNMOVED = 1e-12
-"""Draws that differ by at most this share of their value differ only in float64 rounding."""
-MAX_DRAWS = 1000
-"""The most draws `draws_to_conclude` considers."""
+UNMOVED = 1e-12  # draws this close (relatively) differ only in float64 rounding
+MAX_DRAWS = 1000  # the most draws `draws_to_conclude` considers
 _GRID = 161
 
 

@@ -21,9 +21,7 @@ FAILS = 0.1  # not 1 - ROBUST: that is 0.0999..., which would call 1 of 10 fragi
 MIN_SEEDS_FOR_INTERVAL = 5  # fewer seeds give too few distinct resamples for an interval
 SEED_B = 2000
 METHOD = f"{stats.METHOD} over seeds (seeds drawn with replacement, B = {SEED_B})"
-MAX_SUBSETS = 10_000
-"""Beyond this many subsets, a claim is judged on a sample of this many (drawn with a fixed
-seed): its share holding is within 0.01 of all subsets' with 95% probability."""
+MAX_SUBSETS = 10_000  # a sample this large holds within 0.01 of all subsets' share (95%)
 
 
 def label(fraction: float) -> str:
@@ -169,9 +167,8 @@ def across_seeds(
 
     single = [on([i]) for i in range(n)] if comparison.per_seed else None
     values = comparison.values(per_seed)
-    return _judged_on(
-        comparison, seeds, values, on, single, [on(t) for t in subsets], unit, population
-    )
+    judged = [on(t) for t in subsets]
+    return _judged_on(comparison, seeds, values, on, single, judged, unit, population)
 
 
 def across_runs(
@@ -181,16 +178,11 @@ def across_runs(
     single = np.array([comparison.values(run) for run in runs])
     means = [float(v) for v in single.mean(axis=0)]
     per_run = [[float(x) for x in v] for v in single]
-    return _judged_on(
-        comparison,
-        keys,
-        means,
-        lambda rows: list(single[rows].mean(axis=0)),
-        per_run,
-        per_run,
-        unit,
-        len(keys),
-    )
+
+    def resampled(rows: Sequence[int]) -> list[float]:
+        return list(single[rows].mean(axis=0))
+
+    return _judged_on(comparison, keys, means, resampled, per_run, per_run, unit, len(keys))
 
 
 _PUBLISHED = ("seeds", "effects", "units", "regions", "region_bounds", "values")

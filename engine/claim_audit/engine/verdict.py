@@ -13,10 +13,8 @@ from typing import Any
 
 import numpy as np
 
-RESAMPLES = 100
-"""Resamples per claim in `verdict_shares`: the shares to about +-0.05."""
-CHANGES_LEVEL = 0.99
-"""A second audit may differ on more claims than predicted with probability 1 - this."""
+RESAMPLES = 100  # per claim in `verdict_shares`: the shares to about +-0.05
+CHANGES_LEVEL = 0.99  # `expected_changes` limit is exceeded with probability 1 - this
 
 
 def fmt(value: Any) -> str:
@@ -72,9 +70,7 @@ class Region:
 
     def contains(self, value: float) -> bool:
         """Whether `value` lies in the region (NaN never does)."""
-        if self.closed:
-            return self.low <= value <= self.high
-        return self.low < value < self.high
+        return self.low <= value <= self.high if self.closed else self.low < value < self.high
 
     def __str__(self) -> str:
         if self.low == -math.inf:

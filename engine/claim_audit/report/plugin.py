@@ -82,22 +82,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="judge every claim over at least N valid float orders (default: each "
         "document's own; more narrow a figure's prediction interval, at one run each)",
     )
-    parser.addini(
-        "claims_audit_method",
-        "where the project documents how its claims are judged (a path or a URL)",
-        default="",
-    )
-    parser.addini(
-        "claims_audit_lock",
-        "the project's lock file (name==version lines) from the rootdir, for the provenance",
-        default=LOCK_FILE,
-    )
-    parser.addini(
-        "claims_audit_versions",
-        "the distributions whose versions the report names (default: pyproject's dependencies)",
-        type="args",
-        default=[],
-    )
+    for name, text, default in (
+        ("method", "where the project documents how its claims are judged (a path or a URL)", ""),
+        ("lock", "the project's lock file (name==version lines) from the rootdir", LOCK_FILE),
+        ("versions", "the distributions the report names (default: pyproject's dependencies)", []),
+    ):
+        parser.addini(f"claims_audit_{name}", text, "args" if default == [] else None, default)
 
 
 def _argument(parse):
