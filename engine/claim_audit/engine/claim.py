@@ -111,51 +111,43 @@ class ClaimSpec:
     scale: str = "linear"
 
     def __post_init__(self) -> None:
+        def bad(problem: str) -> ValueError:
+            return ValueError(f"claim {self.id}: {problem}")
+
         if not isinstance(self.id, str) or not CLAIM_ID.fullmatch(self.id):
             raise ValueError(
                 f"claim id {self.id!r} is not an identifier: letters, digits, '.', '_' and "
                 "'-', starting with a letter or digit"
             )
-        text = [(n, getattr(self, n)) for n in ("document", "section", "statement")]
+        for name in ("document", "section", "statement"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
+                raise bad(f"{name} must be a non-empty string")
+        if self.finding is not None and (not isinstance(self.finding, str) or not self.finding):
+            raise bad("finding must be a non-empty string or None")
+        if not isinstance(self.gates, bool):
+            raise bad(f"gates must be True or False; got {self.gates!r}")
+        if not self.gates and self.finding:
+            raise bad("a claim that never gates the run (a benchmark) carries no finding")
+        if self.origin not in ORIGINS:
+            raise bad(f"origin must be one of {ORIGINS}; got {self.origin!r}")
         parts = self.published if isinstance(self.published, tuple) else (self.published,)
-        checks = [
-            *(
-                (isinstance(t, str) and t.strip(), f"{n} must be a non-empty string")
-                for n, t in text
-            ),
-            (
-                self.finding is None or (isinstance(self.finding, str) and self.finding),
-                "finding must be a non-empty string or None",
-            ),
-            (isinstance(self.gates, bool), f"gates must be True or False; got {self.gates!r}"),
-            (
-                self.gates or not self.finding,
-                "a claim that never gates the run (a benchmark) carries no finding",
-            ),
-            (self.origin in ORIGINS, f"origin must be one of {ORIGINS}; got {self.origin!r}"),
-            (
-                self.published is None or all(isinstance(p, str) and p for p in parts),
+        if self.published is not None and not all(isinstance(p, str) and p for p in parts):
+            raise bad(
                 "published must be the figure as printed (a string, or a tuple of them) or "
-                f"None; got {self.published!r}",
-            ),
-        ]
-        for good, problem in checks:
-            if not good:
-                raise ValueError(f"claim {self.id}: {problem}")
+                f"None; got {self.published!r}"
+            )
         scale_named(self.scale)  # a ValueError names the known scales
         if not callable(self.judge):
-            raise ValueError(f"claim {self.id}: judge must be callable; got {self.judge!r}")
+            raise bad(f"judge must be callable; got {self.judge!r}")
         if self.figure and (self.published is None or self.once):
-            raise ValueError(
-                f"claim {self.id}: a figure claim needs its published figures and is judged over every order"
-            )
+            raise bad("a figure claim needs its published figures and is judged over every order")
         for printed in printed_figures(self.published) if self.figure else ():  # type: ignore[arg-type]
             size = abs(float(printed))  # "1e309" parses as inf
             if not size <= LARGEST_FIGURE:
                 kind = "not finite" if not math.isfinite(size) else "too large"
-                raise ValueError(
-                    f"claim {self.id}: published figure {printed!r} is {kind}: the engine "
-                    f"judges figures up to ±{LARGEST_FIGURE:g}"
+                raise bad(
+                    f"published figure {printed!r} is {kind}: the engine judges figures up "
+                    f"to ±{LARGEST_FIGURE:g}"
                 )
 
     @property
@@ -186,9 +178,6 @@ class ClaimRecord:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-# --- what a claim body returns ------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -310,9 +299,6 @@ def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measur
         f"returns a number (or one per published figure: {len(printed)}), over_seeds(...), "
         "or a Judgement (satisfied, within)"
     )
-
-
-# --- the verdict --------------------------------------------------------------------------
 
 
 def _nonfinite_at(value: Any, where: str = "") -> str | None:
@@ -583,9 +569,6 @@ def run_claim(
     user_properties.append(record_property(record))
     conclude(spec, record)
     return record
-
-
-# --- defining claims on their tests -------------------------------------------------------
 
 
 class ClaimSpecs(dict[str, ClaimSpec]):

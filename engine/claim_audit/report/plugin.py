@@ -528,14 +528,13 @@ class AuditCollector:
                 )
             except audit.ReportError as error:
                 self.robustness_error = str(error)
-            else:
-                if seeds is not None and self.robustness is None:
-                    self.robustness_error = (
-                        "--seeds asks for a sweep, but no pytest_claims_audit_robustness hook "
-                        "computed one: implement it in the project's conftest.py, returning "
-                        "claim_audit.seed_section(...) (the hook is declared in "
-                        "claim_audit.report.hooks), or run without --seeds"
-                    )
+            if seeds is not None and self.robustness is None and not self.robustness_error:
+                self.robustness_error = (
+                    "--seeds asks for a sweep, but no pytest_claims_audit_robustness hook "
+                    "computed one: implement it in the project's conftest.py, returning "
+                    "claim_audit.seed_section(...) (the hook is declared in "
+                    "claim_audit.report.hooks), or run without --seeds"
+                )
             if self.robustness_error:
                 self._fail(session)
         if no_report:
