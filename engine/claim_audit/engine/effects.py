@@ -74,19 +74,12 @@ def ranking(
             f"got {list(rivals)}"
         )
     region = Region(high=0, closed=False) if lower_is_better else Region(low=0, closed=False)
-    return Comparison(
-        claim_id,
-        tuple(
-            Effect(
-                f"{best} - {rival}",
-                lambda subject, rival=rival: score(subject, best) - score(subject, rival),
-                region,
-                null=0.0,
-                unit=unit,
-            )
-            for rival in rivals
-        ),
-    )
+
+    def margin(rival: str) -> Callable[[Any], float]:
+        return lambda subject: score(subject, best) - score(subject, rival)
+
+    effects = (Effect(f"{best} - {r}", margin(r), region, 0.0, unit=unit) for r in rivals)
+    return Comparison(claim_id, tuple(effects))
 
 
 def safe_ratio(numerator: float, denominator: float) -> float:

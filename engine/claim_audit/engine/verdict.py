@@ -188,14 +188,9 @@ def within(
 ) -> Judgement:
     """A threshold claim: holds when `value` lies in `region`, judged over orders on `scale`."""
     value = float(value)
-    return Judgement(
-        region.contains(value),
-        published,
-        value if measured is None else measured,
-        str(region),
-        dict(details),
-        thresholds=(Threshold(name, value, region, scale),),
-    )
+    threshold = Threshold(name, value, region, scale)
+    shown = value if measured is None else measured
+    return Judgement(region.contains(value), published, shown, str(region), details, (threshold,))
 
 
 def verdict_shares(n: int, verdict_of: Callable[[np.ndarray], str]) -> dict[str, float]:
