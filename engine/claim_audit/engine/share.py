@@ -26,14 +26,11 @@ _GRID = 161
 
 @dataclass(frozen=True)
 class ShareBounds:
-    """What the draws say of p; `copies`: draws that repeat another bit for bit."""
+    """What the draws say of p: confidence bounds, and how they were had."""
 
-    holds: int
-    draws: int
     low: float
     high: float
     method: str
-    copies: int = 0
 
     @property
     def verdict(self) -> str:
@@ -151,14 +148,14 @@ def share_bounds(
     """What the distinct draws say of p (`values`: the numbers a threshold claim compares)."""
     k, n = sum(bool(h) for h in holds), len(holds)
     if n == 1 and copies:
-        return ShareBounds(k, n, 0.0, 1.0, "collapsed", copies)
+        return ShareBounds(0.0, 1.0, "collapsed")
     if values is None or not len(regions):
-        return ShareBounds(k, n, *count_bounds(k, n, alpha), "counts", copies)
+        return ShareBounds(*count_bounds(k, n, alpha), "counts")
     counted = count_bounds(k, n, alpha / 2)
     margins = margin_bounds(np.asarray(values, np.float64), regions, scales, alpha / 2)
     if margins is not None:
         (low, high), method = margins
         low, high = max(counted[0], low), min(counted[1], high)
         if low <= high:
-            return ShareBounds(k, n, low, high, f"counts and {method}", copies)
-    return ShareBounds(k, n, *count_bounds(k, n, alpha), "counts", copies)
+            return ShareBounds(low, high, f"counts and {method}")
+    return ShareBounds(*count_bounds(k, n, alpha), "counts")

@@ -414,9 +414,9 @@ class AuditCollector:
     def _missing(self) -> dict[str, str]:
         """Claim id -> why it has no verdict, for each registered or collected claim."""
         collected = {meta["id"] for meta in self.claims.values()}
-        selected = collected
-        if self.selected is not None:
-            selected = {self.claims[nodeid]["id"] for nodeid in self.selected}
+        selected = (
+            collected if self.selected is None else {self.claims[n]["id"] for n in self.selected}
+        )
         missing = {}
         for claim_id in {**self._registered_claims(), **dict.fromkeys(collected)}:
             if claim_id not in self.records:
