@@ -325,20 +325,15 @@ def _nonfinite_at(value: Any, where: str = "") -> str | None:
 
 def _refuse_unjudgeable(claim_id: str, order: str, judgement: Judgement | Measured) -> None:
     """A NaN (it would read as refuted) or a figure past LARGEST_FIGURE is no verdict."""
-    parts = ("published", "measured", "details", "tolerance")
-    for part in parts if isinstance(judgement, Judgement) else parts[:3]:
+    figures = isinstance(judgement, Measured)
+    for part in ("published", "measured", "details", *(() if figures else ("tolerance",))):
         where = _nonfinite_at(getattr(judgement, part))
         if where is not None:
             raise ValueError(
                 f"{claim_id}: {part}{where} is NaN or infinite in order {order!r}; "
                 "the experiment or its input is broken, so there is no verdict"
             )
-    values = (
-        judgement.measured
-        if isinstance(judgement, Measured)
-        else tuple(t.value for t in judgement.thresholds)
-    )
-    for value in values:
+    for value in judgement.measured if figures else [t.value for t in judgement.thresholds]:
         if abs(value) > LARGEST_FIGURE:
             raise ValueError(
                 f"{claim_id}: measured {value:g} in order {order!r} is beyond "

@@ -109,11 +109,9 @@ class FigureVerdict:
     @property
     def verdict(self) -> str:
         """inconclusive when collapsed or the interval cannot check, refuted outside it, else holds."""
-        if self.collapsed:
-            return "inconclusive"
-        if not self.holds:
-            return "refuted"
-        return "holds" if self.conclusive else "inconclusive"
+        if self.holds or self.collapsed:
+            return "holds" if self.conclusive and not self.collapsed else "inconclusive"
+        return "refuted"
 
     def to_json(self) -> dict:
         return {

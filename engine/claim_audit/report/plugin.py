@@ -51,37 +51,30 @@ class ProjectError(ValueError):
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("claims audit")
-    group.addoption(
-        "--report-dir",
-        default=None,
-        help="where the audit report is written (default: report/ in the rootdir); write "
-        "--report-dir=DIR as one word (pytest-dev/pytest#1435)",
-    )
-    group.addoption(
-        "--report-errors-as-complete",
-        action="store_true",
-        help="write a run whose claims ended in errors as the complete report (default: into "
-        "report/partial/)",
-    )
-    group.addoption(
-        "--no-report", action="store_true", help="print the claims table but write no report files"
-    )
-    group.addoption(
-        "--seeds",
-        type=_argument(parse_seeds),
-        default=None,
-        metavar="SEEDS",
-        help="robustness sweep over these seeds, e.g. 0-9 or 0,3,5-7 (the sweep_seeds "
-        "fixture; the pytest_claims_audit_robustness hook)",
-    )
-    group.addoption(
-        "--orders",
-        type=_argument(_order_count),
-        default=None,
-        metavar="N",
-        help="judge every claim over at least N valid float orders (default: each "
-        "document's own; more narrow a figure's prediction interval, at one run each)",
-    )
+    for name, kw in {
+        "--report-dir": {
+            "help": "where the audit report is written (default: report/ in the rootdir); write --report-dir=DIR as one word (pytest-dev/pytest#1435)"
+        },
+        "--report-errors-as-complete": {
+            "action": "store_true",
+            "help": "write a run whose claims ended in errors as the complete report (default: into report/partial/)",
+        },
+        "--no-report": {
+            "action": "store_true",
+            "help": "print the claims table but write no report files",
+        },
+        "--seeds": {
+            "type": _argument(parse_seeds),
+            "metavar": "SEEDS",
+            "help": "robustness sweep over these seeds, e.g. 0-9 or 0,3,5-7 (the sweep_seeds fixture; the pytest_claims_audit_robustness hook)",
+        },
+        "--orders": {
+            "type": _argument(_order_count),
+            "metavar": "N",
+            "help": "judge every claim over at least N valid float orders (default: each document's own; more narrow a figure's prediction interval, at one run each)",
+        },
+    }.items():
+        group.addoption(name, **kw)
     for name, text, default in (
         ("method", "where the project documents how its claims are judged (a path or a URL)", ""),
         ("lock", "the project's lock file (name==version lines) from the rootdir", LOCK_FILE),
@@ -391,9 +384,8 @@ class AuditCollector:
             if report.failed:
                 self.failed_unclaimed.setdefault(report.nodeid, _short(report))
             return
-        meta = json.loads(properties[META_PROPERTY])
-        self.claims[report.nodeid] = dict(meta)
-        self.expected[meta["id"]] = meta.pop("expected")
+        meta = self.claims[report.nodeid] = json.loads(properties[META_PROPERTY])
+        self.expected[meta["id"]] = meta["expected"]
         if PROPERTY in properties and (report.when == "call" or report.failed):
             self.records[meta["id"]] = ClaimRecord(**json.loads(properties[PROPERTY]))
         elif PROPERTY not in properties and (report.failed or report.when == "call"):
@@ -478,8 +470,7 @@ class AuditCollector:
         for nodeid, reason in self.failed_unclaimed.items():  # a crashed worker's claims
             meta = self.claims.get(nodeid)
             if meta is not None and meta["id"] not in self.records:
-                meta = dict(meta)
-                self.expected[meta["id"]] = meta.pop("expected")
+                self.expected[meta["id"]] = meta["expected"]
                 self.records[meta["id"]] = _error_record(meta, reason)
         if not self.records:
             return
