@@ -415,7 +415,7 @@ def test_a_configuration_from_outside_the_rootdir_is_a_partial_run(audited):
     """`-c /dev/null`: pytest's rootdir is no longer the folder whose configuration it read,
     so the project's git and lock provenance cannot be told: the run is partial and fails,
     and the complete report stays. Bug fixed: the complete report was replaced, with no git
-    or lock provenance (engine/claim_audit/report/plugin.py `_foreign_config`)."""
+    or lock provenance (engine/claim_audit/report/plugin.py `AuditCollector.pytest_sessionfinish`)."""
     folder, before = audited
     result = run_audit_pytest(folder, "-c", "/dev/null", "--report-dir=out")
     assert result.returncode == 1, result.stdout + result.stderr

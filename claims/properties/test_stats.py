@@ -117,7 +117,6 @@ def test_an_end_beyond_the_resamples_is_flagged():
     samples = np.linspace(1.0, 2.0, 1000)
     interval = stats.interval(0.5, samples)  # every resample above the estimate
     assert interval.low_at_edge and interval.low == 1.0
-    assert str(interval).startswith("<1")
     assert not interval.within(0.0, 10.0) and interval.within(-np.inf, 10.0)
 
 

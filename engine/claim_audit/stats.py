@@ -1,6 +1,4 @@
-"""Bootstrap intervals (float64): a statistic's bias-corrected percentile interval from its
-resampled values (`interval`; Efron & Tibshirani 1993, ch. 13-14), and seeds drawn with
-replacement (`resample_seeds`)."""
+"""Bootstrap intervals: bias-corrected percentile (Efron & Tibshirani 1993, ch. 13-14)."""
 
 from __future__ import annotations
 
@@ -19,8 +17,7 @@ METHOD = "bias-corrected percentile bootstrap"
 
 @dataclass(frozen=True)
 class Interval:
-    """A point estimate and its bootstrap interval at `level`; `low_at_edge` /
-    `high_at_edge`: that end's quantile lies beyond the most extreme resample (open)."""
+    """An estimate and its interval; an end `_at_edge` lies beyond every resample (open)."""
 
     estimate: float
     low: float
@@ -41,21 +38,11 @@ class Interval:
     def to_json(self) -> dict[str, float | bool]:
         return asdict(self)
 
-    def __str__(self) -> str:
-        return (
-            f"{'<' if self.low_at_edge else ''}{self.low:.3g} to "
-            f"{'>' if self.high_at_edge else ''}{self.high:.3g}"
-        )
-
 
 def interval(
     estimate: float, samples: ArrayLike, level: float = LEVEL, *, bias_corrected: bool = True
 ) -> Interval:
-    """The bootstrap interval of `estimate` from its resampled values `samples`: with z0 =
-    Phi^-1(share of samples below the estimate, ties half), the samples' quantiles at
-    Phi(2 z0 -+ z_{(1+level)/2}) (BCa with acceleration 0, negligible for 10,000 examples);
-    it corrects the median bias resampling gives the ECE. `bias_corrected=False`: the plain
-    percentile interval."""
+    """The interval of `estimate` from its resampled values (BCa with acceleration 0)."""
     values = np.asarray(samples, dtype=np.float64)
     if values.ndim != 1 or values.size < 2 or not np.all(np.isfinite(values)):
         raise ValueError(f"need at least 2 finite bootstrap samples in a 1-D array; got {values!r}")

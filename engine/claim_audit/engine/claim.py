@@ -1,6 +1,5 @@
-"""A claim as one object: `Claims` defines it on its test, which runs its body once per
-valid float order (`Orders`); `decide` takes the verdict (a `ClaimRecord`) over what it
-returned. docs/ADDING_A_DOCUMENT.md shows how to write claims, docs/VERDICTS.md the rules."""
+"""Claims defined on their tests (`Claims`), run once per float order (`Orders`) and decided
+(`decide`). docs/ADDING_A_DOCUMENT.md shows how to write them, docs/VERDICTS.md the rules."""
 
 from __future__ import annotations
 
@@ -27,9 +26,7 @@ from .verdict import (
     as_json,
     fmt,
     mean_and_sd,
-    plain_figures,
     printed_figures,
-    verdict_over,
     verdict_shares,
 )
 
@@ -55,9 +52,8 @@ class FindingGone(AssertionError):
 
 
 class Orders(Mapping[str, R], Generic[R]):
-    """One experiment's results in several valid float orders, `FAITHFUL` (the documents'
-    own) first: order name -> results. With `digests` (one per order), an order whose
-    results repeat an earlier one's bit for bit is a copy, not a draw (`copies`)."""
+    """Order name -> one experiment's results, `FAITHFUL` first; with `digests`, an order
+    repeating an earlier one bit for bit is a copy, not a draw."""
 
     def __init__(self, results: Mapping[str, R], digests: Mapping[str, str] | None = None):
         names = list(results)
@@ -69,8 +65,7 @@ class Orders(Mapping[str, R], Generic[R]):
         self.digests: dict[str, str] | None = None if digests is None else dict(digests)
 
     def copies(self) -> dict[str, str]:
-        """order -> the first order with the same results, for each repeat (empty without
-        digests)."""
+        """order -> the first order with the same results, for each repeat."""
         first: dict[str, str] = {}
         for name in self._results if self.digests is not None else ():
             first.setdefault(self.digests[name], name)  # type: ignore[index]
@@ -78,11 +73,9 @@ class Orders(Mapping[str, R], Generic[R]):
 
     @property
     def faithful(self) -> R:
-        """The results in the documents' own computation order."""
         return self._results[FAITHFUL]
 
     def map(self, compute: Callable[[R], S]) -> Orders[S]:
-        """`compute` applied to each order's value, under the same order names."""
         return Orders({name: compute(value) for name, value in self._results.items()}, self.digests)
 
     def __getitem__(self, name: str) -> R:
@@ -187,9 +180,6 @@ class ClaimRecord:
         return asdict(self)
 
 
-# --- what a claim body returns ------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class OverSeeds:
     """Per-seed values of one figure, and the ddof of the sd printed beside their mean."""
@@ -229,8 +219,8 @@ def figure(value: float | Sequence[float], **details: Any) -> Figures:
 
 
 def over_seeds(values: Iterable[float], *, ddof: int) -> OverSeeds:
-    """A figure's values over seeds: the claim judges their mean, and their sd with `ddof`
-    (0: population, 1: sample) where the document prints one ("6.20 ± 1.13")."""
+    """A figure's values over seeds: their mean is judged, and their sd with `ddof` where the
+    document prints one ("6.20 ± 1.13")."""
     values = tuple(_as_float(v, "over_seeds(...) was given") for v in values)
     if ddof not in (0, 1):
         raise ValueError(f"ddof must be 0 (population sd) or 1 (sample sd); got {ddof!r}")
@@ -269,8 +259,7 @@ def _as_float(value: Any, where: str) -> float:
 
 
 def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measured:
-    """What a claim body returned in `order`, as the engine judges it: all figures, or all
-    Judgements, as its published text says."""
+    """What a claim body returned in `order`, as the engine judges it."""
     claim_id, published = spec.id, spec.published
     figures = is_figures(published)
     if figures == isinstance(value, Judgement):
@@ -312,56 +301,39 @@ def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measur
     )
 
 
-# --- the verdict --------------------------------------------------------------------------
-
-
 def _nonfinite_at(value: Any, where: str = "") -> str | None:
-    """Where the first NaN or infinity sits in `value` (through lists, dicts and arrays; any
-    number, and one too large for a float), else None."""
+    """Where the first NaN or infinity (or number too large for a float) sits in `value`."""
+    items: Iterable[tuple[str, Any]] = ()
     if hasattr(value, "__array__") and not isinstance(value, numbers.Number):
         array = np.asarray(value)
         if array.dtype == object:
-            for index, item in np.ndenumerate(array):
-                found = _nonfinite_at(item, f"{where}[{', '.join(map(str, index))}]")
-                if found is not None:
-                    return found
-        elif array.dtype.kind in "fc":
-            bad = np.argwhere(~np.isfinite(array))
-            if len(bad):
-                return where + (f"[{', '.join(map(str, bad[0]))}]" if array.ndim else "")
-        return None
-    if isinstance(value, numbers.Number) and not isinstance(value, bool):
+            items = ((f"[{', '.join(map(str, i))}]", v) for i, v in np.ndenumerate(array))
+        elif array.dtype.kind in "fc" and not np.all(np.isfinite(array)):
+            first = np.argwhere(~np.isfinite(array))[0]
+            return where + (f"[{', '.join(map(str, first))}]" if array.ndim else "")
+    elif isinstance(value, numbers.Number) and not isinstance(value, bool):
         try:
-            finite = cmath.isfinite(complex(value))
+            return None if cmath.isfinite(complex(value)) else where
         except (OverflowError, ValueError):  # 10**400; a signalling Decimal NaN
-            finite = False
-        return None if finite else where
-    if isinstance(value, dict | list | tuple):
-        items = value.items() if isinstance(value, dict) else enumerate(value)
-        for key, item in items:
-            found = _nonfinite_at(item, f"{where}[{key!r}]")
-            if found is not None:
-                return found
-    return None
+            return where
+    elif isinstance(value, dict | list | tuple):
+        pairs = value.items() if isinstance(value, dict) else enumerate(value)
+        items = ((f"[{key!r}]", item) for key, item in pairs)
+    found = (_nonfinite_at(item, where + key) for key, item in items)
+    return next((f for f in found if f is not None), None)
 
 
 def _refuse_unjudgeable(claim_id: str, order: str, judgement: Judgement | Measured) -> None:
-    """A NaN compares false with everything (it would read as refuted), and a number beyond
-    LARGEST_FIGURE overflows its spread: both are errors of the experiment, not verdicts."""
-    parts = ("published", "measured", "details", "tolerance")
-    for part in parts if isinstance(judgement, Judgement) else parts[:3]:
+    """A NaN (it would read as refuted) or a figure past LARGEST_FIGURE is no verdict."""
+    figures = isinstance(judgement, Measured)
+    for part in ("published", "measured", "details", *(() if figures else ("tolerance",))):
         where = _nonfinite_at(getattr(judgement, part))
         if where is not None:
             raise ValueError(
                 f"{claim_id}: {part}{where} is NaN or infinite in order {order!r}; "
                 "the experiment or its input is broken, so there is no verdict"
             )
-    values = (
-        judgement.measured
-        if isinstance(judgement, Measured)
-        else tuple(t.value for t in judgement.thresholds)
-    )
-    for value in values:
+    for value in judgement.measured if figures else [t.value for t in judgement.thresholds]:
         if abs(value) > LARGEST_FIGURE:
             raise ValueError(
                 f"{claim_id}: measured {value:g} in order {order!r} is beyond "
@@ -371,11 +343,13 @@ def _refuse_unjudgeable(claim_id: str, order: str, judgement: Judgement | Measur
 
 
 def _order_entry(judgement: Judgement | Measured) -> dict[str, Any]:
-    """A claim's figure in one order as audit.json records it: its numbers, their printed
-    form where it carries words, and whether it holds there."""
+    """A claim's figure in one order as audit.json records it."""
     measured = as_json(judgement.measured)
     entry: dict[str, Any] = {"measured": measured}
-    if not plain_figures(measured) and not isinstance(measured, str):
+    numbers_only = all(
+        _is_number(v) for v in (measured if isinstance(measured, list) else [measured])
+    )
+    if not numbers_only and not isinstance(measured, str):
         entry["printed"] = fmt(judgement.measured)
     if isinstance(judgement, Judgement):
         entry["holds"] = judgement.holds
@@ -384,8 +358,7 @@ def _order_entry(judgement: Judgement | Measured) -> dict[str, Any]:
 
 def _worst(verdicts: Iterable[str]) -> str:
     """A figure claim's verdict from its figures': refuted, else inconclusive, else holds."""
-    each = set(verdicts)
-    return next(v for v in ("refuted", "inconclusive", "holds") if v in each)
+    return min(verdicts, key=("refuted", "inconclusive", "holds").index)
 
 
 def _collapsed_note(copies: int) -> str:
@@ -398,8 +371,7 @@ def _collapsed_note(copies: int) -> str:
 def _figure_verdict(
     measured: Mapping[str, Measured], scale: str, copies: int
 ) -> tuple[str, str, dict[str, Any]]:
-    """A figure claim over all distinct orders at once: each published figure against its
-    prediction interval (claim_audit.engine.prediction)."""
+    """A figure claim: each published figure against its prediction interval over orders."""
     faithful = measured[FAITHFUL]
     columns = np.array([m.measured for m in measured.values()], np.float64)
     verdicts = [
@@ -438,14 +410,13 @@ def _figure_verdict(
 def _qualitative_verdict(
     judged: Mapping[str, Judgement], copies: int
 ) -> tuple[str, str, dict[str, Any]]:
-    """A qualitative claim over its distinct orders: the share of draws in which it holds
-    (claim_audit.engine.share); judged in one order only, that order's answer."""
+    """A qualitative claim: the share of distinct orders in which it holds (one: its answer)."""
     holds = [j.holds for j in judged.values()]
     k, n = sum(holds), len(holds)
     faithful = judged[FAITHFUL]
     rule: dict[str, Any] = {"holds_in_orders": [k, n]}
     if n == 1 and not copies:
-        return verdict_over(dict(zip(judged, holds, strict=True))), fmt(faithful.tolerance), rule
+        return "holds" if k else "refuted", fmt(faithful.tolerance), rule
     thresholds = faithful.thresholds
     values = None
     if thresholds:
@@ -498,8 +469,7 @@ def decide(
     copies: int = 0,
     **extra: Any,
 ) -> ClaimRecord:
-    """The claim's verdict over its judgements in each distinct order (the faithful first);
-    `copies`: orders left out as repeats; `extra`: details recorded beside it."""
+    """The claim's verdict over its judgements per distinct order (`copies`: repeats left out)."""
     for name, judgement in judgements.items():
         _refuse_unjudgeable(spec.id, name, judgement)
     faithful = judgements[FAITHFUL]
@@ -526,11 +496,10 @@ def decide(
         if all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values):
             details["range_over_orders"] = [float(min(values)), float(max(values))]
     return ClaimRecord(
-        id=spec.id,
-        document=spec.document,
-        section=spec.section,
-        statement=spec.statement,
-        origin=spec.origin,
+        **{
+            name: getattr(spec, name)
+            for name in ("id", "document", "section", "statement", "origin")
+        },
         published=fmt(faithful.published if spec.published is None else spec.published),
         measured=fmt(faithful.measured),
         tolerance=tolerance,
@@ -540,7 +509,6 @@ def decide(
 
 
 def _jsonable(value: Any) -> Any:
-    """A numpy array or scalar in a record as JSON holds it (an array as a list)."""
     return value.tolist() if isinstance(value, np.ndarray | np.generic) else float(value)
 
 
@@ -550,8 +518,7 @@ def record_property(record: ClaimRecord) -> tuple[str, str]:
 
 
 def conclude(spec: ClaimSpec, record: ClaimRecord) -> None:
-    """Pass or fail the claim's test as its verdict says: refuted fails (`ClaimRefuted`; a
-    known finding is an expected failure), a finding no longer refuted fails (`FindingGone`)."""
+    """Fail a refuted claim's test (xfail for a finding), and a finding no longer refuted."""
     figures = (
         f"published {record.published}, measured {record.measured}, tolerance {record.tolerance}"
     )
@@ -567,8 +534,7 @@ def conclude(spec: ClaimSpec, record: ClaimRecord) -> None:
 
 
 def judge_body(spec: ClaimSpec, body: Body, arguments: Mapping[str, Any]) -> ClaimRecord:
-    """Run `body` once per order of its `Orders` arguments (once when it has none or its
-    claim is `once`; a copy in every argument counts once) and decide the claim."""
+    """Run `body` once per distinct order of its `Orders` arguments and decide the claim."""
     orders = {name: value for name, value in arguments.items() if isinstance(value, Orders)}
     names, copies = [FAITHFUL], 0
     if orders and not spec.once:
@@ -593,15 +559,11 @@ def judge_body(spec: ClaimSpec, body: Body, arguments: Mapping[str, Any]) -> Cla
 def run_claim(
     spec: ClaimSpec, body: Body, arguments: Mapping[str, Any], user_properties: list
 ) -> ClaimRecord:
-    """What a claim's test does: judge `body`, record the claim among its report's
-    `user_properties`, then pass or fail as the verdict says."""
+    """What a claim's test does: judge, record in `user_properties`, pass or fail."""
     record = judge_body(spec, body, arguments)
     user_properties.append(record_property(record))
     conclude(spec, record)
     return record
-
-
-# --- defining claims on their tests -------------------------------------------------------
 
 
 class ClaimSpecs(dict[str, ClaimSpec]):
@@ -623,8 +585,7 @@ class ClaimSpecs(dict[str, ClaimSpec]):
 
 
 class Claims(ClaimSpecs):
-    """One document's claims, each defined by decorating its test (`claims(...)`), or by a
-    case of a parametrized test (`claims.each`, `claims.case`)."""
+    """One document's claims, each on its test (`claims(...)`) or a case (`each`, `case`)."""
 
     def __init__(self, document: str, specs: Iterable[ClaimSpec] = ()):
         if not isinstance(document, str) or not document:
@@ -632,34 +593,22 @@ class Claims(ClaimSpecs):
         self.document = document
         super().__init__(specs)
 
-    def __call__(
-        self, id: str, section: str, statement: str, *, published: Published = None, **kw: Any
-    ) -> Callable[[Body], Body]:
-        """Define the claim `id` and make the decorated body its test. `kw`: `reading`,
-        `finding`, `once`, `beside`, `origin`, `gates`, `scale` (`ClaimSpec`)."""
+    def __call__(self, id: str, section: str, statement: str, **kw: Any) -> Callable[[Body], Body]:
+        """Define the claim `id` on the decorated body (`kw`: `published` and `ClaimSpec`'s)."""
 
         def decorate(body: Body) -> Body:
-            spec = self._define(id, section, statement, published, body, **kw)
+            spec = self._define(id, section, statement, body, **kw)
             return spec.mark(_claim_test(body, lambda request: spec))
 
         return decorate
 
-    def case(
-        self,
-        id: str,
-        section: str,
-        statement: str,
-        *values: Any,
-        published: Published = None,
-        **kw: Any,
-    ) -> Any:
-        """One case of a parametrized claim test (`each`): its own claim, with the test's
-        parameters `values`; the test is named after the claim id."""
+    def case(self, id: str, section: str, statement: str, *values: Any, **kw: Any) -> Any:
+        """One case of a parametrized claim test (`each`), named after its claim id."""
 
         def unbound(**_: Any) -> Any:
             raise RuntimeError(f"{id}: a claims.case(...) outside claims.each(...)")
 
-        spec = self._define(id, section, statement, published, unbound, **kw)
+        spec = self._define(id, section, statement, unbound, **kw)
         return pytest.param(*values, marks=spec.mark, id=id)
 
     def each(self, argnames: str | Sequence[str], cases: Sequence[Any]) -> Callable[[Body], Body]:
@@ -681,8 +630,10 @@ class Claims(ClaimSpecs):
         return decorate
 
     def _define(self, id: str, *fields: Any, **kw: Any) -> ClaimSpec:
-        """Register the claim `id`; `fields`: section, statement, published, judge."""
-        spec = ClaimSpec(id, self.document, *fields, figure=is_figures(fields[2]), **kw)
+        """Register the claim `id`; `fields`: section, statement, judge."""
+        published = kw.pop("published", None)
+        figure = is_figures(published)
+        spec = ClaimSpec(id, self.document, *fields[:2], published, fields[2], **kw, figure=figure)
         self.add(spec)
         return spec
 
@@ -694,8 +645,7 @@ def spec_of(item: pytest.Item) -> ClaimSpec | None:
 
 
 def _claim_test(body: Body, spec: Callable[[pytest.FixtureRequest], ClaimSpec]) -> Body:
-    """The test pytest runs for a claim body: it asks for the body's own fixtures (and
-    `request`), and runs the claim (`run_claim`)."""
+    """The test pytest runs for a claim body, asking for the body's own fixtures."""
     params = list(inspect.signature(body).parameters.values())
     if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
         raise ValueError(f"{body.__name__}: a claim body names each fixture it reads")

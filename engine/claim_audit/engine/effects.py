@@ -1,5 +1,4 @@
-"""A comparative claim as data (`Comparison`): the effects it measures and the regions where
-it holds. The claim's body judges with it, and the robustness sweeps re-evaluate it."""
+"""A comparative claim as data (`Comparison`): its effects and the regions where it holds."""
 
 from __future__ import annotations
 
@@ -10,17 +9,13 @@ from typing import Any
 
 from .verdict import Judgement, Region, Threshold
 
-PerSeed = Mapping[str, Sequence[Mapping[str, Any]]]
-"""What a comparison over several seeds reads: per group (a model), one mapping of figures
-per seed, in seed order."""
+PerSeed = Mapping[str, Sequence[Mapping[str, Any]]]  # per group, each seed's figures in order
 
 
 @dataclass(frozen=True)
 class Effect:
-    """One measured quantity of a claim: `statistic` maps what the claim reads (per-seed
-    figures, or one run) to a float; `null`: the value of "no difference" (None where there
-    is none); `inputs`: the per-seed figures it reads (for a bootstrap over test examples);
-    `unit` labels its axis; `scale`: where its draws are judged (prediction.SCALES)."""
+    """One measured quantity of a claim: `statistic` maps a subject to a float; `null`: the
+    value of no difference; `inputs`: the per-seed figures it reads."""
 
     name: str
     statistic: Callable[[Any], float]
@@ -33,9 +28,7 @@ class Effect:
 
 @dataclass(frozen=True)
 class Comparison:
-    """A comparative claim: it holds when every one of its effects lies in its region.
-    `per_seed`: whether it can be evaluated on one seed (a spread across seeds cannot);
-    `extreme`: its statistic reads the most extreme seed (no bootstrap over seeds then)."""
+    """A claim holding when each effect lies in its region (`extreme`: no seed bootstrap)."""
 
     claim_id: str
     effects: tuple[Effect, ...]
@@ -43,8 +36,7 @@ class Comparison:
     extreme: bool = False
 
     def judge(self, subject: Any, *, published: str | None = None) -> Judgement:
-        """The claim on `subject`: every effect's value against its region (a claim body
-        leaves `published` out: the claim's own is used)."""
+        """The claim on `subject`: every effect's value against its region."""
         pairs = list(zip(self.effects, self.values(subject), strict=True))
         measured = pairs[0][1] if len(pairs) == 1 else {e.name: v for e, v in pairs}
         thresholds = tuple(Threshold(e.name, v, e.region, e.scale) for e, v in pairs)
@@ -74,9 +66,7 @@ def ranking(
     lower_is_better: bool = True,
     unit: str = "score",
 ) -> Comparison:
-    """The claim "`best` ranks first among `rivals`" as a `Comparison` of margins: for each
-    rival, `score(subject, best) - score(subject, rival)`, below 0 (above 0 where higher is
-    better). A ValueError when there is no rival, one twice, or `best` among them."""
+    """The claim "`best` ranks first among `rivals`" as margins of `score`."""
     rivals = tuple(rivals)
     if not rivals or len(set(rivals)) != len(rivals) or best in rivals:
         raise ValueError(
@@ -84,19 +74,12 @@ def ranking(
             f"got {list(rivals)}"
         )
     region = Region(high=0, closed=False) if lower_is_better else Region(low=0, closed=False)
-    return Comparison(
-        claim_id,
-        tuple(
-            Effect(
-                f"{best} - {rival}",
-                lambda subject, rival=rival: score(subject, best) - score(subject, rival),
-                region,
-                null=0.0,
-                unit=unit,
-            )
-            for rival in rivals
-        ),
-    )
+
+    def margin(rival: str) -> Callable[[Any], float]:
+        return lambda subject: score(subject, best) - score(subject, rival)
+
+    effects = (Effect(f"{best} - {r}", margin(r), region, 0.0, unit=unit) for r in rivals)
+    return Comparison(claim_id, tuple(effects))
 
 
 def safe_ratio(numerator: float, denominator: float) -> float:

@@ -1,16 +1,9 @@
-"""Is a published figure a plausible draw of the recipe over valid float orders?
-
-The orders' figures x_1..x_n and the published figure p are draws of one distribution; if
-they are normal (on the figure's scale), (p - mean(x)) / (s sqrt(1 + 1/n)) is Student t
-with n - 1 degrees of freedom, so the prediction interval mean(x) +- (t s sqrt(1 + 1/n) + h),
-h printing's half unit, holds p with probability 1 - FIGURE_ALPHA whatever n. The interval
-is computed on the figure's scale (`SCALES`: log for a positive quantity, logit for a share)
-and mapped back. docs/VERDICTS.md and fixtures/TOLERANCES.md give the derivation;
-claims/properties/test_figure_rule.py measures the rates.
-"""
+"""Is a published figure a plausible draw of the recipe over valid float orders? Its
+prediction interval over the orders, on the figure's scale (docs/VERDICTS.md derives it)."""
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,14 +14,11 @@ from scipy import optimize, stats
 
 FAMILY_ALPHA = 0.01
 FAMILY_SIZE = 50
-FIGURE_ALPHA = FAMILY_ALPHA / FAMILY_SIZE
-"""1% shared over at most FAMILY_SIZE figures (Bonferroni): per figure, a false refutation."""
-CONCLUSIVE_HALF_WIDTH = 0.5
-"""An interval wider than +- this share of the figure (or one holding 0) cannot check it."""
+FIGURE_ALPHA = FAMILY_ALPHA / FAMILY_SIZE  # a false refutation per figure (Bonferroni)
+CONCLUSIVE_HALF_WIDTH = 0.5  # an interval wider than +- this share of its figure cannot check it
 POWER_TARGET = 0.8
 POWER_DRAWS = 20_000
-MAX_ORDERS = 10_000
-"""The most orders `orders_to_conclude` considers."""
+MAX_ORDERS = 10_000  # the most orders `orders_to_conclude` considers
 
 
 @dataclass(frozen=True)
@@ -93,11 +83,8 @@ def half_unit(printed: str) -> float:
 
 @dataclass(frozen=True)
 class FigureVerdict:
-    """One published figure against its orders: the interval, where the figure falls, and
-    the rule's power on it. `t_score` / `p_value`: None when the orders agree (s = 0);
-    `detectable`: the relative shift caught with POWER_TARGET (None: none is, or p = 0);
-    `orders_to_conclude`: None when no number up to MAX_ORDERS is; `copies`: orders that
-    repeated another's value bit for bit, counted once."""
+    """One published figure against its orders: the interval, where the figure falls, the
+    rule's power on it; `copies`: orders that repeated another's value bit for bit."""
 
     printed: str
     holds: bool
@@ -121,13 +108,10 @@ class FigureVerdict:
 
     @property
     def verdict(self) -> str:
-        """inconclusive when collapsed, else refuted outside the interval, else holds when
-        the interval can check the figure (inconclusive when not)."""
-        if self.collapsed:
-            return "inconclusive"
-        if not self.holds:
-            return "refuted"
-        return "holds" if self.conclusive else "inconclusive"
+        """inconclusive when collapsed or the interval cannot check, refuted outside it, else holds."""
+        if self.holds or self.collapsed:
+            return "holds" if self.conclusive and not self.collapsed else "inconclusive"
+        return "refuted"
 
     def to_json(self) -> dict:
         return {
@@ -147,8 +131,7 @@ class FigureVerdict:
 
 
 def t_quantile(n_orders: np.ndarray | int, alpha: float = FIGURE_ALPHA) -> np.ndarray:
-    """t_{n-1}(1 - alpha/2) sqrt(1 + 1/n): the interval's half width in orders' sds (0 for
-    one order, which has no sd)."""
+    """t_{n-1}(1 - alpha/2) sqrt(1 + 1/n): the half width in orders' sds (0 for one order)."""
     n = np.asarray(n_orders, dtype=np.float64)
     df = np.maximum(n - 1, 1)
     return np.where(n > 1, stats.t.ppf(1 - alpha / 2, df) * np.sqrt(1 + 1 / n), 0.0)
@@ -160,8 +143,7 @@ def interval_bounds(
     alpha: float = FIGURE_ALPHA,
     scale: str = "linear",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The prediction intervals (low, high) of `values` [..., n] (the orders on the last
-    axis), computed on `scale`, mapped back, widened by `slack` and kept in the domain."""
+    """The prediction intervals (low, high) of `values` [..., n orders], widened by `slack`."""
     s = scale_named(scale)
     y = s.to_scale(values)
     n = y.shape[-1]
@@ -180,16 +162,14 @@ def plausible(
     alpha: float = FIGURE_ALPHA,
     scale: str = "linear",
 ) -> np.ndarray:
-    """Whether each published figure lies in its prediction interval, for whole arrays
-    (`values` [..., n]; `published`, `half_units` broadcast against values[..., 0])."""
+    """Whether each published figure lies in its prediction interval, over whole arrays."""
     low, high = interval_bounds(values, half_units, alpha, scale)
     return (low <= published) & (published <= high)
 
 
 def conclusive(low: float, high: float, published: float, slack: float) -> bool:
-    """Whether an interval can check a published figure: it excludes 0 and is at most +-
-    CONCLUSIVE_HALF_WIDTH of the figure wide; for a published 0, at most +- one printed
-    unit (2 x `slack`)."""
+    """Whether an interval can check a figure: it excludes 0 and is at most +-
+    CONCLUSIVE_HALF_WIDTH of it wide (for a published 0, at most one printed unit)."""
     if published == 0:
         return (high - low) / 2 <= 2 * slack
     return not low <= 0 <= high and (high - low) / 2 <= CONCLUSIVE_HALF_WIDTH * abs(published)
@@ -203,8 +183,7 @@ def orders_to_conclude(
     alpha: float = FIGURE_ALPHA,
     scale: str = "linear",
 ) -> int | None:
-    """The fewest distinct orders whose interval would be conclusive if the orders' mean and
-    sd (on `scale`) stay as measured; None when no number up to MAX_ORDERS is."""
+    """The fewest orders whose interval would be conclusive at this mean and sd, or None."""
     s = scale_named(scale)
 
     def fits(n: int) -> bool:
@@ -217,11 +196,7 @@ def orders_to_conclude(
         return 1 if fits(1) else None
     if not fits(MAX_ORDERS):
         return None
-    low, high = 2, MAX_ORDERS  # the width falls with n: bisect for the first that fits
-    while low < high:
-        middle = (low + high) // 2
-        low, high = (low, middle) if fits(middle) else (middle + 1, high)
-    return low
+    return bisect.bisect_left(range(2, MAX_ORDERS), True, key=fits) + 2  # width falls with n
 
 
 def detectable_shift(
@@ -233,10 +208,8 @@ def detectable_shift(
     scale: str = "linear",
     mean: float = 0.0,
 ) -> float:
-    """The smallest shift of the published figure's distribution (on `scale`) the rule
-    refutes with probability `target`, simulated with common random numbers: n orders and
-    the published draw from N(mean, sd^2), the latter shifted and printed (uniform within
-    `slack`). Returned on the figure's own scale; inf when no shift is caught so often."""
+    """The smallest shift of the published figure the rule refutes with probability
+    `target` (simulated, common random numbers); inf when none is."""
     s = scale_named(scale)
     rng = np.random.default_rng(0)
     orders = mean + rng.standard_normal((POWER_DRAWS, n_orders)) * sd
@@ -272,9 +245,8 @@ def judge_figure(
     copies: int = 0,
     power: bool = True,
 ) -> FigureVerdict:
-    """The published figure `printed` against its value in each distinct order. `copies`:
-    orders left out as repeats (one order left with copies: collapsed, inconclusive).
-    `power=False`: the verdict and interval alone (for resampling the verdict)."""
+    """The published figure `printed` against its value in each distinct order
+    (`power=False`: the verdict and interval alone, for resampling)."""
     h = half_unit(printed)
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 1 or len(x) == 0 or not np.all(np.isfinite(x)):
@@ -319,8 +291,7 @@ def judge_figure(
 
 
 def power(shift: float, n_orders: int, alpha: float = FIGURE_ALPHA) -> float:
-    """The probability that a figure `shift` order sds off the recipe's mean is refuted by
-    `n_orders` orders (printing negligible): the noncentral t."""
+    """The probability that a figure `shift` order sds off is refuted: the noncentral t."""
     if n_orders < 2:
         raise ValueError("with one order there is no spread: the rule is exact reproduction")
     df, scale = n_orders - 1, math.sqrt(1 + 1 / n_orders)

@@ -1,12 +1,5 @@
-"""A qualitative claim over valid float orders: the share p of draws in which it holds.
-
-holds when p >= HOLDS_AT is shown at confidence 1 - SHARE_ALPHA, refuted when p <=
-REFUTED_AT, sensitive when p lies confidently within SENSITIVE_BETWEEN, else inconclusive.
-p is bounded from the counts (Clopper-Pearson) and, for a threshold claim, from the margins
-of the numbers it compares (normal where Shapiro-Wilk allows, else Cantelli), each route at
-SHARE_ALPHA / 2 and intersected. Copies of another order count once; where all orders are
-one copy the draws collapsed (inconclusive). docs/VERDICTS.md gives the reasoning.
-"""
+"""A qualitative claim over float orders: bounds on the share p of draws in which it holds
+(Clopper-Pearson counts, intersected with its margins), and its verdict (docs/VERDICTS.md)."""
 
 from __future__ import annotations
 
@@ -20,31 +13,24 @@ from scipy import stats
 from .prediction import scale_named
 from .verdict import Region
 
-SHARE_ALPHA = 0.05
-"""The rate at which each bound on p may be wrong (claims/properties/test_share_rule.py)."""
+SHARE_ALPHA = 0.05  # the rate at which each bound on p may be wrong
 HOLDS_AT = 0.8
 REFUTED_AT = 0.2
-SENSITIVE_BETWEEN = (0.1, 0.9)
-"""Between these and HOLDS_AT / REFUTED_AT either neighbouring verdict is right."""
+SENSITIVE_BETWEEN = (0.1, 0.9)  # between these and HOLDS_AT / REFUTED_AT, either verdict is right
 MIN_NORMAL_DRAWS = 3  # Shapiro-Wilk needs 3
 NORMALITY_P = 0.05
-UNMOVED = 1e-12
-"""Draws that differ by at most this share of their value differ only in float64 rounding."""
-MAX_DRAWS = 1000
-"""The most draws `draws_to_conclude` considers."""
+UNMOVED = 1e-12  # draws this close (relatively) differ only in float64 rounding
+MAX_DRAWS = 1000  # the most draws `draws_to_conclude` considers
 _GRID = 161
 
 
 @dataclass(frozen=True)
 class ShareBounds:
-    """What the draws say of p; `copies`: draws that repeat another bit for bit."""
+    """What the draws say of p: confidence bounds, and how they were had."""
 
-    holds: int
-    draws: int
     low: float
     high: float
     method: str
-    copies: int = 0
 
     @property
     def verdict(self) -> str:
@@ -73,8 +59,7 @@ def count_bounds(k: int, n: int, alpha: float = SHARE_ALPHA) -> tuple[float, flo
 
 
 def draws_to_conclude(k: int, n: int, alpha: float = SHARE_ALPHA) -> int | None:
-    """The fewest draws, more than n, whose counts alone would conclude if the share held
-    stays k / n; None when no number up to MAX_DRAWS would."""
+    """The fewest draws (> n) whose counts would conclude at share k / n, or None."""
     share = k / n
     for m in range(n + 1, MAX_DRAWS + 1):
         if verdict_of(*count_bounds(round(share * m), m, alpha)) != "inconclusive":
@@ -83,8 +68,7 @@ def draws_to_conclude(k: int, n: int, alpha: float = SHARE_ALPHA) -> int | None:
 
 
 def _box(y: np.ndarray, alpha: float) -> tuple[float, float, float, float]:
-    """A confidence box of level 1 - alpha for the draws' (mean low, mean high, sd low, sd
-    high), each side at 1 - alpha / 2 (t and chi-square)."""
+    """A 1 - alpha confidence box for the draws' (mean low, mean high, sd low, sd high)."""
     n = len(y)
     mean, sd = float(y.mean()), float(y.std(ddof=1))
     half = float(stats.t.ppf(1 - alpha / 4, n - 1)) * sd / math.sqrt(n)
@@ -123,10 +107,8 @@ def _free_bounds(y: np.ndarray, region: Region, alpha: float) -> tuple[float, fl
 def margin_bounds(
     values: np.ndarray, regions: Sequence[Region], scales: Sequence[str], alpha: float
 ) -> tuple[tuple[float, float], str] | None:
-    """Bounds on p from the margins of `values` [draws, thresholds] on each threshold's
-    scale (normal, Cantelli, or unmoved), and how they were had: p is at least 1 - the sum
-    of the misses and at most the least share (each at alpha / m). None where a value
-    leaves its scale's domain."""
+    """Bounds on p from the margins of `values` [draws, thresholds], and their method;
+    None where a value leaves its scale's domain."""
     m = values.shape[1]
     lows, highs, methods = [], [], set()
     for i in range(m):
@@ -163,19 +145,17 @@ def share_bounds(
     copies: int = 0,
     alpha: float = SHARE_ALPHA,
 ) -> ShareBounds:
-    """What the distinct draws say of p: `holds[j]` whether the claim holds in draw j;
-    `values` [draws, thresholds] the numbers a threshold claim compares, with their regions
-    and scales; `copies` draws left out as repeats."""
+    """What the distinct draws say of p (`values`: the numbers a threshold claim compares)."""
     k, n = sum(bool(h) for h in holds), len(holds)
     if n == 1 and copies:
-        return ShareBounds(k, n, 0.0, 1.0, "collapsed", copies)
+        return ShareBounds(0.0, 1.0, "collapsed")
     if values is None or not len(regions):
-        return ShareBounds(k, n, *count_bounds(k, n, alpha), "counts", copies)
+        return ShareBounds(*count_bounds(k, n, alpha), "counts")
     counted = count_bounds(k, n, alpha / 2)
     margins = margin_bounds(np.asarray(values, np.float64), regions, scales, alpha / 2)
     if margins is not None:
         (low, high), method = margins
         low, high = max(counted[0], low), min(counted[1], high)
         if low <= high:
-            return ShareBounds(k, n, low, high, f"counts and {method}", copies)
-    return ShareBounds(k, n, *count_bounds(k, n, alpha), "counts", copies)
+            return ShareBounds(low, high, f"counts and {method}")
+    return ShareBounds(*count_bounds(k, n, alpha), "counts")

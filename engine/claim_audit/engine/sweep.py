@@ -1,13 +1,10 @@
-"""Each comparative claim re-evaluated on other seeds than the document's: is it a property
-of the recipe, or of the seeds the document used? A claim about means over a group of seeds
-is judged on every subset of that size of the sweep's seeds (`across_seeds`; a seeded sample
-beyond MAX_SUBSETS), a claim about one run on every seed's run (`across_runs`); the share
-holding labels it robust, fragile or fails. `seed_section` makes audit.json's robustness
-section of a `--seeds` run from a document's `Comparison`s.
-"""
+"""Comparative claims re-evaluated on other seeds than the document's: robust, fragile or
+fails by the share of seed subsets (or runs) on which they hold; `seed_section` makes
+audit.json's robustness section."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -24,9 +21,7 @@ FAILS = 0.1  # not 1 - ROBUST: that is 0.0999..., which would call 1 of 10 fragi
 MIN_SEEDS_FOR_INTERVAL = 5  # fewer seeds give too few distinct resamples for an interval
 SEED_B = 2000
 METHOD = f"{stats.METHOD} over seeds (seeds drawn with replacement, B = {SEED_B})"
-MAX_SUBSETS = 10_000
-"""Beyond this many subsets, a claim is judged on a sample of this many (drawn with a fixed
-seed): its share holding is within 0.01 of all subsets' with 95% probability."""
+MAX_SUBSETS = 10_000  # a sample this large holds within 0.01 of all subsets' share (95%)
 
 
 def label(fraction: float) -> str:
@@ -38,11 +33,8 @@ def label(fraction: float) -> str:
 
 @dataclass(frozen=True)
 class Robustness:
-    """One claim evaluated across the seeds of a sweep: per effect its statistic over all
-    the seeds (the mean over runs, for a claim about one run) and its seed-bootstrap interval
-    (None with too few seeds); per seed, the effects on it alone (None where the claim needs
-    several); per subset (`unit`), the effects and whether the claim holds. `population`:
-    the subsets in all (more than `total` when a sample was judged)."""
+    """One claim across a sweep's seeds: per effect its value and seed-bootstrap interval,
+    per seed and per subset (`unit`) the effects and whether it holds."""
 
     claim_id: str
     seeds: tuple[int, ...]
@@ -75,33 +67,24 @@ class Robustness:
         return label(self.fraction)
 
     def to_json(self) -> dict[str, Any]:
-        def listed(rows: tuple | None) -> list | None:
-            return None if rows is None else [list(r) if isinstance(r, tuple) else r for r in rows]
-
-        return {
-            "claim_id": self.claim_id,
-            "seeds": list(self.seeds),
-            "effects": list(self.effects),
-            "units": list(self.units),
+        data = {f.name: _listed(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        return data | {
             "regions": [str(r) for r in self.regions],
             "region_bounds": [
                 [None if math.isinf(b) else b for b in (r.low, r.high)] for r in self.regions
             ],
-            "values": list(self.values),
             "intervals": [None if i is None else i.to_json() for i in self.intervals],
-            "per_seed_values": listed(self.per_seed_values),
-            "per_seed_holds": listed(self.per_seed_holds),
-            "subset_values": listed(self.subset_values),
-            "subset_holds": list(self.subset_holds),
             "fraction_holding": self.fraction,
             "holding": self.holding,
             "total": self.total,
-            "population": self.population,
             "sampled": self.total < self.population,
-            "unit": self.unit,
             "label": self.label,
             "method": METHOD,
         }
+
+
+def _listed(value: Any) -> Any:
+    return [_listed(v) for v in value] if isinstance(value, tuple) else value
 
 
 def _judged_on(
@@ -114,8 +97,7 @@ def _judged_on(
     unit: str,
     population: int,
 ) -> Robustness:
-    """A `Robustness` from the claim's values: on all the seeds, at the seed indices that
-    `evaluate` is given (for the bootstrap), per seed (`single`) and per subset."""
+    """A `Robustness` from the claim's values on all seeds, per seed and per subset."""
     effects = comparison.effects
     intervals: tuple[stats.Interval | None, ...] = (None,) * len(effects)
     if len(seeds) >= MIN_SEEDS_FOR_INTERVAL and not comparison.extreme:
@@ -151,9 +133,8 @@ def subset(per_seed: PerSeed, indices: Sequence[int]) -> PerSeed:
 def seed_subsets(
     n: int, size: int, *, max_subsets: int = MAX_SUBSETS, seed: int = stats.SEED
 ) -> list[tuple[int, ...]]:
-    """The subsets of `size` of n seeds (sorted index tuples) a claim is judged on: all of
-    them in lexicographic order up to `max_subsets`, else `max_subsets` drawn uniformly and
-    independently by a generator seeded with `seed`."""
+    """The subsets of `size` of n seeds a claim is judged on: all of them up to
+    `max_subsets`, else a seeded sample of that many."""
     if math.comb(n, size) <= max_subsets:
         return list(itertools.combinations(range(n), size))
     rng = np.random.default_rng(seed)
@@ -171,8 +152,7 @@ def across_seeds(
     size: int,
     max_subsets: int = MAX_SUBSETS,
 ) -> Robustness:
-    """A claim about means over `size` seeds, judged on the subsets of `size` of `seeds`
-    (`per_seed` holds their figures, in the same order)."""
+    """A claim about means over `size` seeds, judged on each subset of that size."""
     n = len(seeds)
     if n < size:
         raise ValueError(f"a sweep of a claim about {size} seeds needs at least {size}; got {n}")
@@ -187,29 +167,22 @@ def across_seeds(
 
     single = [on([i]) for i in range(n)] if comparison.per_seed else None
     values = comparison.values(per_seed)
-    return _judged_on(
-        comparison, seeds, values, on, single, [on(t) for t in subsets], unit, population
-    )
+    judged = [on(t) for t in subsets]
+    return _judged_on(comparison, seeds, values, on, single, judged, unit, population)
 
 
 def across_runs(
     comparison: Comparison, runs: Sequence[Any], keys: tuple[int, ...], *, unit: str = "seeds"
 ) -> Robustness:
-    """A claim about one run, on one run per seed in `keys` (`unit`: what the document calls
-    them); its values are means over the runs."""
+    """A claim about one run, judged on the run of each seed in `keys`."""
     single = np.array([comparison.values(run) for run in runs])
     means = [float(v) for v in single.mean(axis=0)]
     per_run = [[float(x) for x in v] for v in single]
-    return _judged_on(
-        comparison,
-        keys,
-        means,
-        lambda rows: list(single[rows].mean(axis=0)),
-        per_run,
-        per_run,
-        unit,
-        len(keys),
-    )
+
+    def resampled(rows: Sequence[int]) -> list[float]:
+        return list(single[rows].mean(axis=0))
+
+    return _judged_on(comparison, keys, means, resampled, per_run, per_run, unit, len(keys))
 
 
 _PUBLISHED = ("seeds", "effects", "units", "regions", "region_bounds", "values")
@@ -217,8 +190,7 @@ _PUBLISHED += ("per_seed_values", "per_seed_holds")
 
 
 def methods(size: int | None) -> dict[str, Any]:
-    """The robustness section's `methods` in the engine's words: a claim about one run
-    (`size` None) or about figures over `size` seeds."""
+    """The robustness section's `methods`, for `size`-seed subsets (None: one run)."""
     unit = "seeds" if size is None else f"{size}-seed subsets"
     return {
         "level": stats.LEVEL,
@@ -253,14 +225,8 @@ def seed_section(
     size: int | None = None,
     document: str | None = None,
 ) -> dict[str, Any]:
-    """audit.json's `robustness` section for `comparisons` (claim_audit.report.hooks).
-
-    `subject(seed)`: with `size` None, that seed's run (each comparison is judged on each
-    seed's run); else that seed's figures per group (`{"model-a": {"ece": 0.03}}`), judged
-    on every subset of `size` seeds. `published`: the document's own seeds; `sweep`: those
-    of --seeds, or None; `document`: recorded with each claim. Each seed's subject is
-    computed once; an exception in `subject` fails the section.
-    """
+    """audit.json's `robustness` section for `comparisons` (report/hooks.py). `subject(seed)`:
+    that seed's run (`size` None) or its figures per group, judged on each `size`-subset."""
     seeds = sorted(set(published) | set(sweep or ()))
     subjects = {seed: subject(seed) for seed in seeds}
     claims: dict[str, dict[str, Any]] = {}

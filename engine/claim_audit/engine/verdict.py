@@ -1,11 +1,5 @@
-"""A claim on one order's results (`Judgement`, `Measured`), how its figures print, and how
-stable a verdict over several orders is (`verdict_shares`). docs/VERDICTS.md has the rules.
-
-A figure claim returns its figures, which become a `Measured` (claim_audit.engine.prediction
-judges them over all orders at once). A qualitative claim returns a `Judgement`: `within`
-for a threshold claim (its `Threshold`s), `satisfied` for any other (an identity, a shape);
-`close_to` judges a figure against a tolerance given by hand.
-"""
+"""A claim on one order's results (`Judgement`, `Measured`), how figures print, and how
+stable a verdict is (`verdict_shares`). docs/VERDICTS.md has the rules."""
 
 from __future__ import annotations
 
@@ -19,15 +13,12 @@ from typing import Any
 
 import numpy as np
 
-RESAMPLES = 100
-"""Resamples per claim in `verdict_shares`: the shares to about +-0.05."""
-CHANGES_LEVEL = 0.99
-"""A second audit may differ on more claims than predicted with probability 1 - this."""
+RESAMPLES = 100  # per claim in `verdict_shares`: the shares to about +-0.05
+CHANGES_LEVEL = 0.99  # `expected_changes` limit is exceeded with probability 1 - this
 
 
 def fmt(value: Any) -> str:
-    """A figure as the audit prints it: 4 significant digits (a whole number plainly up to
-    2**53), lists and named figures joined by commas."""
+    """A figure as the audit prints it: 4 significant digits, sequences joined by commas."""
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"
@@ -44,8 +35,7 @@ def fmt(value: Any) -> str:
 
 
 def as_json(value: Any) -> Any:
-    """A measured figure as audit.json holds it: numbers as numbers (a 1-figure tuple as its
-    number), lists and named figures as lists and objects, anything else as its text."""
+    """A measured figure as audit.json holds it (a 1-figure tuple as its number)."""
     if hasattr(value, "tolist") and hasattr(value, "ndim"):
         value = value.tolist()
     if isinstance(value, bool | int | float | str) or value is None:
@@ -57,12 +47,6 @@ def as_json(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): as_json(v) for k, v in value.items()}
     return str(value)
-
-
-def plain_figures(value: Any) -> bool:
-    """Whether `value` (as `as_json` gives it) is a number or a list of numbers."""
-    items = value if isinstance(value, list) else [value]
-    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in items)
 
 
 @dataclass(frozen=True)
@@ -86,9 +70,7 @@ class Region:
 
     def contains(self, value: float) -> bool:
         """Whether `value` lies in the region (NaN never does)."""
-        if self.closed:
-            return self.low <= value <= self.high
-        return self.low < value < self.high
+        return self.low <= value <= self.high if self.closed else self.low < value < self.high
 
     def __str__(self) -> str:
         if self.low == -math.inf:
@@ -101,8 +83,7 @@ class Region:
 
 @dataclass(frozen=True)
 class Threshold:
-    """One number a threshold claim compares, in one order, and the region where it holds;
-    `scale` is where its draws are judged (claim_audit.engine.prediction.SCALES)."""
+    """One number a threshold claim compares, in one order, and its region and scale."""
 
     name: str
     value: float
@@ -112,12 +93,7 @@ class Threshold:
 
 @dataclass(frozen=True)
 class Judgement:
-    """A qualitative claim on one order's results: its figures and whether it holds there.
-
-    `thresholds`: the numbers a threshold claim compares (it holds exactly when each lies in
-    its region). `inconclusive`: why this run cannot judge the claim at all (a timing on a
-    busy machine, say); its verdict is then *inconclusive*.
-    """
+    """A qualitative claim on one order's results; `inconclusive`: why it cannot be judged."""
 
     holds: bool
     published: Any
@@ -194,8 +170,7 @@ def satisfied(
     inconclusive: str | None = None,
     **details: Any,
 ) -> Judgement:
-    """Holds when `condition` is true: a qualitative claim that compares no number with a
-    threshold (an identity, a shape). `inconclusive`: why this run cannot judge it."""
+    """Holds when `condition` is true: a claim comparing no number with a threshold."""
     return Judgement(
         bool(condition), published, measured, tolerance, dict(details), inconclusive=inconclusive
     )
@@ -211,30 +186,15 @@ def within(
     scale: str = "linear",
     **details: Any,
 ) -> Judgement:
-    """A threshold claim on one number: holds when `value` lies in `region` ("T > 2" is
-    `within(T, Region(2, closed=False))`), judged over the orders with the margins of
-    `value` on its `scale`. `measured`: what the audit shows, if not `value`."""
+    """A threshold claim: holds when `value` lies in `region`, judged over orders on `scale`."""
     value = float(value)
-    return Judgement(
-        region.contains(value),
-        published,
-        value if measured is None else measured,
-        str(region),
-        dict(details),
-        thresholds=(Threshold(name, value, region, scale),),
-    )
-
-
-def verdict_over(holds: Mapping[str, bool]) -> str:
-    """holds / refuted when every judgement agrees, else sensitive."""
-    if all(holds.values()):
-        return "holds"
-    return "sensitive" if any(holds.values()) else "refuted"
+    threshold = Threshold(name, value, region, scale)
+    shown = value if measured is None else measured
+    return Judgement(region.contains(value), published, shown, str(region), details, (threshold,))
 
 
 def verdict_shares(n: int, verdict_of: Callable[[np.ndarray], str]) -> dict[str, float]:
-    """The share of each verdict over RESAMPLES bootstrap resamples of the n draws (the same
-    seed for every claim): how another machine's draws would read the claim."""
+    """The share of each verdict over RESAMPLES bootstrap resamples of the n draws."""
     rng = np.random.default_rng(0)
     counts = Counter(verdict_of(rng.integers(0, n, n)) for _ in range(RESAMPLES))
     return {verdict: count / RESAMPLES for verdict, count in sorted(counts.items())}
@@ -246,8 +206,7 @@ def change_probability(shares: Mapping[str, float]) -> float:
 
 
 def expected_changes(shares: Iterable[Mapping[str, float]]) -> tuple[float, int]:
-    """(mean, limit): on how many claims two independent audits differ, on average and at
-    most with probability CHANGES_LEVEL (a Poisson-binomial, summed exactly)."""
+    """(mean, limit at CHANGES_LEVEL) of the claims on which two audits differ."""
     probabilities = [change_probability(s) for s in shares]
     distribution = np.array([1.0])
     for p in probabilities:

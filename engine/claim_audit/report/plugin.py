@@ -1,6 +1,5 @@
-"""pytest plugin: the test processes attach each claim's record to its test report; the
-controller gathers them, prints the claims table and writes `report/` when the run is
-complete (README.md says when), else `report/partial/`, naming what is missing."""
+"""pytest plugin: workers attach each claim's record to its test report; the controller
+gathers them, prints the table and writes `report/`, or `report/partial/` when incomplete."""
 
 from __future__ import annotations
 
@@ -33,8 +32,7 @@ from .provenance import (
 META_PROPERTY = "claim_meta"  # a claim's fields, on its test's reports, for the controller
 _FIELDS = ("id", "document", "section", "statement", "origin")
 _CRASHED = "claims_crashed"  # in a worker's workerinput: tests whose worker died running them
-MAX_ORDERS = 1000
-"""Past 1,000 orders a figure's prediction interval is within 0.5% of its limit."""
+MAX_ORDERS = 1000  # past it, a figure's prediction interval is within 0.5% of its limit
 PARTIAL_FOLDER = "partial"  # a partial run's report, inside --report-dir
 NOT_COLLECTED, DESELECTED, NOT_RUN = "not collected", "deselected", "not run"
 _MISSING_LABELS = {
@@ -43,65 +41,46 @@ _MISSING_LABELS = {
     NOT_RUN: "selected but not run",
 }
 _REPORT_DIR = pytest.StashKey[Path]()
-# node id -> a claim's fields, for every claim collected (before -k / -m), and the node ids
-# of those selected: a report is complete only when every collected claim ran.
-_COLLECTED = pytest.StashKey[dict[str, dict]]()
+_COLLECTED = pytest.StashKey[dict[str, dict]]()  # node id -> claim fields, before -k / -m
 _SELECTED = pytest.StashKey[list[str]]()
 
 
 class ProjectError(ValueError):
-    """What the project told the plugin about itself cannot be used (the message says why)."""
+    """What the project told the plugin about itself cannot be used."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("claims audit")
-    group.addoption(
-        "--report-dir",
-        default=None,
-        help="where the audit report is written (default: report/ in the rootdir); write "
-        "--report-dir=DIR as one word (pytest-dev/pytest#1435)",
-    )
-    group.addoption(
-        "--report-errors-as-complete",
-        action="store_true",
-        help="write a run whose claims ended in errors as the complete report (default: into "
-        "report/partial/)",
-    )
-    group.addoption(
-        "--no-report", action="store_true", help="print the claims table but write no report files"
-    )
-    group.addoption(
-        "--seeds",
-        type=_argument(parse_seeds),
-        default=None,
-        metavar="SEEDS",
-        help="robustness sweep over these seeds, e.g. 0-9 or 0,3,5-7 (the sweep_seeds "
-        "fixture; the pytest_claims_audit_robustness hook)",
-    )
-    group.addoption(
-        "--orders",
-        type=_argument(_order_count),
-        default=None,
-        metavar="N",
-        help="judge every claim over at least N valid float orders (default: each "
-        "document's own; more narrow a figure's prediction interval, at one run each)",
-    )
-    parser.addini(
-        "claims_audit_method",
-        "where the project documents how its claims are judged (a path or a URL)",
-        default="",
-    )
-    parser.addini(
-        "claims_audit_lock",
-        "the project's lock file (name==version lines) from the rootdir, for the provenance",
-        default=LOCK_FILE,
-    )
-    parser.addini(
-        "claims_audit_versions",
-        "the distributions whose versions the report names (default: pyproject's dependencies)",
-        type="args",
-        default=[],
-    )
+    for name, kw in {
+        "--report-dir": {
+            "help": "where the audit report is written (default: report/ in the rootdir); write --report-dir=DIR as one word (pytest-dev/pytest#1435)"
+        },
+        "--report-errors-as-complete": {
+            "action": "store_true",
+            "help": "write a run whose claims ended in errors as the complete report (default: into report/partial/)",
+        },
+        "--no-report": {
+            "action": "store_true",
+            "help": "print the claims table but write no report files",
+        },
+        "--seeds": {
+            "type": _argument(parse_seeds),
+            "metavar": "SEEDS",
+            "help": "robustness sweep over these seeds, e.g. 0-9 or 0,3,5-7 (the sweep_seeds fixture; the pytest_claims_audit_robustness hook)",
+        },
+        "--orders": {
+            "type": _argument(_order_count),
+            "metavar": "N",
+            "help": "judge every claim over at least N valid float orders (default: each document's own; more narrow a figure's prediction interval, at one run each)",
+        },
+    }.items():
+        group.addoption(name, **kw)
+    for name, text, default in (
+        ("method", "where the project documents how its claims are judged (a path or a URL)", ""),
+        ("lock", "the project's lock file (name==version lines) from the rootdir", LOCK_FILE),
+        ("versions", "the distributions the report names (default: pyproject's dependencies)", []),
+    ):
+        parser.addini(f"claims_audit_{name}", text, "args" if default == [] else None, default)
 
 
 def _argument(parse):
@@ -125,14 +104,13 @@ def _order_count(text: str) -> int:
 
 @pytest.fixture(scope="session")
 def order_count(request: pytest.FixtureRequest) -> int | None:
-    """The --orders of this run: the least number of orders a document's claims are judged
-    over (None: the document's default)."""
+    """--orders: the least number of orders claims are judged over (None: the default)."""
     return request.config.getoption("--orders")
 
 
 @pytest.fixture(scope="session")
 def sweep_seeds(request: pytest.FixtureRequest) -> tuple[int, ...]:
-    """The seeds of --seeds; a test using it is skipped when no sweep was asked for."""
+    """The seeds of --seeds; skips the test when no sweep was asked for."""
     seeds = request.config.getoption("--seeds")
     if seeds is None:
         pytest.skip("no robustness sweep asked for (pass --seeds, e.g. --seeds 0-9)")
@@ -154,9 +132,8 @@ def pytest_configure(config: pytest.Config) -> None:
     cache.set_project_root(config.rootpath)
     config.addinivalue_line("markers", "claim(spec): a claim's test, set by claim_audit.Claims")
     capture = config.pluginmanager.getplugin("capturemanager")
-    if capture is not None:
-        # Training progress reaches the terminal live, also from xdist workers (whose
-        # stderr is the controller's): written with capturing suspended.
+    if capture is not None:  # training progress reaches the terminal live, even from workers
+
         def write_live(line: str) -> None:
             with capture.global_and_fixture_disabled():
                 sys.stderr.write(line + "\n")
@@ -186,8 +163,7 @@ def _budget(config: pytest.Config) -> float:
 
 
 def _check_junit_path(config: pytest.Config) -> None:
-    """Refuse a --junitxml path that cannot be written before any test runs (pytest writes
-    it last, and its OSError there would cost the claims table and the report)."""
+    """Refuse an unwritable --junitxml up front: pytest's late OSError would cost the report."""
     given = config.option.xmlpath
     if not given:
         return
@@ -203,12 +179,7 @@ def _check_junit_path(config: pytest.Config) -> None:
 
 
 def audited_project(config: pytest.Config) -> Project:
-    """The project pytest audits: its rootdir, lock file, data digests and method document.
-
-    Raises:
-      ProjectError: the data hook gave other than name -> digest strings, or one name two
-        different digests.
-    """
+    """The project pytest audits; a ProjectError when the data hook's digests are unusable."""
     digests: dict[str, str] = {}
     for given in config.hook.pytest_claims_audit_data(config=config):
         if not isinstance(given, dict) or not all(
@@ -233,10 +204,8 @@ def audited_project(config: pytest.Config) -> Project:
 
 
 def _report_dir(config: pytest.Config) -> Path:
-    """--report-dir, resolved against the folder pytest was started in (default: report/ in
-    the rootdir). A usage error when it is empty (an unset shell variable), is or holds the
-    rootdir or a test folder, or was given as two words naming a folder that moved the
-    rootdir."""
+    """--report-dir, resolved against the starting folder (default: report/ in the rootdir);
+    a usage error when empty, among the project's files, or two words that moved the rootdir."""
     given = config.getoption("--report-dir")
     if given is None:
         return config.rootpath / "report"
@@ -276,8 +245,7 @@ def _report_dir(config: pytest.Config) -> Path:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]):
-    """Check every claim's test and attach its claim's fields to it; note which claims were
-    collected and, after deselection, which were selected."""
+    """Check each claim's test, attach its fields, and note what was collected and selected."""
     metas: dict[str, dict] = {}
     seen: dict[str, str] = {}
     for item in items:
@@ -310,9 +278,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """On a replacement xdist worker, a test whose worker died running it (a crash, or
-    pytest-timeout's `thread` method) is not run again: it could end every replacement
-    worker, and the tests after it in its file would never run."""
+    """A replacement xdist worker skips the test its predecessor died running: it could end
+    every replacement, and the tests after it would never run."""
     config = item.config
     if _is_worker(config) and item.nodeid in config.workerinput.get(_CRASHED, ()):
         pytest.skip("not run again: its worker died running it (reported as failed)")
@@ -343,7 +310,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def _preload(config: pytest.Config) -> None:
-    """Import what the report needs (the experiments, matplotlib) while the workers run."""
+    """Import what the report needs (matplotlib, the documents) while the workers run."""
     try:
         from . import audit  # noqa: F401
 
@@ -417,9 +384,8 @@ class AuditCollector:
             if report.failed:
                 self.failed_unclaimed.setdefault(report.nodeid, _short(report))
             return
-        meta = json.loads(properties[META_PROPERTY])
-        self.claims[report.nodeid] = dict(meta)
-        self.expected[meta["id"]] = meta.pop("expected")
+        meta = self.claims[report.nodeid] = json.loads(properties[META_PROPERTY])
+        self.expected[meta["id"]] = meta["expected"]
         if PROPERTY in properties and (report.when == "call" or report.failed):
             self.records[meta["id"]] = ClaimRecord(**json.loads(properties[PROPERTY]))
         elif PROPERTY not in properties and (report.failed or report.when == "call"):
@@ -427,8 +393,7 @@ class AuditCollector:
             self.records.setdefault(meta["id"], _error_record(meta, reason))
 
     def _registered_claims(self) -> dict[str, str]:
-        """Every claim the documents make (`pytest_claims_audit_claims`), id -> document; a
-        failure to list them is kept as a reason the run is not complete."""
+        """Every claim the documents make, id -> document."""
         try:
             lists = self.config.hook.pytest_claims_audit_claims(config=self.config)
             return {
@@ -439,11 +404,11 @@ class AuditCollector:
             return {}
 
     def _missing(self) -> dict[str, str]:
-        """Claim id -> why it has no verdict: every registered or collected claim without one."""
+        """Claim id -> why it has no verdict, for each registered or collected claim."""
         collected = {meta["id"] for meta in self.claims.values()}
-        selected = collected
-        if self.selected is not None:
-            selected = {self.claims[nodeid]["id"] for nodeid in self.selected}
+        selected = (
+            collected if self.selected is None else {self.claims[n]["id"] for n in self.selected}
+        )
         missing = {}
         for claim_id in {**self._registered_claims(), **dict.fromkeys(collected)}:
             if claim_id not in self.records:
@@ -453,55 +418,42 @@ class AuditCollector:
 
     def _partial_reasons(self, session: pytest.Session) -> list[str]:
         """Why this run is not a complete audit; empty when it is."""
-        reasons = []
-        if session.exitstatus == pytest.ExitCode.INTERRUPTED:
-            reasons.append("interrupted")
-        elif session.shouldstop or session.shouldfail:
-            reasons.append(f"stopped early: {session.shouldstop or session.shouldfail}")
-        named = _named_subset(self.config)
-        if named:
-            reasons.append(f"only part of the suite named: {', '.join(named)}")
-        if self.rerun:
-            reasons.append(f"{self.rerun}: only the tests that failed last time ran")
-        if self.selected is None:
-            reasons.append("no test process said which claims it collected (crashed?)")
-        if self.registry_error:
-            reasons.append(f"cannot list the documents' claims ({self.registry_error})")
-        if self.uncollected:
-            reasons.append(
-                f"{len(self.uncollected)} test files could not be collected, so their claims "
-                f"are unknown: {_some(sorted(set(self.uncollected)))}"
-            )
-        if self.cannot_tell:
-            reasons.append(
-                f"{' and '.join(self.cannot_tell)} left tests out, and no hook "
-                "pytest_claims_audit_claims lists the documents' claims: this run cannot tell "
-                "whether every claim ran"
-            )
-        if self.foreign_config:
-            reasons.append(self.foreign_config)
-        reasons.extend(self.environment["partial"])
+        stopped, rerun = session.shouldstop or session.shouldfail, self.rerun
+        named, uncollected = _named_subset(self.config), sorted(set(self.uncollected))
+        interrupted = session.exitstatus == pytest.ExitCode.INTERRUPTED
+        reasons = [
+            "interrupted" if interrupted else stopped and f"stopped early: {stopped}",
+            named and f"only part of the suite named: {', '.join(named)}",
+            rerun and f"{rerun}: only the tests that failed last time ran",
+            self.selected is None and "no test process said which claims it collected (crashed?)",
+            self.registry_error and f"cannot list the documents' claims ({self.registry_error})",
+            uncollected
+            and f"{len(self.uncollected)} test files could not be collected, so their claims "
+            f"are unknown: {_some(uncollected)}",
+            self.cannot_tell
+            and f"{' and '.join(self.cannot_tell)} left tests out, and no hook "
+            "pytest_claims_audit_claims lists the documents' claims: this run cannot tell "
+            "whether every claim ran",
+            self.foreign_config,
+            *self.environment["partial"],
+        ]
         labels = dict(_MISSING_LABELS)
-        if self.rerun:  # it leaves out the tests, and the files, that did not fail
-            labels[DESELECTED] = f"deselected ({self.rerun}, -k, -m, --deselect)"
-            labels[NOT_COLLECTED] = f"not collected ({self.rerun})"
+        if rerun:  # it leaves out the tests, and the files, that did not fail
+            labels[DESELECTED] = f"deselected ({rerun}, -k, -m, --deselect)"
+            labels[NOT_COLLECTED] = f"not collected ({rerun})"
         for why, label in labels.items():
             ids = [claim_id for claim_id, reason in self.missing.items() if reason == why]
-            if ids:
-                reasons.append(f"{len(ids)} claims {label}: {_some(ids)}")
+            reasons.append(ids and f"{len(ids)} claims {label}: {_some(ids)}")
         errors = sorted(r.id for r in self.records.values() if r.verdict == "error")
-        if errors and not self.config.getoption("--report-errors-as-complete"):
-            reasons.append(f"{len(errors)} claims in error: {_some(errors)}")
-        return reasons
+        if not self.config.getoption("--report-errors-as-complete"):
+            reasons.append(errors and f"{len(errors)} claims in error: {_some(errors)}")
+        return [reason for reason in reasons if reason]
 
     def _lost_claims(self) -> list[str]:
-        """Claims an audit lost without the user asking: neither deselected nor outside the
-        paths named (a --ignore, a spec without a test, a test that never ran)."""
-        config = self.config
-        asked = (
-            config.option.keyword or config.option.deselect or _named_subset(config) or self.rerun
-        )
-        marks = set(config.option.markexpr.replace("(", " ").replace(")", " ").split())
+        """Claims lost without a -k, -m or path asking for it (--ignore, a test never run)."""
+        option = self.config.option
+        asked = option.keyword or option.deselect or _named_subset(self.config) or self.rerun
+        marks = set(option.markexpr.replace("(", " ").replace(")", " ").split())
         if asked or not marks <= {"claim", "health", "or"}:
             return []
         return [i for i, why in self.missing.items() if why in (NOT_COLLECTED, NOT_RUN)]
@@ -518,21 +470,24 @@ class AuditCollector:
         for nodeid, reason in self.failed_unclaimed.items():  # a crashed worker's claims
             meta = self.claims.get(nodeid)
             if meta is not None and meta["id"] not in self.records:
-                meta = dict(meta)
-                self.expected[meta["id"]] = meta.pop("expected")
+                self.expected[meta["id"]] = meta["expected"]
                 self.records[meta["id"]] = _error_record(meta, reason)
         if not self.records:
             return
         self.cache_events.extend(cache.EVENTS)  # this process's own (all of them without xdist)
         self.environment = merged_environments(self.environment, environment_of(config))
-        # pytest counts any exception in a strict-xfail test as the expected failure, so a
-        # known finding whose experiment crashed would pass: a claim in error fails the run.
+        # a known finding (strict xfail) whose experiment crashed would pass: errors fail the run
         if any(r.verdict == "error" for r in self.records.values()):
             self._fail(session)
         self.missing = self._missing()
         if not config.pluginmanager.hook.pytest_claims_audit_claims.get_hookimpls():
             self.cannot_tell = _options_leaving_tests_out(config)
-        self.foreign_config = _foreign_config(config)
+        if config.inipath is not None and config.inipath.parent != config.rootpath:  # -c, --rootdir
+            self.foreign_config = (
+                f"pytest's rootdir {config.rootpath} holds not the configuration it read "
+                f"({config.inipath}; -c, --rootdir?): the project's git and lock provenance "
+                "cannot be told"
+            )
         self.partial = self._partial_reasons(session)
         self.lost = self._lost_claims()
         if self.lost or self.registry_error or self.cannot_tell or self.foreign_config:
@@ -553,8 +508,7 @@ class AuditCollector:
             return self._fail(session)
         records = list(self.records.values())
         if self.partial:  # not the audit's claims, or cut short: nothing more is computed
-            if seeds is not None:
-                self.robustness_error = "this run is partial"
+            self.robustness_error = "this run is partial" if seeds is not None else None
         else:
             try:
                 names = [d.name for d in audit.audited(records, documents)]
@@ -565,14 +519,13 @@ class AuditCollector:
                 )
             except audit.ReportError as error:
                 self.robustness_error = str(error)
-            else:
-                if seeds is not None and self.robustness is None:
-                    self.robustness_error = (
-                        "--seeds asks for a sweep, but no pytest_claims_audit_robustness hook "
-                        "computed one: implement it in the project's conftest.py, returning "
-                        "claim_audit.seed_section(...) (the hook is declared in "
-                        "claim_audit.report.hooks), or run without --seeds"
-                    )
+            if seeds is not None and self.robustness is None and not self.robustness_error:
+                self.robustness_error = (
+                    "--seeds asks for a sweep, but no pytest_claims_audit_robustness hook "
+                    "computed one: implement it in the project's conftest.py, returning "
+                    "claim_audit.seed_section(...) (the hook is declared in "
+                    "claim_audit.report.hooks), or run without --seeds"
+                )
             if self.robustness_error:
                 self._fail(session)
         if no_report:
@@ -608,16 +561,13 @@ class AuditCollector:
         if not self.records:
             return
         write = terminalreporter.write_line
-        width = getattr(getattr(terminalreporter, "_tw", None), "fullwidth", 80)
-        records = list(self.records.values())
-        for line in table.render(
-            records, self.expected, width=width, verbosity=self.config.option.verbose
-        ):
+        width, records = self.config.get_terminal_writer().fullwidth, [*self.records.values()]
+        verbosity = self.config.option.verbose
+        for line in table.render(records, self.expected, width=width, verbosity=verbosity):
             write(line)
         errors: dict[str, list[str]] = {}  # why a claim could not be checked -> its ids
-        for record in records:
-            if record.verdict == "error":
-                errors.setdefault(record.details.get("error", ""), []).append(record.id)
+        for record in (r for r in records if r.verdict == "error"):
+            errors.setdefault(record.details.get("error", ""), []).append(record.id)
         for error, ids in errors.items():
             who = ", ".join(ids) if len(ids) <= 3 else f"{ids[0]} and {len(ids) - 1} more claims"
             write(f"ERROR in {who}: {error}", red=True)
@@ -666,22 +616,8 @@ def _error_record(meta: dict, reason: str) -> ClaimRecord:
     return ClaimRecord(**fields, **figures, verdict="error", details={"error": reason})
 
 
-def _foreign_config(config: pytest.Config) -> str | None:
-    """Why pytest's rootdir may not be the audited project: the configuration file it read
-    (-c, --rootdir) lies outside it, so the report's git and lock provenance would be
-    another folder's."""
-    if config.inipath is None or config.inipath.parent == config.rootpath:
-        return None
-    return (
-        f"pytest's rootdir {config.rootpath} holds not the configuration it read "
-        f"({config.inipath}; -c, --rootdir?): the project's git and lock "
-        "provenance cannot be told"
-    )
-
-
 def _named_subset(config: pytest.Config) -> list[str]:
-    """The command-line paths that name only part of the suite: a test, a file, or a folder
-    that does not hold every testpath (a folder outside every testpath cuts nothing)."""
+    """The command-line paths that name part of the suite (a folder outside it cuts nothing)."""
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         return []  # no paths given: the testpaths, or the current folder
     testpaths = [(config.rootpath / p).resolve() for p in config.getini("testpaths")]
@@ -697,8 +633,7 @@ def _named_subset(config: pytest.Config) -> list[str]:
 
 
 def _options_leaving_tests_out(config: pytest.Config) -> list[str]:
-    """The options given that leave test files or functions out of collection, unasked by
-    -k, -m or a path."""
+    """The options given that leave tests out of collection, unasked by -k, -m or a path."""
     given = [f"--{name.replace('_', '-')}" for name in ("ignore", "ignore_glob") if config.getoption(name)]  # fmt: skip
     collects = ("python_files", "python_classes", "python_functions")
     overrides = config.getoption("override_ini") or []
@@ -708,15 +643,11 @@ def _options_leaving_tests_out(config: pytest.Config) -> list[str]:
 def _rerun_of_failures(config: pytest.Config) -> str | None:
     """`--lf` or `--sw` when pytest's cache has failures for it to rerun, else None."""
     cached = getattr(config, "cache", None)  # None under -p no:cacheprovider
-    if cached is None:
-        return None
-    if config.getoption("lf", False) and cached.get("cache/lastfailed", {}):
+    if cached is not None and config.getoption("lf", False) and cached.get("cache/lastfailed", {}):
         return "--lf"
     stepwise = config.getoption("stepwise", False) and not config.getoption("stepwise_reset", False)
-    last = cached.get("cache/stepwise", None)
-    if stepwise and isinstance(last, dict) and last.get("last_failed"):
-        return "--sw"
-    return None
+    last = cached.get("cache/stepwise", None) if stepwise and cached is not None else None
+    return "--sw" if isinstance(last, dict) and last.get("last_failed") else None
 
 
 def _short(report: pytest.TestReport) -> str:
