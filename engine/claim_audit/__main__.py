@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .engine.verdict import CHANGES_LEVEL, crossing, expected_changes
 from .render.documents import SCHEMA_VERSION
-from .report.diff import compare, cut, printable, render
+from .report.diff import compare, cut, render
 from .starter import write_starter
 
 MAX_INT_DIGITS = 20  # an audit's integers are counts; more digits would overflow a float
@@ -89,10 +89,16 @@ def _new(args: argparse.Namespace) -> int:
     return 0
 
 
+def printable(text: str) -> str:
+    """`text`, each character a terminal could act on (ESC, "\\r", ...) as its escape."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
 def _diff(args: argparse.Namespace, old: dict, new: dict) -> int:
     diff = compare(old, new)
     try:
-        print("\n".join(render(diff, args.old, args.new, verbose=args.verbose)), flush=True)
+        lines = render(diff, args.old, args.new, verbose=args.verbose)
+        print("\n".join(map(printable, lines)), flush=True)
     except BrokenPipeError:  # `| head` closed the pipe: the rest goes nowhere, the code stays
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if diff.gate_fails:

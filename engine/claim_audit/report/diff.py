@@ -46,7 +46,6 @@ class Moved:
     fold: float | None = None  # how many times over a draw moved, when FOLD judged it
 
     def line(self) -> str:
-        """How diff prints it."""
         if isinstance(self.old, str) or isinstance(self.new, str):
             old, new = (cut(json.dumps(v, ensure_ascii=False)) for v in (self.old, self.new))
             return f"{self.claim_id:<16} {self.figure:<22} {old} -> {new} (changed)"
@@ -70,7 +69,7 @@ class AuditDiff:
     changed_untoleranced: list[Moved] = field(default_factory=list)  # no tolerance to judge by
     figures_only_in_one: list[tuple[str, str, str]] = field(default_factory=list)  # id, fig, side
     definitions: list[tuple[str, str, Any, Any]] = field(default_factory=list)  # id, key, old, new
-    orders: list[tuple[str, int, int]] = field(default_factory=list)  # id, old count, new count
+    orders: dict[tuple[int, int], list[str]] = field(default_factory=dict)  # counts: ids
     metadata: list[tuple[str, Any, Any]] = field(default_factory=list)
 
     @property
@@ -97,9 +96,8 @@ def tolerances(text: Any) -> list[float] | None:
 def draw_gap(sd: float, n_orders: int) -> float:
     """How far apart two valid draws may lie, from `n_orders` draws of sd `sd`: a valid redraw
     moves further than t_{n-1}(1 - FIGURE_ALPHA / 2) sd sqrt(2) with probability FIGURE_ALPHA."""
-    if n_orders < 2 or sd == 0:
-        return 0.0
-    return float(stats.t.ppf(1 - FIGURE_ALPHA / 2, n_orders - 1)) * sd * math.sqrt(2)
+    t = stats.t.ppf(1 - FIGURE_ALPHA / 2, n_orders - 1) if n_orders > 1 and sd else 0.0
+    return float(t) * sd * math.sqrt(2)
 
 
 def _is_number(value: Any) -> bool:
@@ -136,13 +134,12 @@ def _shape(value: Any) -> str:
 
 def _gap(values: list, figure: Any = None) -> float | None:
     """The gap of two draws of `values`, or of a published `figure` plus its half unit, or None."""
+    sd = n = None
     try:
         if figure is not None:
             sd, n = _get(figure, "sd_over_orders"), _get(figure, "orders")
         elif _finite(*values):
             sd, n = statistics.stdev(values) if len(values) > 1 else 0.0, len(values)
-        else:
-            return None
         if not (_finite(sd) and sd >= 0 and _is_number(n) and n >= 1):
             return None
         return draw_gap(sd, int(n)) + (0 if figure is None else half_unit(figure.get("published")))
@@ -189,8 +186,7 @@ def figures(claim: dict) -> dict[str, Figure]:
             columns.setdefault((_shape(value), name), []).append(leaf)
     for order, value in measured.items():
         whole, text = f"orders.{order}", value if isinstance(value, str) else json.dumps(value)
-        printed = orders[order].get("printed") or text
-        out[whole] = Figure(_shape(value), 0.0, printed, order=order)
+        out[whole] = Figure(_shape(value), 0.0, orders[order].get("printed") or text, order=order)
         for name, index, leaf in _leaves(value, ""):
             column = columns[_shape(value), name]
             finite = [v for v in column if _finite(v)]
@@ -214,8 +210,7 @@ def _definition(claim: dict) -> dict[str, Any]:
 
 
 def several_fold(old: Figure, new: Figure) -> float | None:
-    """How many times over a draw moved beyond both runs' orders (inf: it changed sign), if
-    `FOLD` or more; else None."""
+    """How many times over a draw moved beyond both runs' orders (inf: sign), if >= `FOLD`."""
     a, b = old.value, new.value
     if not _finite(a, b) or old.span == new.span is None or not (a and b):
         return None
@@ -261,7 +256,7 @@ def compare(old: dict, new: dict) -> AuditDiff:
         ran_a, ran_b = (list(_get(_get(c, "details"), "orders", dict)) for c in (was, now))
         both, same_count = bool(ran_a and ran_b), len(ran_a) == len(ran_b)  # no orders: all new
         if both and not same_count:
-            diff.orders.append((claim_id, len(ran_a), len(ran_b)))
+            diff.orders.setdefault((len(ran_a), len(ran_b)), []).append(claim_id)
         before, after = figures(was), figures(now)
         whole: set[str] = set()  # words changed, appeared or disappeared: their numbers are not
         for name in sorted(set(before) | set(after)):  # compared (sorted: words before numbers)
@@ -296,23 +291,17 @@ def compare(old: dict, new: dict) -> AuditDiff:
     return diff
 
 
-def printable(text: str) -> str:
-    """`text`, each character a terminal could act on (ESC, "\\r", ...) as its escape."""
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
-
-
 def cut(value: Any, key: str = "") -> str:
     """`value` as text (a list joined, a `command` as a shell reads it), cut to `SHOWN_CHARS`."""
     if isinstance(value, list):
         value = shlex.join(map(str, value)) if key == "command" else ", ".join(map(str, value))
     text = value if isinstance(value, str) else json.dumps(value)
-    return (
-        text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)"
-    )
+    long = len(text) > SHOWN_CHARS
+    return f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)" if long else text
 
 
 def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = False) -> list[str]:
-    """The lines diff prints, every character printable; `verbose`: with untoleranced moves."""
+    """The lines diff prints (`verbose`: with untoleranced moves)."""
     lines = [f"old: {old_name}", f"new: {new_name}", ""]
 
     def section(title: str, rows: list[str], otherwise: str | None = None) -> None:
@@ -321,18 +310,18 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
         elif otherwise:
             lines.append(otherwise)
 
-    def where(c: dict) -> str:
-        return f"[{c.get('document', '?')}] {c.get('section', '?')}"
-
     verdicts = [
         f"{b['id']:<16} {a['verdict']} -> {b['verdict']}: measured {a.get('measured', '?')} -> "
         f"{b.get('measured', '?')}, published {b.get('published', '?')}, tolerance "
-        f"{b.get('tolerance', '?')} {where(b)}"
+        f"{b.get('tolerance', '?')} [{b.get('document', '?')}] {b.get('section', '?')}"
         for a, b in diff.verdicts
     ]
     section("Verdicts changed", verdicts)
     for claims, side in ((diff.only_old, old_name), (diff.only_new, new_name)):
-        only = [f"{c['id']:<16} {c['verdict']:<10} {where(c)}" for c in claims]
+        only = [
+            f"{c['id']:<16} {c['verdict']:<10} [{c.get('document', '?')}] {c.get('section', '?')}"
+            for c in claims
+        ]
         section(f"Claims only in {side}", only)
     none = "Verdicts: none changed, no claim appeared or disappeared."
     lost = [f"{c:<16} {n:<22} {w}" for c, n, w in diff.lost]
@@ -349,15 +338,12 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
     title = "Published figures, tolerances, readings, regions, expectations, statements, documents or sections changed"
     section(title, [f"{c:<16} {k}: {cut(a)} -> {cut(b)}" for c, k, a, b in diff.definitions])
     lines.append("")
-    by_change: dict[tuple[int, int], list[str]] = {}
-    for claim_id, a, b in diff.orders:
-        by_change.setdefault((a, b), []).append(claim_id)
     metadata = [
         f"orders per claim: {a} -> {b} ({len(ids)} claim{'s' * (len(ids) > 1)}: "
         f"{', '.join(ids[:3])}{', ...' * (len(ids) > 3)})"
-        for (a, b), ids in by_change.items()
+        for (a, b), ids in diff.orders.items()
     ]
     metadata += [f"{cut(key)}: {cut(a, key)} -> {cut(b, key)}" for key, a, b in diff.metadata]
     unchanged = "Metadata: unchanged (creation time, wall time and cache activity aside)."
     section("Metadata changed", metadata, unchanged)
-    return [printable(line) for line in lines]
+    return lines
