@@ -149,13 +149,12 @@ def share_bounds(
     k, n = sum(bool(h) for h in holds), len(holds)
     if n == 1 and copies:
         return ShareBounds(0.0, 1.0, "collapsed")
-    if values is None or not len(regions):
-        return ShareBounds(*count_bounds(k, n, alpha), "counts")
-    counted = count_bounds(k, n, alpha / 2)
-    margins = margin_bounds(np.asarray(values, np.float64), regions, scales, alpha / 2)
-    if margins is not None:
-        (low, high), method = margins
-        low, high = max(counted[0], low), min(counted[1], high)
-        if low <= high:
-            return ShareBounds(low, high, f"counts and {method}")
+    if values is not None and len(regions):
+        margins = margin_bounds(np.asarray(values, np.float64), regions, scales, alpha / 2)
+        if margins is not None:
+            (low, high), method = margins
+            counted = count_bounds(k, n, alpha / 2)
+            low, high = max(counted[0], low), min(counted[1], high)
+            if low <= high:
+                return ShareBounds(low, high, f"counts and {method}")
     return ShareBounds(*count_bounds(k, n, alpha), "counts")

@@ -101,7 +101,8 @@ def _judged_on(
     effects = comparison.effects
     intervals: tuple[stats.Interval | None, ...] = (None,) * len(effects)
     if len(seeds) >= MIN_SEEDS_FOR_INTERVAL and not comparison.extreme:
-        rows = stats.resample_seeds(len(seeds), SEED_B, np.random.default_rng(stats.SEED))
+        # a bootstrap over seeds: [SEED_B, n] indices of seeds drawn with replacement
+        rows = np.random.default_rng(stats.SEED).integers(0, len(seeds), (SEED_B, len(seeds)))
         samples = np.array([evaluate(row) for row in rows]).T
         # A resample of one seed repeated has no spread: a ratio of spreads is 0 / 0 there.
         intervals = tuple(
@@ -123,11 +124,6 @@ def _judged_on(
         subset_holds=tuple(comparison.holds_for(v) for v in subsets),
         population=population,
     )
-
-
-def subset(per_seed: PerSeed, indices: Sequence[int]) -> PerSeed:
-    """The per-seed figures of the seeds at `indices` (repeats allowed)."""
-    return {group: [figures[i] for i in indices] for group, figures in per_seed.items()}
 
 
 def seed_subsets(
@@ -162,8 +158,8 @@ def across_seeds(
     if len(subsets) < population:
         unit += f" (a sample of {len(subsets):,} of {population:,})"
 
-    def on(indices: Sequence[int]) -> list[float]:
-        return comparison.values(subset(per_seed, indices))
+    def on(indices: Sequence[int]) -> list[float]:  # the seeds at `indices`, repeats allowed
+        return comparison.values({g: [seed[i] for i in indices] for g, seed in per_seed.items()})
 
     single = [on([i]) for i in range(n)] if comparison.per_seed else None
     values = comparison.values(per_seed)
