@@ -81,11 +81,9 @@ class CacheResult:
     path: Path
 
 
-def _print_to_stderr(line: str) -> None:
+def progress_writer(line: str) -> None:
+    """Where the cache's progress lines go (the plugin sets one that bypasses capture)."""
     print(line, file=sys.stderr, flush=True)
-
-
-progress_writer: Callable[[str], None] = _print_to_stderr  # the plugin's bypasses capture
 
 
 def _say(message: str) -> None:

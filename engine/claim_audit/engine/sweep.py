@@ -188,15 +188,14 @@ _PUBLISHED += ("per_seed_values", "per_seed_holds")
 def methods(size: int | None) -> dict[str, Any]:
     """The robustness section's `methods`, for `size`-seed subsets (None: one run)."""
     unit = "seeds" if size is None else f"{size}-seed subsets"
+    value = "mean over" if size is None else "statistic on all"
     return {
         "level": stats.LEVEL,
         "seeds": METHOD,
         "labels": f"robust: holds on >= {ROBUST:.0%} of the sweep's {unit}; fails: on <= "
         f"{FAILS:.0%}; fragile: in between",
         "holds_on": f"the sweep's {unit} on which the claim holds",
-        "value": "the claim's statistic on all the sweep's seeds"
-        if size is not None
-        else "the claim's mean over the sweep's seeds",
+        "value": f"the claim's {value} the sweep's seeds",
         "note": f"No interval with fewer than {MIN_SEEDS_FOR_INTERVAL} seeds.",
     }
 

@@ -44,14 +44,12 @@ def _git(*args: str, root: Path) -> str | None:
 def git_state(root: Path) -> dict[str, Any]:
     """The `commit` and `dirty` (a change or an untracked file not ignored) of the checkout at
     `root`, None where unknown; `no_commit_yet` where it has none."""
-    commit = _git("rev-parse", "--verify", "HEAD", root=root)
-    if commit is None:
-        inside = _git("rev-parse", "--is-inside-work-tree", root=root)
-        return {"commit": None, "dirty": None} | (
-            {"no_commit_yet": True} if (inside or "").strip() == "true" else {}
-        )
-    status = _git("status", "--porcelain", root=root)
-    return {"commit": commit.strip(), "dirty": None if status is None else bool(status.strip())}
+    status = _git("status", "--porcelain=v2", "--branch", root=root)
+    lines = (status or "").splitlines()
+    commit = next((line.split()[2] for line in lines if line.startswith("# branch.oid ")), None)
+    if commit is None or commit == "(initial)":
+        return {"commit": None, "dirty": None} | ({"no_commit_yet": True} if commit else {})
+    return {"commit": commit, "dirty": any(not line.startswith("#") for line in lines)}
 
 
 def lock_digest(root: Path, lock: str = LOCK_FILE) -> str | None:
