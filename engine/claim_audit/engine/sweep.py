@@ -171,9 +171,8 @@ def across_runs(
     comparison: Comparison, runs: Sequence[Any], keys: tuple[int, ...], *, unit: str = "seeds"
 ) -> Robustness:
     """A claim about one run, judged on the run of each seed in `keys`."""
-    single = np.array([comparison.values(run) for run in runs])
-    means = [float(v) for v in single.mean(axis=0)]
-    per_run = [[float(x) for x in v] for v in single]
+    single = np.array([comparison.values(run) for run in runs], dtype=np.float64)
+    means, per_run = single.mean(axis=0).tolist(), single.tolist()
 
     def resampled(rows: Sequence[int]) -> list[float]:
         return list(single[rows].mean(axis=0))
