@@ -1,10 +1,5 @@
-"""claim-audit: judge a document's published claims by re-running them under pytest.
-
-A claim is written with `Claims`: the statement on its test, the comparison in its body,
-which the engine runs once per valid float order the project offers (`Orders`). The plugin
-writes the audit (audit.json, audit.md, audit.html). docs/ADDING_A_DOCUMENT.md walks through
-a document.
-"""
+"""claim-audit: judge a document's published claims by re-running them under pytest, once
+per valid float order (`Claims`, `Orders`); docs/ADDING_A_DOCUMENT.md walks through one."""
 
 from .engine.claim import FAITHFUL, Claims, Orders, figure, over_seeds
 from .engine.effects import Comparison, Effect, ranking

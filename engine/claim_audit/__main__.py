@@ -20,7 +20,7 @@ EXIT_CODES = {
     "or a figure was lost (NaN, infinite, gone); 2 a file is no audit of this schema; 3 only "
     "figures moved (--verdicts-only makes that 0).",
     "portability": "Exit status: 0 they do not; 1 a verdict crossed between holds and refuted, "
-    "or more changed than OLD's verdict shares predict at 99%%; 2 a file is not an audit.",
+    "or more changed than OLD's verdict shares predict at 99%; 2 a file is not an audit.",
 }
 
 
@@ -138,21 +138,15 @@ def main(argv: list[str] | None = None) -> int:
     new = commands.add_parser("new", help="write a starter: a toy document's audit to adapt")
     new.add_argument("name", help="the document's name: a module name, e.g. my_paper")
     new.add_argument("folder", nargs="?", default=".", help="where to write (default: here)")
-    helps = {
-        "diff": "what changed between two audit.json files",
-        "portability": "do two audits differ on no more verdicts than the rule's error predicts?",
-    }
-    for name, summary in helps.items():
-        command = commands.add_parser(name, help=summary, description=EXIT_CODES[name])
+    diff = commands.add_parser("diff", help="what changed between two audit.json files")
+    diff.add_argument("-v", "--verbose", action="store_true", help="list untoleranced figures")
+    diff.add_argument("--verdicts-only", action="store_true", help="exit 0 if only figures moved")
+    summary = "do two audits differ on no more verdicts than the rule's error predicts?"
+    portability = commands.add_parser("portability", help=summary)
+    for name, command in (("diff", diff), ("portability", portability)):
+        command.description = EXIT_CODES[name]
         command.add_argument("old", metavar="OLD.json")
         command.add_argument("new", metavar="NEW.json")
-        if name == "diff":
-            command.add_argument(
-                "-v", "--verbose", action="store_true", help="list untoleranced figures"
-            )
-            command.add_argument(
-                "--verdicts-only", action="store_true", help="exit 0 if only figures moved"
-            )
     args = parser.parse_args(argv)
     if args.command == "new":
         return _new(args)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
 import json
 import os
 import stat
@@ -48,7 +49,7 @@ def default_cache_dir() -> Path:
 @functools.cache
 def package_digest(package: str) -> str:
     """sha256 over the `.py` files of the importable `package` (names and bytes), once."""
-    module = sys.modules.get(package) or __import__(package)
+    module = importlib.import_module(package)
     folders = [Path(p) for p in getattr(module, "__path__", [])]
     if folders:
         files = sorted((f.relative_to(d), f) for d in folders for f in d.rglob("*.py"))
@@ -80,11 +81,9 @@ class CacheResult:
     path: Path
 
 
-def _print_to_stderr(line: str) -> None:
+def progress_writer(line: str) -> None:
+    """Where the cache's progress lines go (the plugin sets one that bypasses capture)."""
     print(line, file=sys.stderr, flush=True)
-
-
-progress_writer: Callable[[str], None] = _print_to_stderr  # the plugin's bypasses capture
 
 
 def _say(message: str) -> None:

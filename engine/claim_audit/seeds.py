@@ -29,8 +29,7 @@ def parse_seeds(text: str) -> tuple[int, ...]:
                 f"at most {MAX_COUNT} seeds; {part.strip()!r} alone has {last - first + 1}"
             )
         seeds.extend(range(first, last + 1))
-    repeated = sorted(seed for seed, times in Counter(seeds).items() if times > 1)
-    if repeated:
+    if repeated := sorted(seed for seed, times in Counter(seeds).items() if times > 1):
         raise ValueError(f"seeds {repeated} are given more than once in {text!r}")
     if len(seeds) > MAX_COUNT:
         raise ValueError(f"at most {MAX_COUNT} seeds; got {len(seeds)} in {text!r}")

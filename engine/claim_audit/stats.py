@@ -63,10 +63,3 @@ def interval(
         low_at_edge=bool(quantiles[0] < 0.5 / values.size),
         high_at_edge=bool(quantiles[1] > 1 - 0.5 / values.size),
     )
-
-
-def resample_seeds(n_seeds: int, b: int, rng: np.random.Generator) -> np.ndarray:
-    """[b, n_seeds] indices of seeds drawn with replacement (a bootstrap over seeds)."""
-    if n_seeds < 1 or b < 1:
-        raise ValueError(f"n_seeds and b must be >= 1; got {n_seeds}, {b}")
-    return rng.integers(0, n_seeds, size=(b, n_seeds))

@@ -130,17 +130,16 @@ class FigureVerdict:
         }
 
 
-def t_quantile(n_orders: np.ndarray | int, alpha: float = FIGURE_ALPHA) -> np.ndarray:
+def t_quantile(n_orders: np.ndarray | int) -> np.ndarray:
     """t_{n-1}(1 - alpha/2) sqrt(1 + 1/n): the half width in orders' sds (0 for one order)."""
     n = np.asarray(n_orders, dtype=np.float64)
     df = np.maximum(n - 1, 1)
-    return np.where(n > 1, stats.t.ppf(1 - alpha / 2, df) * np.sqrt(1 + 1 / n), 0.0)
+    return np.where(n > 1, stats.t.ppf(1 - FIGURE_ALPHA / 2, df) * np.sqrt(1 + 1 / n), 0.0)
 
 
 def interval_bounds(
     values: np.ndarray,
     slack: np.ndarray | float = 0.0,
-    alpha: float = FIGURE_ALPHA,
     scale: str = "linear",
 ) -> tuple[np.ndarray, np.ndarray]:
     """The prediction intervals (low, high) of `values` [..., n orders], widened by `slack`."""
@@ -148,7 +147,7 @@ def interval_bounds(
     y = s.to_scale(values)
     n = y.shape[-1]
     sd = y.std(axis=-1, ddof=1) if n > 1 else np.zeros(y.shape[:-1])
-    half = t_quantile(n, alpha) * sd
+    half = t_quantile(n) * sd
     mean = y.mean(axis=-1)
     low = np.maximum(s.back(mean - half) - slack, s.low)
     high = np.minimum(s.back(mean + half) + slack, s.high)
@@ -159,11 +158,10 @@ def plausible(
     values: np.ndarray,
     published: np.ndarray,
     half_units: np.ndarray,
-    alpha: float = FIGURE_ALPHA,
     scale: str = "linear",
 ) -> np.ndarray:
     """Whether each published figure lies in its prediction interval, over whole arrays."""
-    low, high = interval_bounds(values, half_units, alpha, scale)
+    low, high = interval_bounds(values, half_units, scale)
     return (low <= published) & (published <= high)
 
 
@@ -180,14 +178,13 @@ def orders_to_conclude(
     sd: float,
     slack: float,
     published: float,
-    alpha: float = FIGURE_ALPHA,
     scale: str = "linear",
 ) -> int | None:
     """The fewest orders whose interval would be conclusive at this mean and sd, or None."""
     s = scale_named(scale)
 
     def fits(n: int) -> bool:
-        half = float(t_quantile(n, alpha)) * sd
+        half = float(t_quantile(n)) * sd
         low = max(float(s.back(np.float64(mean - half))) - slack, s.low)
         high = min(float(s.back(np.float64(mean + half))) + slack, s.high)
         return conclusive(low, high, published, slack)
@@ -203,17 +200,15 @@ def detectable_shift(
     sd: float,
     n_orders: int,
     slack: float,
-    target: float = POWER_TARGET,
-    alpha: float = FIGURE_ALPHA,
     scale: str = "linear",
     mean: float = 0.0,
 ) -> float:
     """The smallest shift of the published figure the rule refutes with probability
-    `target` (simulated, common random numbers); inf when none is."""
+    POWER_TARGET (simulated, common random numbers); inf when none is."""
     s = scale_named(scale)
     rng = np.random.default_rng(0)
     orders = mean + rng.standard_normal((POWER_DRAWS, n_orders)) * sd
-    low, high = interval_bounds(s.back(orders), slack, alpha, scale)
+    low, high = interval_bounds(s.back(orders), slack, scale)
     noise = rng.standard_normal(POWER_DRAWS) * sd
     printing = rng.uniform(-slack, slack, POWER_DRAWS)
     centre = float(s.back(np.float64(mean)))
@@ -226,21 +221,20 @@ def detectable_shift(
     top = max(sd, 1e-300) if scale != "linear" else max(sd, slack, 1e-300)
     # Past a factor of e^40 on a log or logit scale a rule that catches nothing never will.
     limit = 1e6 * max(sd, slack, 1.0) if scale == "linear" else 40.0 + 10 * sd
-    while caught(top) < target:
+    while caught(top) < POWER_TARGET:
         if top > limit:
             return math.inf
         top *= 2
     bottom = 0.0
     for _ in range(40):
         middle = (bottom + top) / 2
-        bottom, top = (bottom, middle) if caught(middle) >= target else (middle, top)
+        bottom, top = (bottom, middle) if caught(middle) >= POWER_TARGET else (middle, top)
     return abs(float(s.back(np.float64(mean + top))) - centre)
 
 
 def judge_figure(
     values: Sequence[float],
     printed: str,
-    alpha: float = FIGURE_ALPHA,
     scale: str = "linear",
     copies: int = 0,
     power: bool = True,
@@ -251,12 +245,10 @@ def judge_figure(
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 1 or len(x) == 0 or not np.all(np.isfinite(x)):
         raise ValueError(f"a figure needs one finite value per order; got {values!r}")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1); got {alpha}")
     # linear where a value sits on its domain's edge (a share of 0), which log/logit cannot map
     scale = scale if scale_named(scale).inside(x) else "linear"
     s = scale_named(scale)
-    low, high = (float(b) for b in interval_bounds(x, h, alpha, scale))
+    low, high = (float(b) for b in interval_bounds(x, h, scale))
     y = s.to_scale(x)
     n = len(x)
     mean, sd = float(y.mean()), float(y.std(ddof=1)) if n > 1 else 0.0
@@ -268,7 +260,7 @@ def judge_figure(
         nearest = min(max(nearest, np.nextafter(s.low, 1)), np.nextafter(s.high, 0))
         t_score = (float(s.to_scale(np.float64(nearest))) - mean) / (sd * math.sqrt(1 + 1 / n))
         p_value = float(2 * stats.t.sf(abs(t_score), n - 1))
-    shift = detectable_shift(sd, n, h, alpha=alpha, scale=scale, mean=mean) if power else math.inf
+    shift = detectable_shift(sd, n, h, scale=scale, mean=mean) if power else math.inf
     collapsed = n == 1 and copies > 0
     return FigureVerdict(
         printed=printed,
@@ -284,26 +276,26 @@ def judge_figure(
         detectable=shift / abs(published) if published and math.isfinite(shift) else None,
         orders_to_conclude=None
         if collapsed or not power
-        else orders_to_conclude(mean, sd, h, published, alpha, scale),
+        else orders_to_conclude(mean, sd, h, published, scale),
         scale=scale,
         copies=copies,
     )
 
 
-def power(shift: float, n_orders: int, alpha: float = FIGURE_ALPHA) -> float:
+def power(shift: float, n_orders: int) -> float:
     """The probability that a figure `shift` order sds off is refuted: the noncentral t."""
     if n_orders < 2:
         raise ValueError("with one order there is no spread: the rule is exact reproduction")
     df, scale = n_orders - 1, math.sqrt(1 + 1 / n_orders)
-    crit = float(stats.t.ppf(1 - alpha / 2, df))
+    crit = float(stats.t.ppf(1 - FIGURE_ALPHA / 2, df))
     ncp = abs(shift) / scale
     far_tail = float(stats.nct.cdf(-crit, df, ncp))  # NaN where it underflows (far below 1e-10)
     return float(stats.nct.sf(crit, df, ncp)) + (far_tail if math.isfinite(far_tail) else 0.0)
 
 
-def shift_for_power(target: float, n_orders: int, alpha: float = FIGURE_ALPHA) -> float:
+def shift_for_power(target: float, n_orders: int) -> float:
     """The shift (in order sds) that `n_orders` orders refute with probability `target`."""
     high = 1.0
-    while power(high, n_orders, alpha) < target:
+    while power(high, n_orders) < target:
         high *= 2
-    return float(optimize.brentq(lambda d: power(d, n_orders, alpha) - target, 0.0, high))
+    return float(optimize.brentq(lambda d: power(d, n_orders) - target, 0.0, high))

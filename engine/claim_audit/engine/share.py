@@ -58,11 +58,11 @@ def count_bounds(k: int, n: int, alpha: float = SHARE_ALPHA) -> tuple[float, flo
     return low, high
 
 
-def draws_to_conclude(k: int, n: int, alpha: float = SHARE_ALPHA) -> int | None:
+def draws_to_conclude(k: int, n: int) -> int | None:
     """The fewest draws (> n) whose counts would conclude at share k / n, or None."""
     share = k / n
     for m in range(n + 1, MAX_DRAWS + 1):
-        if verdict_of(*count_bounds(round(share * m), m, alpha)) != "inconclusive":
+        if verdict_of(*count_bounds(round(share * m), m)) != "inconclusive":
             return m
     return None
 
@@ -143,19 +143,17 @@ def share_bounds(
     regions: Sequence[Region] = (),
     scales: Sequence[str] = (),
     copies: int = 0,
-    alpha: float = SHARE_ALPHA,
 ) -> ShareBounds:
     """What the distinct draws say of p (`values`: the numbers a threshold claim compares)."""
     k, n = sum(bool(h) for h in holds), len(holds)
     if n == 1 and copies:
         return ShareBounds(0.0, 1.0, "collapsed")
-    if values is None or not len(regions):
-        return ShareBounds(*count_bounds(k, n, alpha), "counts")
-    counted = count_bounds(k, n, alpha / 2)
-    margins = margin_bounds(np.asarray(values, np.float64), regions, scales, alpha / 2)
-    if margins is not None:
-        (low, high), method = margins
-        low, high = max(counted[0], low), min(counted[1], high)
-        if low <= high:
-            return ShareBounds(low, high, f"counts and {method}")
-    return ShareBounds(*count_bounds(k, n, alpha), "counts")
+    if values is not None and len(regions):
+        margins = margin_bounds(np.asarray(values, np.float64), regions, scales, SHARE_ALPHA / 2)
+        if margins is not None:
+            (low, high), method = margins
+            counted = count_bounds(k, n, SHARE_ALPHA / 2)
+            low, high = max(counted[0], low), min(counted[1], high)
+            if low <= high:
+                return ShareBounds(low, high, f"counts and {method}")
+    return ShareBounds(*count_bounds(k, n), "counts")

@@ -101,7 +101,8 @@ def _judged_on(
     effects = comparison.effects
     intervals: tuple[stats.Interval | None, ...] = (None,) * len(effects)
     if len(seeds) >= MIN_SEEDS_FOR_INTERVAL and not comparison.extreme:
-        rows = stats.resample_seeds(len(seeds), SEED_B, np.random.default_rng(stats.SEED))
+        # a bootstrap over seeds: [SEED_B, n] indices of seeds drawn with replacement
+        rows = np.random.default_rng(stats.SEED).integers(0, len(seeds), (SEED_B, len(seeds)))
         samples = np.array([evaluate(row) for row in rows]).T
         # A resample of one seed repeated has no spread: a ratio of spreads is 0 / 0 there.
         intervals = tuple(
@@ -123,11 +124,6 @@ def _judged_on(
         subset_holds=tuple(comparison.holds_for(v) for v in subsets),
         population=population,
     )
-
-
-def subset(per_seed: PerSeed, indices: Sequence[int]) -> PerSeed:
-    """The per-seed figures of the seeds at `indices` (repeats allowed)."""
-    return {group: [figures[i] for i in indices] for group, figures in per_seed.items()}
 
 
 def seed_subsets(
@@ -162,8 +158,8 @@ def across_seeds(
     if len(subsets) < population:
         unit += f" (a sample of {len(subsets):,} of {population:,})"
 
-    def on(indices: Sequence[int]) -> list[float]:
-        return comparison.values(subset(per_seed, indices))
+    def on(indices: Sequence[int]) -> list[float]:  # the seeds at `indices`, repeats allowed
+        return comparison.values({g: [seed[i] for i in indices] for g, seed in per_seed.items()})
 
     single = [on([i]) for i in range(n)] if comparison.per_seed else None
     values = comparison.values(per_seed)
@@ -175,9 +171,8 @@ def across_runs(
     comparison: Comparison, runs: Sequence[Any], keys: tuple[int, ...], *, unit: str = "seeds"
 ) -> Robustness:
     """A claim about one run, judged on the run of each seed in `keys`."""
-    single = np.array([comparison.values(run) for run in runs])
-    means = [float(v) for v in single.mean(axis=0)]
-    per_run = [[float(x) for x in v] for v in single]
+    single = np.array([comparison.values(run) for run in runs], dtype=np.float64)
+    means, per_run = single.mean(axis=0).tolist(), single.tolist()
 
     def resampled(rows: Sequence[int]) -> list[float]:
         return list(single[rows].mean(axis=0))
@@ -192,15 +187,14 @@ _PUBLISHED += ("per_seed_values", "per_seed_holds")
 def methods(size: int | None) -> dict[str, Any]:
     """The robustness section's `methods`, for `size`-seed subsets (None: one run)."""
     unit = "seeds" if size is None else f"{size}-seed subsets"
+    value = "mean over" if size is None else "statistic on all"
     return {
         "level": stats.LEVEL,
         "seeds": METHOD,
         "labels": f"robust: holds on >= {ROBUST:.0%} of the sweep's {unit}; fails: on <= "
         f"{FAILS:.0%}; fragile: in between",
         "holds_on": f"the sweep's {unit} on which the claim holds",
-        "value": "the claim's statistic on all the sweep's seeds"
-        if size is not None
-        else "the claim's mean over the sweep's seeds",
+        "value": f"the claim's {value} the sweep's seeds",
         "note": f"No interval with fewer than {MIN_SEEDS_FOR_INTERVAL} seeds.",
     }
 

@@ -20,7 +20,6 @@ from packaging.utils import canonicalize_name
 
 LOCK_FILE = "requirements.lock"
 ENGINE_DISTRIBUTION = "claim-audit"
-_VERSIONS = ("installed", "differs_from_lock")  # installed_versions' fields
 
 
 def installed_version(distribution: str) -> str | None:
@@ -45,14 +44,12 @@ def _git(*args: str, root: Path) -> str | None:
 def git_state(root: Path) -> dict[str, Any]:
     """The `commit` and `dirty` (a change or an untracked file not ignored) of the checkout at
     `root`, None where unknown; `no_commit_yet` where it has none."""
-    commit = _git("rev-parse", "--verify", "HEAD", root=root)
-    if commit is None:
-        inside = _git("rev-parse", "--is-inside-work-tree", root=root)
-        return {"commit": None, "dirty": None} | (
-            {"no_commit_yet": True} if (inside or "").strip() == "true" else {}
-        )
-    status = _git("status", "--porcelain", root=root)
-    return {"commit": commit.strip(), "dirty": None if status is None else bool(status.strip())}
+    status = _git("status", "--porcelain=v2", "--branch", root=root)
+    lines = (status or "").splitlines()
+    commit = next((line.split()[2] for line in lines if line.startswith("# branch.oid ")), None)
+    if commit is None or commit == "(initial)":
+        return {"commit": None, "dirty": None} | ({"no_commit_yet": True} if commit else {})
+    return {"commit": commit, "dirty": any(not line.startswith("#") for line in lines)}
 
 
 def lock_digest(root: Path, lock: str = LOCK_FILE) -> str | None:
@@ -63,12 +60,12 @@ def lock_digest(root: Path, lock: str = LOCK_FILE) -> str | None:
         return None
 
 
-def installed_versions(root: Path, lock: str = LOCK_FILE) -> dict[str, Any]:
+def installed_versions(root: Path | None, lock: str = LOCK_FILE) -> dict[str, Any]:
     """The installed version of each distribution the lock file pins (`name==version`) and
     the names not installed as pinned; None without a lock file."""
-    path = root / lock
-    if not path.is_file():
-        return dict.fromkeys(_VERSIONS)
+    path = Path(root or "", lock)
+    if root is None or not path.is_file():
+        return {"installed": None, "differs_from_lock": None}
     pinned = dict(re.findall(r"^([A-Za-z0-9_.\-]+)==([^\s;\\]+)", path.read_text(), re.MULTILINE))
     installed = {name: installed_version(name) for name in sorted(pinned)}
     differs = sorted(name for name, version in installed.items() if version != pinned[name])
@@ -81,10 +78,11 @@ NO_ENVIRONMENT: dict[str, Any] = {"metadata": {}, "partial": []}  # what no hook
 def environment_of(config: pytest.Config) -> dict[str, Any]:
     """This process's `pytest_claims_audit_environment` answers, checked and merged."""
     merged = NO_ENVIRONMENT
-    for answer in config.hook.pytest_claims_audit_environment(config=config):
-        metadata, partial = (answer or {}).get("metadata", {}), (answer or {}).get("partial", [])
-        if answer is not None and (
-            set(answer) - {"metadata", "partial"}
+    for answer in config.hook.pytest_claims_audit_environment(config=config):  # None: dropped
+        fields = answer if isinstance(answer, Mapping) else {"": answer}
+        metadata, partial = fields.get("metadata", {}), fields.get("partial", [])
+        if (
+            set(fields) - {"metadata", "partial"}
             or not isinstance(metadata, dict)
             or not isinstance(partial, list)
             or not all(isinstance(sentence, str) for sentence in partial)
@@ -141,7 +139,7 @@ def provenance(project: Project) -> dict[str, Any]:
         "git": {"commit": None, "dirty": None} if root is None else git_state(root),
         "command": list(sys.argv),
         "requirements_lock_sha256": None if root is None else lock_digest(root, project.lock),
-        **(installed_versions(root, project.lock) if root else dict.fromkeys(_VERSIONS)),
+        **installed_versions(root, project.lock),
         "data_digests": dict(project.data),
         "method": project.method,
     }

@@ -37,10 +37,9 @@ def _alarm(item: pytest.Item, signum: int, frame: FrameType | None) -> None:
         item.stash[_OVERDUE] = True
 
 
-def _phase(item: pytest.Item, *, teardown: bool = False) -> Generator[None, Any, Any]:
-    if item.stash.get(_OVERDUE, False) and not teardown:
-        item.stash[_OVERDUE] = False
-        item.stash[_TIMEOUT_HANDLER](signal.SIGALRM, None)
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, Any, Any]:
+    """Mark `item` in a phase, where an alarm may fail it (setup and call run this too)."""
     item.stash[_IN_PHASE] = True
     try:
         return (yield)
@@ -50,16 +49,11 @@ def _phase(item: pytest.Item, *, teardown: bool = False) -> Generator[None, Any,
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, Any, Any]:
-    return (yield from _phase(item))
+    """Fail `item` here for an alarm held since its last phase, else run as teardown does."""
+    if item.stash.get(_OVERDUE, False):
+        item.stash[_OVERDUE] = False
+        item.stash[_TIMEOUT_HANDLER](signal.SIGALRM, None)
+    return (yield from pytest_runtest_teardown(item))
 
 
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
-    return (yield from _phase(item))
-
-
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_teardown(
-    item: pytest.Item, nextitem: pytest.Item | None
-) -> Generator[None, Any, Any]:
-    return (yield from _phase(item, teardown=True))
+pytest_runtest_call = pytest_runtest_setup  # pluggy registers each hook by its name

@@ -31,11 +31,8 @@ def starter_files(name: str) -> dict[str, str]:
             "name that neither starts with test nor ends with _test"
         )
     word = re.compile(rf"(?<![A-Za-z0-9]){EXAMPLE}(?![A-Za-z0-9])")  # test_toy.py too
-    templates = [
-        t
-        for t in sorted(resources.files(__package__).iterdir(), key=lambda p: p.name)
-        if t.name.endswith(".tmpl")
-    ]
+    templates = sorted(resources.files(__package__).iterdir(), key=lambda t: t.name)
+    templates = [t for t in templates if t.name.endswith(".tmpl")]
     code = [t.read_text(encoding="utf-8") for t in templates if t.name.endswith(".py.tmpl")]
     tokens = (tokenize.generate_tokens(io.StringIO(text).readline) for text in code)
     # `new fit`: `import fit` and the fixture `fit` would hide each other
