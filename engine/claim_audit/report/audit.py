@@ -13,6 +13,7 @@ import signal
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ def metadata(
     """Versions, platform, the `project`'s provenance, the `environment` hook's fields (its
     `platform` adds to the engine's), the `documents`' sources, cache activity and wall time."""
     found, added = provenance(project), dict(environment or {})
+    statuses = Counter(e["status"] for e in cache_events)
     return {
         "created_unix": round(time.time(), 1),
         "wall_s": round(wall_s, 2),
@@ -61,9 +63,7 @@ def metadata(
         **added,
         "documents": {d.name: d.source.to_json() for d in documents if d.source is not None},
         "cache": {
-            "hits": sum(e["status"] == "hit" for e in cache_events),
-            "computed": sum(e["status"] == "computed" for e in cache_events),
-            "uncached": sum(e["status"] == "uncached" for e in cache_events),
+            **{f"{s}s" if s == "hit" else s: statuses[s] for s in ("hit", "computed", "uncached")},
             "events": cache_events,
         },
     }
@@ -165,14 +165,14 @@ def write_report(
             for stale in report_dir.glob(f"{_STAGING}*"):  # killed writers' (we hold the lock)
                 if (stale / _OURS).is_file():
                     shutil.rmtree(stale, ignore_errors=True)
-            staging = Path(tempfile.mkdtemp(prefix=_STAGING, dir=report_dir))
-            (staging / _OURS).touch()
-        except OSError as error:
-            raise ReportError(f"cannot write the report to {report_dir} ({error})") from error
-        try:
-            audit = build(**fields, documents=documents)
-            figures = _write(staging, audit, audited(fields["records"], documents), figure_cache)
-            _move_in(staging, report_dir, drawing.figure_names(registered(documents)))
+            with tempfile.TemporaryDirectory(
+                prefix=_STAGING, dir=report_dir, ignore_cleanup_errors=True
+            ) as staging:
+                (Path(staging) / _OURS).touch()
+                audit = build(**fields, documents=documents)
+                shown = audited(fields["records"], documents)
+                figures = _write(Path(staging), audit, shown, figure_cache)
+                _move_in(Path(staging), report_dir, drawing.figure_names(registered(documents)))
         except ReportError:
             raise
         except OSError as error:
@@ -181,8 +181,6 @@ def write_report(
             raise ReportError(
                 f"cannot build the report ({type(error).__name__}: {error}); {report_dir} is left as it was"
             ) from error
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
     names = ["audit.json", "audit.md", *([] if fields.get("partial") else ["audit.html"])]
     drawn = [report_dir / "figures" / n for f in figures for n in (f.name, f"{f.stem}.svg")]
     return [report_dir / name for name in names] + drawn
