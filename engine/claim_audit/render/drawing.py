@@ -33,8 +33,7 @@ _ENGINE = __name__.partition(".")[0]
 
 
 def data_digest(data: Any) -> str:
-    """sha256 of `data`: arrays, numbers, strings, None, and lists, tuples and str-keyed dicts
-    of them (dict order counts). Raises TypeError naming the path of any other value."""
+    """sha256 of figure data (arrays, numbers, strings, None, lists and str-keyed dicts of them)."""
     digest = hashlib.sha256()
     _feed(digest, data, "data")
     return digest.hexdigest()
@@ -117,8 +116,7 @@ def figure_files(file: str) -> list[str]:
 def cached_figure(
     cache_dir: Path, file: str, draw: Callable[[Any], Any], data: Any, folder: Path
 ) -> Path:
-    """Copy figure `file` (PNG and SVG) into `folder` from its cache entry, drawn with
-    `canvas.save(draw(data), ...)` and stored first when there is none. Returns the PNG."""
+    """Copy figure `file` (PNG and SVG) into `folder` from its cache entry, drawn first if none."""
     key = figure_key(file, draw, data)
     entry = {name: Path(cache_dir, key + Path(name).suffix) for name in figure_files(file)}
     if not all(path.is_file() for path in entry.values()):
@@ -161,8 +159,7 @@ def _interval_bar(ax, y: float, value: float, interval: dict | None, colour: str
 
 
 def _robustness_panel(ax, claim_id: str, k: int, claim: dict) -> None:
-    """Rows from the bottom: each subset of the sweep (dots, green where the claim holds),
-    all sweep seeds with their seed interval, the published seeds with the project's own."""
+    """Rows from the bottom: sweep subsets, all sweep seeds, the published seeds, with CIs."""
     published, sweep = claim["published"], claim.get("sweep")
     labels, drawn = [], []
     if sweep is not None:
@@ -209,8 +206,7 @@ def robustness_claims(section: dict) -> list[str]:
 
 
 def robustness_figure(section: dict) -> Figure:
-    """Every comparative claim's effect on the published seeds with its project's interval
-    and, after a sweep, on all its seeds and on each subset the claim is judged on."""
+    """Each comparative claim's effect on the published seeds and, after a sweep, across seeds."""
     claims = section["claims"]
     panels = [
         (claim_id, k, claims[claim_id])
@@ -266,8 +262,7 @@ def figure_names(documents: Iterable[Document]) -> set[str]:
 
 
 def _specs(documents: list[Document], robustness: dict | None) -> list[tuple]:
-    """(document, spec, claims) of every figure drawn, in order: the documents', then the
-    robustness figure when the section has claims to draw."""
+    """(document, spec, claims) of every figure drawn: the documents', then robustness.png."""
     if not all(isinstance(d, Document) for d in documents):
         raise TypeError(f"documents must be Document objects; got {documents!r}")
     specs = [(d.name, spec, list(spec.claims)) for d in documents for spec in d.figures]

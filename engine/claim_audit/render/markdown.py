@@ -188,8 +188,7 @@ def render(
     figure_names: list[str],
     source: Callable[[str], str] = lambda name: "figures/" + urllib.parse.quote(name),
 ) -> str:
-    """audit.md for the audit dict, with the drawn figures `figure_names` shown from
-    `source(name)` under the claims they illustrate."""
+    """audit.md for `audit`, the drawn figures `figure_names` shown from `source(name)`."""
     lines = ["# Claims audit", "", *_header(audit)]
     figures = [f for f in audit.get("figures", []) if f["file"] in set(figure_names)]
     figure_of = {claim: f for f in figures for claim in f["claims"]}
@@ -233,8 +232,7 @@ def render(
 
 
 def _claim_row(c: dict, figure: dict | None) -> str:
-    """A claim's row: anchor and id, statement and reading, figures, verdict with how the
-    draws bore it out, and the figure that illustrates it."""
+    """A claim's row: anchor, statement, figures, verdict and how it was borne out, figure link."""
     details = c.get("details") or {}
     verdict = _VERDICT[c["verdict"]]
     if c["verdict"] == "refuted" and not c["expected_to_hold"]:
@@ -316,8 +314,7 @@ _PARSER = MarkdownIt("commonmark", {"html": True, "xhtmlOut": False}).enable("ta
 
 
 def render_html(audit: dict, figures: Mapping[str, bytes]) -> str:
-    """The audit as one HTML page of audit.md's content, each of `figures` (PNG bytes by file
-    name, in display order) inlined as a data URI: it loads nothing from elsewhere."""
+    """audit.md as one HTML page, `figures` (PNG bytes by name, in order) inlined as data URIs."""
 
     def inline(name: str) -> str:
         return "data:image/png;base64," + base64.b64encode(figures[name]).decode("ascii")

@@ -34,8 +34,7 @@ def _lines(renderables: list[RenderableType], width: int) -> list[str]:
 def _table(
     columns: list[tuple[str, dict]], rows: list[tuple[str, ...]], header: bool, expand: bool = False
 ) -> Table:
-    """A borderless table, one space between columns, each column given with its rich
-    `add_column` options."""
+    """A borderless table, one space between columns, each column with its `add_column` options."""
     options = {"show_header": header, "header_style": "", "pad_edge": False, "expand": expand}
     table = Table(box=None, padding=(0, 1, 0, 0), **options)
     for name, layout in columns:
@@ -63,8 +62,7 @@ _COUNTED = {"document": "document claim", "suite": "suite check"}
 def verdict_counts(
     records: list[ClaimRecord], expected: dict[str, bool]
 ) -> dict[str, dict[str, int]]:
-    """Per origin (documents' claims, the suite's checks): the total, and how many have each
-    verdict, known findings and timings among the refuted."""
+    """Per origin (document, suite): the total, each verdict's count, known findings, timings."""
     out = {}
     for origin in _COUNTED:
         mine = [r for r in records if r.origin == origin]
@@ -113,8 +111,7 @@ def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
 
 
 def ordered(records: list[ClaimRecord]) -> list[ClaimRecord]:
-    """By document, then sections in the order of their first claim id (health last), then
-    id; ids in natural order (calib-2 before calib-10)."""
+    """By document, sections by their first id (health last), then id, in natural order."""
     first_id: dict[tuple[str, str], str] = {}
     for r in records:
         key = (r.document, r.section)
