@@ -113,33 +113,18 @@ def figure_files(file: str) -> list[str]:
     return [file, str(Path(file).with_suffix(".svg"))]
 
 
-def cached_figure(
-    cache_dir: Path, file: str, draw: Callable[[Any], Any], data: Any, folder: Path
-) -> Path:
-    """Copy figure `file` (PNG and SVG) into `folder` from its cache entry, drawn first if none."""
-    key = figure_key(file, draw, data)
-    entry = {name: Path(cache_dir, key + Path(name).suffix) for name in figure_files(file)}
+def _from_cache(cache_dir: Path, spec: FigureSpec, data: Any, folder: Path) -> Path:
+    """Copy figure `spec` (PNG and SVG) into `folder` from its cache entry, drawn first if none."""
+    key = figure_key(spec.file, spec.draw, data)
+    entry = {name: Path(cache_dir, key + Path(name).suffix) for name in figure_files(spec.file)}
     if not all(path.is_file() for path in entry.values()):
         with tempfile.TemporaryDirectory(prefix=".tmp-", dir=cache_dir) as staging:
-            save(draw(data), Path(staging) / file)
+            save(spec.draw(data), Path(staging) / spec.file)
             for name, path in entry.items():
                 os.replace(Path(staging) / name, path)
     for name, path in entry.items():
         shutil.copyfile(path, folder / name)
-    return folder / file
-
-
-def writable(cache_dir: Path) -> bool:
-    """Whether figures can be kept in `cache_dir` (created if absent); when not, says so."""
-    try:
-        Path(cache_dir).mkdir(parents=True, exist_ok=True)
-        tempfile.TemporaryDirectory(prefix=".tmp-", dir=cache_dir).cleanup()
-    except OSError as error:
-        cache.progress_writer(
-            f"[claims] figure cache {cache_dir} is not writable ({error}); drawing the figures without it"
-        )
-        return False
-    return True
+    return folder / spec.file
 
 
 HOLDS_COLOUR, FAILS_COLOUR, SWEEP_COLOUR = "tab:green", "tab:red", "tab:blue"
@@ -295,8 +280,15 @@ def draw_all(
     data = {ROBUSTNESS.file: robustness}
     for document in documents:
         data |= document.data_of_figures(robustness)
-    if cache_dir is None or not writable(cache_dir):
+    try:  # figures are kept only where the cache folder can be written
+        if cache_dir is not None:
+            Path(cache_dir).mkdir(parents=True, exist_ok=True)
+            tempfile.TemporaryDirectory(prefix=".tmp-", dir=cache_dir).cleanup()
+    except OSError as error:
+        cache.progress_writer(
+            f"[claims] figure cache {cache_dir} is not writable ({error}); drawing the figures without it"
+        )
+        cache_dir = None
+    if cache_dir is None:
         return [save(spec.draw(data[spec.file]), Path(folder) / spec.file) for _, spec, _ in specs]
-    return [
-        cached_figure(cache_dir, s.file, s.draw, data[s.file], Path(folder)) for _, s, _ in specs
-    ]
+    return [_from_cache(cache_dir, spec, data[spec.file], Path(folder)) for _, spec, _ in specs]
