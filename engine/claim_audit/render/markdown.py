@@ -200,8 +200,13 @@ def render(
         for section, rows in groupby(claims, key=lambda c: c["section"]):
             rows = list(rows)
             lines += [f"### {_escape(section)}", ""]
-            if rows[0].get("origin") != "suite":
-                lines += _section_link(document_source, section)
+            url = link_address(document_source.url) if document_source is not None else None
+            if url is not None and rows[0].get("origin") != "suite":  # the published section
+                slug = re.sub(r"[^a-z0-9]+", "-", section.lower().replace("'", "").replace("’", ""))
+                lines += [
+                    f"In the document: [{_escape(section)}]({url.split('#')[0]}#{slug.strip('-')})",
+                    "",
+                ]
             lines += ["| id | claim | published | measured | tolerance | verdict | figure |"]
             lines += ["|---|---|---|---|---|---|---|"]
             lines += [*(_claim_row(c, figure_of.get(c["id"])) for c in rows), ""]
@@ -273,15 +278,6 @@ def _run(meta: dict) -> list[str]:
         "wall time (s)": meta.get("wall_s"),
     }
     return ["## The run", "", *(f"- **{k}**: {_escape(_plain(v))}" for k, v in rows.items()), ""]
-
-
-def _section_link(source: Source | None, section: str) -> list[str]:
-    """A link to the section in the published document, where it has an address."""
-    url = link_address(source.url) if source is not None else None
-    if url is None:
-        return []
-    slug = re.sub(r"[^a-z0-9]+", "-", section.lower().replace("'", "").replace("’", "")).strip("-")
-    return [f"In the document: [{_escape(section)}]({url.split('#')[0]}#{slug})", ""]
 
 
 def _figure_anchor(file: str) -> str:

@@ -181,13 +181,6 @@ def _fixed(
     return _lines([_table(layout, rows, header=True)], 80)
 
 
-def _sweep_row(claim_id: str, k: int, sweep: dict) -> tuple[str, ...]:
-    ci = interval_text(sweep["intervals"][k])
-    ci = ci if len(ci) <= 16 else interval_text(sweep["intervals"][k], digits=2)
-    first = (claim_id, holding(sweep), sweep["label"]) if k == 0 else ("", "", "")
-    return (first[0], sweep["effects"][k], first[1], f"{sweep['values'][k]:.4g}", ci, first[2])
-
-
 def render_robustness(section: dict[str, Any]) -> list[str]:
     """Lines of the robustness tables (audit.json's `robustness`); each fits in 80 columns."""
     sweep, methods = section["sweep_seeds"], section["methods"]
@@ -196,7 +189,14 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
     if sweep is None:
         lines += textwrap.wrap(f"Across other seeds. {robustness.NOT_RUN}", 78)
     else:
-        rows = [_sweep_row(*effect) for effect in robustness.sweep_effects(section["claims"])]
+        rows = []
+        for claim_id, k, s in robustness.sweep_effects(section["claims"]):
+            ci = interval_text(s["intervals"][k])
+            ci = ci if len(ci) <= 16 else interval_text(s["intervals"][k], digits=2)
+            first = (claim_id, holding(s), s["label"]) if k == 0 else ("", "", "")
+            rows.append(
+                (first[0], s["effects"][k], first[1], f"{s['values'][k]:.4g}", ci, first[2])
+            )
         lines += [f"Each comparative claim on seeds {seed_range(sweep)}", *_fixed(_SWEEP, rows, 6)]
         for text in (
             f"holds on: {methods['holds_on']}",

@@ -64,7 +64,9 @@ def metadata(
         **added,
         "documents": {d.name: asdict(d.source) for d in documents if d.source is not None},
         "cache": {
-            **{f"{s}s" if s == "hit" else s: statuses[s] for s in ("hit", "computed", "uncached")},
+            "hits": statuses["hit"],
+            "computed": statuses["computed"],
+            "uncached": statuses["uncached"],
             "events": cache_events,
         },
     }
