@@ -23,8 +23,7 @@ def new_figure(width: float, height: float) -> Figure:
 
 
 def save(fig: Figure, path: Path) -> Path:
-    """Write `fig` as the PNG `path` and an SVG beside it; returns `path`. Control characters
-    in its texts are written escaped ("\\r"): no font has a glyph for them."""
+    """Write `fig` as the PNG `path` and an SVG beside it, control characters escaped; `path`."""
     for text in fig.findobj(Text):
         if _CONTROL.search(text.get_text()):
             text.set_text(_CONTROL.sub(lambda m: repr(m[0])[1:-1], text.get_text()))

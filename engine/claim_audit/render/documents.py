@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,9 +29,6 @@ class Source:
     kind: str
     url: str | None = None
 
-    def to_json(self) -> dict[str, str | None]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class FigureSpec:
@@ -50,7 +47,9 @@ class FigureSpec:
                 f"a figure's file is a bare PNG name like 'fit.png'; got {self.file!r}"
             )
         if isinstance(self.claims, str):
-            raise TypeError(f"{self.file}: claims must be a tuple of ids, not the string {self.claims!r}")  # fmt: skip
+            raise TypeError(
+                f"{self.file}: claims must be a tuple of ids, not the string {self.claims!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -67,9 +66,13 @@ class Document:
 
     def __post_init__(self) -> None:
         if not self.name or self.name in RESERVED:
-            raise ValueError(f"a document cannot be named {self.name!r} (reserved: {sorted(RESERVED)})")  # fmt: skip
+            raise ValueError(
+                f"a document cannot be named {self.name!r} (reserved: {sorted(RESERVED)})"
+            )
         if bool(self.figures) != (self.figure_data is not None):
-            raise ValueError(f"document {self.name!r}: give figures and figure_data together, or neither")  # fmt: skip
+            raise ValueError(
+                f"document {self.name!r}: give figures and figure_data together, or neither"
+            )
         files = [spec.file for spec in self.figures]
         if len(set(files)) != len(files):
             raise ValueError(f"document {self.name!r} names a figure file twice: {files}")
@@ -84,26 +87,6 @@ class Document:
                 f"its figures are {sorted(declared)}"
             )
         return data
-
-
-def by_name(documents: Iterable[Document]) -> dict[str, Document]:
-    """Name -> document, in the order given; an error names a non-Document or a repeated name."""
-    out: dict[str, Document] = {}
-    figures: dict[str, str] = {}
-    for document in documents:
-        if not isinstance(document, Document):
-            raise TypeError(
-                f"pytest_claims_audit_documents must return Document objects; got {document!r}"
-            )
-        if document.name in out:
-            raise ValueError(f"document {document.name!r} is registered twice")
-        for spec in document.figures:
-            if figures.setdefault(spec.file, document.name) != document.name:
-                raise ValueError(
-                    f"figure {spec.file} is declared by {figures[spec.file]!r} and {document.name!r}"
-                )
-        out[document.name] = document
-    return out
 
 
 def link_address(url: str | None) -> str | None:

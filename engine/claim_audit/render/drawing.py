@@ -33,8 +33,7 @@ _ENGINE = __name__.partition(".")[0]
 
 
 def data_digest(data: Any) -> str:
-    """sha256 of `data`: arrays, numbers, strings, None, and lists, tuples and str-keyed dicts
-    of them (dict order counts). Raises TypeError naming the path of any other value."""
+    """sha256 of figure data (arrays, numbers, strings, None, lists and str-keyed dicts of them)."""
     digest = hashlib.sha256()
     _feed(digest, data, "data")
     return digest.hexdigest()
@@ -114,34 +113,18 @@ def figure_files(file: str) -> list[str]:
     return [file, str(Path(file).with_suffix(".svg"))]
 
 
-def cached_figure(
-    cache_dir: Path, file: str, draw: Callable[[Any], Any], data: Any, folder: Path
-) -> Path:
-    """Copy figure `file` (PNG and SVG) into `folder` from its cache entry, drawn with
-    `canvas.save(draw(data), ...)` and stored first when there is none. Returns the PNG."""
-    key = figure_key(file, draw, data)
-    entry = {name: Path(cache_dir, key + Path(name).suffix) for name in figure_files(file)}
+def _from_cache(cache_dir: Path, spec: FigureSpec, data: Any, folder: Path) -> Path:
+    """Copy figure `spec` (PNG and SVG) into `folder` from its cache entry, drawn first if none."""
+    key = figure_key(spec.file, spec.draw, data)
+    entry = {name: Path(cache_dir, key + Path(name).suffix) for name in figure_files(spec.file)}
     if not all(path.is_file() for path in entry.values()):
         with tempfile.TemporaryDirectory(prefix=".tmp-", dir=cache_dir) as staging:
-            save(draw(data), Path(staging) / file)
+            save(spec.draw(data), Path(staging) / spec.file)
             for name, path in entry.items():
                 os.replace(Path(staging) / name, path)
     for name, path in entry.items():
         shutil.copyfile(path, folder / name)
-    return folder / file
-
-
-def writable(cache_dir: Path) -> bool:
-    """Whether figures can be kept in `cache_dir` (created if absent); when not, says so."""
-    try:
-        Path(cache_dir).mkdir(parents=True, exist_ok=True)
-        tempfile.TemporaryDirectory(prefix=".tmp-", dir=cache_dir).cleanup()
-    except OSError as error:
-        cache.progress_writer(
-            f"[claims] figure cache {cache_dir} is not writable ({error}); drawing the figures without it"
-        )
-        return False
-    return True
+    return folder / spec.file
 
 
 HOLDS_COLOUR, FAILS_COLOUR, SWEEP_COLOUR = "tab:green", "tab:red", "tab:blue"
@@ -161,8 +144,7 @@ def _interval_bar(ax, y: float, value: float, interval: dict | None, colour: str
 
 
 def _robustness_panel(ax, claim_id: str, k: int, claim: dict) -> None:
-    """Rows from the bottom: each subset of the sweep (dots, green where the claim holds),
-    all sweep seeds with their seed interval, the published seeds with the project's own."""
+    """Rows from the bottom: sweep subsets, all sweep seeds, the published seeds, with CIs."""
     published, sweep = claim["published"], claim.get("sweep")
     labels, drawn = [], []
     if sweep is not None:
@@ -209,8 +191,7 @@ def robustness_claims(section: dict) -> list[str]:
 
 
 def robustness_figure(section: dict) -> Figure:
-    """Every comparative claim's effect on the published seeds with its project's interval
-    and, after a sweep, on all its seeds and on each subset the claim is judged on."""
+    """Each comparative claim's effect on the published seeds and, after a sweep, across seeds."""
     claims = section["claims"]
     panels = [
         (claim_id, k, claims[claim_id])
@@ -266,8 +247,7 @@ def figure_names(documents: Iterable[Document]) -> set[str]:
 
 
 def _specs(documents: list[Document], robustness: dict | None) -> list[tuple]:
-    """(document, spec, claims) of every figure drawn, in order: the documents', then the
-    robustness figure when the section has claims to draw."""
+    """(document, spec, claims) of every figure drawn: the documents', then robustness.png."""
     if not all(isinstance(d, Document) for d in documents):
         raise TypeError(f"documents must be Document objects; got {documents!r}")
     specs = [(d.name, spec, list(spec.claims)) for d in documents for spec in d.figures]
@@ -300,8 +280,15 @@ def draw_all(
     data = {ROBUSTNESS.file: robustness}
     for document in documents:
         data |= document.data_of_figures(robustness)
-    if cache_dir is None or not writable(cache_dir):
+    try:  # figures are kept only where the cache folder can be written
+        if cache_dir is not None:
+            Path(cache_dir).mkdir(parents=True, exist_ok=True)
+            tempfile.TemporaryDirectory(prefix=".tmp-", dir=cache_dir).cleanup()
+    except OSError as error:
+        cache.progress_writer(
+            f"[claims] figure cache {cache_dir} is not writable ({error}); drawing the figures without it"
+        )
+        cache_dir = None
+    if cache_dir is None:
         return [save(spec.draw(data[spec.file]), Path(folder) / spec.file) for _, spec, _ in specs]
-    return [
-        cached_figure(cache_dir, s.file, s.draw, data[s.file], Path(folder)) for _, s, _ in specs
-    ]
+    return [_from_cache(cache_dir, spec, data[spec.file], Path(folder)) for _, spec, _ in specs]

@@ -46,7 +46,7 @@ def _escape(text: Any) -> str:
 
 
 def _rule(method: str) -> str:
-    """How a verdict is taken (`method`: a note on how the orders were computed, escaped)."""
+    """How a verdict is taken (`method`: how the orders were computed, escaped)."""
     low, high = SENSITIVE_BETWEEN
     return (
         "Every claim is judged on the reproduction in several valid float orders, each a draw "
@@ -82,8 +82,7 @@ def _would_conclude(needed: int | None, what: str, about: str = "") -> str:
 
 
 def _figure_note(figure: dict) -> str:
-    """Where a published figure (a `FigureVerdict.to_json()`) falls against its orders, and
-    the smallest relative shift the rule catches with POWER_TARGET probability."""
+    """A published figure (`FigureVerdict.to_json()`) against its orders, and the shift caught."""
     n, published = figure["orders"], figure["published"]
     if figure.get("copies") and n == 1:
         return f"{published}: the draws collapsed to one"
@@ -117,8 +116,7 @@ def _share_note(details: dict) -> str:
 
 
 def verdict_note(details: dict) -> str:
-    """How the draws bore a verdict out: each published figure against its interval, or a
-    qualitative claim's count of draws, its share and each value's range against its region."""
+    """How the draws bore a verdict out: its figures, or a qualitative claim's share and ranges."""
     if "figures" in details:
         notes = [_figure_note(f) for f in details["figures"]]
     else:
@@ -130,12 +128,8 @@ def verdict_note(details: dict) -> str:
     return "; ".join(notes)
 
 
-def figure_path(name: str) -> str:
-    return "figures/" + urllib.parse.quote(name)
-
-
 def anchor_of(kind: str, name: str) -> str:
-    """An in-page anchor: `kind`-`name` with anything but letters, digits, _ and - dashed."""
+    """An in-page anchor: `kind`-`name`, anything but letters, digits, _ and - dashed."""
     return f"{kind}-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
 
 
@@ -152,20 +146,8 @@ def cache_text(cache: dict) -> str:
     return f"engine cache (claim_audit.cache.cached): {hits} hits, {computed} computed"
 
 
-def _code(git: dict) -> str:
-    if git.get("commit") is not None:
-        dirty = " (uncommitted changes)" if git.get("dirty") else ""
-        return f"Commit {_escape(git['commit'][:12] + dirty)}"
-    return (
-        "A git repository with no commit yet"
-        if git.get("no_commit_yet")
-        else "Not a git repository"
-    )
-
-
 def _header(audit: dict) -> list[str]:
-    """A partial run or missing claims said so; the documents (linked), the commit, the date,
-    the summary, the stack and how verdicts are taken."""
+    """Partial run, missing claims, documents, commit, date, summary, stack, verdict rule."""
     meta, lines = audit["metadata"], []
     if audit.get("partial"):
         lines += [
@@ -191,13 +173,22 @@ def _header(audit: dict) -> list[str]:
     wall = f"; wall time {meta['wall_s']:.1f} s" if "wall_s" in meta else ""
     stack = f"{stack_text(versions)}{python}{cache_text(meta.get('cache', {}))}{wall}."
     method = f" ({_escape(meta['method'])})" if meta.get("method") else ""
-    lines += [f"Audit of {'; '.join(named)}.", "", f"{_code(meta.get('git') or {})}, {when}."]
+    git, code = meta.get("git") or {}, "Not a git repository"
+    if git.get("commit") is not None:
+        dirty = " (uncommitted changes)" if git.get("dirty") else ""
+        code = f"Commit {_escape(git['commit'][:12] + dirty)}"
+    elif git.get("no_commit_yet"):
+        code = "A git repository with no commit yet"
+    lines += [f"Audit of {'; '.join(named)}.", "", f"{code}, {when}."]
     return [*lines, "", f"{_escape(audit['summary'])}.", "", _escape(stack), "", _rule(method)]
 
 
-def render(audit: dict, figure_names: list[str], source: Callable[[str], str] = figure_path) -> str:
-    """audit.md for the audit dict, with the drawn figures `figure_names` shown from
-    `source(name)` under the claims they illustrate."""
+def render(
+    audit: dict,
+    figure_names: list[str],
+    source: Callable[[str], str] = lambda name: "figures/" + urllib.parse.quote(name),
+) -> str:
+    """audit.md for `audit`, the drawn figures `figure_names` shown from `source(name)`."""
     lines = ["# Claims audit", "", *_header(audit)]
     figures = [f for f in audit.get("figures", []) if f["file"] in set(figure_names)]
     figure_of = {claim: f for f in figures for claim in f["claims"]}
@@ -209,8 +200,13 @@ def render(audit: dict, figure_names: list[str], source: Callable[[str], str] = 
         for section, rows in groupby(claims, key=lambda c: c["section"]):
             rows = list(rows)
             lines += [f"### {_escape(section)}", ""]
-            if rows[0].get("origin") != "suite":
-                lines += _section_link(document_source, section)
+            url = link_address(document_source.url) if document_source is not None else None
+            if url is not None and rows[0].get("origin") != "suite":  # the published section
+                slug = re.sub(r"[^a-z0-9]+", "-", section.lower().replace("'", "").replace("’", ""))
+                lines += [
+                    f"In the document: [{_escape(section)}]({url.split('#')[0]}#{slug.strip('-')})",
+                    "",
+                ]
             lines += ["| id | claim | published | measured | tolerance | verdict | figure |"]
             lines += ["|---|---|---|---|---|---|---|"]
             lines += [*(_claim_row(c, figure_of.get(c["id"])) for c in rows), ""]
@@ -241,8 +237,7 @@ def render(audit: dict, figure_names: list[str], source: Callable[[str], str] = 
 
 
 def _claim_row(c: dict, figure: dict | None) -> str:
-    """A claim's row: anchor and id, statement and reading, figures, verdict with how the
-    draws bore it out, and the figure that illustrates it."""
+    """A claim's row: anchor, statement, figures, verdict and how it was borne out, figure link."""
     details = c.get("details") or {}
     verdict = _VERDICT[c["verdict"]]
     if c["verdict"] == "refuted" and not c["expected_to_hold"]:
@@ -285,15 +280,6 @@ def _run(meta: dict) -> list[str]:
     return ["## The run", "", *(f"- **{k}**: {_escape(_plain(v))}" for k, v in rows.items()), ""]
 
 
-def _section_link(source: Source | None, section: str) -> list[str]:
-    """A link to the section in the published document, where it has an address."""
-    url = link_address(source.url) if source is not None else None
-    if url is None:
-        return []
-    slug = re.sub(r"[^a-z0-9]+", "-", section.lower().replace("'", "").replace("’", "")).strip("-")
-    return [f"In the document: [{_escape(section)}]({url.split('#')[0]}#{slug})", ""]
-
-
 def _figure_anchor(file: str) -> str:
     return anchor_of("figure", file.rsplit(".", 1)[0])
 
@@ -324,10 +310,12 @@ _PARSER = MarkdownIt("commonmark", {"html": True, "xhtmlOut": False}).enable("ta
 
 
 def render_html(audit: dict, figures: Mapping[str, bytes]) -> str:
-    """The audit as one HTML page of audit.md's content, each of `figures` (PNG bytes by file
-    name, in display order) inlined as a data URI: it loads nothing from elsewhere."""
-    inline = {name: "data:image/png;base64," + base64.b64encode(png).decode("ascii") for name, png in figures.items()}  # fmt: skip
-    body = _PARSER.render(render(audit, list(figures), source=inline.__getitem__))
+    """audit.md as one HTML page, `figures` (PNG bytes by name, in order) inlined as data URIs."""
+
+    def inline(name: str) -> str:
+        return "data:image/png;base64," + base64.b64encode(figures[name]).decode("ascii")
+
+    body = _PARSER.render(render(audit, list(figures), source=inline))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -13,8 +13,7 @@ NOT_RUN = (
 
 
 def interval_text(interval: dict[str, Any] | None, digits: int = 3) -> str:
-    """ "3.67 to >4.99": an interval's ends, '<' / '>' where an end lies beyond the resamples;
-    "-" for no interval."""
+    """ "3.67 to >4.99": an interval's ends ('<' / '>' beyond the resamples); "-" for none."""
     if interval is None:
         return "-"
     low = f"{'<' if interval['low_at_edge'] else ''}{interval['low']:.{digits}g}"
@@ -61,8 +60,7 @@ def sweep_effects(claims: dict[str, dict]) -> list[tuple[str, int, dict]]:
 
 
 def sensitivity_cells(row: dict[str, Any], swept: bool) -> tuple[str, bool, tuple[str, ...]]:
-    """A fixed choice's value and whether it holds on the published seeds, and after a sweep
-    its holding count and value there."""
+    """A fixed choice's value and holding on the published seeds, and after a sweep there."""
     value, holds = f"{row['published']['values'][0]:.4g}", row["published"]["holds"]
     after = (holding(row.get("sweep")), f"{row['sweep']['values'][0]:.4g}") if swept else ()
     return value, holds, after
@@ -95,8 +93,7 @@ def _per_effect(where: str, entry: dict, keys: tuple[str, ...]) -> None:
 
 
 def checked(section: Any) -> dict[str, Any]:
-    """The section with the engine's defaults for the keys a project may leave out; a
-    SectionError names a required key missing or of the wrong kind."""
+    """The section with the engine's defaults filled in; SectionError names a bad or missing key."""
     from ..engine.sweep import methods  # the engine's words for what is left out
 
     _require("the section", section, ("published_seeds", "sweep_seeds", "claims"))

@@ -34,8 +34,7 @@ def _lines(renderables: list[RenderableType], width: int) -> list[str]:
 def _table(
     columns: list[tuple[str, dict]], rows: list[tuple[str, ...]], header: bool, expand: bool = False
 ) -> Table:
-    """A borderless table, one space between columns, each column given with its rich
-    `add_column` options."""
+    """A borderless table, one space between columns, each column with its `add_column` options."""
     options = {"show_header": header, "header_style": "", "pad_edge": False, "expand": expand}
     table = Table(box=None, padding=(0, 1, 0, 0), **options)
     for name, layout in columns:
@@ -63,8 +62,7 @@ _COUNTED = {"document": "document claim", "suite": "suite check"}
 def verdict_counts(
     records: list[ClaimRecord], expected: dict[str, bool]
 ) -> dict[str, dict[str, int]]:
-    """Per origin (documents' claims, the suite's checks): the total, and how many have each
-    verdict, known findings and timings among the refuted."""
+    """Per origin (document, suite): the total, each verdict's count, known findings, timings."""
     out = {}
     for origin in _COUNTED:
         mine = [r for r in records if r.origin == origin]
@@ -113,8 +111,7 @@ def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
 
 
 def ordered(records: list[ClaimRecord]) -> list[ClaimRecord]:
-    """By document, then sections in the order of their first claim id (health last), then
-    id; ids in natural order (calib-2 before calib-10)."""
+    """By document, sections by their first id (health last), then id, in natural order."""
     first_id: dict[tuple[str, str], str] = {}
     for r in records:
         key = (r.document, r.section)
@@ -184,13 +181,6 @@ def _fixed(
     return _lines([_table(layout, rows, header=True)], 80)
 
 
-def _sweep_row(claim_id: str, k: int, sweep: dict) -> tuple[str, ...]:
-    ci = interval_text(sweep["intervals"][k])
-    ci = ci if len(ci) <= 16 else interval_text(sweep["intervals"][k], digits=2)
-    first = (claim_id, holding(sweep), sweep["label"]) if k == 0 else ("", "", "")
-    return (first[0], sweep["effects"][k], first[1], f"{sweep['values'][k]:.4g}", ci, first[2])
-
-
 def render_robustness(section: dict[str, Any]) -> list[str]:
     """Lines of the robustness tables (audit.json's `robustness`); each fits in 80 columns."""
     sweep, methods = section["sweep_seeds"], section["methods"]
@@ -199,7 +189,14 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
     if sweep is None:
         lines += textwrap.wrap(f"Across other seeds. {robustness.NOT_RUN}", 78)
     else:
-        rows = [_sweep_row(*effect) for effect in robustness.sweep_effects(section["claims"])]
+        rows = []
+        for claim_id, k, s in robustness.sweep_effects(section["claims"]):
+            ci = interval_text(s["intervals"][k])
+            ci = ci if len(ci) <= 16 else interval_text(s["intervals"][k], digits=2)
+            first = (claim_id, holding(s), s["label"]) if k == 0 else ("", "", "")
+            rows.append(
+                (first[0], s["effects"][k], first[1], f"{s['values'][k]:.4g}", ci, first[2])
+            )
         lines += [f"Each comparative claim on seeds {seed_range(sweep)}", *_fixed(_SWEEP, rows, 6)]
         for text in (
             f"holds on: {methods['holds_on']}",

@@ -13,7 +13,9 @@ import signal
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,7 @@ from .. import __version__
 from ..engine.claim import ClaimRecord
 from ..render import drawing, markdown
 from ..render import robustness as render_robustness
-from ..render.documents import SCHEMA_VERSION, Document, by_name
+from ..render.documents import SCHEMA_VERSION, Document
 from ..render.table import ordered, summary_line, verdict_counts
 from .provenance import UNKNOWN_PROJECT, Project, installed_version, provenance
 
@@ -41,6 +43,7 @@ def metadata(
     """Versions, platform, the `project`'s provenance, the `environment` hook's fields (its
     `platform` adds to the engine's), the `documents`' sources, cache activity and wall time."""
     found, added = provenance(project), dict(environment or {})
+    statuses = Counter(e["status"] for e in cache_events)
     return {
         "created_unix": round(time.time(), 1),
         "wall_s": round(wall_s, 2),
@@ -59,11 +62,11 @@ def metadata(
         "device": added.pop("device", None),
         **found,
         **added,
-        "documents": {d.name: d.source.to_json() for d in documents if d.source is not None},
+        "documents": {d.name: asdict(d.source) for d in documents if d.source is not None},
         "cache": {
-            "hits": sum(e["status"] == "hit" for e in cache_events),
-            "computed": sum(e["status"] == "computed" for e in cache_events),
-            "uncached": sum(e["status"] == "uncached" for e in cache_events),
+            "hits": statuses["hit"],
+            "computed": statuses["computed"],
+            "uncached": statuses["uncached"],
             "events": cache_events,
         },
     }
@@ -73,13 +76,27 @@ Registered = Sequence[Document | Sequence[Document]]  # documents, or the hook's
 
 
 def registered(documents: Registered) -> list[Document]:
-    """The documents registered, in order; ReportError if one is no Document or a name or
-    figure repeats."""
+    """The documents registered, in order; ReportError for a non-Document or a repeat."""
+    out: dict[str, Document] = {}
+    figures: dict[str, str] = {}  # file -> the document declaring it
     try:
-        lists = [[entry] if isinstance(entry, Document) else entry for entry in documents]
-        return list(by_name([d for entries in lists for d in entries]).values())
+        for entry in documents:
+            for document in [entry] if isinstance(entry, Document) else entry:
+                if not isinstance(document, Document):
+                    raise TypeError(
+                        f"pytest_claims_audit_documents must return Document objects; got {document!r}"
+                    )
+                if document.name in out:
+                    raise ValueError(f"document {document.name!r} is registered twice")
+                for file in (spec.file for spec in document.figures):
+                    if figures.setdefault(file, document.name) != document.name:
+                        raise ValueError(
+                            f"figure {file} is declared by {figures[file]!r} and {document.name!r}"
+                        )
+                out[document.name] = document
     except (TypeError, ValueError) as error:
         raise ReportError(f"the documents registered for the report are wrong: {error}") from error
+    return list(out.values())
 
 
 def audited(records: list[ClaimRecord], documents: Registered) -> list[Document]:
@@ -89,8 +106,7 @@ def audited(records: list[ClaimRecord], documents: Registered) -> list[Document]
 
 
 def robustness(compute: Callable[[], dict | None]) -> dict | None:
-    """The robustness hook's section, checked and completed, or None; ReportError if computing
-    it failed or it lacks a key."""
+    """The robustness hook's section, checked and completed, or None; ReportError if wrong."""
     try:
         section = compute()
         return None if section is None else render_robustness.checked(section)
@@ -165,14 +181,14 @@ def write_report(
             for stale in report_dir.glob(f"{_STAGING}*"):  # killed writers' (we hold the lock)
                 if (stale / _OURS).is_file():
                     shutil.rmtree(stale, ignore_errors=True)
-            staging = Path(tempfile.mkdtemp(prefix=_STAGING, dir=report_dir))
-            (staging / _OURS).touch()
-        except OSError as error:
-            raise ReportError(f"cannot write the report to {report_dir} ({error})") from error
-        try:
-            audit = build(**fields, documents=documents)
-            figures = _write(staging, audit, audited(fields["records"], documents), figure_cache)
-            _move_in(staging, report_dir, drawing.figure_names(registered(documents)))
+            with tempfile.TemporaryDirectory(
+                prefix=_STAGING, dir=report_dir, ignore_cleanup_errors=True
+            ) as staging:
+                (Path(staging) / _OURS).touch()
+                audit = build(**fields, documents=documents)
+                shown = audited(fields["records"], documents)
+                figures = _write(Path(staging), audit, shown, figure_cache)
+                _move_in(Path(staging), report_dir, drawing.figure_names(registered(documents)))
         except ReportError:
             raise
         except OSError as error:
@@ -181,8 +197,6 @@ def write_report(
             raise ReportError(
                 f"cannot build the report ({type(error).__name__}: {error}); {report_dir} is left as it was"
             ) from error
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
     names = ["audit.json", "audit.md", *([] if fields.get("partial") else ["audit.html"])]
     drawn = [report_dir / "figures" / n for f in figures for n in (f.name, f"{f.stem}.svg")]
     return [report_dir / name for name in names] + drawn
@@ -260,8 +274,7 @@ def _move_in(staging: Path, report_dir: Path, ours: set[str]) -> None:
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """Catch `_HELD_SIGNALS` while the block runs, then raise them to their own handlers
-    (only the main thread can set handlers: elsewhere nothing is held)."""
+    """Hold `_HELD_SIGNALS` while the block runs (main thread only), then raise them."""
     caught: list[int] = []
     main = threading.current_thread() is threading.main_thread()
     held = [n for n in _HELD_SIGNALS if main and signal.getsignal(n) is not None]
