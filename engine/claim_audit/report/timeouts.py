@@ -1,6 +1,7 @@
-"""pytest-timeout's `signal` method made safe between a test's phases: an alarm landing there
-(while a failure is reported) would end the xdist worker with an INTERNALERROR, so it is held
-and fails the test's next setup or call instead."""
+"""A test past its budget fails where it runs: pytest-timeout's `signal` method, made safe
+between a test's phases. Its SIGALRM, armed over a whole test, fails the phase it lands in;
+one landing between phases (while a failure is being reported) would end the xdist worker
+with an INTERNALERROR, so it is held and fails the test's next setup or call instead."""
 
 from __future__ import annotations
 
@@ -37,9 +38,10 @@ def _alarm(item: pytest.Item, signum: int, frame: FrameType | None) -> None:
         item.stash[_OVERDUE] = True
 
 
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, Any, Any]:
-    """Mark `item` in a phase, where an alarm may fail it (setup and call run this too)."""
+def _phase(item: pytest.Item, *, teardown: bool = False) -> Generator[None, Any, Any]:
+    if item.stash.get(_OVERDUE, False) and not teardown:
+        item.stash[_OVERDUE] = False
+        item.stash[_TIMEOUT_HANDLER](signal.SIGALRM, None)
     item.stash[_IN_PHASE] = True
     try:
         return (yield)
@@ -49,11 +51,16 @@ def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, Any, Any]:
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, Any, Any]:
-    """Fail `item` here for an alarm held since its last phase, else run as teardown does."""
-    if item.stash.get(_OVERDUE, False):
-        item.stash[_OVERDUE] = False
-        item.stash[_TIMEOUT_HANDLER](signal.SIGALRM, None)
-    return (yield from pytest_runtest_teardown(item))
+    return (yield from _phase(item))
 
 
-pytest_runtest_call = pytest_runtest_setup  # pluggy registers each hook by its name
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    return (yield from _phase(item))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, Any, Any]:
+    return (yield from _phase(item, teardown=True))
