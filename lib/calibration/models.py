@@ -114,15 +114,14 @@ def build_models(
     states stacked on a leading axis. On a CPU these are `build_model`'s bits
     (tests/test_recipe.py); on a TPU, XLA's compiled initializers differ from its eager
     ones in the last bits, another valid float order of the same draws."""
-    rows = _prototype_rows(net, seeds, len(train_images))
-    images = jnp.asarray(train_images)
-    graphdef = nnx.graphdef(nnx.eval_shape(lambda: _construct(net, nnx.Rngs(0), images[rows[0]])))
-    return graphdef, _stacked_states(net, jnp.asarray(seeds, jnp.int32), images, rows)
+    prototypes = train_images[_prototype_rows(net, seeds, len(train_images))]
+    graphdef = nnx.graphdef(nnx.eval_shape(lambda: _construct(net, nnx.Rngs(0), prototypes[0])))
+    return graphdef, _stacked_states(net, jnp.asarray(seeds, jnp.int32), prototypes)
 
 
 @partial(jax.jit, static_argnums=0)
-def _stacked_states(net: str, seeds: jax.Array, images: jax.Array, rows: jax.Array) -> nnx.State:
-    def one(seed: jax.Array, rows: jax.Array) -> nnx.State:
-        return nnx.state(_construct(net, nnx.Rngs(jax.random.key(seed)), images[rows]))
+def _stacked_states(net: str, seeds: jax.Array, prototypes: jax.Array) -> nnx.State:
+    def one(seed: jax.Array, prototypes: jax.Array) -> nnx.State:
+        return nnx.state(_construct(net, nnx.Rngs(jax.random.key(seed)), prototypes))
 
-    return jax.vmap(one)(seeds, rows)
+    return jax.vmap(one)(seeds, prototypes)

@@ -85,20 +85,21 @@ def _draws(dkey: jax.Array) -> tuple[jax.Array, jax.Array]:
     return x, jax.random.normal(k3, x.shape)
 
 
-def _noisy(x: jax.Array, z: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """noise_std and y, op by op in the guide's order: compiled together, XLA would round
-    y differently."""
+def _toy_data(x: jax.Array, z: jax.Array) -> ToyData:
+    """The data from their draws (`x` and `z` stacked or not); noise_std and y op by op in
+    the guide's order: compiled together, XLA would round y differently."""
     noise_std = 0.05 + 0.05 * jnp.abs(x)
     y = jnp.sin(1.5 * x) + 0.1 * x + z * (0.05 + 0.05 * jnp.abs(x))
-    return noise_std, y
+    grid = jnp.linspace(*GRID_RANGE, GRID_POINTS)[:, None]
+    return ToyData(x=x, y=y, noise_std=noise_std, grid=grid, **region_masks(np.asarray(grid)))
 
 
 def make_data(dkey: jax.Array) -> ToyData:
     """Build the guide's training set and evaluation grid from the data key ``dkey``."""
-    x, z = _draws(dkey)
-    noise_std, y = _noisy(x, z)
-    grid = jnp.linspace(*GRID_RANGE, GRID_POINTS)[:, None]
-    return ToyData(x=x, y=y, noise_std=noise_std, grid=grid, **region_masks(np.asarray(grid)))
+    return _toy_data(*_draws(dkey))
+
+
+_stacked_draws = jax.jit(jax.vmap(_draws))
 
 
 def make_data_stacked(dkeys: jax.Array) -> ToyData:
@@ -106,7 +107,4 @@ def make_data_stacked(dkeys: jax.Array) -> ToyData:
     leading axis (the grid and masks, the same for every run, are not): the same bits, the
     draws made by one program (threefry and its transforms give a batch of keys the bits of
     each key alone) and the arithmetic op by op on the whole stack (tests/test_recipe.py)."""
-    x, z = jax.jit(jax.vmap(_draws))(dkeys)
-    noise_std, y = _noisy(x, z)
-    grid = jnp.linspace(*GRID_RANGE, GRID_POINTS)[:, None]
-    return ToyData(x=x, y=y, noise_std=noise_std, grid=grid, **region_masks(np.asarray(grid)))
+    return _toy_data(*_stacked_draws(dkeys))

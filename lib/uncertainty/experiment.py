@@ -217,12 +217,13 @@ def run_many(
         inputs = replicate(inputs, mesh)
     out = jax.device_get(_runs(mc_def, ens_def, *inputs, c=config, mesh=mesh))
     drawn = jax.device_get({name: getattr(data, name) for name in ("x", "y", "noise_std")})
+    grid, masks = np.asarray(data.grid), {name: getattr(data, name) for name in REGION_MASKS}
     return [
         UncertaintyResult(
             root_seed=seed,
             **{name: array[i] for name, array in drawn.items()},
-            grid=np.asarray(data.grid),
-            **{name: getattr(data, name) for name in REGION_MASKS},
+            grid=grid,
+            **masks,
             **{name: array[i] for name, array in out.items()},
         )
         for i, seed in enumerate(root_seeds)
