@@ -167,6 +167,22 @@ def side_by_side(faithful: Callable[[], T], others: Callable[[], R]) -> tuple[T,
         return pending.result(), rest
 
 
+def on_the_host(function: Callable[..., R], *args: object) -> R:
+    """`function(*args)`, a faithful order's computation: here where JAX computes on the CPU
+    (nothing changes there); beside an accelerator, in a child process on the host's CPU
+    (`cpu_child.in_cpu_child`), so that it has host cores and an interpreter of its own
+    while this process keeps the chip busy (in one process, issue 52 measured the guide's
+    faithful order at three to four times its time alone). The function must be importable
+    by name, its arguments and result picklable."""
+    import jax
+
+    if jax.default_backend() == "cpu":
+        return function(*args)
+    from .cpu_child import in_cpu_child
+
+    return in_cpu_child(function, *args, what=" on the host's CPU")
+
+
 def computing_platform() -> str:
     """The platform this thread's computations run on now: the device `jax.default_device`
     names, else JAX's default backend. What a cache key records as where a result was

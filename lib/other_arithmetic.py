@@ -12,18 +12,15 @@ not enabled there, so no program compiled for this process's vectors is served t
 
 from __future__ import annotations
 
+import functools
 import os
-import pickle
 import shlex
-import subprocess
-import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, TypeVar
 
-from .accelerator import carry_placement, computing_platform, placed
+from .accelerator import carry_placement, computing_platform, on_the_host, placed
+from .cpu_child import in_cpu_child
 from .numerics import NARROW_VECTORS_FLAG
 from .sharding import default_mesh
 
@@ -41,35 +38,16 @@ def other_flags(flags: str) -> str:
 
 
 def in_other_arithmetic(function: Callable[..., Any], *args: Any) -> Any:
-    """`function(*args)` computed on the CPU in a child process with `other_flags`. The
-    function must be importable by name (a module-level function, or a `functools.partial`
-    of one); arguments and result travel pickled, through files of a temporary folder.
+    """`function(*args)` computed on the CPU in a child process with `other_flags`
+    (`cpu_child.in_cpu_child`: the function must be importable by name).
 
     Raises:
       RuntimeError: the child failed (its last lines of stderr say why).
     """
-    env = {
-        **os.environ,
-        "XLA_FLAGS": other_flags(os.environ.get("XLA_FLAGS", "")),
-        "JAX_PLATFORMS": "cpu",
-    }
-    env.pop("CLAIMS_COMPILATION_CACHE_DIR", None)
-    with tempfile.TemporaryDirectory(prefix="other-arithmetic-") as folder:
-        task, result = Path(folder) / "task.pickle", Path(folder) / "result.pickle"
-        task.write_bytes(pickle.dumps((function, args)))
-        child = subprocess.run(
-            [sys.executable, "-m", __name__, str(task), str(result)],
-            env=env,
-            capture_output=True,
-            check=False,
-        )
-        if child.returncode != 0 or not result.is_file():
-            tail = child.stderr.decode(errors="replace").strip().splitlines()[-5:]
-            raise RuntimeError(
-                f"{function.__qualname__} in the other arithmetic ({env['XLA_FLAGS']!r}) "
-                f"exited with status {child.returncode}: " + " | ".join(tail)
-            )
-        return pickle.loads(result.read_bytes())
+    flags = other_flags(os.environ.get("XLA_FLAGS", ""))
+    return in_cpu_child(
+        function, *args, xla_flags=flags, what=f" in the other arithmetic ({flags!r})"
+    )
 
 
 def pooled(
@@ -78,36 +56,47 @@ def pooled(
     items: Sequence[T],
 ) -> list[U]:
     """One result per item, the items' draws pooled over the arithmetics this machine has:
-    the first `split_at(n)` computed by `batched` here (on one accelerator: on the host's
-    CPU), the others beside them in the other arithmetic: by `batched` in a child process
-    with `other_flags` on a CPU (it must be importable by name), by `one_by_one` on the
-    accelerator otherwise."""
-    first = split_at(len(items))
+    the first `split_at(n)` computed by `batched` here (beside one accelerator: on the host's
+    CPU, in a child process of its own, `accelerator.on_the_host`), the others beside them in
+    the other arithmetic: by `batched` in a child process with `other_flags` on a CPU, by
+    `one_by_one` on the accelerator otherwise. `batched` must be importable by name."""
 
-    def here() -> list[U]:
-        if not first:
-            return []
-        with placed(True):
-            return list(batched(items[:first]))
-
-    def other() -> list[U]:
+    def other(part: Sequence[T]) -> Sequence[U]:
         if computing_platform() == "cpu":
-            return list(in_other_arithmetic(batched, items[first:]))
-        return list(one_by_one(items[first:]))
+            return in_other_arithmetic(batched, part)
+        return one_by_one(part)
 
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="other-arithmetic") as pool:
-        pending = pool.submit(carry_placement(other))
-        return [*here(), *pending.result()]
+    return _halves(functools.partial(on_the_host, batched), other, items)
 
 
 def over_backends(batched: Callable[[Sequence[T]], Sequence[U]], items: Sequence[T]) -> list[U]:
     """One result per item, by `batched`: all here on a CPU-only machine or over a mesh; on
     one accelerator split between the host's CPU and the chip as `pooled` splits, batched on
-    both. Without the CPU's other vector width: for work whose child process would cost more
-    than its draws add (the calibration's twins, 18 nets a batch)."""
+    both, in this process. Without the CPU's other vector width: for work whose child process
+    would cost more than its draws add (the calibration's twins, 18 nets a batch)."""
     if _one_backend():
         return list(batched(items))
-    return pooled(batched, batched, items)
+    return _halves(batched, batched, items)
+
+
+def _halves(
+    here: Callable[[Sequence[T]], Sequence[U]],
+    other: Callable[[Sequence[T]], Sequence[U]],
+    items: Sequence[T],
+) -> list[U]:
+    """`here` on the first `split_at(n)` items, on the host's CPU, and `other` on the rest
+    beside it in a thread of its own; in the items' order."""
+    first = split_at(len(items))
+
+    def host_part() -> list[U]:
+        if not first:
+            return []
+        with placed(True):
+            return list(here(items[:first]))
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="other-arithmetic") as pool:
+        pending = pool.submit(carry_placement(lambda: list(other(items[first:]))))
+        return [*host_part(), *pending.result()]
 
 
 def backends() -> list[str]:
@@ -136,9 +125,3 @@ def arithmetics() -> list[str]:
         flags = os.environ.get("XLA_FLAGS", "")
         return [flags, other_flags(flags)]
     return ["cpu", computing_platform()]
-
-
-if __name__ == "__main__":
-    task_path, result_path = map(Path, sys.argv[1:3])
-    task, arguments = pickle.loads(task_path.read_bytes())
-    result_path.write_bytes(pickle.dumps(task(*arguments)))

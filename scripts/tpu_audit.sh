@@ -71,7 +71,7 @@ run_audit() {  # name, seconds allowed
         tee -a "$OUT/machine.txt"
 }
 
-run_audit cold $(($(left) - 75))
+run_audit cold $(($(left) - ${WARM:-1} * 60 - 15))
 if [ -f report/audit.json ]; then cp report/audit.json "$OUT/audit.json"; fi
 if [ -f report/partial/audit.json ]; then cp report/partial/audit.json "$OUT/audit-partial.json"; fi
 if [ "${WARM:-1}" = 1 ] && [ "$(left)" -gt 30 ]; then run_audit warm $(($(left) - 20)); fi

@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path
 
 import jax
+import numpy as np
 import pytest
 from fault_tools import REPO_ROOT, TIMEOUT_S, child_env
 
@@ -291,3 +292,29 @@ def test_calibration_twins_split_between_host_and_chip(monkeypatch):
     assert all(name == here for _, name in got[:2])
     assert all(name.startswith("other-arithmetic") for _, name in got[2:])
     assert other_arithmetic.backends() == ["cpu", "tpu"]
+
+
+def test_a_faithful_order_beside_an_accelerator_computes_in_a_host_child(monkeypatch):
+    """`on_the_host`: here where JAX computes on the CPU; else in a child process on the
+    host's CPU, whose figures are this process's to the bit (the guide's faithful order, a
+    short config)."""
+    import jax
+
+    from uncertainty_claims import accelerator, cpu_child
+    from uncertainty_claims.uncertainty.config import UncertaintyConfig
+    from uncertainty_claims.uncertainty.results import _run_arrays
+
+    config = UncertaintyConfig(mc_steps=8, mc_samples=3, ensemble_steps=6)
+    here = accelerator.on_the_host(_run_arrays, 0, config, "faithful")
+    children, in_cpu_child = [], cpu_child.in_cpu_child
+
+    def in_child(function, *args, **kwargs):
+        children.append(function)
+        return in_cpu_child(function, *args, **kwargs)
+
+    monkeypatch.setattr(cpu_child, "in_cpu_child", in_child)
+    monkeypatch.setattr(jax, "default_backend", lambda: "tpu")
+    there = accelerator.on_the_host(_run_arrays, 0, config, "faithful")
+    assert children == [_run_arrays]
+    assert here.keys() == there.keys()
+    assert all(np.array_equal(here[name], there[name]) for name in here)

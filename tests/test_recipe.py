@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from uncertainty_claims.calibration import training
+from uncertainty_claims.calibration import orders, training
 from uncertainty_claims.calibration.experiment import load_split
 from uncertainty_claims.calibration.models import build_model, build_models
 from uncertainty_claims.calibration.training import (
@@ -62,6 +62,19 @@ def test_batches_follow_the_recipe():
         order = np.random.RandomState(1000 * 1 + epoch).permutation(55000)
         epoch_steps = steps[epoch * 214 : (epoch + 1) * 214]
         np.testing.assert_array_equal(epoch_steps.reshape(-1), order[: 214 * 256])
+
+
+def test_a_sweeps_orders_drawn_in_child_processes_are_each_seeds_own():
+    seeds = range(5, 5 + orders.IN_PROCESS_SEEDS + 3)
+    drawn = orders.many_batch_indices(seeds, 1000, 2, 100, processes=3)
+    np.testing.assert_array_equal(
+        drawn, np.stack([orders.batch_indices(s, 1000, 2, 100) for s in seeds])
+    )
+
+
+def test_a_child_that_cannot_draw_its_orders_is_named():
+    with pytest.raises(RuntimeError, match="child process drawing batch orders exited with 1"):
+        orders.many_batch_indices(range(orders.IN_PROCESS_SEEDS + 1), 100, 1, 200, processes=2)
 
 
 def test_stacked_initial_values_equal_plain_construction():

@@ -36,6 +36,7 @@ from ..nudge import nudge_params
 from ..numerics import full_precision, same_bits, stack_on_host
 from ..optimizers import adam
 from ..sharding import over_runs, replicate
+from . import orders
 from .models import ReluMLP, YatMLP, build_model, build_models
 
 
@@ -49,17 +50,9 @@ class TrainConfig:
 
 
 def batch_indices(seed: int, n_train: int, config: TrainConfig) -> np.ndarray:
-    """Training-row indices of every step for one seed, [epochs * batches, batch_size].
-
-    Epoch e visits RandomState(1000 * seed + e).permutation(n_train) in batches
-    starting at range(0, n_train - batch_size, batch_size); the tail is dropped.
-    """
-    starts = range(0, n_train - config.batch_size, config.batch_size)
-    steps = []
-    for epoch in range(config.epochs):
-        order = np.random.RandomState(1000 * seed + epoch).permutation(n_train)
-        steps.extend(order[s : s + config.batch_size] for s in starts)
-    return np.stack(steps).astype(np.int32)
+    """Training-row indices of every step for one seed, [epochs * batches, batch_size]
+    (`orders.batch_indices`)."""
+    return orders.batch_indices(seed, n_train, config.epochs, config.batch_size)
 
 
 def _cross_entropy(model: nnx.Module, xb: jax.Array, yb: jax.Array) -> jax.Array:
@@ -114,7 +107,9 @@ def train_nets(
         graphdef, stacked = build_models(net, seeds, train_images)
     else:
         graphdef, stacked = _stacked([build_model(net, seed, train_images) for seed in seeds])
-    steps_idx = np.stack([batch_indices(s, len(train_images), config) for s in seeds])
+    steps_idx = orders.many_batch_indices(
+        seeds, len(train_images), config.epochs, config.batch_size
+    )
     inputs = (stacked, train_images, np.asarray(train_labels, dtype=np.int32), steps_idx)
     params, losses = _scan_train(
         graphdef,

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from ..accelerator import placed, side_by_side
+from ..accelerator import on_the_host, placed, side_by_side
 from ..cache import cached
 from ..numerics import full_precision
 from ..other_arithmetic import arithmetics, pooled
@@ -176,7 +176,7 @@ def without_bootstrap_in_orders(
             entry = cached(
                 "uncertainty-no-bootstrap-faithful",
                 {"root_seed": ROOT_SEED, "config": dataclasses.asdict(config)},
-                lambda: _faithful_without_bootstrap(config),
+                lambda: on_the_host(_faithful_without_bootstrap, config),
                 validate=lambda a: _expect(a, {"ens_grid_means": shape}),
             )
         return {"faithful": entry.arrays["ens_grid_means"]}

@@ -20,7 +20,7 @@ from typing import Literal
 import jax
 import numpy as np
 
-from ..accelerator import computing_platform, placed, side_by_side
+from ..accelerator import computing_platform, on_the_host, placed, side_by_side
 from ..cache import cached
 from ..orders import FAITHFUL, twin_batches
 from ..other_arithmetic import arithmetics, pooled
@@ -91,10 +91,20 @@ def uncertainty_result(
         entry = cached(
             f"uncertainty-seed{root_seed}{suffix}",
             _key(config, root_seed=root_seed, implementation=implementation),
-            lambda: run(root_seed, config=config, implementation=implementation).as_arrays(),
+            lambda: (
+                on_the_host(_run_arrays, root_seed, config, implementation)
+                if implementation == FAITHFUL
+                else _run_arrays(root_seed, config, implementation)
+            ),
             validate=lambda arrays: _check_shapes(arrays, _result_shapes(config)),
         )
     return UncertaintyResult.from_arrays(entry.arrays)
+
+
+def _run_arrays(
+    root_seed: int, config: UncertaintyConfig, implementation: Literal["faithful", "scan"]
+) -> dict[str, np.ndarray]:
+    return run(root_seed, config=config, implementation=implementation).as_arrays()
 
 
 def _stacked(results: list[UncertaintyResult]) -> dict[str, np.ndarray]:
