@@ -1,5 +1,4 @@
-"""Is a published figure a plausible draw of the recipe over valid float orders? Its
-prediction interval over the orders, on the figure's scale (docs/VERDICTS.md derives it)."""
+"""A published figure against its prediction interval over float orders (docs/VERDICTS.md)."""
 
 from __future__ import annotations
 
@@ -83,8 +82,7 @@ def half_unit(printed: str) -> float:
 
 @dataclass(frozen=True)
 class FigureVerdict:
-    """One published figure against its orders: the interval, where the figure falls, the
-    rule's power on it; `copies`: orders that repeated another's value bit for bit."""
+    """A figure's interval and power; `copies`: orders repeating another's value bit for bit."""
 
     printed: str
     holds: bool
@@ -147,11 +145,13 @@ def interval_bounds(
     y = s.to_scale(values)
     n = y.shape[-1]
     sd = y.std(axis=-1, ddof=1) if n > 1 else np.zeros(y.shape[:-1])
-    half = t_quantile(n) * sd
-    mean = y.mean(axis=-1)
+    return _ends(s, y.mean(axis=-1), t_quantile(n) * sd, slack)
+
+
+def _ends(s: Scale, mean: np.ndarray, half: np.ndarray, slack: np.ndarray | float) -> tuple:
+    """mean -+ half mapped back from the scale, widened by `slack`, kept in the domain."""
     low = np.maximum(s.back(mean - half) - slack, s.low)
-    high = np.minimum(s.back(mean + half) + slack, s.high)
-    return low, high
+    return low, np.minimum(s.back(mean + half) + slack, s.high)
 
 
 def plausible(
@@ -166,8 +166,8 @@ def plausible(
 
 
 def conclusive(low: float, high: float, published: float, slack: float) -> bool:
-    """Whether an interval can check a figure: it excludes 0 and is at most +-
-    CONCLUSIVE_HALF_WIDTH of it wide (for a published 0, at most one printed unit)."""
+    """Whether an interval excludes 0 and is at most +- CONCLUSIVE_HALF_WIDTH of the figure
+    wide (for a published 0, at most one printed unit)."""
     if published == 0:
         return (high - low) / 2 <= 2 * slack
     return not low <= 0 <= high and (high - low) / 2 <= CONCLUSIVE_HALF_WIDTH * abs(published)
@@ -184,10 +184,8 @@ def orders_to_conclude(
     s = scale_named(scale)
 
     def fits(n: int) -> bool:
-        half = float(t_quantile(n)) * sd
-        low = max(float(s.back(np.float64(mean - half))) - slack, s.low)
-        high = min(float(s.back(np.float64(mean + half))) + slack, s.high)
-        return conclusive(low, high, published, slack)
+        low, high = _ends(s, np.float64(mean), float(t_quantile(n)) * sd, slack)
+        return conclusive(float(low), float(high), published, slack)
 
     if sd == 0:
         return 1 if fits(1) else None
@@ -239,8 +237,7 @@ def judge_figure(
     copies: int = 0,
     power: bool = True,
 ) -> FigureVerdict:
-    """The published figure `printed` against its value in each distinct order
-    (`power=False`: the verdict and interval alone, for resampling)."""
+    """`printed` against its value in each distinct order (`power=False`: no power figures)."""
     h = half_unit(printed)
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 1 or len(x) == 0 or not np.all(np.isfinite(x)):

@@ -17,8 +17,8 @@ import pytest
 
 from .. import cache
 from ..engine.claim import PROPERTY, ClaimRecord, ClaimSpec, spec_of
+from ..engine.sweep import parse_seeds
 from ..render import table
-from ..seeds import parse_seeds
 from . import timeouts
 from .provenance import (
     LOCK_FILE,
