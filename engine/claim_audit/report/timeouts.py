@@ -1,7 +1,5 @@
-"""A test past its budget fails where it runs: pytest-timeout's `signal` method, made safe
-between a test's phases. Its SIGALRM, armed over a whole test, fails the phase it lands in;
-one landing between phases (while a failure is being reported) would end the xdist worker
-with an INTERNALERROR, so it is held and fails the test's next setup or call instead."""
+"""pytest-timeout's `signal` method, safe between a test's phases: an alarm landing there (it
+would end the xdist worker with an INTERNALERROR) is held for the test's next setup or call."""
 
 from __future__ import annotations
 
