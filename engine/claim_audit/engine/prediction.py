@@ -243,12 +243,11 @@ def judge_figure(
     if x.ndim != 1 or len(x) == 0 or not np.all(np.isfinite(x)):
         raise ValueError(f"a figure needs one finite value per order; got {values!r}")
     # linear where a value sits on its domain's edge (a share of 0), which log/logit cannot map
-    scale = scale if scale_named(scale).inside(x) else "linear"
-    s = scale_named(scale)
-    low, high = (float(b) for b in interval_bounds(x, h, scale))
-    y = s.to_scale(x)
+    s = scale_named(scale if scale_named(scale).inside(x) else "linear")
+    scale, y = s.name, s.to_scale(x)
     n = len(x)
     mean, sd = float(y.mean()), float(y.std(ddof=1)) if n > 1 else 0.0
+    low, high = (float(b) for b in _ends(s, np.float64(mean), t_quantile(n) * sd, h))
     published = float(printed)
     t_score = p_value = None
     if sd > 0 and n > 1:

@@ -114,11 +114,7 @@ def margin_bounds(
         if not scale.inside(values[:, i]):
             return None
         y = scale.to_scale(values[:, i])
-        with np.errstate(divide="ignore"):
-            ends = [
-                float(scale.forward(np.float64(scale.clip(b))))
-                for b in (regions[i].low, regions[i].high)
-            ]
+        ends = [float(scale.to_scale(scale.clip(b))) for b in (regions[i].low, regions[i].high)]
         region = Region(*ends, regions[i].closed)
         if float(np.ptp(y)) <= UNMOVED * float(np.abs(y).max()):
             low = high = float(region.contains(float(y[0])))

@@ -151,31 +151,26 @@ def _judged_on(
     )
 
 
-def seed_subsets(n: int, size: int, *, max_subsets: int = MAX_SUBSETS) -> list[tuple[int, ...]]:
-    """Every `size`-subset of n seeds, or a seeded sample of `max_subsets` of them."""
-    if math.comb(n, size) <= max_subsets:
+def seed_subsets(n: int, size: int) -> list[tuple[int, ...]]:
+    """Every `size`-subset of n seeds, or a seeded sample of MAX_SUBSETS of them."""
+    if math.comb(n, size) <= MAX_SUBSETS:
         return list(itertools.combinations(range(n), size))
     rng = np.random.default_rng(stats.SEED)
     return [
         tuple(sorted(int(i) for i in rng.choice(n, size, replace=False)))
-        for _ in range(max_subsets)
+        for _ in range(MAX_SUBSETS)
     ]
 
 
 def across_seeds(
-    comparison: Comparison,
-    per_seed: PerSeed,
-    seeds: tuple[int, ...],
-    *,
-    size: int,
-    max_subsets: int = MAX_SUBSETS,
+    comparison: Comparison, per_seed: PerSeed, seeds: tuple[int, ...], *, size: int
 ) -> Robustness:
     """A claim about means over `size` seeds, judged on each subset of that size."""
     n = len(seeds)
     if n < size:
         raise ValueError(f"a sweep of a claim about {size} seeds needs at least {size}; got {n}")
     population = math.comb(n, size)
-    subsets = seed_subsets(n, size, max_subsets=max_subsets)
+    subsets = seed_subsets(n, size)
     unit = f"{size}-seed subsets"
     if len(subsets) < population:
         unit += f" (a sample of {len(subsets):,} of {population:,})"
