@@ -71,13 +71,10 @@ def scale_named(name: str) -> Scale:
 
 def half_unit(printed: str) -> float:
     """Half a unit in the last printed digit: "0.25" -> 0.005, "125" -> 0.5, "1.0e3" -> 50."""
-    try:
-        exponent = Decimal(printed.strip().lstrip("+-")).as_tuple().exponent
-    except InvalidOperation:
-        exponent = None
-    if not isinstance(exponent, int):
-        raise ValueError(f"not a finite printed number: {printed!r}")
-    return 0.5 * 10.0**exponent
+    try:  # NaN and infinity have the exponent "n", "N" or "F"
+        return 0.5 * 10.0 ** int(Decimal(printed.strip().lstrip("+-")).as_tuple().exponent)
+    except (InvalidOperation, ValueError):
+        raise ValueError(f"not a finite printed number: {printed!r}") from None
 
 
 @dataclass(frozen=True)

@@ -70,10 +70,10 @@ def environment_of(config: pytest.Config) -> dict[str, Any]:
     merged = NO_ENVIRONMENT
     for answer in config.hook.pytest_claims_audit_environment(config=config):  # None: dropped
         fields = answer if isinstance(answer, Mapping) else {"": answer}
-        metadata, partial = fields.get("metadata", {}), fields.get("partial", [])
+        partial = fields.get("partial", [])
         if (
             set(fields) - {"metadata", "partial"}
-            or not isinstance(metadata, dict)
+            or not isinstance(fields.get("metadata", {}), dict)
             or not isinstance(partial, list)
             or not all(isinstance(sentence, str) for sentence in partial)
         ):
@@ -81,11 +81,11 @@ def environment_of(config: pytest.Config) -> dict[str, Any]:
                 "pytest_claims_audit_environment must return a mapping of 'metadata' (a dict "
                 f"of JSON-able fields) and 'partial' (a list of sentences); got {answer!r}"
             )
-        merged = merged_environments(merged, {"metadata": metadata, "partial": partial})
+        merged = merged_environments(merged, fields)
     return merged
 
 
-def merged_environments(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
+def merged_environments(first: Mapping[str, Any], then: Mapping[str, Any]) -> dict[str, Any]:
     """Two processes' environments as one: mappings merged key by key, `then`'s last."""
     metadata = dict(first["metadata"])
     for name, value in then.get("metadata", {}).items():
