@@ -27,19 +27,12 @@ lock_timeout_s = 3600.0  # then `cached` computes the entry itself, uncached; se
 _LOCK_NOTICE_S = 5.0  # after this long waiting (at most half the wait), the wait is said
 
 EVENTS: list[dict] = []  # what this process's calls of `cached` did, for the report
-_project_root: Path | None = None  # pytest's rootdir, set by the plugin
-
-
-def set_project_root(root: Path) -> None:
-    """Make `root` the audited project whose `.cache/` `default_cache_dir` names."""
-    global _project_root
-    _project_root = Path(root)
+project_root: Path | None = None  # the audited project's (pytest's rootdir, set by the plugin)
 
 
 def default_cache_dir() -> Path:
     """`CLAIMS_CACHE_DIR` if set, else `.cache/` in the audited project (or current folder)."""
-    root = _project_root if _project_root is not None else Path.cwd()
-    return Path(os.environ.get("CLAIMS_CACHE_DIR") or root / ".cache")
+    return Path(os.environ.get("CLAIMS_CACHE_DIR") or (project_root or Path.cwd()) / ".cache")
 
 
 @functools.cache

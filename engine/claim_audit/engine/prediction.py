@@ -133,9 +133,7 @@ def t_quantile(n_orders: np.ndarray | int) -> np.ndarray:
 
 
 def interval_bounds(
-    values: np.ndarray,
-    slack: np.ndarray | float = 0.0,
-    scale: str = "linear",
+    values: np.ndarray, slack: np.ndarray | float = 0.0, scale: str = "linear"
 ) -> tuple[np.ndarray, np.ndarray]:
     """The prediction intervals (low, high) of `values` [..., n orders], widened by `slack`."""
     s = scale_named(scale)
@@ -152,10 +150,7 @@ def _ends(s: Scale, mean: np.ndarray, half: np.ndarray, slack: np.ndarray | floa
 
 
 def plausible(
-    values: np.ndarray,
-    published: np.ndarray,
-    half_units: np.ndarray,
-    scale: str = "linear",
+    values: np.ndarray, published: np.ndarray, half_units: np.ndarray, scale: str = "linear"
 ) -> np.ndarray:
     """Whether each published figure lies in its prediction interval, over whole arrays."""
     low, high = interval_bounds(values, half_units, scale)
@@ -171,11 +166,7 @@ def conclusive(low: float, high: float, published: float, slack: float) -> bool:
 
 
 def orders_to_conclude(
-    mean: float,
-    sd: float,
-    slack: float,
-    published: float,
-    scale: str = "linear",
+    mean: float, sd: float, slack: float, published: float, scale: str = "linear"
 ) -> int | None:
     """The fewest orders whose interval would be conclusive at this mean and sd, or None."""
     s = scale_named(scale)
@@ -192,11 +183,7 @@ def orders_to_conclude(
 
 
 def detectable_shift(
-    sd: float,
-    n_orders: int,
-    slack: float,
-    scale: str = "linear",
-    mean: float = 0.0,
+    sd: float, n_orders: int, slack: float, scale: str = "linear", mean: float = 0.0
 ) -> float:
     """The smallest shift of the published figure the rule refutes with probability
     POWER_TARGET (simulated, common random numbers); inf when none is."""
