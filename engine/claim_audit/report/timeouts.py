@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-Handler = Callable[[int, FrameType | None], Any]
-_TIMEOUT_HANDLER = pytest.StashKey[Handler]()  # pytest-timeout's handler of this test's alarm
+_TIMEOUT_HANDLER = pytest.StashKey[Callable[[int, FrameType | None], Any]]()  # pytest-timeout's
 _IN_PHASE = pytest.StashKey[bool]()
 _OVERDUE = pytest.StashKey[bool]()
 
@@ -58,7 +57,5 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_teardown(
-    item: pytest.Item, nextitem: pytest.Item | None
-) -> Generator[None, Any, Any]:
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, Any, Any]:
     return (yield from _phase(item, teardown=True))
