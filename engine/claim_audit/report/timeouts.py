@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-_TIMEOUT_HANDLER = pytest.StashKey[Callable[[int, FrameType | None], Any]]()  # pytest-timeout's
+_TIMEOUT_HANDLER = pytest.StashKey[Callable[[int, FrameType | None], Any]]()
 _IN_PHASE = pytest.StashKey[bool]()
 _OVERDUE = pytest.StashKey[bool]()
 
