@@ -28,7 +28,7 @@ import numpy as np
 
 # Light imports only up here: a usage error should not wait for the experiments' imports.
 from claim_audit.cache import arrays_digest, default_cache_dir
-from claim_audit.seeds import parse_seeds
+from claim_audit.engine.sweep import parse_seeds
 
 from uncertainty_claims.numerics import request_deterministic_gpu_ops
 

@@ -15,6 +15,7 @@ import math
 import numpy as np
 import pytest
 from calibration.measures import mean_gap
+from claim_audit.engine import sweep
 from claim_audit.engine.effects import Comparison, Effect, Region
 from claim_audit.engine.sweep import MAX_SUBSETS, across_seeds, seed_subsets
 
@@ -51,11 +52,12 @@ def test_many_seeds_give_a_reproducible_sample_of_valid_subsets():
     assert counts.min() > 0 and abs(counts.mean() - 30) < 1e-9 and counts.std() < 2 * math.sqrt(30)
 
 
-def test_the_share_in_the_sample_is_the_share_over_all_subsets():
+def test_the_share_in_the_sample_is_the_share_over_all_subsets(monkeypatch):
     n, k = 30, 2000  # 4,060 subsets, 2,000 of them sampled
     figures = per_seed(n)
     every = across_seeds(GAP, figures, tuple(range(n)), size=3)
-    sampled = across_seeds(GAP, figures, tuple(range(n)), size=3, max_subsets=k)
+    monkeypatch.setattr(sweep, "MAX_SUBSETS", k)
+    sampled = across_seeds(GAP, figures, tuple(range(n)), size=3)
     assert every.total == every.population == math.comb(n, 3) and not every.to_json()["sampled"]
     assert sampled.total == k and sampled.population == math.comb(n, 3)
     assert sampled.to_json()["sampled"] and "a sample of 2,000 of 4,060" in sampled.unit

@@ -1,5 +1,4 @@
-"""claim-audit: judge a document's published claims by re-running them under pytest, once
-per valid float order (`Claims`, `Orders`); docs/ADDING_A_DOCUMENT.md walks through one."""
+"""claim-audit: judge a document's claims under pytest, once per valid float order."""
 
 from .engine.claim import FAITHFUL, Claims, Orders, figure, over_seeds
 from .engine.effects import Comparison, Effect, ranking

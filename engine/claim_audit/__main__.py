@@ -1,5 +1,4 @@
-"""The engine's commands (`python -m claim_audit`, or `python -m claim_audit.report`): `new`,
-`diff` and `portability`."""
+"""The engine's commands (`python -m claim_audit`, or `python -m claim_audit.report`)."""
 
 from __future__ import annotations
 
@@ -29,8 +28,7 @@ class AuditFileError(ValueError):
 
 
 def load(path: str | Path) -> dict:
-    """Read an audit.json, checking the parts the commands rely on; AuditFileError if it is
-    unreadable, not JSON, of another schema_version, or no audit."""
+    """Read an audit.json, checking the parts the commands rely on (else AuditFileError)."""
     path = Path(path)
     where = f"{path} is not an audit.json"
     try:
@@ -82,8 +80,7 @@ def _new(args: argparse.Namespace) -> int:
             message = f"cannot write the starter into {args.folder}: {error.strerror or error}{where}; nothing written"
         print(f"python -m claim_audit new: {message}", file=sys.stderr)
         return 2
-    for path in written:
-        print(f"wrote {path}")
+    print("\n".join(f"wrote {path}" for path in written))
     here = Path(args.folder).resolve() == Path.cwd().resolve()
     print(f"run it: {'' if here else f'cd {args.folder} && '}pytest --report-dir=report")
     return 0

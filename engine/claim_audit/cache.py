@@ -1,6 +1,4 @@
-"""A disk cache of computed arrays, safe under pytest-xdist workers and parallel runs: one
-`.npz` per key, holding its key and a checksum (a damaged, foreign or stale file is recomputed),
-renamed into place; a file lock makes concurrent processes compute each entry once."""
+"""A disk cache of arrays, one checksummed `.npz` per key, computed once across processes."""
 
 from __future__ import annotations
 
@@ -29,21 +27,12 @@ lock_timeout_s = 3600.0  # then `cached` computes the entry itself, uncached; se
 _LOCK_NOTICE_S = 5.0  # after this long waiting (at most half the wait), the wait is said
 
 EVENTS: list[dict] = []  # what this process's calls of `cached` did, for the report
-# The audited project's root (pytest's rootdir, set by the plugin); None: the current folder.
-_project_root: Path | None = None
-
-
-def set_project_root(root: Path) -> None:
-    """Make `root` the audited project whose `.cache/` `default_cache_dir` names."""
-    global _project_root
-    _project_root = Path(root)
+project_root: Path | None = None  # the audited project's (pytest's rootdir, set by the plugin)
 
 
 def default_cache_dir() -> Path:
-    """`CLAIMS_CACHE_DIR` if set, else `.cache/` in the audited project's root (outside
-    pytest: the current folder)."""
-    root = _project_root if _project_root is not None else Path.cwd()
-    return Path(os.environ.get("CLAIMS_CACHE_DIR") or root / ".cache")
+    """`CLAIMS_CACHE_DIR` if set, else `.cache/` in the audited project (or current folder)."""
+    return Path(os.environ.get("CLAIMS_CACHE_DIR") or (project_root or Path.cwd()) / ".cache")
 
 
 @functools.cache
@@ -91,38 +80,31 @@ def _say(message: str) -> None:
 
 
 def _read(path: Path, key_text: str, validate: Callable[[Arrays], None] | None) -> Arrays | None:
-    """The entry's arrays if the file is complete, of this key and valid, else None."""
+    """The entry's arrays if the file is complete, of this key and valid, else None (said)."""
     try:
-        # Opened here: np.load leaks its handle on a damaged zip. Without blocking: a FIFO in
-        # an entry's place would wait for a writer forever.
+        # Not np.load(path): it leaks its handle on a damaged zip. O_NONBLOCK: a FIFO would hang.
         with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                _say(f"cache entry {path.name} is not a regular file; recomputing")
-                return None
+                return _say(f"cache entry {path.name} is not a regular file; recomputing")
             with np.load(handle, allow_pickle=False) as npz:
                 arrays = {name: npz[name] for name in npz.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
-        _say(f"cache entry {path.name} unreadable ({type(error).__name__}); recomputing")
-        return None
+        return _say(f"cache entry {path.name} unreadable ({type(error).__name__}); recomputing")
     stored_key, stored_sum = (arrays.pop(f, np.array(None)) for f in (_KEY_FIELD, _CHECKSUM_FIELD))
     if stored_key.shape != () or str(stored_key.item()) != key_text:  # 0-d text, as written
-        _say(f"cache entry {path.name} belongs to another configuration; recomputing")
-        return None
+        return _say(f"cache entry {path.name} belongs to another configuration; recomputing")
     if stored_sum.shape != () or str(stored_sum.item()) != arrays_digest(arrays):
-        _say(f"cache entry {path.name} fails its checksum; recomputing")
-        return None
+        return _say(f"cache entry {path.name} fails its checksum; recomputing")
     try:
         if validate is not None:
             validate(arrays)
     except ValueError as error:
-        _say(f"cache entry {path.name} has unexpected contents ({error}); recomputing")
-        return None
+        return _say(f"cache entry {path.name} has unexpected contents ({error}); recomputing")
     return arrays
 
 
 def _write(path: Path, key_text: str, arrays: Arrays) -> None:
-    # A writer killed before its rename leaves its temporary file behind. We hold this entry's
-    # lock, so no other writer of it is running: any such file is stale.
+    # A killed writer leaves its temporary file; we hold the entry's lock, so any such is stale.
     for stale in path.parent.glob(f".{path.name}.*.tmp"):
         stale.unlink(missing_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -141,7 +123,7 @@ def _write(path: Path, key_text: str, arrays: Arrays) -> None:
         raise
 
 
-def lock_holder(path: Path) -> str:
+def lock_holder(path: str | Path) -> str:
     """Who holds the flock on `path`, from Linux's /proc/locks: "process PID (command)"."""
     try:
         found = os.stat(path)
@@ -164,9 +146,9 @@ def cached(
     validate: Callable[[Arrays], None] | None = None,
     cache_dir: Path | None = None,
 ) -> CacheResult:
-    """The arrays `compute()` gives for `key` (JSON-able: everything that changes them),
-    computed at most once. `name` prefixes the file; `validate` raises ValueError for arrays
-    of the wrong form (a stored entry failing it is recomputed)."""
+    """`compute()`'s arrays for `key` (JSON-able: all that changes them), computed at most once;
+    `validate` raises ValueError for arrays of the wrong form (a stored entry failing it is
+    recomputed)."""
     key_text = json.dumps({"name": name, **key}, sort_keys=True, separators=(",", ":"))
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     path = directory / f"{name}-{hashlib.sha256(key_text.encode()).hexdigest()[:20]}.npz"
@@ -196,15 +178,13 @@ def cached(
         try:
             lock.acquire(timeout=notice)
         except Timeout:
-            holder = lock_holder(Path(lock.lock_file))
             _say(
-                f"waiting for {name}: {lock.lock_file} is held by {holder} (computing it?); waiting at most {lock_timeout_s:g} s"
+                f"waiting for {name}: {lock.lock_file} is held by {lock_holder(lock.lock_file)} (computing it?); waiting at most {lock_timeout_s:g} s"
             )
             lock.acquire(timeout=lock_timeout_s - notice)
     except Timeout:  # an OSError too
-        holder = lock_holder(Path(lock.lock_file))
         _say(
-            f"{lock.lock_file} has been held by {holder} for {lock_timeout_s:g} s; running without a cache"
+            f"{lock.lock_file} has been held by {lock_holder(lock.lock_file)} for {lock_timeout_s:g} s; running without a cache"
         )
         return run("uncached")
     except OSError as error:

@@ -39,27 +39,17 @@ class Interval:
         return asdict(self)
 
 
-def interval(
-    estimate: float, samples: ArrayLike, level: float = LEVEL, *, bias_corrected: bool = True
-) -> Interval:
-    """The interval of `estimate` from its resampled values (BCa with acceleration 0)."""
+def interval(estimate: float, samples: ArrayLike, *, bias_corrected: bool = True) -> Interval:
+    """The LEVEL interval of `estimate` from its resampled values (BCa with acceleration 0)."""
     values = np.asarray(samples, dtype=np.float64)
     if values.ndim != 1 or values.size < 2 or not np.all(np.isfinite(values)):
         raise ValueError(f"need at least 2 finite bootstrap samples in a 1-D array; got {values!r}")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1); got {level}")
-    z = ndtri(np.array([(1 - level) / 2, (1 + level) / 2]))
+    z = ndtri(np.array([(1 - LEVEL) / 2, (1 + LEVEL) / 2]))
+    edge = 0.5 / values.size  # half a resample: an end beyond the outermost is open
     if bias_corrected:
         share = (np.sum(values < estimate) + 0.5 * np.sum(values == estimate)) / values.size
-        share = np.clip(share, 0.5 / values.size, 1 - 0.5 / values.size)
-        z = z + 2 * ndtri(share)
+        z = z + 2 * ndtri(np.clip(share, edge, 1 - edge))
     quantiles = ndtr(z)
     low, high = np.quantile(values, quantiles)
-    return Interval(
-        float(estimate),
-        float(low),
-        float(high),
-        level,
-        low_at_edge=bool(quantiles[0] < 0.5 / values.size),
-        high_at_edge=bool(quantiles[1] > 1 - 0.5 / values.size),
-    )
+    open_ends = bool(quantiles[0] < edge), bool(quantiles[1] > 1 - edge)
+    return Interval(float(estimate), float(low), float(high), LEVEL, *open_ends)

@@ -1,5 +1,4 @@
-"""Is a published figure a plausible draw of the recipe over valid float orders? Its
-prediction interval over the orders, on the figure's scale (docs/VERDICTS.md derives it)."""
+"""A published figure against its prediction interval over float orders (docs/VERDICTS.md)."""
 
 from __future__ import annotations
 
@@ -72,19 +71,15 @@ def scale_named(name: str) -> Scale:
 
 def half_unit(printed: str) -> float:
     """Half a unit in the last printed digit: "0.25" -> 0.005, "125" -> 0.5, "1.0e3" -> 50."""
-    try:
-        exponent = Decimal(printed.strip().lstrip("+-")).as_tuple().exponent
-    except InvalidOperation:
-        exponent = None
-    if not isinstance(exponent, int):
-        raise ValueError(f"not a finite printed number: {printed!r}")
-    return 0.5 * 10.0**exponent
+    try:  # NaN and infinity have the exponent "n", "N" or "F"
+        return 0.5 * 10.0 ** int(Decimal(printed.strip().lstrip("+-")).as_tuple().exponent)
+    except (InvalidOperation, ValueError):
+        raise ValueError(f"not a finite printed number: {printed!r}") from None
 
 
 @dataclass(frozen=True)
 class FigureVerdict:
-    """One published figure against its orders: the interval, where the figure falls, the
-    rule's power on it; `copies`: orders that repeated another's value bit for bit."""
+    """A figure's interval and power; `copies`: orders repeating another's value bit for bit."""
 
     printed: str
     holds: bool
@@ -138,27 +133,24 @@ def t_quantile(n_orders: np.ndarray | int) -> np.ndarray:
 
 
 def interval_bounds(
-    values: np.ndarray,
-    slack: np.ndarray | float = 0.0,
-    scale: str = "linear",
+    values: np.ndarray, slack: np.ndarray | float = 0.0, scale: str = "linear"
 ) -> tuple[np.ndarray, np.ndarray]:
     """The prediction intervals (low, high) of `values` [..., n orders], widened by `slack`."""
     s = scale_named(scale)
     y = s.to_scale(values)
     n = y.shape[-1]
     sd = y.std(axis=-1, ddof=1) if n > 1 else np.zeros(y.shape[:-1])
-    half = t_quantile(n) * sd
-    mean = y.mean(axis=-1)
+    return _ends(s, y.mean(axis=-1), t_quantile(n) * sd, slack)
+
+
+def _ends(s: Scale, mean: np.ndarray, half: np.ndarray, slack: np.ndarray | float) -> tuple:
+    """mean -+ half mapped back from the scale, widened by `slack`, kept in the domain."""
     low = np.maximum(s.back(mean - half) - slack, s.low)
-    high = np.minimum(s.back(mean + half) + slack, s.high)
-    return low, high
+    return low, np.minimum(s.back(mean + half) + slack, s.high)
 
 
 def plausible(
-    values: np.ndarray,
-    published: np.ndarray,
-    half_units: np.ndarray,
-    scale: str = "linear",
+    values: np.ndarray, published: np.ndarray, half_units: np.ndarray, scale: str = "linear"
 ) -> np.ndarray:
     """Whether each published figure lies in its prediction interval, over whole arrays."""
     low, high = interval_bounds(values, half_units, scale)
@@ -166,28 +158,22 @@ def plausible(
 
 
 def conclusive(low: float, high: float, published: float, slack: float) -> bool:
-    """Whether an interval can check a figure: it excludes 0 and is at most +-
-    CONCLUSIVE_HALF_WIDTH of it wide (for a published 0, at most one printed unit)."""
+    """Whether an interval excludes 0 and is at most +- CONCLUSIVE_HALF_WIDTH of the figure
+    wide (for a published 0, at most one printed unit)."""
     if published == 0:
         return (high - low) / 2 <= 2 * slack
     return not low <= 0 <= high and (high - low) / 2 <= CONCLUSIVE_HALF_WIDTH * abs(published)
 
 
 def orders_to_conclude(
-    mean: float,
-    sd: float,
-    slack: float,
-    published: float,
-    scale: str = "linear",
+    mean: float, sd: float, slack: float, published: float, scale: str = "linear"
 ) -> int | None:
     """The fewest orders whose interval would be conclusive at this mean and sd, or None."""
     s = scale_named(scale)
 
     def fits(n: int) -> bool:
-        half = float(t_quantile(n)) * sd
-        low = max(float(s.back(np.float64(mean - half))) - slack, s.low)
-        high = min(float(s.back(np.float64(mean + half))) + slack, s.high)
-        return conclusive(low, high, published, slack)
+        low, high = _ends(s, np.float64(mean), float(t_quantile(n)) * sd, slack)
+        return conclusive(float(low), float(high), published, slack)
 
     if sd == 0:
         return 1 if fits(1) else None
@@ -197,11 +183,7 @@ def orders_to_conclude(
 
 
 def detectable_shift(
-    sd: float,
-    n_orders: int,
-    slack: float,
-    scale: str = "linear",
-    mean: float = 0.0,
+    sd: float, n_orders: int, slack: float, scale: str = "linear", mean: float = 0.0
 ) -> float:
     """The smallest shift of the published figure the rule refutes with probability
     POWER_TARGET (simulated, common random numbers); inf when none is."""
@@ -239,19 +221,17 @@ def judge_figure(
     copies: int = 0,
     power: bool = True,
 ) -> FigureVerdict:
-    """The published figure `printed` against its value in each distinct order
-    (`power=False`: the verdict and interval alone, for resampling)."""
+    """`printed` against its value in each distinct order (`power=False`: no power figures)."""
     h = half_unit(printed)
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 1 or len(x) == 0 or not np.all(np.isfinite(x)):
         raise ValueError(f"a figure needs one finite value per order; got {values!r}")
     # linear where a value sits on its domain's edge (a share of 0), which log/logit cannot map
-    scale = scale if scale_named(scale).inside(x) else "linear"
-    s = scale_named(scale)
-    low, high = (float(b) for b in interval_bounds(x, h, scale))
-    y = s.to_scale(x)
+    s = scale_named(scale if scale_named(scale).inside(x) else "linear")
+    scale, y = s.name, s.to_scale(x)
     n = len(x)
     mean, sd = float(y.mean()), float(y.std(ddof=1)) if n > 1 else 0.0
+    low, high = (float(b) for b in _ends(s, np.float64(mean), t_quantile(n) * sd, h))
     published = float(printed)
     t_score = p_value = None
     if sd > 0 and n > 1:

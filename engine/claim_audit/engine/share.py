@@ -1,5 +1,4 @@
-"""A qualitative claim over float orders: bounds on the share p of draws in which it holds
-(Clopper-Pearson counts, intersected with its margins), and its verdict (docs/VERDICTS.md)."""
+"""Bounds on the share p of draws where a qualitative claim holds, its verdict (VERDICTS.md)."""
 
 from __future__ import annotations
 
@@ -107,8 +106,7 @@ def _free_bounds(y: np.ndarray, region: Region, alpha: float) -> tuple[float, fl
 def margin_bounds(
     values: np.ndarray, regions: Sequence[Region], scales: Sequence[str], alpha: float
 ) -> tuple[tuple[float, float], str] | None:
-    """Bounds on p from the margins of `values` [draws, thresholds], and their method;
-    None where a value leaves its scale's domain."""
+    """Bounds on p from the margins of `values` [draws, thresholds] and their method, or None."""
     m = values.shape[1]
     lows, highs, methods = [], [], set()
     for i in range(m):
@@ -116,11 +114,7 @@ def margin_bounds(
         if not scale.inside(values[:, i]):
             return None
         y = scale.to_scale(values[:, i])
-        with np.errstate(divide="ignore"):
-            ends = [
-                float(scale.forward(np.float64(scale.clip(b))))
-                for b in (regions[i].low, regions[i].high)
-            ]
+        ends = [float(scale.to_scale(scale.clip(b))) for b in (regions[i].low, regions[i].high)]
         region = Region(*ends, regions[i].closed)
         if float(np.ptp(y)) <= UNMOVED * float(np.abs(y).max()):
             low = high = float(region.contains(float(y[0])))

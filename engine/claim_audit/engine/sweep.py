@@ -1,12 +1,12 @@
-"""Comparative claims re-evaluated on other seeds than the document's: robust, fragile or
-fails by the share of seed subsets (or runs) on which they hold; `seed_section` makes
-audit.json's robustness section."""
+"""Comparative claims re-judged on other seeds (`--seeds`): robust, fragile or fails."""
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
 import math
+import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +22,32 @@ MIN_SEEDS_FOR_INTERVAL = 5  # fewer seeds give too few distinct resamples for an
 SEED_B = 2000
 METHOD = f"{stats.METHOD} over seeds (seeds drawn with replacement, B = {SEED_B})"
 MAX_SUBSETS = 10_000  # a sample this large holds within 0.01 of all subsets' share (95%)
+MAX_SEED = 10**6
+MAX_SEEDS = 1000  # a sweep keeps every seed's results: this suite's hold 4 GB at 1,000 seeds
+
+
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """Seeds from "0-9" or "0,3,5-7", sorted; a ValueError names what is wrong."""
+    seeds: list[int] = []
+    for part in text.split(","):
+        match = re.fullmatch(r"\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?", part)
+        if match is None:
+            raise ValueError(
+                f"cannot read {part.strip()!r} in {text!r}: expected seeds like '0-9' or '0,3,5-7'"
+            )
+        first, last = int(match[1]), int(match[2] or match[1])
+        if last < first:
+            raise ValueError(f"range {part.strip()!r} in {text!r} runs backwards")
+        if last >= MAX_SEED:
+            raise ValueError(f"seeds must be below {MAX_SEED:,}; got {last} in {text!r}")
+        seeds.extend(range(first, last + 1))
+        if len(seeds) > MAX_SEEDS:  # said part by part: the list stays short
+            raise ValueError(
+                f"at most {MAX_SEEDS} seeds; {text!r} has {len(seeds)} up to {part.strip()!r}"
+            )
+    if repeated := sorted(seed for seed, times in Counter(seeds).items() if times > 1):
+        raise ValueError(f"seeds {repeated} are given more than once in {text!r}")
+    return tuple(sorted(seeds))
 
 
 def label(fraction: float) -> str:
@@ -33,8 +59,7 @@ def label(fraction: float) -> str:
 
 @dataclass(frozen=True)
 class Robustness:
-    """One claim across a sweep's seeds: per effect its value and seed-bootstrap interval,
-    per seed and per subset (`unit`) the effects and whether it holds."""
+    """A claim across seeds: its effects, their seed-bootstrap intervals, per seed and subset."""
 
     claim_id: str
     seeds: tuple[int, ...]
@@ -97,11 +122,9 @@ def _judged_on(
     unit: str,
     population: int,
 ) -> Robustness:
-    """A `Robustness` from the claim's values on all seeds, per seed and per subset."""
     effects = comparison.effects
     intervals: tuple[stats.Interval | None, ...] = (None,) * len(effects)
     if len(seeds) >= MIN_SEEDS_FOR_INTERVAL and not comparison.extreme:
-        # a bootstrap over seeds: [SEED_B, n] indices of seeds drawn with replacement
         rows = np.random.default_rng(stats.SEED).integers(0, len(seeds), (SEED_B, len(seeds)))
         samples = np.array([evaluate(row) for row in rows]).T
         # A resample of one seed repeated has no spread: a ratio of spreads is 0 / 0 there.
@@ -126,34 +149,26 @@ def _judged_on(
     )
 
 
-def seed_subsets(
-    n: int, size: int, *, max_subsets: int = MAX_SUBSETS, seed: int = stats.SEED
-) -> list[tuple[int, ...]]:
-    """The subsets of `size` of n seeds a claim is judged on: all of them up to
-    `max_subsets`, else a seeded sample of that many."""
-    if math.comb(n, size) <= max_subsets:
+def seed_subsets(n: int, size: int) -> list[tuple[int, ...]]:
+    """Every `size`-subset of n seeds, or a seeded sample of MAX_SUBSETS of them."""
+    if math.comb(n, size) <= MAX_SUBSETS:
         return list(itertools.combinations(range(n), size))
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(stats.SEED)
     return [
         tuple(sorted(int(i) for i in rng.choice(n, size, replace=False)))
-        for _ in range(max_subsets)
+        for _ in range(MAX_SUBSETS)
     ]
 
 
 def across_seeds(
-    comparison: Comparison,
-    per_seed: PerSeed,
-    seeds: tuple[int, ...],
-    *,
-    size: int,
-    max_subsets: int = MAX_SUBSETS,
+    comparison: Comparison, per_seed: PerSeed, seeds: tuple[int, ...], *, size: int
 ) -> Robustness:
     """A claim about means over `size` seeds, judged on each subset of that size."""
     n = len(seeds)
     if n < size:
         raise ValueError(f"a sweep of a claim about {size} seeds needs at least {size}; got {n}")
     population = math.comb(n, size)
-    subsets = seed_subsets(n, size, max_subsets=max_subsets)
+    subsets = seed_subsets(n, size)
     unit = f"{size}-seed subsets"
     if len(subsets) < population:
         unit += f" (a sample of {len(subsets):,} of {population:,})"
@@ -219,8 +234,8 @@ def seed_section(
     size: int | None = None,
     document: str | None = None,
 ) -> dict[str, Any]:
-    """audit.json's `robustness` section for `comparisons` (report/hooks.py). `subject(seed)`:
-    that seed's run (`size` None) or its figures per group, judged on each `size`-subset."""
+    """audit.json's `robustness` section; `subject(seed)`: that seed's run (`size` None) or
+    its figures per group, judged on each `size`-subset."""
     seeds = sorted(set(published) | set(sweep or ()))
     subjects = {seed: subject(seed) for seed in seeds}
     claims: dict[str, dict[str, Any]] = {}

@@ -1,5 +1,4 @@
-"""The hooks through which a project tells the claims-audit plugin about its documents
-(docs/ADDING_A_DOCUMENT.md walks through each); every implementation's answer is used."""
+"""The hooks through which a project tells the plugin of its documents (ADDING_A_DOCUMENT.md)."""
 
 from __future__ import annotations
 
@@ -31,10 +30,9 @@ def pytest_claims_audit_data(config: pytest.Config) -> Mapping[str, str]:
 def pytest_claims_audit_robustness(
     config: pytest.Config, documents: list[str], sweep: tuple[int, ...] | None
 ) -> dict | None:
-    """audit.json's `robustness` section for the `documents` audited (`sweep`: the seeds of
-    --seeds), or None. `claim_audit.seed_section` computes one; the guide gives its keys."""
+    """audit.json's `robustness` section (`claim_audit.seed_section`) or None; `sweep`: --seeds."""
 
 
 def pytest_claims_audit_environment(config: pytest.Config) -> Mapping[str, Any] | None:
-    """At the end of each test process: `metadata` (fields for audit.json's, e.g. `device`),
-    and `partial`, a sentence for each setting outside the project that can change a figure."""
+    """Per test process: `metadata` fields (e.g. `device`) and `partial`, a sentence for each
+    setting outside the project that can change a figure."""

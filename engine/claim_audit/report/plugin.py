@@ -17,8 +17,8 @@ import pytest
 
 from .. import cache
 from ..engine.claim import PROPERTY, ClaimRecord, ClaimSpec, spec_of
+from ..engine.sweep import parse_seeds
 from ..render import table
-from ..seeds import parse_seeds
 from . import timeouts
 from .provenance import (
     LOCK_FILE,
@@ -129,7 +129,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before the project's conftests read the cache folder
 def pytest_configure(config: pytest.Config) -> None:
-    cache.set_project_root(config.rootpath)
+    cache.project_root = config.rootpath
     config.addinivalue_line("markers", "claim(spec): a claim's test, set by claim_audit.Claims")
     capture = config.pluginmanager.getplugin("capturemanager")
     if capture is not None:  # training progress reaches the terminal live, even from workers

@@ -1,5 +1,4 @@
-"""Where a run came from, for audit.json's `metadata`: the audited project's git commit, lock
-file and data, the command line and the environment hooks' answers (None: unknown)."""
+"""Where a run came from, for audit.json's `metadata` (None: unknown)."""
 
 from __future__ import annotations
 
@@ -30,22 +29,14 @@ def installed_version(distribution: str) -> str | None:
         return None
 
 
-def _git(*args: str, root: Path) -> str | None:
-    """stdout of `git -C root args`, or None when git is missing, fails or hangs."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout if done.returncode == 0 else None
-
-
 def git_state(root: Path) -> dict[str, Any]:
-    """The `commit` and `dirty` (a change or an untracked file not ignored) of the checkout at
-    `root`, None where unknown; `no_commit_yet` where it has none."""
-    status = _git("status", "--porcelain=v2", "--branch", root=root)
-    lines = (status or "").splitlines()
+    """The checkout's `commit` and `dirty` (changed, or an untracked file not ignored)."""
+    command = ["git", "-C", str(root), "status", "--porcelain=v2", "--branch"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):  # no git, or a hung one
+        done = None
+    lines = done.stdout.splitlines() if done and done.returncode == 0 else []
     commit = next((line.split()[2] for line in lines if line.startswith("# branch.oid ")), None)
     if commit is None or commit == "(initial)":
         return {"commit": None, "dirty": None} | ({"no_commit_yet": True} if commit else {})
@@ -61,8 +52,7 @@ def lock_digest(root: Path, lock: str = LOCK_FILE) -> str | None:
 
 
 def installed_versions(root: Path | None, lock: str = LOCK_FILE) -> dict[str, Any]:
-    """The installed version of each distribution the lock file pins (`name==version`) and
-    the names not installed as pinned; None without a lock file."""
+    """The installed version of each distribution the lock file pins, and those not as pinned."""
     path = Path(root or "", lock)
     if root is None or not path.is_file():
         return {"installed": None, "differs_from_lock": None}
@@ -80,10 +70,10 @@ def environment_of(config: pytest.Config) -> dict[str, Any]:
     merged = NO_ENVIRONMENT
     for answer in config.hook.pytest_claims_audit_environment(config=config):  # None: dropped
         fields = answer if isinstance(answer, Mapping) else {"": answer}
-        metadata, partial = fields.get("metadata", {}), fields.get("partial", [])
+        partial = fields.get("partial", [])
         if (
             set(fields) - {"metadata", "partial"}
-            or not isinstance(metadata, dict)
+            or not isinstance(fields.get("metadata", {}), dict)
             or not isinstance(partial, list)
             or not all(isinstance(sentence, str) for sentence in partial)
         ):
@@ -91,11 +81,11 @@ def environment_of(config: pytest.Config) -> dict[str, Any]:
                 "pytest_claims_audit_environment must return a mapping of 'metadata' (a dict "
                 f"of JSON-able fields) and 'partial' (a list of sentences); got {answer!r}"
             )
-        merged = merged_environments(merged, {"metadata": metadata, "partial": partial})
+        merged = merged_environments(merged, fields)
     return merged
 
 
-def merged_environments(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
+def merged_environments(first: Mapping[str, Any], then: Mapping[str, Any]) -> dict[str, Any]:
     """Two processes' environments as one: mappings merged key by key, `then`'s last."""
     metadata = dict(first["metadata"])
     for name, value in then.get("metadata", {}).items():
@@ -108,8 +98,8 @@ def merged_environments(first: dict[str, Any], then: dict[str, Any]) -> dict[str
 
 @dataclass(frozen=True)
 class Project:
-    """The audited project: its `root` (None: unknown), `lock` file, `data` read (name ->
-    sha256), `method` document and the distributions whose `versions` the report names."""
+    """The audited project: `data` read (name -> sha256), the distributions whose `versions`
+    the report names."""
 
     root: Path | None = None
     lock: str = LOCK_FILE

@@ -1,7 +1,5 @@
-"""A test past its budget fails where it runs: pytest-timeout's `signal` method, made safe
-between a test's phases. Its SIGALRM, armed over a whole test, fails the phase it lands in;
-one landing between phases (while a failure is being reported) would end the xdist worker
-with an INTERNALERROR, so it is held and fails the test's next setup or call instead."""
+"""pytest-timeout's `signal` method, safe between a test's phases: an alarm landing there (it
+would end the xdist worker with an INTERNALERROR) is held for the test's next setup or call."""
 
 from __future__ import annotations
 
@@ -13,8 +11,7 @@ from typing import Any
 
 import pytest
 
-Handler = Callable[[int, FrameType | None], Any]
-_TIMEOUT_HANDLER = pytest.StashKey[Handler]()  # pytest-timeout's handler of this test's alarm
+_TIMEOUT_HANDLER = pytest.StashKey[Callable[[int, FrameType | None], Any]]()
 _IN_PHASE = pytest.StashKey[bool]()
 _OVERDUE = pytest.StashKey[bool]()
 
@@ -60,7 +57,5 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_teardown(
-    item: pytest.Item, nextitem: pytest.Item | None
-) -> Generator[None, Any, Any]:
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, Any, Any]:
     return (yield from _phase(item, teardown=True))

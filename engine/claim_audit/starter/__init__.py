@@ -1,5 +1,4 @@
-"""A starter for a new document's audit: the worked example of docs/ADDING_A_DOCUMENT.md, its
-document named as the author chooses (`python -m claim_audit new NAME`)."""
+"""`python -m claim_audit new NAME`: docs/ADDING_A_DOCUMENT.md's worked example, renamed."""
 
 from __future__ import annotations
 
@@ -18,43 +17,30 @@ EXAMPLE = "toy"  # the example's document name, replaced by the new one's
 
 
 def starter_files(name: str) -> dict[str, str]:
-    """File name -> text of a starter for the document `name` (NAME.py, test_NAME.py,
-    conftest.py, pytest.ini); ValueError for a name that would not work as its module's."""
-    if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name):
-        raise ValueError(
-            f"a document's name becomes a module name: lowercase letters, digits and _, "
-            f"starting with a letter; got {name!r}"
-        )
-    if name.startswith("test") or name.endswith("_test"):
-        raise ValueError(
-            f"{name!r}: pytest would collect the recipe {name}.py as a test module; choose a "
-            "name that neither starts with test nor ends with _test"
-        )
+    """File name -> text of the starter for the document `name`; a ValueError says why a name
+    would not work as its module's."""
     word = re.compile(rf"(?<![A-Za-z0-9]){EXAMPLE}(?![A-Za-z0-9])")  # test_toy.py too
-    templates = sorted(resources.files(__package__).iterdir(), key=lambda t: t.name)
-    templates = [t for t in templates if t.name.endswith(".tmpl")]
-    code = [t.read_text(encoding="utf-8") for t in templates if t.name.endswith(".py.tmpl")]
-    tokens = (tokenize.generate_tokens(io.StringIO(text).readline) for text in code)
-    # `new fit`: `import fit` and the fixture `fit` would hide each other
-    if name != EXAMPLE and name in {
-        t.string for ts in tokens for t in ts if t.type == tokenize.NAME
-    }:
-        raise ValueError(
-            f"{name!r} is a name the starter's code uses already (a module, fixture, function "
-            "or variable); choose another name"
-        )
-    files = {}
-    for template in templates:
-        target = word.sub(name, template.name.removesuffix(".tmpl"))
-        if target in files:  # `new conftest`: its recipe would be the conftest.py
-            raise ValueError(f"{name!r} names the starter's own {target}; choose another name")
-        files[target] = word.sub(name, template.read_text(encoding="utf-8"))
-    return files
+    templates = [t for t in resources.files(__package__).iterdir() if t.name.endswith(".tmpl")]
+    texts = {t.name.removesuffix(".tmpl"): t.read_text(encoding="utf-8") for t in templates}
+    code = "\n".join(text for file, text in texts.items() if file.endswith(".py"))
+    tokens = tokenize.generate_tokens(io.StringIO(code).readline)
+    valid = re.fullmatch(r"[a-z][a-z0-9_]*", name) and not keyword.iskeyword(name)
+    files = {word.sub(name, f): word.sub(name, texts[f]) for f in sorted(texts)} if valid else {}
+    if not valid:
+        why = "is not a module name: lowercase letters, digits and _, starting with a letter"
+    elif name.startswith("test") or name.endswith("_test"):
+        why = f"would have pytest collect the recipe {name}.py as a test module"
+    elif name != EXAMPLE and name in {t.string for t in tokens if t.type == tokenize.NAME}:
+        why = "is a name the starter's code uses already (a module, fixture, function or variable)"
+    elif len(files) < len(texts):  # `new conftest`: its recipe would be the conftest.py
+        why = f"names the starter's own {name}.py"
+    else:
+        return files
+    raise ValueError(f"{name!r} {why}; choose another name")
 
 
 def _taken(name: str, folder: Path) -> str | None:
-    """Where a module `name` is found already (`new numpy`), else None; `folder`'s own
-    NAME.py does not count."""
+    """Where a module `name` is found already (`new numpy`) but in `folder`, else None."""
     try:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):  # in sys.modules without a spec: taken all the same
@@ -67,11 +53,8 @@ def _taken(name: str, folder: Path) -> str | None:
 
 
 def write_starter(name: str, folder: Path) -> list[Path]:
-    """Write the starter for `name` into `folder` (made if needed), whole or not at all.
-
-    Raises: ValueError (a bad or taken name), FileExistsError (a file is there already),
-    OSError (the folder or a file cannot be written): in each case nothing is left written.
-    """
+    """Write the starter for `name` into `folder` (made if needed), whole or not at all: a
+    ValueError, FileExistsError or OSError leaves nothing written."""
     files = starter_files(name)
     if there := [folder / f for f in files if (folder / f).exists()]:
         raise FileExistsError(f"would overwrite {', '.join(map(str, there))}; nothing written")
