@@ -22,8 +22,8 @@ from typing import Any
 from .. import __name__ as ENGINE
 from .. import __version__
 from ..engine.claim import ClaimRecord
+from ..engine.sweep import methods
 from ..render import drawing, markdown
-from ..render import robustness as render_robustness
 from ..render.documents import SCHEMA_VERSION, Document
 from ..render.table import ordered, summary_line, verdict_counts
 from .provenance import UNKNOWN_PROJECT, Project, installed_version, provenance
@@ -109,16 +109,85 @@ def robustness(compute: Callable[[], dict | None]) -> dict | None:
     """The robustness hook's section, checked and completed, or None; ReportError if wrong."""
     try:
         section = compute()
-        return None if section is None else render_robustness.checked(section)
-    except render_robustness.SectionError as error:
-        raise ReportError(
-            f"the pytest_claims_audit_robustness hook returned a malformed section: {error} "
-            "(docs/ADDING_A_DOCUMENT.md gives its keys; claim_audit.seed_section computes one)"
-        ) from error
     except Exception as error:
         raise ReportError(
             f"cannot compute the robustness section ({type(error).__name__}: {error})"
         ) from error
+    return None if section is None else checked(section)
+
+
+_PUBLISHED_KEYS = ("seeds", "effects", "units", "regions", "region_bounds", "values", "holds")
+_SWEEP_KEYS = ("seeds", "effects", "regions", "values", "intervals", "per_seed_values")
+_SWEEP_KEYS += ("per_seed_holds", "subset_values", "subset_holds", "holding", "total")
+_SWEEP_KEYS += ("unit", "label")
+_ROW_KEYS = ("claim_id", "variant", "post_choice", "effect", "region", "published")
+
+
+def _require(where: str, value: Any, keys=(), kind: type = dict, per_effect=()) -> None:
+    """ReportError unless `value` is a `kind` with `keys`, and `per_effect` keys one per effect."""
+    problem = None
+    if not isinstance(value, kind):
+        problem = f"{where} is {type(value).__name__}, expected {kind.__name__}"
+    elif missing := [key for key in keys if key not in value]:
+        problem = f"{where} has no key {missing[0]!r}"
+    else:
+        n = len(value["effects"]) if per_effect else 0
+        wrong = [k for k in per_effect if value.get(k) is not None and len(value[k]) != n]
+        problem = (
+            wrong and f"{where}[{wrong[0]!r}] has {len(value[wrong[0]])} items for {n} effects"
+        )
+    if problem:
+        raise _malformed(problem)
+
+
+def _malformed(problem: str) -> ReportError:
+    return ReportError(
+        f"the pytest_claims_audit_robustness hook returned a malformed section: {problem} "
+        "(docs/ADDING_A_DOCUMENT.md gives its keys; claim_audit.seed_section computes one)"
+    )
+
+
+def checked(section: Any) -> dict[str, Any]:
+    """The section with the engine's defaults filled in; ReportError names a bad or missing key."""
+    _require("the section", section, ("published_seeds", "sweep_seeds", "claims"))
+    _require("'published_seeds'", section["published_seeds"], kind=list)
+    if section["sweep_seeds"] is not None:
+        _require("'sweep_seeds'", section["sweep_seeds"], kind=list)
+    _require("'claims'", section["claims"])
+    defaults = {"sensitivity": [], "figure_intervals": None, "figure_group": "group"}
+    words = {**methods(None), **section.get("methods", {})}
+    out = {**defaults, "figure_columns": [], **section, "methods": words, "claims": {}}
+    for claim_id, claim in section["claims"].items():
+        where = f"claims[{claim_id!r}]"
+        _require(where, claim, ("published",))
+        _require(
+            f"{where}['published']",
+            claim["published"],
+            _PUBLISHED_KEYS,
+            dict,
+            _PUBLISHED_KEYS[1:-1],
+        )
+        if "sweep" in claim:
+            if section["sweep_seeds"] is None:
+                raise _malformed(f"{where} has a 'sweep' but 'sweep_seeds' is None")
+            _require(
+                f"{where}['sweep']",
+                claim["sweep"],
+                _SWEEP_KEYS,
+                dict,
+                ("regions", "values", "intervals"),
+            )
+        out["claims"][claim_id] = {**claim, "published": {"intervals": None, **claim["published"]}}
+    _require("'sensitivity'", out["sensitivity"], kind=list)
+    for k, row in enumerate(out["sensitivity"]):
+        _require(f"sensitivity[{k}]", row, _ROW_KEYS)
+        _require(f"sensitivity[{k}]['published']", row["published"], ("values", "holds"))
+        if row.get("sweep") is not None:
+            _require(f"sensitivity[{k}]['sweep']", row["sweep"], ("holding", "total", "values"))
+    if out["figure_intervals"] is not None:
+        _require("'figure_intervals'", out["figure_intervals"])
+        _require("'figure_columns'", out["figure_columns"], kind=list)
+    return out
 
 
 def build(
