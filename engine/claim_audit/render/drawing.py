@@ -1,8 +1,6 @@
-"""Draws the documents' figures and the robustness section's into a folder, each a PNG with
-an SVG twin, reusing those kept in the figure cache. A cache entry is KEY.png and KEY.svg, each
-drawn aside and os.replace'd into place (whole, or absent and drawn again); KEY digests the
-figure's file name, its data and the code that draws it (its package, or the file defining
-`draw` outside a package, the arguments a `functools.partial` binds, this engine, matplotlib)."""
+"""Draws the documents' figures and robustness.png, each a PNG with an SVG twin, reusing those
+kept in the figure cache (KEY.png and KEY.svg, each os.replace'd in whole; KEY digests the
+file name, the data and the code that draws it, this engine and matplotlib)."""
 
 from __future__ import annotations
 

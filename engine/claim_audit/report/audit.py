@@ -1,9 +1,7 @@
-"""Writes the audit: report/audit.{json,md,html} and report/figures/, all rendered from the
-audit.json that `build` assembles."""
+"""Writes the audit: report/audit.{json,md,html} and report/figures/, rendered from `build`'s dict."""
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
@@ -14,7 +12,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -120,10 +118,16 @@ _PUBLISHED_KEYS = ("seeds", "effects", "units", "regions", "region_bounds", "val
 _SWEEP_KEYS = ("seeds", "effects", "regions", "values", "intervals", "per_seed_values")
 _SWEEP_KEYS += ("per_seed_holds", "subset_values", "subset_holds", "holding", "total")
 _SWEEP_KEYS += ("unit", "label")
+_CLAIM_KEYS = {  # a claim's part: its keys, and those holding one item per effect
+    "published": (_PUBLISHED_KEYS, _PUBLISHED_KEYS[1:-1]),
+    "sweep": (_SWEEP_KEYS, ("regions", "values", "intervals")),
+}
 _ROW_KEYS = ("claim_id", "variant", "post_choice", "effect", "region", "published")
 
 
-def _require(where: str, value: Any, keys=(), kind: type = dict, per_effect=()) -> None:
+def _require(
+    where: str, value: Any, keys: Sequence[str] = (), kind: type = dict, per_effect=()
+) -> None:
     """ReportError unless `value` is a `kind` with `keys`, and `per_effect` keys one per effect."""
     problem = None
     if not isinstance(value, kind):
@@ -160,23 +164,11 @@ def checked(section: Any) -> dict[str, Any]:
     for claim_id, claim in section["claims"].items():
         where = f"claims[{claim_id!r}]"
         _require(where, claim, ("published",))
-        _require(
-            f"{where}['published']",
-            claim["published"],
-            _PUBLISHED_KEYS,
-            dict,
-            _PUBLISHED_KEYS[1:-1],
-        )
-        if "sweep" in claim:
-            if section["sweep_seeds"] is None:
-                raise _malformed(f"{where} has a 'sweep' but 'sweep_seeds' is None")
-            _require(
-                f"{where}['sweep']",
-                claim["sweep"],
-                _SWEEP_KEYS,
-                dict,
-                ("regions", "values", "intervals"),
-            )
+        if "sweep" in claim and section["sweep_seeds"] is None:
+            raise _malformed(f"{where} has a 'sweep' but 'sweep_seeds' is None")
+        for part, (keys, per_effect) in _CLAIM_KEYS.items():
+            if part in claim:
+                _require(f"{where}[{part!r}]", claim[part], keys, per_effect=per_effect)
         out["claims"][claim_id] = {**claim, "published": {"intervals": None, **claim["published"]}}
     _require("'sensitivity'", out["sensitivity"], kind=list)
     for k, row in enumerate(out["sensitivity"]):
@@ -241,31 +233,35 @@ def write_report(
                 f"the report folder {report_dir} exists and is not a folder (left as it is); pass --report-dir to a folder or --no-report"
             )
         report_dir.mkdir(parents=True, exist_ok=True)
+        lock = os.open(report_dir, os.O_RDONLY)  # flock on the folder itself dies with us
     except OSError as error:  # also a name too long, which `exists` raises
         raise ReportError(
             f"cannot create the report folder {report_dir} ({error}); pass --report-dir to a writable place or --no-report"
         ) from error
-    with _locked(report_dir):
-        try:
-            for stale in report_dir.glob(f"{_STAGING}*"):  # killed writers' (we hold the lock)
-                if (stale / _OURS).is_file():
-                    shutil.rmtree(stale, ignore_errors=True)
-            with tempfile.TemporaryDirectory(
-                prefix=_STAGING, dir=report_dir, ignore_cleanup_errors=True
-            ) as staging:
-                (Path(staging) / _OURS).touch()
-                audit = build(**fields, documents=documents)
-                shown = audited(fields["records"], documents)
-                figures = _write(Path(staging), audit, shown, figure_cache)
-                _move_in(Path(staging), report_dir, drawing.figure_names(registered(documents)))
-        except ReportError:
-            raise
-        except OSError as error:
-            raise ReportError(f"cannot write the report to {report_dir} ({error})") from error
-        except Exception as error:  # e.g. an experiment behind the report failed; its claims say so
-            raise ReportError(
-                f"cannot build the report ({type(error).__name__}: {error}); {report_dir} is left as it was"
-            ) from error
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for stale in report_dir.glob(f"{_STAGING}*"):  # killed writers' (we hold the lock)
+            if (stale / _OURS).is_file():
+                shutil.rmtree(stale, ignore_errors=True)
+        with tempfile.TemporaryDirectory(
+            prefix=_STAGING, dir=report_dir, ignore_cleanup_errors=True
+        ) as staging:
+            (Path(staging) / _OURS).touch()
+            audit = build(**fields, documents=documents)
+            figures = _write(
+                Path(staging), audit, audited(fields["records"], documents), figure_cache
+            )
+            _move_in(Path(staging), report_dir, drawing.figure_names(registered(documents)))
+    except ReportError:
+        raise
+    except OSError as error:
+        raise ReportError(f"cannot write the report to {report_dir} ({error})") from error
+    except Exception as error:  # e.g. an experiment behind the report failed; its claims say so
+        raise ReportError(
+            f"cannot build the report ({type(error).__name__}: {error}); {report_dir} is left as it was"
+        ) from error
+    finally:
+        os.close(lock)
     names = ["audit.json", "audit.md", *([] if fields.get("partial") else ["audit.html"])]
     drawn = [report_dir / "figures" / n for f in figures for n in (f.name, f"{f.stem}.svg")]
     return [report_dir / name for name in names] + drawn
@@ -298,58 +294,38 @@ _OURS = ".claims-report-staging"  # marks a staging folder as ours, not the user
 _HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-@contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    """An exclusive flock on `folder` itself: no lock file, and it dies with its process."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError as error:
-        raise ReportError(f"cannot lock the report folder {folder} ({error})") from error
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
 def _move_in(staging: Path, report_dir: Path, ours: set[str]) -> None:
-    """Move the staged report in with `os.replace`: the figures (the report's own that were not
-    drawn again removed, the user's kept), then `_ENTRIES`. Every target is checked first;
-    Ctrl-C, `kill` or a closed terminal waits until the moves are done."""
-    figures = staging / "figures"
-    for name in [name for name in ("figures", *_ENTRIES) if (staging / name).exists()]:
-        target = report_dir / name
-        wrong = "a symbolic link" if target.is_symlink() else None
-        if wrong is None and target.exists() and target.is_dir() != (staging / name).is_dir():
+    """Move the staged report in with `os.replace`, every target checked first: the figures
+    (the report's own not drawn again removed, the user's kept), then `_ENTRIES`."""
+    names = [name for name in ("figures", *_ENTRIES) if (staging / name).exists()]
+    for name in names:
+        target, wrong = report_dir / name, None
+        if target.is_symlink():
+            wrong = "a symbolic link"
+        elif target.exists() and target.is_dir() != (name == "figures"):
             wrong = "a folder" if target.is_dir() else "a file"
         if wrong:
             raise ReportError(
                 f"{target} is {wrong}, where the report puts its {name}; "
                 f"move it away (the report in {report_dir} is left as it was)"
             )
-    with _signals_held():
-        if figures.is_dir():
-            (report_dir / "figures").mkdir(exist_ok=True)
-            drawn = {path.name for path in figures.iterdir()}
-            for name in ours - drawn:
-                (report_dir / "figures" / name).unlink(missing_ok=True)
-            for name in sorted(drawn):
-                os.replace(figures / name, report_dir / "figures" / name)
-        for name in _ENTRIES:
-            if (staging / name).exists():
-                os.replace(staging / name, report_dir / name)
-        shutil.rmtree(staging, ignore_errors=True)  # before a held signal ends the process
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold `_HELD_SIGNALS` while the block runs (main thread only), then raise them."""
-    caught: list[int] = []
+    # Ctrl-C, `kill` or a closed terminal waits until the moves are done (main thread only).
     main = threading.current_thread() is threading.main_thread()
     held = [n for n in _HELD_SIGNALS if main and signal.getsignal(n) is not None]
+    caught: list[int] = []
     previous = {n: signal.signal(n, lambda got, _: caught.append(got)) for n in held}
     try:
-        yield
+        for name in names:
+            if name != "figures":
+                os.replace(staging / name, report_dir / name)
+                continue
+            (report_dir / "figures").mkdir(exist_ok=True)
+            drawn = {path.name for path in (staging / "figures").iterdir()}
+            for stale in ours - drawn:
+                (report_dir / "figures" / stale).unlink(missing_ok=True)
+            for png in sorted(drawn):
+                os.replace(staging / "figures" / png, report_dir / "figures" / png)
+        shutil.rmtree(staging, ignore_errors=True)  # before a held signal ends the process
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
