@@ -1,5 +1,4 @@
-"""audit.md, the report's one source, and audit.html: audit.md rendered by markdown-it-py into
-one self-contained page, figures inlined, to attach to a CI run or mail as it is."""
+"""audit.md, the report's one source, and audit.html: it as one page, figures inlined."""
 
 from __future__ import annotations
 
@@ -89,9 +88,7 @@ def _scale(entry: dict, text: str) -> str:
 
 
 def _would_conclude(needed: int | None, what: str, about: str = "") -> str:
-    return (
-        "no number of " if needed is None else f"{about}{needed} "
-    ) + f"{what} would conclude it"
+    return f"{'no number of' if needed is None else f'{about}{needed}'} {what} would conclude it"
 
 
 def _figure_note(figure: dict) -> str:
@@ -215,11 +212,8 @@ def render(
             lines += [f"### {_escape(section)}", ""]
             url = link_address(document_source.url) if document_source is not None else None
             if url is not None and rows[0].get("origin") != "suite":  # the published section
-                slug = re.sub(r"[^a-z0-9]+", "-", section.lower().replace("'", "").replace("’", ""))
-                lines += [
-                    f"In the document: [{_escape(section)}]({url.split('#')[0]}#{slug.strip('-')})",
-                    "",
-                ]
+                slug = re.sub(r"[^a-z0-9]+", "-", re.sub("['’]", "", section.lower())).strip("-")
+                lines += [f"In the document: [{_escape(section)}]({url.split('#')[0]}#{slug})", ""]
             lines += ["| id | claim | published | measured | tolerance | verdict | figure |"]
             lines += ["|---|---|---|---|---|---|---|"]
             lines += [*(_claim_row(c, figure_of.get(c["id"])) for c in rows), ""]
@@ -337,13 +331,12 @@ def render_html(audit: dict, figures: Mapping[str, bytes]) -> str:
 # --------------------------------------------------------------------------- robustness
 
 
-def interval_text(interval: dict[str, Any] | None, digits: int = 3) -> str:
+def interval_text(interval: dict[str, Any] | None) -> str:
     """ "3.67 to >4.99": an interval's ends ('<' / '>' beyond the resamples); "-" for none."""
     if interval is None:
         return "-"
-    low = f"{'<' if interval['low_at_edge'] else ''}{interval['low']:.{digits}g}"
-    high = f"{'>' if interval['high_at_edge'] else ''}{interval['high']:.{digits}g}"
-    return f"{low} to {high}"
+    low = f"{'<' if interval['low_at_edge'] else ''}{interval['low']:.3g}"
+    return f"{low} to {'>' if interval['high_at_edge'] else ''}{interval['high']:.3g}"
 
 
 def ci_text(ci: dict[str, Any]) -> str:

@@ -1,5 +1,4 @@
-"""The terminal's claims table, grouped by document and section, and the robustness tables
-printed after it, laid out by rich."""
+"""The terminal's claims table, by document and section, and audit.md's robustness tables, by rich."""
 
 from __future__ import annotations
 
@@ -128,8 +127,7 @@ def render(
     rule = sum(longest) + len(_FIELDS) - 1 if whole else width
     width = max(width, rule)
 
-    # A table per row, all of the same column widths, between full-width lines (a section's
-    # name, a claim's intervals).
+    # A table per row, all of the same widths, between full-width lines (section, intervals).
     parts: list[RenderableType] = [_table(columns, [], header=True, expand=not whole)]
     for (document, section), group in groupby(shown, key=lambda r: (r.document, r.section)):
         parts.append(Text(f"[{document}] {section}"))
