@@ -47,9 +47,7 @@ def _table(
 _COUNTED = {"document": "document claim", "suite": "suite check"}
 
 
-def verdict_counts(
-    records: list[ClaimRecord], expected: dict[str, bool]
-) -> dict[str, dict[str, int]]:
+def verdict_counts(records: list[ClaimRecord], expected: dict[str, bool]) -> dict[str, dict]:
     """Per origin (document, suite): the total, each verdict's count, known findings, timings."""
     out = {}
     for origin in _COUNTED:

@@ -267,16 +267,14 @@ def write_report(
     return [report_dir / name for name in names] + drawn
 
 
-def _write(
-    staging: Path, audit: dict, documents: list[Document], figure_cache: Path | None
-) -> list[Path]:
+def _write(staging: Path, audit: dict, documents: list[Document], cache: Path | None) -> list[Path]:
     """Write the report's files for `audit` into `staging`; the figures' PNG paths."""
     figures: list[Path] = []
     if not (partial := audit.get("partial")):
         (staging / "figures").mkdir()
         robustness = audit.get("robustness")
         figures = drawing.draw_all(
-            staging / "figures", documents, robustness=robustness, cache_dir=figure_cache
+            staging / "figures", documents, robustness=robustness, cache_dir=cache
         )
         audit["figures"] = drawing.index(documents, robustness)
     texts = {"audit.json": json.dumps(audit, indent=2, allow_nan=False) + "\n"}
@@ -315,16 +313,16 @@ def _move_in(staging: Path, report_dir: Path, ours: set[str]) -> None:
     caught: list[int] = []
     previous = {n: signal.signal(n, lambda got, _: caught.append(got)) for n in held}
     try:
-        for name in names:
-            if name != "figures":
-                os.replace(staging / name, report_dir / name)
-                continue
+        if "figures" in names:
             (report_dir / "figures").mkdir(exist_ok=True)
             drawn = {path.name for path in (staging / "figures").iterdir()}
-            for stale in ours - drawn:
-                (report_dir / "figures" / stale).unlink(missing_ok=True)
-            for png in sorted(drawn):
-                os.replace(staging / "figures" / png, report_dir / "figures" / png)
+            for name in ours - drawn:
+                (report_dir / "figures" / name).unlink(missing_ok=True)
+            for name in sorted(drawn):
+                os.replace(staging / "figures" / name, report_dir / "figures" / name)
+        for name in _ENTRIES:
+            if name in names:
+                os.replace(staging / name, report_dir / name)
         shutil.rmtree(staging, ignore_errors=True)  # before a held signal ends the process
     finally:
         for number, handler in previous.items():
