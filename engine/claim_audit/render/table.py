@@ -31,16 +31,14 @@ def _lines(renderables: list[RenderableType], width: int, wrap: bool = False) ->
     return [line.rstrip() for line in captured.get().splitlines()]
 
 
-def _table(
-    columns: list[tuple[str, dict]], rows: list[tuple[str, ...]], header: bool, expand: bool = False
-) -> Table:
-    """A borderless table, one space between columns, each column with its `add_column` options."""
-    options = {"show_header": header, "header_style": "", "pad_edge": False, "expand": expand}
+def _table(columns: list[tuple[str, dict]], row: tuple[str, ...] | None, expand: bool) -> Table:
+    """A borderless table, one space between columns: the header alone (`row` None), or `row`."""
+    options = {"show_header": row is None, "header_style": "", "pad_edge": False, "expand": expand}
     table = Table(box=None, padding=(0, 1, 0, 0), **options)
     for name, layout in columns:
         table.add_column(name, no_wrap=True, overflow="ellipsis", **layout)
-    for row in rows:
-        table.add_row(*(Text(cell) for cell in row))
+    if row is not None:
+        table.add_row(*map(Text, row))
     return table
 
 
@@ -126,11 +124,11 @@ def render(
     width = max(width, rule)
 
     # A table per row, all of the same widths, between full-width lines (section, intervals).
-    parts: list[RenderableType] = [_table(columns, [], header=True, expand=not whole)]
+    parts: list[RenderableType] = [_table(columns, None, expand=not whole)]
     for (document, section), group in groupby(shown, key=lambda r: (r.document, r.section)):
         parts.append(Text(f"[{document}] {section}"))
         for r in group:
-            parts.append(_table(columns, [rows[r.id]], header=False, expand=not whole))
+            parts.append(_table(columns, rows[r.id], expand=not whole))
             parts += [
                 Text(f"{'':{longest[0] + 1}}{ci_text(ci)}") for ci in r.details.get("ci") or []
             ]
