@@ -30,7 +30,7 @@ from claim_audit.engine.claim import (
 )
 from claim_audit.engine.prediction import half_unit
 from claim_audit.engine.verdict import close_to
-from claim_audit.render.table import FOOTNOTES
+from claim_audit.render.markdown import NOTES
 from claim_audit.report import audit
 from fault_tools import (
     REPO_ROOT,
@@ -363,15 +363,14 @@ GONE_MODULE = """
 def test_finding_that_no_longer_reproduces_says_so(tmp_path):
     """A recorded finding whose claim now holds in every order: the run fails, the table says
     FINDING GONE with its footnote and audit.md that the finding no longer reproduces. Bug
-    fixed: both said plain "holds" (engine/claim_audit/render/table.py `verdict_label`,
-    engine/claim_audit/render/markdown.py `FINDING_GONE`)."""
+    fixed: both said plain "holds" (engine/claim_audit/render/markdown.py `verdict_label`)."""
     folder = write_test_folder(tmp_path, GONE_MODULE)
     result = run_audit_pytest(folder, "--report-dir", "out")
     assert result.returncode == 1, result.stdout
     assert claim_rows(result.stdout) == {"f-gone": "GONE"}
-    assert FOOTNOTES["FINDING GONE"] in " ".join(result.stdout.split())
+    assert NOTES["FINDING GONE"] in " ".join(result.stdout.split())
     markdown = (folder / "out" / "audit.md").read_text()
-    assert "**finding gone: the recorded finding no longer reproduces (the run fails)**" in markdown
+    assert "| **FINDING GONE**" in markdown and NOTES["FINDING GONE"] in markdown
 
 
 CRASH_MODULE = """

@@ -122,7 +122,7 @@ def test_report_of_a_sweep(calibration, tmp_path):
     json.dumps(section, allow_nan=False)
     lines = table.render_robustness(section)
     assert all(len(line) <= 80 for line in lines)
-    assert any(line.startswith("cal-02c") and "1/1" in line for line in lines)
+    assert any(line.split()[:1] == ["cal-02c"] and "1/1" in line for line in lines)
     assert "### Across seeds 0, 1, 2" in "\n".join(markdown.render_robustness(section))
     [path] = drawing.draw_all(tmp_path, set(), robustness=section)
     assert path.stat().st_size > 10_000

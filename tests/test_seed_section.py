@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 from claim_audit import Comparison, Effect, Region, seed_section
-from claim_audit.render import markdown, robustness, table
+from claim_audit.render import markdown, table
+from claim_audit.report import audit
 from fault_tools import REPO_ROOT, run_starter, starter_project
 
 GUIDE = REPO_ROOT / "docs" / "ADDING_A_DOCUMENT.md"
@@ -61,7 +62,7 @@ def test_a_starter_project_with_the_guides_glue_gets_its_section(tmp_path):
     result = run_seeds(folder, "0-3")
     shown = result.stdout + result.stderr
     assert result.returncode == 0, shown[-4000:]
-    assert "Each comparative claim on seeds 0-3" in result.stdout
+    assert "Across seeds 0, 1, 2, 3" in result.stdout
     assert "toy-5" in result.stdout.split("ROBUSTNESS", 1)[1]
     audit_md = (folder / "report" / "audit.md").read_text()
     section = audit_md.split("## Robustness", 1)[1]
@@ -81,7 +82,7 @@ def test_the_guides_seed_rule_refuses_a_small_sweep_before_anything_runs(tmp_pat
     assert "CLAIMS AUDIT" not in shown and "Traceback" not in shown
     accepted = run_seeds(folder, "0-2")
     assert accepted.returncode == 0, (accepted.stdout + accepted.stderr)[-4000:]
-    assert "Each comparative claim on seeds 0-2" in accepted.stdout
+    assert "Across seeds 0, 1, 2" in accepted.stdout
 
 
 @pytest.mark.slow
@@ -118,7 +119,7 @@ def test_seed_section_judges_runs_and_subsets():
     sweep = subsets["claims"]["c-2"]["sweep"]
     assert (sweep["holding"], sweep["total"], sweep["unit"]) == (2, 3, "2-seed subsets")
     for section in (runs, subsets):
-        checked = robustness.checked(section)
+        checked = audit.checked(section)
         text = "\n".join(table.render_robustness(checked) + markdown.render_robustness(checked))
         assert "Across seeds" in text and not [w for w in PROJECT_WORDS if w in text]
 
@@ -136,8 +137,8 @@ def test_seed_section_judges_runs_and_subsets():
 def test_a_malformed_section_names_what_is_wrong(change, message):
     section = seed_section([_comparison()], lambda s: {"a": s, "b": 1}, published=[0], sweep=[0, 1])
     change(section)
-    with pytest.raises(robustness.SectionError, match=message.replace("[", r"\[")):
-        robustness.checked(section)
+    with pytest.raises(audit.ReportError, match=message.replace("[", r"\[")):
+        audit.checked(section)
 
 
 def test_a_full_section_passes_unchanged():
@@ -146,7 +147,7 @@ def test_a_full_section_passes_unchanged():
     section |= {"sensitivity": [], "figure_intervals": None, "figure_group": "net"}
     section |= {"figure_columns": [["acc", "accuracy"]]}
     section["methods"]["published"] = "the project's intervals"
-    assert robustness.checked(section) == section
-    assert textwrap.shorten(robustness.methods_text(section["methods"]), 40).startswith(
+    assert audit.checked(section) == section
+    assert textwrap.shorten(markdown.methods_text(section["methods"]), 40).startswith(
         "Intervals are 95%: the project's"
     )

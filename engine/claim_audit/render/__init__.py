@@ -1,2 +1,1 @@
-"""The report rendered from the audit dict and the documents' figures: the terminal table,
-audit.md, audit.html and the figures. It imports no document and not JAX."""
+"""The report (terminal table, audit.md/html, figures) from the audit dict; no document, no JAX."""

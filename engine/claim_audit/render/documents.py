@@ -1,5 +1,4 @@
-"""What a document supplies to the report, registered through the
-`pytest_claims_audit_documents` hook: its source, its audit.json section, its figures."""
+"""What a document supplies to the report (the `pytest_claims_audit_documents` hook)."""
 
 from __future__ import annotations
 
@@ -14,11 +13,10 @@ from .. import __name__ as ENGINE
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-# audit.json's layout version (what `python -m claim_audit.report diff` reads), and its top-level
-# keys that are not a document's section.
-SCHEMA_VERSION = 2
-RESERVED = frozenset({"schema_version", "partial", "missing", "claims", "robustness", "summary"})
-RESERVED |= {"counts", "metadata", "figures"}
+SCHEMA_VERSION = 2  # audit.json's layout, as `python -m claim_audit.report diff` reads it
+RESERVED = frozenset(  # audit.json's top-level keys that are not a document's section
+    {"schema_version", "partial", "missing", "claims", "robustness", "summary", "counts"}
+) | {"metadata", "figures"}
 
 
 @dataclass(frozen=True)
@@ -32,9 +30,7 @@ class Source:
 
 @dataclass(frozen=True)
 class FigureSpec:
-    """A figure: its PNG file (an SVG twin is written beside it), its caption, the claims it
-    illustrates, and `draw`, from the figure's data (arrays, numbers, strings, lists and
-    dicts of them) to a matplotlib Figure."""
+    """A figure: its PNG file (an SVG twin beside it), caption, claims, and `draw`: data -> Figure."""
 
     file: str
     caption: str
@@ -43,20 +39,15 @@ class FigureSpec:
 
     def __post_init__(self) -> None:
         if Path(self.file).suffix != ".png" or Path(self.file).name != self.file:
-            raise ValueError(
-                f"a figure's file is a bare PNG name like 'fit.png'; got {self.file!r}"
-            )
+            raise ValueError(f"a figure's file is a bare name like 'fit.png', not {self.file!r}")
         if isinstance(self.claims, str):
-            raise TypeError(
-                f"{self.file}: claims must be a tuple of ids, not the string {self.claims!r}"
-            )
+            raise TypeError(f"{self.file}: claims must be a tuple of ids, not {self.claims!r}")
 
 
 @dataclass(frozen=True)
 class Document:
-    """A document: `name`, the `document=` of its claims; `source`, for headings; `section`,
-    its audit.json section (a JSON-able dict); `figures`, and `figure_data(robustness)`, the
-    data of each by file name, given the audit's robustness section (or None)."""
+    """A document: `name` (its claims' `document=`), `source`, `section` (its audit.json
+    section), `figures` and `figure_data(robustness section or None)`: their data by file."""
 
     name: str
     source: Source | None = None
@@ -67,12 +58,10 @@ class Document:
     def __post_init__(self) -> None:
         if not self.name or self.name in RESERVED:
             raise ValueError(
-                f"a document cannot be named {self.name!r} (reserved: {sorted(RESERVED)})"
+                f"no document can be named {self.name!r} (reserved: {sorted(RESERVED)})"
             )
         if bool(self.figures) != (self.figure_data is not None):
-            raise ValueError(
-                f"document {self.name!r}: give figures and figure_data together, or neither"
-            )
+            raise ValueError(f"document {self.name!r}: figures and figure_data go together")
         files = [spec.file for spec in self.figures]
         if len(set(files)) != len(files):
             raise ValueError(f"document {self.name!r} names a figure file twice: {files}")
@@ -90,8 +79,7 @@ class Document:
 
 
 def link_address(url: str | None) -> str | None:
-    """`url` as a link in audit.md and audit.html: an http(s) address, what Markdown or HTML
-    would read as markup percent-quoted; None for anything else (`javascript:`, `data:`)."""
+    """An http(s) `url` with what Markdown or HTML would read as markup percent-quoted, else None."""
     if not url or urllib.parse.urlsplit(url).scheme not in ("http", "https"):
         return None
     return urllib.parse.quote(url, safe=":/?#@!$&*+,;=%~-._")
@@ -104,7 +92,6 @@ def sources_of(audit: dict) -> dict[str, Source]:
 
 
 def stack_text(versions: dict[str, Any]) -> str:
-    """ "jax 0.10.2, numpy 2.4.6, ": the project's distributions and versions (not Python's,
-    not this engine's)."""
+    """ "jax 0.10.2, numpy 2.4.6, ": the project's distributions (not Python, not this engine)."""
     skip = {"python", ENGINE}
     return "".join(f"{name} {version}, " for name, version in versions.items() if name not in skip)

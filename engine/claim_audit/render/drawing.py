@@ -1,8 +1,6 @@
-"""Draws the documents' figures and the robustness section's into a folder, each a PNG with
-an SVG twin, reusing those kept in the figure cache. A cache entry is KEY.png and KEY.svg, each
-drawn aside and os.replace'd into place (whole, or absent and drawn again); KEY digests the
-figure's file name, its data and the code that draws it (its package, or the file defining
-`draw` outside a package, the arguments a `functools.partial` binds, this engine, matplotlib)."""
+"""Draws the documents' figures and robustness.png, each a PNG with an SVG twin, reusing those
+kept in the figure cache (KEY.png and KEY.svg, each os.replace'd in whole; KEY digests the
+file name, the data and the code that draws it, this engine and matplotlib)."""
 
 from __future__ import annotations
 
@@ -27,7 +25,6 @@ from .. import cache
 from ..cache import package_digest
 from .canvas import new_figure, save
 from .documents import Document, FigureSpec
-from .robustness import seed_range
 
 _ENGINE = __name__.partition(".")[0]
 
@@ -127,6 +124,13 @@ def _from_cache(cache_dir: Path, spec: FigureSpec, data: Any, folder: Path) -> P
     return folder / spec.file
 
 
+def seed_range(seeds: list[int]) -> str:
+    """ "0-9" for three or more consecutive seeds, else the seeds joined by commas."""
+    if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ",".join(map(str, seeds))
+
+
 HOLDS_COLOUR, FAILS_COLOUR, SWEEP_COLOUR = "tab:green", "tab:red", "tab:blue"
 PANEL_HEIGHT = 1.6  # inches per claim effect
 
@@ -156,10 +160,10 @@ def _robustness_panel(ax, claim_id: str, k: int, claim: dict) -> None:
         drawn += values
         interval = sweep["intervals"][k]
         drawn += _interval_bar(ax, len(labels), sweep["values"][k], interval, SWEEP_COLOUR)
-        labels.append(f"sweep {seed_range(sweep['seeds'], ',')}")
+        labels.append(f"sweep {seed_range(sweep['seeds'])}")
     interval = (published.get("intervals") or [None] * (k + 1))[k]
     drawn += _interval_bar(ax, len(labels), published["values"][k], interval, "black")
-    labels.append(f"published {seed_range(published['seeds'], ',')}")
+    labels.append(f"published {seed_range(published['seeds'])}")
     bounds = published["region_bounds"][k]
     span = drawn + [b for b in bounds if b is not None]
     left, right = min(span), max(span)
@@ -220,7 +224,7 @@ def robustness_figure(section: dict) -> Figure:
         ]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
     published = section["published_seeds"]
-    seeds = f"seed{'s' if len(published) > 1 else ''} {seed_range(published, ',')}"
+    seeds = f"seed{'s' if len(published) > 1 else ''} {seed_range(published)}"
     title, no_ci = f"Comparative claims beyond the published {seeds}", ", or the most extreme seed"
     if not swept:
         title, no_ci = (

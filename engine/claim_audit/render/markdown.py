@@ -1,5 +1,4 @@
-"""audit.md, the report's one source, and audit.html: audit.md rendered by markdown-it-py into
-one self-contained page, figures inlined, to attach to a CI run or mail as it is."""
+"""audit.md, the report's one source, and audit.html: it as one page, figures inlined."""
 
 from __future__ import annotations
 
@@ -16,14 +15,8 @@ from markdown_it import MarkdownIt
 
 from ..engine.prediction import POWER_TARGET
 from ..engine.share import HOLDS_AT, REFUTED_AT, SENSITIVE_BETWEEN, SHARE_ALPHA
-from . import robustness
 from .documents import Source, link_address, sources_of, stack_text
-from .robustness import ci_text, holding, interval_text
 
-# A recorded finding whose claim is no longer refuted (the claim's test fails).
-FINDING_GONE = "finding gone: the recorded finding no longer reproduces (the run fails)"
-_VERDICT = {"refuted": "**refuted**", "sensitive": "*sensitive*", "error": "**error**"}
-_VERDICT |= {"holds": "holds", "inconclusive": "*inconclusive*"}
 _DATE = "%Y-%m-%d %H:%M UTC"
 
 
@@ -45,9 +38,33 @@ def _escape(text: Any) -> str:
     return str(text).translate(_LITERAL)
 
 
+# The verdict column's labels beyond holds, sensitive and inconclusive (the terminal's too).
+NOTES = {
+    "refuted*": "refuted*: refuted over the float orders, a recorded finding; never fails the run",
+    "sensitive": "sensitive: the share of valid computations that give the claim lies "
+    f"confidently between {SENSITIVE_BETWEEN[0]:.0%} and {SENSITIVE_BETWEEN[1]:.0%} (it "
+    "depends on the machine); never fails the run",
+    "inconclusive": "inconclusive: the draws cannot yet tell (too few, or collapsed to one), or "
+    "a figure's interval holds 0 or is wider than half the figure either way, or the run "
+    "cannot measure the claim; never a pass, never fails the run",
+    "FINDING GONE": "FINDING GONE: a recorded finding is no longer refuted; the run fails",
+    "refuted†": "refuted†: a benchmark figure of this machine (a timing); never fails the run",
+}
+
+
+def verdict_label(verdict: str, details: dict, expected: bool) -> str:
+    """holds, sensitive, inconclusive, REFUTED, ERROR, or one of `NOTES`."""
+    if verdict == "error":
+        return "ERROR"
+    if verdict == "refuted":
+        if details.get("gates") is False:
+            return "refuted†"
+        return "refuted*" if not expected else "REFUTED"
+    return verdict if expected else "FINDING GONE"
+
+
 def _rule(method: str) -> str:
     """How a verdict is taken (`method`: how the orders were computed, escaped)."""
-    low, high = SENSITIVE_BETWEEN
     return (
         "Every claim is judged on the reproduction in several valid float orders, each a draw "
         "of what another valid computation gives (the documents' own order first: its figures "
@@ -55,18 +72,13 @@ def _rule(method: str) -> str:
         "figure *holds* when it is a plausible draw of the recipe over those draws: inside the "
         "prediction interval shown as its tolerance, computed on the quantity's own scale (log "
         "for a positive quantity, logit for a share), at a false-refutation rate of 1 in 5,000 "
-        f"per figure{method}; otherwise it is *refuted*; it is *inconclusive* (never a pass) "
-        "when the interval holds 0 or is wider than half the figure either way. A qualitative "
-        "claim (a ratio in a range, a value above a bound, an identity) is judged by the share "
-        f"of valid computations that give it, bounded at {1 - SHARE_ALPHA:.0%} from the count "
-        "of draws it holds in and the draws' margins: it *holds* when at least "
-        f"{HOLDS_AT:.0%} of valid computations give it, is *refuted* when at most "
-        f"{REFUTED_AT:.0%} do, is *sensitive* when the share lies between {low:.0%} and "
-        f"{high:.0%} (it depends on the machine), and is *inconclusive* when the draws cannot "
-        "yet tell (the report says how many would), or when they collapsed to one copy. Each "
-        "row says in how many draws the claim holds. Refuted rows marked 'known finding' are "
-        "recorded findings and do not fail the run; any other refutation or error does. "
-        "Sensitive and inconclusive claims never fail the run."
+        f"per figure{method}; otherwise it is REFUTED. A qualitative claim (a ratio in a range, "
+        "a value above a bound, an identity) is judged by the share of valid computations that "
+        f"give it, bounded at {1 - SHARE_ALPHA:.0%} from the count of draws it holds in and the "
+        f"draws' margins: it *holds* when at least {HOLDS_AT:.0%} of valid computations give "
+        f"it, is REFUTED when at most {REFUTED_AT:.0%} do; each row says in how many draws it "
+        "holds. REFUTED and ERROR fail the run. "
+        + " ".join(f"{_escape(note)}." for note in NOTES.values())
     )
 
 
@@ -76,9 +88,7 @@ def _scale(entry: dict, text: str) -> str:
 
 
 def _would_conclude(needed: int | None, what: str, about: str = "") -> str:
-    return (
-        "no number of " if needed is None else f"{about}{needed} "
-    ) + f"{what} would conclude it"
+    return f"{'no number of' if needed is None else f'{about}{needed}'} {what} would conclude it"
 
 
 def _figure_note(figure: dict) -> str:
@@ -202,11 +212,8 @@ def render(
             lines += [f"### {_escape(section)}", ""]
             url = link_address(document_source.url) if document_source is not None else None
             if url is not None and rows[0].get("origin") != "suite":  # the published section
-                slug = re.sub(r"[^a-z0-9]+", "-", section.lower().replace("'", "").replace("’", ""))
-                lines += [
-                    f"In the document: [{_escape(section)}]({url.split('#')[0]}#{slug.strip('-')})",
-                    "",
-                ]
+                slug = re.sub(r"[^a-z0-9]+", "-", re.sub("['’]", "", section.lower())).strip("-")
+                lines += [f"In the document: [{_escape(section)}]({url.split('#')[0]}#{slug})", ""]
             lines += ["| id | claim | published | measured | tolerance | verdict | figure |"]
             lines += ["|---|---|---|---|---|---|---|"]
             lines += [*(_claim_row(c, figure_of.get(c["id"])) for c in rows), ""]
@@ -239,13 +246,11 @@ def render(
 def _claim_row(c: dict, figure: dict | None) -> str:
     """A claim's row: anchor, statement, figures, verdict and how it was borne out, figure link."""
     details = c.get("details") or {}
-    verdict = _VERDICT[c["verdict"]]
-    if c["verdict"] == "refuted" and not c["expected_to_hold"]:
-        verdict += " (known finding)"
+    label = verdict_label(c["verdict"], details, c["expected_to_hold"])
+    emphasis = {"holds": "{}", "sensitive": "*{}*", "inconclusive": "*{}*"}.get(label, "**{}**")
+    verdict = emphasis.format(_escape(label))
     if note := verdict_note(details):
         verdict += f" ({_escape(note)})"
-    if c["verdict"] not in ("refuted", "error") and not c["expected_to_hold"]:
-        verdict = f"**{FINDING_GONE}**"
     if details.get("ci"):
         verdict += f" ({_escape('; '.join(ci_text(ci) for ci in details['ci']))})"
     statement = _escape(c["statement"])
@@ -326,6 +331,28 @@ def render_html(audit: dict, figures: Mapping[str, bytes]) -> str:
 # --------------------------------------------------------------------------- robustness
 
 
+def interval_text(interval: dict[str, Any] | None) -> str:
+    """ "3.67 to >4.99": an interval's ends ('<' / '>' beyond the resamples); "-" for none."""
+    if interval is None:
+        return "-"
+    low = f"{'<' if interval['low_at_edge'] else ''}{interval['low']:.3g}"
+    return f"{low} to {'>' if interval['high_at_edge'] else ''}{interval['high']:.3g}"
+
+
+def ci_text(ci: dict[str, Any]) -> str:
+    """One effect's interval as recorded beside a claim's verdict."""
+    text = f"95% CI {interval_text(ci)}: {ci['effect']}"
+    return text if ci["within_region"] else f"{text} (not all {ci['region']})"
+
+
+def methods_text(methods: dict[str, Any]) -> str:
+    """The section's intervals in one sentence (`published` only where a project gives it)."""
+    level = f"Intervals are {methods['level']:.0%}"
+    if methods.get("published") is None:
+        return f"{level}, across seeds: {methods['seeds']}."
+    return f"{level}: {methods['published']}; across seeds, {methods['seeds']}."
+
+
 def _table(header: str, rows: list[tuple[Any, ...]]) -> list[str]:
     """A table under `header` (its columns' names joined by " | "), each cell escaped."""
     lines = [f"| {header} |", "|" + "---|" * (header.count(" | ") + 1)]
@@ -355,12 +382,16 @@ def _estimate(figure: dict | None) -> str:
     return "-" if figure is None else f"{figure['estimate']:.4g} ({interval_text(figure)})"
 
 
+def _holding(counts: dict[str, Any]) -> str:
+    return f"{counts['holding']}/{counts['total']}"
+
+
 def render_robustness(section: dict[str, Any]) -> list[str]:
     """Markdown lines of the robustness section (audit.json's `robustness`)."""
     methods, claims, sweep = section["methods"], section["claims"], section["sweep_seeds"]
     published = ", ".join(map(str, section["published_seeds"]))  # every seed named
-    beside = f"{robustness.BESIDE} {robustness.methods_text(methods)} {methods['note']}"
-    lines = ["## Robustness", "", beside, ""]
+    beside = "Statistics beside the faithful audit: no verdict above depends on them."
+    lines = ["## Robustness", "", f"{beside} {methods_text(methods)} {methods['note']}", ""]
     intervals = []
     for claim_id, claim in claims.items():
         for ci in claim["published"].get("intervals") or []:
@@ -372,19 +403,22 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
         lines += [f"### Intervals on the published seeds ({published})", ""]
         lines += _table(header, intervals)
     if sweep is None:
-        lines += ["### Across other seeds", "", _escape(robustness.NOT_RUN), ""]
+        not_run = "Not run: --seeds 0-9 re-runs the recipes on seeds 0-9 and re-evaluates every comparative claim."
+        lines += ["### Across other seeds", "", not_run, ""]
     else:
         swept = ", ".join(map(str, sweep))
         lines += [f"### Across seeds {swept}", "", f"{methods['labels']}.", ""]
         header = "claim | effect | holds when | holds on | value | 95% CI | per seed (**not holding**) | label"
-        effects = robustness.sweep_effects(claims)
-        rows = []
-        for claim_id, k, s in effects:
-            value, ci = f"{s['values'][k]:.4g}", interval_text(s["intervals"][k])
-            cells = (s["effects"][k], s["regions"][k], f"{holding(s)} {s['unit']}", value, ci)
-            rows.append((claim_id, *cells, _per_seed(s, k), s["label"]))
-        note = f"value: {methods['value']}."
-        if any(s["intervals"][k] is None for _, k, s in effects):
+        rows, bare = [], False
+        for claim_id, claim in claims.items():
+            s = claim.get("sweep") or {"effects": ()}
+            for k, effect in enumerate(s["effects"]):
+                value, ci = f"{s['values'][k]:.4g}", interval_text(s["intervals"][k])
+                cells = (effect, s["regions"][k], f"{_holding(s)} {s['unit']}", value, ci)
+                rows.append((claim_id, *cells, _per_seed(s, k), s["label"]))
+                bare |= s["intervals"][k] is None
+        note = f"holds on: {methods['holds_on']}. value: {methods['value']}."
+        if bare:
             note += (
                 " No interval (-) where the statistic reads the most extreme seed (a maximum, "
                 "an argmin), for which a bootstrap over seeds does not hold, or where the "
@@ -397,9 +431,11 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
             header += f" | holds on ({swept}) | value ({swept})"
         rows = []
         for row in section["sensitivity"]:
-            value, holds, after = robustness.sensitivity_cells(row, sweep is not None)
             variant = row["variant"] + (" (the document's)" if row["post_choice"] else "")
-            cells = (row["effect"], row["region"], value, _holds(holds), *after)
+            cells = [row["effect"], row["region"], f"{row['published']['values'][0]:.4g}"]
+            cells.append(_holds(row["published"]["holds"]))
+            if sweep is not None:
+                cells += [_holding(row["sweep"]), f"{row['sweep']['values'][0]:.4g}"]
             rows.append((row["claim_id"], variant, *cells))
         lines += ["### Choices the document fixed", "", *_table(header, rows)]
     if section["figure_intervals"]:

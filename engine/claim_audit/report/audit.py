@@ -1,9 +1,7 @@
-"""Writes the audit: report/audit.{json,md,html} and report/figures/, all rendered from the
-audit.json that `build` assembles."""
+"""Writes the audit: report/audit.{json,md,html} and report/figures/, rendered from `build`'s dict."""
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
@@ -14,7 +12,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -22,8 +20,8 @@ from typing import Any
 from .. import __name__ as ENGINE
 from .. import __version__
 from ..engine.claim import ClaimRecord
+from ..engine.sweep import methods
 from ..render import drawing, markdown
-from ..render import robustness as render_robustness
 from ..render.documents import SCHEMA_VERSION, Document
 from ..render.table import ordered, summary_line, verdict_counts
 from .provenance import UNKNOWN_PROJECT, Project, installed_version, provenance
@@ -109,16 +107,79 @@ def robustness(compute: Callable[[], dict | None]) -> dict | None:
     """The robustness hook's section, checked and completed, or None; ReportError if wrong."""
     try:
         section = compute()
-        return None if section is None else render_robustness.checked(section)
-    except render_robustness.SectionError as error:
-        raise ReportError(
-            f"the pytest_claims_audit_robustness hook returned a malformed section: {error} "
-            "(docs/ADDING_A_DOCUMENT.md gives its keys; claim_audit.seed_section computes one)"
-        ) from error
     except Exception as error:
         raise ReportError(
             f"cannot compute the robustness section ({type(error).__name__}: {error})"
         ) from error
+    return None if section is None else checked(section)
+
+
+_PUBLISHED_KEYS = ("seeds", "effects", "units", "regions", "region_bounds", "values", "holds")
+_SWEEP_KEYS = ("seeds", "effects", "regions", "values", "intervals", "per_seed_values")
+_SWEEP_KEYS += ("per_seed_holds", "subset_values", "subset_holds", "holding", "total")
+_SWEEP_KEYS += ("unit", "label")
+_CLAIM_KEYS = {  # a claim's part: its keys, and those holding one item per effect
+    "published": (_PUBLISHED_KEYS, _PUBLISHED_KEYS[1:-1]),
+    "sweep": (_SWEEP_KEYS, ("regions", "values", "intervals")),
+}
+_ROW_KEYS = ("claim_id", "variant", "post_choice", "effect", "region", "published")
+
+
+def _require(
+    where: str, value: Any, keys: Sequence[str] = (), kind: type = dict, per_effect=()
+) -> None:
+    """ReportError unless `value` is a `kind` with `keys`, and `per_effect` keys one per effect."""
+    problem = None
+    if not isinstance(value, kind):
+        problem = f"{where} is {type(value).__name__}, expected {kind.__name__}"
+    elif missing := [key for key in keys if key not in value]:
+        problem = f"{where} has no key {missing[0]!r}"
+    else:
+        n = len(value["effects"]) if per_effect else 0
+        wrong = [k for k in per_effect if value.get(k) is not None and len(value[k]) != n]
+        problem = (
+            wrong and f"{where}[{wrong[0]!r}] has {len(value[wrong[0]])} items for {n} effects"
+        )
+    if problem:
+        raise _malformed(problem)
+
+
+def _malformed(problem: str) -> ReportError:
+    return ReportError(
+        f"the pytest_claims_audit_robustness hook returned a malformed section: {problem} "
+        "(docs/ADDING_A_DOCUMENT.md gives its keys; claim_audit.seed_section computes one)"
+    )
+
+
+def checked(section: Any) -> dict[str, Any]:
+    """The section with the engine's defaults filled in; ReportError names a bad or missing key."""
+    _require("the section", section, ("published_seeds", "sweep_seeds", "claims"))
+    _require("'published_seeds'", section["published_seeds"], kind=list)
+    if section["sweep_seeds"] is not None:
+        _require("'sweep_seeds'", section["sweep_seeds"], kind=list)
+    _require("'claims'", section["claims"])
+    defaults = {"sensitivity": [], "figure_intervals": None, "figure_group": "group"}
+    words = {**methods(None), **section.get("methods", {})}
+    out = {**defaults, "figure_columns": [], **section, "methods": words, "claims": {}}
+    for claim_id, claim in section["claims"].items():
+        where = f"claims[{claim_id!r}]"
+        _require(where, claim, ("published",))
+        if "sweep" in claim and section["sweep_seeds"] is None:
+            raise _malformed(f"{where} has a 'sweep' but 'sweep_seeds' is None")
+        for part, (keys, per_effect) in _CLAIM_KEYS.items():
+            if part in claim:
+                _require(f"{where}[{part!r}]", claim[part], keys, per_effect=per_effect)
+        out["claims"][claim_id] = {**claim, "published": {"intervals": None, **claim["published"]}}
+    _require("'sensitivity'", out["sensitivity"], kind=list)
+    for k, row in enumerate(out["sensitivity"]):
+        _require(f"sensitivity[{k}]", row, _ROW_KEYS)
+        _require(f"sensitivity[{k}]['published']", row["published"], ("values", "holds"))
+        if row.get("sweep") is not None:
+            _require(f"sensitivity[{k}]['sweep']", row["sweep"], ("holding", "total", "values"))
+    if out["figure_intervals"] is not None:
+        _require("'figure_intervals'", out["figure_intervals"])
+        _require("'figure_columns'", out["figure_columns"], kind=list)
+    return out
 
 
 def build(
@@ -172,46 +233,48 @@ def write_report(
                 f"the report folder {report_dir} exists and is not a folder (left as it is); pass --report-dir to a folder or --no-report"
             )
         report_dir.mkdir(parents=True, exist_ok=True)
+        lock = os.open(report_dir, os.O_RDONLY)  # flock on the folder itself dies with us
     except OSError as error:  # also a name too long, which `exists` raises
         raise ReportError(
             f"cannot create the report folder {report_dir} ({error}); pass --report-dir to a writable place or --no-report"
         ) from error
-    with _locked(report_dir):
-        try:
-            for stale in report_dir.glob(f"{_STAGING}*"):  # killed writers' (we hold the lock)
-                if (stale / _OURS).is_file():
-                    shutil.rmtree(stale, ignore_errors=True)
-            with tempfile.TemporaryDirectory(
-                prefix=_STAGING, dir=report_dir, ignore_cleanup_errors=True
-            ) as staging:
-                (Path(staging) / _OURS).touch()
-                audit = build(**fields, documents=documents)
-                shown = audited(fields["records"], documents)
-                figures = _write(Path(staging), audit, shown, figure_cache)
-                _move_in(Path(staging), report_dir, drawing.figure_names(registered(documents)))
-        except ReportError:
-            raise
-        except OSError as error:
-            raise ReportError(f"cannot write the report to {report_dir} ({error})") from error
-        except Exception as error:  # e.g. an experiment behind the report failed; its claims say so
-            raise ReportError(
-                f"cannot build the report ({type(error).__name__}: {error}); {report_dir} is left as it was"
-            ) from error
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for stale in report_dir.glob(f"{_STAGING}*"):  # killed writers' (we hold the lock)
+            if (stale / _OURS).is_file():
+                shutil.rmtree(stale, ignore_errors=True)
+        with tempfile.TemporaryDirectory(
+            prefix=_STAGING, dir=report_dir, ignore_cleanup_errors=True
+        ) as staging:
+            (Path(staging) / _OURS).touch()
+            audit = build(**fields, documents=documents)
+            figures = _write(
+                Path(staging), audit, audited(fields["records"], documents), figure_cache
+            )
+            _move_in(Path(staging), report_dir, drawing.figure_names(registered(documents)))
+    except ReportError:
+        raise
+    except OSError as error:
+        raise ReportError(f"cannot write the report to {report_dir} ({error})") from error
+    except Exception as error:  # e.g. an experiment behind the report failed; its claims say so
+        raise ReportError(
+            f"cannot build the report ({type(error).__name__}: {error}); {report_dir} is left as it was"
+        ) from error
+    finally:
+        os.close(lock)
     names = ["audit.json", "audit.md", *([] if fields.get("partial") else ["audit.html"])]
     drawn = [report_dir / "figures" / n for f in figures for n in (f.name, f"{f.stem}.svg")]
     return [report_dir / name for name in names] + drawn
 
 
-def _write(
-    staging: Path, audit: dict, documents: list[Document], figure_cache: Path | None
-) -> list[Path]:
+def _write(staging: Path, audit: dict, documents: list[Document], cache: Path | None) -> list[Path]:
     """Write the report's files for `audit` into `staging`; the figures' PNG paths."""
     figures: list[Path] = []
     if not (partial := audit.get("partial")):
         (staging / "figures").mkdir()
         robustness = audit.get("robustness")
         figures = drawing.draw_all(
-            staging / "figures", documents, robustness=robustness, cache_dir=figure_cache
+            staging / "figures", documents, robustness=robustness, cache_dir=cache
         )
         audit["figures"] = drawing.index(documents, robustness)
     texts = {"audit.json": json.dumps(audit, indent=2, allow_nan=False) + "\n"}
@@ -229,58 +292,38 @@ _OURS = ".claims-report-staging"  # marks a staging folder as ours, not the user
 _HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-@contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    """An exclusive flock on `folder` itself: no lock file, and it dies with its process."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError as error:
-        raise ReportError(f"cannot lock the report folder {folder} ({error})") from error
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
 def _move_in(staging: Path, report_dir: Path, ours: set[str]) -> None:
-    """Move the staged report in with `os.replace`: the figures (the report's own that were not
-    drawn again removed, the user's kept), then `_ENTRIES`. Every target is checked first;
-    Ctrl-C, `kill` or a closed terminal waits until the moves are done."""
-    figures = staging / "figures"
-    for name in [name for name in ("figures", *_ENTRIES) if (staging / name).exists()]:
-        target = report_dir / name
-        wrong = "a symbolic link" if target.is_symlink() else None
-        if wrong is None and target.exists() and target.is_dir() != (staging / name).is_dir():
+    """Move the staged report in with `os.replace`, every target checked first: the figures
+    (the report's own not drawn again removed, the user's kept), then `_ENTRIES`."""
+    names = [name for name in ("figures", *_ENTRIES) if (staging / name).exists()]
+    for name in names:
+        target, wrong = report_dir / name, None
+        if target.is_symlink():
+            wrong = "a symbolic link"
+        elif target.exists() and target.is_dir() != (name == "figures"):
             wrong = "a folder" if target.is_dir() else "a file"
         if wrong:
             raise ReportError(
                 f"{target} is {wrong}, where the report puts its {name}; "
                 f"move it away (the report in {report_dir} is left as it was)"
             )
-    with _signals_held():
-        if figures.is_dir():
+    # Ctrl-C, `kill` or a closed terminal waits until the moves are done (main thread only).
+    main = threading.current_thread() is threading.main_thread()
+    held = [n for n in _HELD_SIGNALS if main and signal.getsignal(n) is not None]
+    caught: list[int] = []
+    previous = {n: signal.signal(n, lambda got, _: caught.append(got)) for n in held}
+    try:
+        if "figures" in names:
             (report_dir / "figures").mkdir(exist_ok=True)
-            drawn = {path.name for path in figures.iterdir()}
+            drawn = {path.name for path in (staging / "figures").iterdir()}
             for name in ours - drawn:
                 (report_dir / "figures" / name).unlink(missing_ok=True)
             for name in sorted(drawn):
-                os.replace(figures / name, report_dir / "figures" / name)
+                os.replace(staging / "figures" / name, report_dir / "figures" / name)
         for name in _ENTRIES:
-            if (staging / name).exists():
+            if name in names:
                 os.replace(staging / name, report_dir / name)
         shutil.rmtree(staging, ignore_errors=True)  # before a held signal ends the process
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold `_HELD_SIGNALS` while the block runs (main thread only), then raise them."""
-    caught: list[int] = []
-    main = threading.current_thread() is threading.main_thread()
-    held = [n for n in _HELD_SIGNALS if main and signal.getsignal(n) is not None]
-    previous = {n: signal.signal(n, lambda got, _: caught.append(got)) for n in held}
-    try:
-        yield
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
