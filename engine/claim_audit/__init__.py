@@ -2,10 +2,9 @@
 per valid float order (`Claims`, `Orders`); docs/ADDING_A_DOCUMENT.md walks through one."""
 
 from .engine.claim import FAITHFUL, Claims, Orders, figure, over_seeds
-from .engine.effects import Comparison, Effect, ranking
 from .engine.share import draws_to_conclude
 from .engine.sweep import seed_section
-from .engine.verdict import Region, close_to, satisfied, within
+from .engine.verdict import Comparison, Effect, Region, close_to, ranking, satisfied, within
 
 __version__ = "0.1.0"
 __all__ = [

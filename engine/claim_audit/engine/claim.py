@@ -52,8 +52,7 @@ class FindingGone(AssertionError):
 
 
 class Orders(Mapping[str, R], Generic[R]):
-    """Order name -> one experiment's results, `FAITHFUL` first; with `digests`, an order
-    repeating an earlier one bit for bit is a copy, not a draw."""
+    """Order name -> one experiment's results, `FAITHFUL` first; `digests` tell copies apart."""
 
     def __init__(self, results: Mapping[str, R], digests: Mapping[str, str] | None = None):
         names = list(results)
