@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 import pytest
 
-from .prediction import FIGURE_ALPHA, judge_figure, scale_named
+from .prediction import FIGURE_ALPHA, FigureVerdict, judge_figure, scale_named
 from .share import HOLDS_AT, REFUTED_AT, SHARE_ALPHA, draws_to_conclude, share_bounds
 from .verdict import (
     Judgement,
@@ -373,10 +373,12 @@ def _figure_verdict(
     """A figure claim: each published figure against its prediction interval over orders."""
     faithful = measured[FAITHFUL]
     columns = np.array([m.measured for m in measured.values()], np.float64)
-    verdicts = [
-        judge_figure(columns[:, i], printed, scale=scale, copies=copies)
-        for i, printed in enumerate(faithful.published)
-    ]
+
+    def judged(rows: Any = slice(None), **kw: Any) -> list[FigureVerdict]:
+        figures = enumerate(faithful.published)
+        return [judge_figure(columns[rows][:, i], p, scale=scale, **kw) for i, p in figures]
+
+    verdicts = judged(copies=copies)
     verdict = _worst(v.verdict for v in verdicts)
     rule = {
         "rule": f"prediction interval over {len(measured)} distinct orders on the {scale} "
@@ -384,15 +386,9 @@ def _figure_verdict(
         "figures": [v.to_json() for v in verdicts],
     }
     if len(measured) > 1:
-
-        def resampled(rows: np.ndarray) -> str:
-            judged = enumerate(faithful.published)
-            return _worst(
-                judge_figure(columns[rows][:, i], p, scale=scale, power=False).verdict
-                for i, p in judged
-            )
-
-        rule["verdict_shares"] = verdict_shares(len(measured), resampled)
+        rule["verdict_shares"] = verdict_shares(
+            len(measured), lambda rows: _worst(v.verdict for v in judged(rows, power=False))
+        )
     if any(v.collapsed for v in verdicts):
         rule["collapsed"] = _collapsed_note(copies)
     elif verdict == "inconclusive":

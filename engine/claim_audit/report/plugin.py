@@ -117,10 +117,6 @@ def sweep_seeds(request: pytest.FixtureRequest) -> tuple[int, ...]:
     return seeds
 
 
-def _is_worker(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput")
-
-
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     from . import hooks
 
@@ -144,7 +140,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if budget:  # no test waits on another process's cache lock past its own budget
         cache.lock_timeout_s = budget
     config.pluginmanager.register(timeouts, "claims-audit-timeouts")
-    if not _is_worker(config):
+    if not hasattr(config, "workerinput"):
         config.stash[_REPORT_DIR] = _report_dir(config)
         _check_junit_path(config)
         config.pluginmanager.register(AuditCollector(config), "claims-audit-collector")
@@ -183,7 +179,7 @@ def audited_project(config: pytest.Config) -> Project:
     digests: dict[str, str] = {}
     for given in config.hook.pytest_claims_audit_data(config=config):
         if not isinstance(given, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in given.items()
+            isinstance(t, str) for t in (*given, *given.values())
         ):
             raise ProjectError(
                 f"pytest_claims_audit_data must return a dict of name -> sha256 strings; got {given!r}"
@@ -281,7 +277,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """A replacement xdist worker skips the test its predecessor died running: it could end
     every replacement, and the tests after it would never run."""
     config = item.config
-    if _is_worker(config) and item.nodeid in config.workerinput.get(_CRASHED, ()):
+    if item.nodeid in getattr(config, "workerinput", {}).get(_CRASHED, ()):
         pytest.skip("not run again: its worker died running it (reported as failed)")
 
 
@@ -300,7 +296,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if _is_worker(session.config):
+    if hasattr(session.config, "workeroutput"):
         output = session.config.workeroutput
         output["cache_events"] = json.dumps(cache.EVENTS)
         output["environment"] = json.dumps(environment_of(session.config))
@@ -385,7 +381,6 @@ class AuditCollector:
                 self.failed_unclaimed.setdefault(report.nodeid, _short(report))
             return
         meta = self.claims[report.nodeid] = json.loads(properties[META_PROPERTY])
-        self.expected[meta["id"]] = meta["expected"]
         if PROPERTY in properties and (report.when == "call" or report.failed):
             self.records[meta["id"]] = ClaimRecord(**json.loads(properties[PROPERTY]))
         elif PROPERTY not in properties and (report.failed or report.when == "call"):
@@ -470,10 +465,10 @@ class AuditCollector:
         for nodeid, reason in self.failed_unclaimed.items():  # a crashed worker's claims
             meta = self.claims.get(nodeid)
             if meta is not None and meta["id"] not in self.records:
-                self.expected[meta["id"]] = meta["expected"]
                 self.records[meta["id"]] = _error_record(meta, reason)
         if not self.records:
             return
+        self.expected = {meta["id"]: meta["expected"] for meta in self.claims.values()}
         self.cache_events.extend(cache.EVENTS)  # this process's own (all of them without xdist)
         self.environment = merged_environments(self.environment, environment_of(config))
         # a known finding (strict xfail) whose experiment crashed would pass: errors fail the run
@@ -584,7 +579,11 @@ class AuditCollector:
             write(f"the complete audit in {report_dir} is left as it was")
         elif self.partial and self.written:
             write(f"no complete audit in {report_dir} yet: run the whole suite")
-        findings = [i for i, r in self.records.items() if r.verdict == "refuted" and not self.expected.get(i, True)]  # fmt: skip
+        findings = [
+            i
+            for i, r in self.records.items()
+            if r.verdict == "refuted" and not self.expected.get(i, True)
+        ]
         if self.config.option.runxfail and findings:
             write(
                 f"--runxfail: the known findings {_some(findings)} count as failed tests, so "
@@ -634,7 +633,11 @@ def _named_subset(config: pytest.Config) -> list[str]:
 
 def _options_leaving_tests_out(config: pytest.Config) -> list[str]:
     """The options given that leave tests out of collection, unasked by -k, -m or a path."""
-    given = [f"--{name.replace('_', '-')}" for name in ("ignore", "ignore_glob") if config.getoption(name)]  # fmt: skip
+    given = [
+        f"--{name.replace('_', '-')}"
+        for name in ("ignore", "ignore_glob")
+        if config.getoption(name)
+    ]
     collects = ("python_files", "python_classes", "python_functions")
     overrides = config.getoption("override_ini") or []
     return given + [f"-o {o}" for o in overrides if o.partition("=")[0].strip() in collects]
