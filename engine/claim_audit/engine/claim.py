@@ -276,28 +276,24 @@ def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measur
             f"{claim_id}: published {published!r} is a mean and its sd over seeds; "
             "return over_seeds(values, ddof=...)"
         )
-    printed = published if isinstance(published, tuple) else (published,)
-    details: dict[str, Any] = {}
-    if isinstance(value, Figures):
-        if len(value.values) != len(printed):
-            raise ValueError(
-                f"{claim_id}: {len(value.values)} figures measured, {len(printed)} published"
-            )
-        value, details = value.values, dict(value.details)
-    elif _is_number(value):
-        value = (value,)
-    if (
-        isinstance(value, Sequence | np.ndarray)
-        and len(value) == len(printed)
-        and all(_is_number(v) for v in value)
-    ):
-        measured = tuple(_as_float(v, f"{claim_id}: its body returned the figure") for v in value)
-        return Measured(printed, measured, details)
-    raise TypeError(
-        f"{claim_id}: its body returned {type(value).__name__} {value!r:.60}; a claim body "
-        f"returns a number (or one per published figure: {len(printed)}), over_seeds(...), "
-        "or a Judgement (satisfied, within)"
+    printed = printed_figures(published)  # type: ignore[arg-type]
+    if not isinstance(value, Figures):
+        try:
+            value = figure(value)
+        except TypeError:
+            raise TypeError(
+                f"{claim_id}: its body returned {type(value).__name__} {value!r:.60}; a claim "
+                f"body returns a number (or one per published figure: {len(printed)}), "
+                "over_seeds(...), or a Judgement (satisfied, within)"
+            ) from None
+    if len(value.values) != len(printed):
+        raise ValueError(
+            f"{claim_id}: {len(value.values)} figures measured, {len(printed)} published"
+        )
+    measured = tuple(
+        _as_float(v, f"{claim_id}: its body returned the figure") for v in value.values
     )
+    return Measured(printed, measured, dict(value.details))
 
 
 def _nonfinite_at(value: Any, where: str = "") -> str | None:
