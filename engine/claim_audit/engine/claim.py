@@ -557,11 +557,15 @@ def run_claim(
     return record
 
 
-class ClaimSpecs(dict[str, ClaimSpec]):
-    """Claims by id, in definition order."""
+class Claims(dict[str, ClaimSpec]):
+    """One document's claims by id, in definition order, each on its test (`claims(...)`) or
+    a case (`each`, `case`)."""
 
-    def __init__(self, specs: Iterable[ClaimSpec] = ()):
+    def __init__(self, document: str, specs: Iterable[ClaimSpec] = ()):
+        if not isinstance(document, str) or not document:
+            raise ValueError(f"a document's name must be a non-empty string; got {document!r}")
         super().__init__()
+        self.document = document
         for spec in specs:
             self.add(spec)
 
@@ -573,16 +577,6 @@ class ClaimSpecs(dict[str, ClaimSpec]):
 
     def __missing__(self, claim_id: str) -> ClaimSpec:
         raise KeyError(f"no claim {claim_id!r}; defined: {sorted(self)}")
-
-
-class Claims(ClaimSpecs):
-    """One document's claims, each on its test (`claims(...)`) or a case (`each`, `case`)."""
-
-    def __init__(self, document: str, specs: Iterable[ClaimSpec] = ()):
-        if not isinstance(document, str) or not document:
-            raise ValueError(f"a document's name must be a non-empty string; got {document!r}")
-        self.document = document
-        super().__init__(specs)
 
     def __call__(self, id: str, section: str, statement: str, **kw: Any) -> Callable[[Body], Body]:
         """Define the claim `id` on the decorated body (`kw`: `published` and `ClaimSpec`'s)."""
