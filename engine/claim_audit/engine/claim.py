@@ -20,15 +20,7 @@ import pytest
 
 from .prediction import FIGURE_ALPHA, FigureVerdict, judge_figure, scale_named
 from .share import HOLDS_AT, REFUTED_AT, SHARE_ALPHA, draws_to_conclude, share_bounds
-from .verdict import (
-    Judgement,
-    Measured,
-    as_json,
-    fmt,
-    mean_and_sd,
-    printed_figures,
-    verdict_shares,
-)
+from .verdict import Judgement, Measured, as_json, fmt, mean_and_sd, printed_figures, verdict_shares
 
 FAITHFUL = "faithful"
 PROPERTY = "claim_record"
@@ -455,10 +447,7 @@ def _qualitative_verdict(
 
 
 def decide(
-    spec: ClaimSpec,
-    judgements: Mapping[str, Judgement | Measured],
-    copies: int = 0,
-    **extra: Any,
+    spec: ClaimSpec, judgements: Mapping[str, Judgement | Measured], copies: int = 0
 ) -> ClaimRecord:
     """The claim's verdict over its judgements per distinct order (`copies`: repeats left out)."""
     for name, judgement in judgements.items():
@@ -473,7 +462,7 @@ def decide(
         if reasons:
             verdict, rule["inconclusive"] = "inconclusive", "; ".join(reasons)
     beside = spec.beside() if spec.beside is not None else {}
-    details |= {**rule, **faithful.details, **beside, **extra}
+    details |= {**rule, **faithful.details, **beside}
     if spec.finding:
         details["finding"] = spec.finding
     if not spec.gates:

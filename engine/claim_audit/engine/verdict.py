@@ -196,8 +196,8 @@ def within(
 
 @dataclass(frozen=True)
 class Effect:
-    """One measured quantity of a claim: `statistic` maps a subject to a float; `null`: the
-    value of no difference; `inputs`: the per-seed figures it reads."""
+    """One measured quantity of a claim (`null`: its value at no difference; `inputs`: the
+    per-seed figures `statistic` reads)."""
 
     name: str
     statistic: Callable[[Any], float]
