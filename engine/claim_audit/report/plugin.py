@@ -281,20 +281,6 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip("not run again: its worker died running it (reported as failed)")
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    """A claim's test whose teardown fails after its claim was judged: the claim is an error."""
-    report = yield
-    recorded = [value for name, value in report.user_properties if name == PROPERTY]
-    if recorded and call.when == "teardown" and call.excinfo is not None:
-        record = json.loads(recorded[-1])
-        why = (
-            f"its teardown raised {_short(report)} after the claim was judged ({record['verdict']})"
-        )
-        report.user_properties.append((PROPERTY, json.dumps(_error_record(record, why).to_json())))
-    return report
-
-
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if hasattr(session.config, "workeroutput"):
         output = session.config.workeroutput
@@ -382,7 +368,11 @@ class AuditCollector:
             return
         meta = self.claims[report.nodeid] = json.loads(properties[META_PROPERTY])
         if PROPERTY in properties and (report.when == "call" or report.failed):
-            self.records[meta["id"]] = ClaimRecord(**json.loads(properties[PROPERTY]))
+            record = ClaimRecord(**json.loads(properties[PROPERTY]))
+            if report.when == "teardown":  # after the claim was judged
+                why = f"its teardown raised {_short(report)} after the claim was judged"
+                record = _error_record(record.to_json(), f"{why} ({record.verdict})")
+            self.records[meta["id"]] = record
         elif PROPERTY not in properties and (report.failed or report.when == "call"):
             reason = "the test recorded nothing" if report.passed else _short(report)
             self.records.setdefault(meta["id"], _error_record(meta, reason))
