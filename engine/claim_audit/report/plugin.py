@@ -377,16 +377,14 @@ class AuditCollector:
             reason = "the test recorded nothing" if report.passed else _short(report)
             self.records.setdefault(meta["id"], _error_record(meta, reason))
 
-    def _registered_claims(self) -> dict[str, str]:
-        """Every claim the documents make, id -> document."""
+    def _registered_claims(self) -> set[str]:
+        """The id of every claim the documents make."""
         try:
             lists = self.config.hook.pytest_claims_audit_claims(config=self.config)
-            return {
-                s.id: s.document for listed in lists for specs in listed for s in specs.values()
-            }
+            return {s.id for listed in lists for specs in listed for s in specs.values()}
         except Exception as error:
             self.registry_error = f"{type(error).__name__}: {error}"
-            return {}
+            return set()
 
     def _missing(self) -> dict[str, str]:
         """Claim id -> why it has no verdict, for each registered or collected claim."""
@@ -394,12 +392,10 @@ class AuditCollector:
         selected = (
             collected if self.selected is None else {self.claims[n]["id"] for n in self.selected}
         )
-        missing = {}
-        for claim_id in {**self._registered_claims(), **dict.fromkeys(collected)}:
-            if claim_id not in self.records:
-                why = NOT_RUN if claim_id in selected else DESELECTED
-                missing[claim_id] = why if claim_id in collected else NOT_COLLECTED
-        return dict(sorted(missing.items()))
+        return {
+            i: NOT_COLLECTED if i not in collected else NOT_RUN if i in selected else DESELECTED
+            for i in sorted((self._registered_claims() | collected) - set(self.records))
+        }
 
     def _partial_reasons(self, session: pytest.Session) -> list[str]:
         """Why this run is not a complete audit; empty when it is."""
