@@ -550,8 +550,7 @@ class AuditCollector:
         for record in (r for r in records if r.verdict == "error"):
             errors.setdefault(record.details.get("error", ""), []).append(record.id)
         for error, ids in errors.items():
-            who = ", ".join(ids) if len(ids) <= 3 else f"{ids[0]} and {len(ids) - 1} more claims"
-            write(f"ERROR in {who}: {error}", red=True)
+            write(f"ERROR in {_some(ids, 3)}: {error}", red=True)
         for line in table.render_robustness(self.robustness) if self.robustness is not None else ():
             write(line)
         if self.robustness_error:
