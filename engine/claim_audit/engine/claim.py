@@ -26,6 +26,7 @@ FAITHFUL = "faithful"
 PROPERTY = "claim_record"
 VERDICTS = ("holds", "refuted", "sensitive", "inconclusive", "error")
 ORIGINS = ("document", "suite")  # who makes a claim: reports count them apart
+SPEC_FIELDS = ("id", "document", "section", "statement", "origin")  # copied into its record
 CLAIM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 LARGEST_FIGURE = 1e150  # judged over orders, its spread squared still fits in a float
 
@@ -476,10 +477,7 @@ def decide(
         if all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values):
             details["range_over_orders"] = [float(min(values)), float(max(values))]
     return ClaimRecord(
-        **{
-            name: getattr(spec, name)
-            for name in ("id", "document", "section", "statement", "origin")
-        },
+        **{name: getattr(spec, name) for name in SPEC_FIELDS},
         published=fmt(faithful.published if spec.published is None else spec.published),
         measured=fmt(faithful.measured),
         tolerance=tolerance,

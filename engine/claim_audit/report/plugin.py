@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from .. import cache
-from ..engine.claim import PROPERTY, ClaimRecord, ClaimSpec, spec_of
+from ..engine.claim import PROPERTY, SPEC_FIELDS, ClaimRecord, ClaimSpec, spec_of
 from ..render import table
 from ..seeds import parse_seeds
 from . import timeouts
@@ -30,7 +30,6 @@ from .provenance import (
 )
 
 META_PROPERTY = "claim_meta"  # a claim's fields, on its test's reports, for the controller
-_FIELDS = ("id", "document", "section", "statement", "origin")
 _CRASHED = "claims_crashed"  # in a worker's workerinput: tests whose worker died running them
 MAX_ORDERS = 1000  # past it, a figure's prediction interval is within 0.5% of its limit
 PARTIAL_FOLDER = "partial"  # a partial run's report, inside --report-dir
@@ -263,7 +262,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 "spec, not with xfail (its verdict is decided over float orders)"
             )
         item.extra_keyword_matches.add(spec.id)  # `pytest -k cal-02c` selects the claim
-        meta = {name: getattr(spec, name) for name in _FIELDS} | {"expected": not spec.finding}
+        meta = {name: getattr(spec, name) for name in SPEC_FIELDS} | {"expected": not spec.finding}
         item.user_properties.append((META_PROPERTY, json.dumps(meta)))
         metas[item.nodeid] = meta
     config.stash[_COLLECTED] = metas
@@ -596,7 +595,7 @@ def _some(ids: list[str], shown: int = 5) -> str:
 
 def _error_record(meta: dict, reason: str) -> ClaimRecord:
     figures = dict.fromkeys(("published", "measured", "tolerance"), "-")
-    fields = {name: meta[name] for name in _FIELDS}
+    fields = {name: meta[name] for name in SPEC_FIELDS}
     return ClaimRecord(**fields, **figures, verdict="error", details={"error": reason})
 
 
