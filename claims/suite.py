@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from calibration import bootstrap, sensitivity
 from claim_audit import stats
-from claim_audit.engine.effects import Comparison, PerSeed
 from claim_audit.engine.sweep import FAILS, ROBUST, Robustness, across_runs, across_seeds
 from claim_audit.engine.sweep import METHOD as SEED_METHOD
+from claim_audit.engine.verdict import Comparison, PerSeed
 
 from uncertainty_claims.calibration.experiment import POST_SEEDS, PUBLISHED_SEEDS
 

@@ -33,7 +33,7 @@ from calibration.measures import (
     values,
 )
 from claim_audit import Claims, Region, figure, satisfied, within
-from claim_audit.engine.effects import Comparison, Effect, PerSeed
+from claim_audit.engine.verdict import Comparison, Effect, PerSeed
 from flax import nnx
 from readings import reading_over_orders
 

@@ -10,7 +10,7 @@ A printed figure is *reproduced* when it is a plausible draw of the recipe over 
 float orders (engine/claim_audit/engine/prediction.py, fixtures/TOLERANCES.md). It is *typical
 of the recipe* when it lies within the range of the same figure over 20 other root keys
 (spread "root_seeds"). A comparative claim's rule is a `Comparison`
-(engine/claim_audit/engine/effects.py), defined above its test; the robustness sweep reads them
+(engine/claim_audit/engine/verdict.py), defined above its test; the robustness sweep reads them
 too (`COMPARISONS`, at the end).
 """
 
@@ -25,8 +25,7 @@ import numpy as np
 import optax
 import pytest
 from claim_audit import FAITHFUL, Claims, Orders, Region, satisfied
-from claim_audit.engine.effects import Comparison, Effect
-from claim_audit.engine.verdict import Judgement
+from claim_audit.engine.verdict import Comparison, Effect, Judgement
 from flax import nnx
 from readings import EveryOrder, reading_over_orders
 from uncertainty.measures import (

@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from claim_audit.engine.effects import Comparison
 from claim_audit.engine.sweep import across_runs
-from claim_audit.engine.verdict import Judgement, satisfied
+from claim_audit.engine.verdict import Comparison, Judgement, satisfied
 from uncertainty.measures import Ablation
 
 from uncertainty_claims.uncertainty.experiment import UncertaintyResult

@@ -23,12 +23,12 @@ import test_calibration as calibration
 import test_calibration_health as calibration_health
 import test_uncertainty
 import test_uncertainty_health
-from claim_audit.engine.claim import PROPERTY, ClaimRecord, ClaimSpec, ClaimSpecs, Orders, run_claim
+from claim_audit.engine.claim import PROPERTY, ClaimRecord, Claims, ClaimSpec, Orders, run_claim
 from claim_audit.engine.verdict import Judgement, close_to
 from fault_tools import child_env
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCUMENTS: dict[Path, ClaimSpecs] = {
+DOCUMENTS: dict[Path, Claims] = {
     ROOT / "claims" / "test_calibration.py": calibration.CLAIMS,
     ROOT / "claims" / "test_calibration_health.py": calibration_health.CLAIMS,
     ROOT / "claims" / "test_uncertainty.py": test_uncertainty.CLAIMS,
@@ -138,7 +138,7 @@ def _facts(spec: ClaimSpec) -> list[tuple[str, bool]]:
     return texts + [(figure, True) for figure in _figures(spec)]
 
 
-def restated(files: list[Path], specs: dict[Path, ClaimSpecs]) -> dict[tuple[Path, str], str]:
+def restated(files: list[Path], specs: dict[Path, Claims]) -> dict[tuple[Path, str], str]:
     """(file, fact) -> claim id, for each fact of a spec found in a file other than the
     spec's own module."""
     found = {}
@@ -212,7 +212,7 @@ def toy_spec(id: str, judge=close, **kw) -> ClaimSpec:
 
 def checked(spec: ClaimSpec, orders: Orders | None) -> tuple[ClaimRecord, list]:
     """The record of `spec`'s body judged over `orders` (no argument: judged once)."""
-    ClaimSpecs([spec])
+    Claims("toy", [spec])
     properties: list = []
     arguments = {} if orders is None else {"v": orders}
     return run_claim(spec, spec.judge, arguments, properties), properties
@@ -262,4 +262,4 @@ def test_a_malformed_spec_is_refused(change, message):
 
 def test_one_id_defined_twice_is_refused():
     with pytest.raises(ValueError, match="claim id 't-twice' is defined twice"):
-        ClaimSpecs([toy_spec("t-twice"), toy_spec("t-twice")])
+        Claims("toy", [toy_spec("t-twice"), toy_spec("t-twice")])

@@ -53,8 +53,10 @@ def test_a_number_is_a_figure_judged_over_every_order():
 
 def test_a_published_tuple_takes_one_number_per_figure():
     assert judge("w-pair", lambda x: [x, x + 2], x=orders(5.0, 5.0))["verdict"] == "holds"
-    with pytest.raises(TypeError, match="one per published figure: 2"):
+    with pytest.raises(ValueError, match="w-pair: 1 figures measured, 2 published"):
         judge("w-pair", lambda x: x, x=orders(5.0, 5.001))
+    with pytest.raises(TypeError, match="one per published figure: 2"):
+        judge("w-pair", lambda x: str(x), x=orders(5.0, 5.001))
 
 
 def test_a_mean_and_sd_over_seeds_are_two_figures_with_the_ddof_chosen():

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from calibration.measures import mean_gap
 from claim_audit.engine import sweep
-from claim_audit.engine.effects import Comparison, Effect, Region
 from claim_audit.engine.sweep import MAX_SUBSETS, across_seeds, seed_subsets
+from claim_audit.engine.verdict import Comparison, Effect, Region
 
 pytestmark = pytest.mark.robustness
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from claim_audit import stats
 from claim_audit.cache import package_digest
-from claim_audit.engine.effects import Comparison, PerSeed
+from claim_audit.engine.verdict import Comparison, PerSeed
 
 from uncertainty_claims import metrics
 from uncertainty_claims.cache import cached

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from calibration.bootstrap import bin_index
 from claim_audit import stats
-from claim_audit.engine.effects import Region, safe_ratio
 from claim_audit.engine.sweep import parse_seeds
+from claim_audit.engine.verdict import Region, safe_ratio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp

@@ -1,10 +1,9 @@
 """claim-audit: judge a document's claims under pytest, once per valid float order."""
 
 from .engine.claim import FAITHFUL, Claims, Orders, figure, over_seeds
-from .engine.effects import Comparison, Effect, ranking
 from .engine.share import draws_to_conclude
 from .engine.sweep import seed_section
-from .engine.verdict import Region, close_to, satisfied, within
+from .engine.verdict import Comparison, Effect, Region, close_to, ranking, satisfied, within
 
 __version__ = "0.1.0"
 __all__ = [

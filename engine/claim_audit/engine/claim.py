@@ -18,22 +18,15 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 import pytest
 
-from .prediction import FIGURE_ALPHA, judge_figure, scale_named
+from .prediction import FIGURE_ALPHA, FigureVerdict, judge_figure, scale_named
 from .share import HOLDS_AT, REFUTED_AT, SHARE_ALPHA, draws_to_conclude, share_bounds
-from .verdict import (
-    Judgement,
-    Measured,
-    as_json,
-    fmt,
-    mean_and_sd,
-    printed_figures,
-    verdict_shares,
-)
+from .verdict import Judgement, Measured, as_json, fmt, mean_and_sd, printed_figures, verdict_shares
 
 FAITHFUL = "faithful"
 PROPERTY = "claim_record"
 VERDICTS = ("holds", "refuted", "sensitive", "inconclusive", "error")
 ORIGINS = ("document", "suite")  # who makes a claim: reports count them apart
+SPEC_FIELDS = ("id", "document", "section", "statement", "origin")  # copied into its record
 CLAIM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 LARGEST_FIGURE = 1e150  # judged over orders, its spread squared still fits in a float
 
@@ -52,8 +45,7 @@ class FindingGone(AssertionError):
 
 
 class Orders(Mapping[str, R], Generic[R]):
-    """Order name -> one experiment's results, `FAITHFUL` first; with `digests`, an order
-    repeating an earlier one bit for bit is a copy, not a draw."""
+    """Order name -> one experiment's results, `FAITHFUL` first; `digests` tell copies apart."""
 
     def __init__(self, results: Mapping[str, R], digests: Mapping[str, str] | None = None):
         names = list(results)
@@ -277,28 +269,24 @@ def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measur
             f"{claim_id}: published {published!r} is a mean and its sd over seeds; "
             "return over_seeds(values, ddof=...)"
         )
-    printed = published if isinstance(published, tuple) else (published,)
-    details: dict[str, Any] = {}
-    if isinstance(value, Figures):
-        if len(value.values) != len(printed):
-            raise ValueError(
-                f"{claim_id}: {len(value.values)} figures measured, {len(printed)} published"
-            )
-        value, details = value.values, dict(value.details)
-    elif _is_number(value):
-        value = (value,)
-    if (
-        isinstance(value, Sequence | np.ndarray)
-        and len(value) == len(printed)
-        and all(_is_number(v) for v in value)
-    ):
-        measured = tuple(_as_float(v, f"{claim_id}: its body returned the figure") for v in value)
-        return Measured(printed, measured, details)
-    raise TypeError(
-        f"{claim_id}: its body returned {type(value).__name__} {value!r:.60}; a claim body "
-        f"returns a number (or one per published figure: {len(printed)}), over_seeds(...), "
-        "or a Judgement (satisfied, within)"
+    printed = printed_figures(published)  # type: ignore[arg-type]
+    if not isinstance(value, Figures):
+        try:
+            value = figure(value)
+        except TypeError:
+            raise TypeError(
+                f"{claim_id}: its body returned {type(value).__name__} {value!r:.60}; a claim "
+                f"body returns a number (or one per published figure: {len(printed)}), "
+                "over_seeds(...), or a Judgement (satisfied, within)"
+            ) from None
+    if len(value.values) != len(printed):
+        raise ValueError(
+            f"{claim_id}: {len(value.values)} figures measured, {len(printed)} published"
+        )
+    measured = tuple(
+        _as_float(v, f"{claim_id}: its body returned the figure") for v in value.values
     )
+    return Measured(printed, measured, dict(value.details))
 
 
 def _nonfinite_at(value: Any, where: str = "") -> str | None:
@@ -374,10 +362,12 @@ def _figure_verdict(
     """A figure claim: each published figure against its prediction interval over orders."""
     faithful = measured[FAITHFUL]
     columns = np.array([m.measured for m in measured.values()], np.float64)
-    verdicts = [
-        judge_figure(columns[:, i], printed, scale=scale, copies=copies)
-        for i, printed in enumerate(faithful.published)
-    ]
+
+    def judged(rows: Any = slice(None), **kw: Any) -> list[FigureVerdict]:
+        figures = enumerate(faithful.published)
+        return [judge_figure(columns[rows][:, i], p, scale=scale, **kw) for i, p in figures]
+
+    verdicts = judged(copies=copies)
     verdict = _worst(v.verdict for v in verdicts)
     rule = {
         "rule": f"prediction interval over {len(measured)} distinct orders on the {scale} "
@@ -385,15 +375,9 @@ def _figure_verdict(
         "figures": [v.to_json() for v in verdicts],
     }
     if len(measured) > 1:
-
-        def resampled(rows: np.ndarray) -> str:
-            judged = enumerate(faithful.published)
-            return _worst(
-                judge_figure(columns[rows][:, i], p, scale=scale, power=False).verdict
-                for i, p in judged
-            )
-
-        rule["verdict_shares"] = verdict_shares(len(measured), resampled)
+        rule["verdict_shares"] = verdict_shares(
+            len(measured), lambda rows: _worst(v.verdict for v in judged(rows, power=False))
+        )
     if any(v.collapsed for v in verdicts):
         rule["collapsed"] = _collapsed_note(copies)
     elif verdict == "inconclusive":
@@ -464,10 +448,7 @@ def _qualitative_verdict(
 
 
 def decide(
-    spec: ClaimSpec,
-    judgements: Mapping[str, Judgement | Measured],
-    copies: int = 0,
-    **extra: Any,
+    spec: ClaimSpec, judgements: Mapping[str, Judgement | Measured], copies: int = 0
 ) -> ClaimRecord:
     """The claim's verdict over its judgements per distinct order (`copies`: repeats left out)."""
     for name, judgement in judgements.items():
@@ -482,7 +463,7 @@ def decide(
         if reasons:
             verdict, rule["inconclusive"] = "inconclusive", "; ".join(reasons)
     beside = spec.beside() if spec.beside is not None else {}
-    details |= {**rule, **faithful.details, **beside, **extra}
+    details |= {**rule, **faithful.details, **beside}
     if spec.finding:
         details["finding"] = spec.finding
     if not spec.gates:
@@ -496,10 +477,7 @@ def decide(
         if all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values):
             details["range_over_orders"] = [float(min(values)), float(max(values))]
     return ClaimRecord(
-        **{
-            name: getattr(spec, name)
-            for name in ("id", "document", "section", "statement", "origin")
-        },
+        **{name: getattr(spec, name) for name in SPEC_FIELDS},
         published=fmt(faithful.published if spec.published is None else spec.published),
         measured=fmt(faithful.measured),
         tolerance=tolerance,
@@ -566,11 +544,15 @@ def run_claim(
     return record
 
 
-class ClaimSpecs(dict[str, ClaimSpec]):
-    """Claims by id, in definition order."""
+class Claims(dict[str, ClaimSpec]):
+    """One document's claims by id, in definition order, each on its test (`claims(...)`) or
+    a case (`each`, `case`)."""
 
-    def __init__(self, specs: Iterable[ClaimSpec] = ()):
+    def __init__(self, document: str, specs: Iterable[ClaimSpec] = ()):
+        if not isinstance(document, str) or not document:
+            raise ValueError(f"a document's name must be a non-empty string; got {document!r}")
         super().__init__()
+        self.document = document
         for spec in specs:
             self.add(spec)
 
@@ -582,16 +564,6 @@ class ClaimSpecs(dict[str, ClaimSpec]):
 
     def __missing__(self, claim_id: str) -> ClaimSpec:
         raise KeyError(f"no claim {claim_id!r}; defined: {sorted(self)}")
-
-
-class Claims(ClaimSpecs):
-    """One document's claims, each on its test (`claims(...)`) or a case (`each`, `case`)."""
-
-    def __init__(self, document: str, specs: Iterable[ClaimSpec] = ()):
-        if not isinstance(document, str) or not document:
-            raise ValueError(f"a document's name must be a non-empty string; got {document!r}")
-        self.document = document
-        super().__init__(specs)
 
     def __call__(self, id: str, section: str, statement: str, **kw: Any) -> Callable[[Body], Body]:
         """Define the claim `id` on the decorated body (`kw`: `published` and `ClaimSpec`'s)."""

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import stats
-from .effects import Comparison, PerSeed, Region
+from .verdict import Comparison, PerSeed, Region
 
 ROBUST = 0.9
 FAILS = 0.1  # not 1 - ROBUST: that is 0.0999..., which would call 1 of 10 fragile

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from .. import cache
-from ..engine.claim import PROPERTY, ClaimRecord, ClaimSpec, spec_of
+from ..engine.claim import PROPERTY, SPEC_FIELDS, ClaimRecord, ClaimSpec, spec_of
 from ..engine.sweep import parse_seeds
 from ..render import table
 from . import timeouts
@@ -30,7 +30,6 @@ from .provenance import (
 )
 
 META_PROPERTY = "claim_meta"  # a claim's fields, on its test's reports, for the controller
-_FIELDS = ("id", "document", "section", "statement", "origin")
 _CRASHED = "claims_crashed"  # in a worker's workerinput: tests whose worker died running them
 MAX_ORDERS = 1000  # past it, a figure's prediction interval is within 0.5% of its limit
 PARTIAL_FOLDER = "partial"  # a partial run's report, inside --report-dir
@@ -117,10 +116,6 @@ def sweep_seeds(request: pytest.FixtureRequest) -> tuple[int, ...]:
     return seeds
 
 
-def _is_worker(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput")
-
-
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     from . import hooks
 
@@ -144,7 +139,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if budget:  # no test waits on another process's cache lock past its own budget
         cache.lock_timeout_s = budget
     config.pluginmanager.register(timeouts, "claims-audit-timeouts")
-    if not _is_worker(config):
+    if not hasattr(config, "workerinput"):
         config.stash[_REPORT_DIR] = _report_dir(config)
         _check_junit_path(config)
         config.pluginmanager.register(AuditCollector(config), "claims-audit-collector")
@@ -183,7 +178,7 @@ def audited_project(config: pytest.Config) -> Project:
     digests: dict[str, str] = {}
     for given in config.hook.pytest_claims_audit_data(config=config):
         if not isinstance(given, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in given.items()
+            isinstance(t, str) for t in (*given, *given.values())
         ):
             raise ProjectError(
                 f"pytest_claims_audit_data must return a dict of name -> sha256 strings; got {given!r}"
@@ -267,7 +262,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 "spec, not with xfail (its verdict is decided over float orders)"
             )
         item.extra_keyword_matches.add(spec.id)  # `pytest -k cal-02c` selects the claim
-        meta = {name: getattr(spec, name) for name in _FIELDS} | {"expected": not spec.finding}
+        meta = {name: getattr(spec, name) for name in SPEC_FIELDS} | {"expected": not spec.finding}
         item.user_properties.append((META_PROPERTY, json.dumps(meta)))
         metas[item.nodeid] = meta
     config.stash[_COLLECTED] = metas
@@ -281,26 +276,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """A replacement xdist worker skips the test its predecessor died running: it could end
     every replacement, and the tests after it would never run."""
     config = item.config
-    if _is_worker(config) and item.nodeid in config.workerinput.get(_CRASHED, ()):
+    if item.nodeid in getattr(config, "workerinput", {}).get(_CRASHED, ()):
         pytest.skip("not run again: its worker died running it (reported as failed)")
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    """A claim's test whose teardown fails after its claim was judged: the claim is an error."""
-    report = yield
-    recorded = [value for name, value in report.user_properties if name == PROPERTY]
-    if recorded and call.when == "teardown" and call.excinfo is not None:
-        record = json.loads(recorded[-1])
-        why = (
-            f"its teardown raised {_short(report)} after the claim was judged ({record['verdict']})"
-        )
-        report.user_properties.append((PROPERTY, json.dumps(_error_record(record, why).to_json())))
-    return report
-
-
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if _is_worker(session.config):
+    if hasattr(session.config, "workeroutput"):
         output = session.config.workeroutput
         output["cache_events"] = json.dumps(cache.EVENTS)
         output["environment"] = json.dumps(environment_of(session.config))
@@ -385,23 +366,24 @@ class AuditCollector:
                 self.failed_unclaimed.setdefault(report.nodeid, _short(report))
             return
         meta = self.claims[report.nodeid] = json.loads(properties[META_PROPERTY])
-        self.expected[meta["id"]] = meta["expected"]
         if PROPERTY in properties and (report.when == "call" or report.failed):
-            self.records[meta["id"]] = ClaimRecord(**json.loads(properties[PROPERTY]))
+            record = ClaimRecord(**json.loads(properties[PROPERTY]))
+            if report.when == "teardown":  # after the claim was judged
+                why = f"its teardown raised {_short(report)} after the claim was judged"
+                record = _error_record(record.to_json(), f"{why} ({record.verdict})")
+            self.records[meta["id"]] = record
         elif PROPERTY not in properties and (report.failed or report.when == "call"):
             reason = "the test recorded nothing" if report.passed else _short(report)
             self.records.setdefault(meta["id"], _error_record(meta, reason))
 
-    def _registered_claims(self) -> dict[str, str]:
-        """Every claim the documents make, id -> document."""
+    def _registered_claims(self) -> set[str]:
+        """The id of every claim the documents make."""
         try:
             lists = self.config.hook.pytest_claims_audit_claims(config=self.config)
-            return {
-                s.id: s.document for listed in lists for specs in listed for s in specs.values()
-            }
+            return {s.id for listed in lists for specs in listed for s in specs.values()}
         except Exception as error:
             self.registry_error = f"{type(error).__name__}: {error}"
-            return {}
+            return set()
 
     def _missing(self) -> dict[str, str]:
         """Claim id -> why it has no verdict, for each registered or collected claim."""
@@ -409,12 +391,10 @@ class AuditCollector:
         selected = (
             collected if self.selected is None else {self.claims[n]["id"] for n in self.selected}
         )
-        missing = {}
-        for claim_id in {**self._registered_claims(), **dict.fromkeys(collected)}:
-            if claim_id not in self.records:
-                why = NOT_RUN if claim_id in selected else DESELECTED
-                missing[claim_id] = why if claim_id in collected else NOT_COLLECTED
-        return dict(sorted(missing.items()))
+        return {
+            i: NOT_COLLECTED if i not in collected else NOT_RUN if i in selected else DESELECTED
+            for i in sorted((self._registered_claims() | collected) - set(self.records))
+        }
 
     def _partial_reasons(self, session: pytest.Session) -> list[str]:
         """Why this run is not a complete audit; empty when it is."""
@@ -470,10 +450,10 @@ class AuditCollector:
         for nodeid, reason in self.failed_unclaimed.items():  # a crashed worker's claims
             meta = self.claims.get(nodeid)
             if meta is not None and meta["id"] not in self.records:
-                self.expected[meta["id"]] = meta["expected"]
                 self.records[meta["id"]] = _error_record(meta, reason)
         if not self.records:
             return
+        self.expected = {meta["id"]: meta["expected"] for meta in self.claims.values()}
         self.cache_events.extend(cache.EVENTS)  # this process's own (all of them without xdist)
         self.environment = merged_environments(self.environment, environment_of(config))
         # a known finding (strict xfail) whose experiment crashed would pass: errors fail the run
@@ -569,8 +549,7 @@ class AuditCollector:
         for record in (r for r in records if r.verdict == "error"):
             errors.setdefault(record.details.get("error", ""), []).append(record.id)
         for error, ids in errors.items():
-            who = ", ".join(ids) if len(ids) <= 3 else f"{ids[0]} and {len(ids) - 1} more claims"
-            write(f"ERROR in {who}: {error}", red=True)
+            write(f"ERROR in {_some(ids, 3)}: {error}", red=True)
         for line in table.render_robustness(self.robustness) if self.robustness is not None else ():
             write(line)
         if self.robustness_error:
@@ -584,7 +563,11 @@ class AuditCollector:
             write(f"the complete audit in {report_dir} is left as it was")
         elif self.partial and self.written:
             write(f"no complete audit in {report_dir} yet: run the whole suite")
-        findings = [i for i, r in self.records.items() if r.verdict == "refuted" and not self.expected.get(i, True)]  # fmt: skip
+        findings = [
+            i
+            for i, r in self.records.items()
+            if r.verdict == "refuted" and not self.expected.get(i, True)
+        ]
         if self.config.option.runxfail and findings:
             write(
                 f"--runxfail: the known findings {_some(findings)} count as failed tests, so "
@@ -612,7 +595,7 @@ def _some(ids: list[str], shown: int = 5) -> str:
 
 def _error_record(meta: dict, reason: str) -> ClaimRecord:
     figures = dict.fromkeys(("published", "measured", "tolerance"), "-")
-    fields = {name: meta[name] for name in _FIELDS}
+    fields = {name: meta[name] for name in SPEC_FIELDS}
     return ClaimRecord(**fields, **figures, verdict="error", details={"error": reason})
 
 
@@ -634,7 +617,11 @@ def _named_subset(config: pytest.Config) -> list[str]:
 
 def _options_leaving_tests_out(config: pytest.Config) -> list[str]:
     """The options given that leave tests out of collection, unasked by -k, -m or a path."""
-    given = [f"--{name.replace('_', '-')}" for name in ("ignore", "ignore_glob") if config.getoption(name)]  # fmt: skip
+    given = [
+        f"--{name.replace('_', '-')}"
+        for name in ("ignore", "ignore_glob")
+        if config.getoption(name)
+    ]
     collects = ("python_files", "python_classes", "python_functions")
     overrides = config.getoption("override_ini") or []
     return given + [f"-o {o}" for o in overrides if o.partition("=")[0].strip() in collects]
