@@ -85,21 +85,26 @@ def _read(path: Path, key_text: str, validate: Callable[[Arrays], None] | None) 
         # Not np.load(path): it leaks its handle on a damaged zip. O_NONBLOCK: a FIFO would hang.
         with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return _say(f"cache entry {path.name} is not a regular file; recomputing")
+                _say(f"cache entry {path.name} is not a regular file; recomputing")
+                return None
             with np.load(handle, allow_pickle=False) as npz:
                 arrays = {name: npz[name] for name in npz.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
-        return _say(f"cache entry {path.name} unreadable ({type(error).__name__}); recomputing")
+        _say(f"cache entry {path.name} unreadable ({type(error).__name__}); recomputing")
+        return None
     stored_key, stored_sum = (arrays.pop(f, np.array(None)) for f in (_KEY_FIELD, _CHECKSUM_FIELD))
     if stored_key.shape != () or str(stored_key.item()) != key_text:  # 0-d text, as written
-        return _say(f"cache entry {path.name} belongs to another configuration; recomputing")
+        _say(f"cache entry {path.name} belongs to another configuration; recomputing")
+        return None
     if stored_sum.shape != () or str(stored_sum.item()) != arrays_digest(arrays):
-        return _say(f"cache entry {path.name} fails its checksum; recomputing")
+        _say(f"cache entry {path.name} fails its checksum; recomputing")
+        return None
     try:
         if validate is not None:
             validate(arrays)
     except ValueError as error:
-        return _say(f"cache entry {path.name} has unexpected contents ({error}); recomputing")
+        _say(f"cache entry {path.name} has unexpected contents ({error}); recomputing")
+        return None
     return arrays
 
 
