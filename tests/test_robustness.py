@@ -124,6 +124,10 @@ def test_report_of_a_sweep(calibration, tmp_path):
     assert all(len(line) <= 80 for line in lines)
     assert any(line.split()[:1] == ["cal-02c"] and "1/1" in line for line in lines)
     assert "### Across seeds 0, 1, 2" in "\n".join(markdown.render_robustness(section))
+    if section["figure_intervals"]:  # audit.md holds them; the terminal says where
+        assert "Per-seed figures with" in "\n".join(markdown.render_robustness(section))
+        assert not any("Per-seed figures with" in line for line in lines)
+        assert any("audit.md" in line for line in lines)
     [path] = drawing.draw_all(tmp_path, set(), robustness=section)
     assert path.stat().st_size > 10_000
 

@@ -141,6 +141,10 @@ def render(
 
 
 def render_robustness(section: dict[str, Any], width: int = 80) -> list[str]:
-    """The robustness section's tables as audit.md gives them, laid out `width` columns wide."""
-    body = Markdown("\n".join(markdown.render_robustness(section)[1:]))  # under our own title
+    """The robustness section's tables as audit.md gives them, laid out `width` columns wide,
+    but the per-seed figures: audit.md holds those."""
+    lines = markdown.render_robustness({**section, "figure_intervals": None})[1:]
+    if section["figure_intervals"]:
+        lines += ["Each seed's figures with their intervals: audit.md, section Robustness."]
+    body = Markdown("\n".join(lines))  # under our own title
     return ["", " ROBUSTNESS ".center(width, "="), *_lines([body], width, wrap=True), "-" * width]
