@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from .prediction import scale_named
 from .verdict import Region
@@ -48,6 +49,7 @@ def verdict_of(low: float, high: float) -> str:
     return "inconclusive"
 
 
+@functools.cache  # the resampled verdicts ask for the same few counts thousands of times
 def count_bounds(k: int, n: int, alpha: float = SHARE_ALPHA) -> tuple[float, float]:
     """One-sided Clopper-Pearson bounds on p from k of n draws, each wrong at most `alpha`."""
     if not 0 <= k <= n or n < 1:
@@ -70,10 +72,21 @@ def _box(y: np.ndarray, alpha: float) -> tuple[float, float, float, float]:
     """A 1 - alpha confidence box for the draws' (mean low, mean high, sd low, sd high)."""
     n = len(y)
     mean, sd = float(y.mean()), float(y.std(ddof=1))
-    half = float(stats.t.ppf(1 - alpha / 4, n - 1)) * sd / math.sqrt(n)
-    sd_low = sd * math.sqrt((n - 1) / float(stats.chi2.ppf(1 - alpha / 4, n - 1)))
-    sd_high = sd * math.sqrt((n - 1) / float(stats.chi2.ppf(alpha / 4, n - 1)))
+    t, chi2_high, chi2_low = _box_quantiles(n, alpha)
+    half = t * sd / math.sqrt(n)
+    sd_low = sd * math.sqrt((n - 1) / chi2_high)
+    sd_high = sd * math.sqrt((n - 1) / chi2_low)
     return mean - half, mean + half, sd_low, sd_high
+
+
+@functools.cache  # one per count of draws and alpha, asked for thousands of times
+def _box_quantiles(n: int, alpha: float) -> tuple[float, float, float]:
+    q = 1 - alpha / 4
+    return (
+        float(stats.t.ppf(q, n - 1)),
+        float(stats.chi2.ppf(q, n - 1)),
+        float(stats.chi2.ppf(alpha / 4, n - 1)),
+    )
 
 
 def _normal_bounds(y: np.ndarray, region: Region, alpha: float) -> tuple[float, float]:
@@ -84,9 +97,8 @@ def _normal_bounds(y: np.ndarray, region: Region, alpha: float) -> tuple[float, 
     if middle is not None and mean_low < middle < mean_high:
         means = np.append(means, middle)  # where a two-sided region's share peaks
     sds = np.geomspace(sd_low, sd_high, _GRID)[None, :]
-    shares = stats.norm.cdf((region.high - means[:, None]) / sds) - stats.norm.cdf(
-        (region.low - means[:, None]) / sds
-    )
+    cdf = special.ndtr  # the standard normal's cdf (stats.norm.cdf's own, without its checks)
+    shares = cdf((region.high - means[:, None]) / sds) - cdf((region.low - means[:, None]) / sds)
     return float(shares.min()), float(shares.max())
 
 
