@@ -171,9 +171,8 @@ def on_the_host(function: Callable[..., R], *args: object) -> R:
     """`function(*args)`, a faithful order's computation: here where JAX computes on the CPU
     (nothing changes there); beside an accelerator, in a child process on the host's CPU
     (`cpu_child.in_cpu_child`), so that it has host cores and an interpreter of its own
-    while this process keeps the chip busy (in one process, issue 52 measured the guide's
-    faithful order at three to four times its time alone). The function must be importable
-    by name, its arguments and result picklable."""
+    rather than a thread competing with the one that keeps the chip busy. The function must
+    be importable by name, its arguments and result picklable."""
     import jax
 
     if jax.default_backend() == "cpu":

@@ -1,9 +1,9 @@
 """The calibration recipe's batch orders: the training rows each step of a seed visits.
 
 Epoch e of seed s visits `np.random.RandomState(1000 * s + e).permutation(n_train)` in batches
-(docs/RECIPES.md, Calibration, "Training"). numpy's legacy generator holds the GIL, about 1.6
-ms a permutation, so a sweep's thousands of seeds draw their orders in child processes, each
-filling its share of one array on disk. This module imports numpy alone, so that a child
+(docs/RECIPES.md, Calibration, "Training"). numpy's legacy generator holds the GIL, so threads
+do not help: a sweep's thousands of seeds draw their orders in child processes, each filling
+its share of one array on disk. This module imports numpy alone, so that a child
 starts in a fraction of a second.
 """
 

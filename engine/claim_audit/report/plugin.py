@@ -116,6 +116,10 @@ def sweep_seeds(request: pytest.FixtureRequest) -> tuple[int, ...]:
     return seeds
 
 
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     from . import hooks
 
@@ -139,7 +143,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if budget:  # no test waits on another process's cache lock past its own budget
         cache.lock_timeout_s = budget
     config.pluginmanager.register(timeouts, "claims-audit-timeouts")
-    if not hasattr(config, "workerinput"):
+    if not _is_worker(config):
         config.stash[_REPORT_DIR] = _report_dir(config)
         _check_junit_path(config)
         config.pluginmanager.register(AuditCollector(config), "claims-audit-collector")
@@ -276,12 +280,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """A replacement xdist worker skips the test its predecessor died running: it could end
     every replacement, and the tests after it would never run."""
     config = item.config
-    if item.nodeid in getattr(config, "workerinput", {}).get(_CRASHED, ()):
+    if _is_worker(config) and item.nodeid in config.workerinput.get(_CRASHED, ()):
         pytest.skip("not run again: its worker died running it (reported as failed)")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if hasattr(session.config, "workeroutput"):
+    if _is_worker(session.config):
         output = session.config.workeroutput
         output["cache_events"] = json.dumps(cache.EVENTS)
         output["environment"] = json.dumps(environment_of(session.config))
