@@ -121,6 +121,22 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     return None
 
 
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    if items:
+        from ahead import DESELECTED
+
+        items[0].config.stash.setdefault(DESELECTED, []).extend(items)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Beside one accelerator, a complete document's experiments start together (ahead.py)."""
+    from ahead import complete_documents, start, starts_ahead
+
+    config = session.config
+    if not config.option.collectonly and starts_ahead(config):
+        start(complete_documents(config, session.items), config.getoption("--orders"))
+
+
 @pytest.hookimpl(trylast=True)  # after the audit plugin, which can fail a run that lost claims
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """The controller stamps the cache after a complete, successful audit, and withdraws the

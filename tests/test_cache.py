@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -126,6 +128,23 @@ def test_racing_processes_compute_once(tmp_path):
     statuses = sorted(p.communicate(timeout=120)[0].strip() for p in procs)
     assert statuses == ["computed", "hit", "hit"]
     assert (tmp_path / "computed.log").read_text().count("x") == 1
+
+
+def test_racing_threads_compute_once(tmp_path):
+    """Three threads of one process racing for one entry (claims/ahead.py computes a
+    document's experiments in threads while its tests ask for them): computed once."""
+    compute, calls = compute_counter()
+
+    def slow():
+        time.sleep(0.5)
+        return compute()
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        entries = list(
+            pool.map(lambda _: cache.cached("race", {"k": 1}, slow, cache_dir=tmp_path), range(3))
+        )
+    assert sorted(entry.status for entry in entries) == ["computed", "hit", "hit"]
+    assert len(calls) == 1
 
 
 def test_killed_writer_leaves_no_entry(tmp_path):
