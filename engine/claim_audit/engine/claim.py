@@ -8,12 +8,11 @@ import dataclasses
 import functools
 import inspect
 import json
-import math
 import numbers
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pytest
@@ -44,43 +43,33 @@ class FindingGone(AssertionError):
     """A recorded finding no longer reproduces: the claim is not refuted."""
 
 
-class Orders(Mapping[str, R], Generic[R]):
+class Orders(dict[str, R]):
     """Order name -> one experiment's results, `FAITHFUL` first; `digests` tell copies apart."""
 
     def __init__(self, results: Mapping[str, R], digests: Mapping[str, str] | None = None):
-        names = list(results)
-        if not names or names[0] != FAITHFUL:
-            raise ValueError(f"the first order must be {FAITHFUL!r}; got {names}")
-        if digests is not None and set(digests) != set(names):
-            raise ValueError(f"digests name the orders {sorted(digests)}, the results {names}")
-        self._results = dict(results)
+        super().__init__(results)
+        if not self or next(iter(self)) != FAITHFUL:
+            raise ValueError(f"the first order must be {FAITHFUL!r}; got {list(self)}")
+        if digests is not None and set(digests) != set(self):
+            raise ValueError(f"digests name the orders {sorted(digests)}, the results {list(self)}")
         self.digests: dict[str, str] | None = None if digests is None else dict(digests)
 
     def copies(self) -> dict[str, str]:
         """order -> the first order with the same results, for each repeat."""
         first: dict[str, str] = {}
-        for name in self._results if self.digests is not None else ():
-            first.setdefault(self.digests[name], name)  # type: ignore[index]
+        for name, digest in (self.digests or {}).items():
+            first.setdefault(digest, name)
         return {n: first[d] for n, d in (self.digests or {}).items() if first[d] != n}
 
     @property
     def faithful(self) -> R:
-        return self._results[FAITHFUL]
+        return self[FAITHFUL]
 
     def map(self, compute: Callable[[R], S]) -> Orders[S]:
-        return Orders({name: compute(value) for name, value in self._results.items()}, self.digests)
-
-    def __getitem__(self, name: str) -> R:
-        return self._results[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._results)
-
-    def __len__(self) -> int:
-        return len(self._results)
+        return Orders({name: compute(value) for name, value in self.items()}, self.digests)
 
     def __repr__(self) -> str:
-        return f"Orders({list(self._results)})"
+        return f"Orders({list(self)})"
 
 
 @dataclass(frozen=True)
@@ -99,48 +88,52 @@ class ClaimSpec:
     beside: Callable[[], dict[str, Any]] | None = None
     origin: str = "document"
     gates: bool = True
-    figure: bool = False
     scale: str = "linear"
 
     def __post_init__(self) -> None:
-        def bad(problem: str) -> ValueError:
-            return ValueError(f"claim {self.id}: {problem}")
-
         if not isinstance(self.id, str) or not CLAIM_ID.fullmatch(self.id):
             raise ValueError(
                 f"claim id {self.id!r} is not an identifier: letters, digits, '.', '_' and "
                 "'-', starting with a letter or digit"
             )
+
+        def check(ok: Any, problem: str) -> None:
+            if not ok:
+                raise ValueError(f"claim {self.id}: {problem}")
+
         for name in ("document", "section", "statement"):
-            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
-                raise bad(f"{name} must be a non-empty string")
-        if self.finding is not None and (not isinstance(self.finding, str) or not self.finding):
-            raise bad("finding must be a non-empty string or None")
-        if not isinstance(self.gates, bool):
-            raise bad(f"gates must be True or False; got {self.gates!r}")
-        if not self.gates and self.finding:
-            raise bad("a claim that never gates the run (a benchmark) carries no finding")
-        if self.origin not in ORIGINS:
-            raise bad(f"origin must be one of {ORIGINS}; got {self.origin!r}")
+            text = getattr(self, name)
+            check(isinstance(text, str) and text.strip(), f"{name} must be a non-empty string")
+        finding_ok = self.finding is None or (isinstance(self.finding, str) and self.finding)
+        check(finding_ok, "finding must be a non-empty string or None")
+        check(isinstance(self.gates, bool), f"gates must be True or False; got {self.gates!r}")
+        check(self.gates or not self.finding, "a claim that never gates the run carries no finding")
+        check(self.origin in ORIGINS, f"origin must be one of {ORIGINS}; got {self.origin!r}")
         parts = self.published if isinstance(self.published, tuple) else (self.published,)
-        if self.published is not None and not all(isinstance(p, str) and p for p in parts):
-            raise bad(
-                "published must be the figure as printed (a string, or a tuple of them) or "
-                f"None; got {self.published!r}"
-            )
+        check(
+            self.published is None or all(isinstance(p, str) and p for p in parts),
+            f"published must be the figure as printed (a string, or a tuple of them) or None; "
+            f"got {self.published!r}",
+        )
         scale_named(self.scale)  # a ValueError names the known scales
-        if not callable(self.judge):
-            raise bad(f"judge must be callable; got {self.judge!r}")
-        if self.figure and (self.published is None or self.once):
-            raise bad("a figure claim needs its published figures and is judged over every order")
+        check(callable(self.judge), f"judge must be callable; got {self.judge!r}")
+        check(not (self.figure and self.once), "a figure claim is judged over every order")
         for printed in printed_figures(self.published) if self.figure else ():  # type: ignore[arg-type]
-            size = abs(float(printed))  # "1e309" parses as inf
-            if not size <= LARGEST_FIGURE:
-                kind = "not finite" if not math.isfinite(size) else "too large"
-                raise bad(
-                    f"published figure {printed!r} is {kind}: the engine judges figures up "
-                    f"to ±{LARGEST_FIGURE:g}"
-                )
+            check(  # "1e309" parses as inf
+                abs(float(printed)) <= LARGEST_FIGURE,
+                f"published figure {printed!r} is not finite or too large: the engine judges "
+                f"figures up to ±{LARGEST_FIGURE:g}",
+            )
+
+    @property
+    def figure(self) -> bool:
+        """Whether the published text is figures (each a number, or a mean ± sd)."""
+        if self.published is None:
+            return False
+        try:
+            return bool([float(p) for p in printed_figures(self.published)])
+        except ValueError:
+            return False
 
     @property
     def figure_count(self) -> int:
@@ -221,17 +214,6 @@ def over_seeds(values: Iterable[float], *, ddof: int) -> OverSeeds:
     return OverSeeds(values, ddof)
 
 
-def is_figures(published: Published) -> bool:
-    """Whether a claim's published text is figures (each a number, or a mean ± sd)."""
-    if published is None:
-        return False
-    try:
-        [float(p) for p in printed_figures(published)]
-    except ValueError:
-        return False
-    return True
-
-
 def _is_number(value: Any) -> bool:
     """A real number, or a 0-d numpy array of one."""
     if isinstance(value, np.ndarray) and value.ndim == 0:
@@ -252,8 +234,7 @@ def _as_float(value: Any, where: str) -> float:
 
 def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measured:
     """What a claim body returned in `order`, as the engine judges it."""
-    claim_id, published = spec.id, spec.published
-    figures = is_figures(published)
+    claim_id, published, figures = spec.id, spec.published, spec.figure
     if figures == isinstance(value, Judgement):
         kind = "figures" if figures else "a Judgement (satisfied, within, a comparison's)"
         raise TypeError(
@@ -556,9 +537,9 @@ class Claims(dict[str, ClaimSpec]):
         for spec in specs:
             self.add(spec)
 
-    def add(self, spec: ClaimSpec, *, replace: bool = False) -> None:
-        """Register `spec`; `replace`: a new judge for a claim this registry defines."""
-        if spec.id in self and not replace:
+    def add(self, spec: ClaimSpec) -> None:
+        """Register `spec`, a claim this registry does not define yet."""
+        if spec.id in self:
             raise ValueError(f"claim id {spec.id!r} is defined twice")
         self[spec.id] = spec
 
@@ -569,8 +550,7 @@ class Claims(dict[str, ClaimSpec]):
         """Define the claim `id` on the decorated body (`kw`: `published` and `ClaimSpec`'s)."""
 
         def decorate(body: Body) -> Body:
-            spec = self._define(id, section, statement, body, **kw)
-            return spec.mark(_claim_test(body, lambda request: spec))
+            return self._define(id, section, statement, body, **kw).mark(_claim_test(body))
 
         return decorate
 
@@ -593,19 +573,16 @@ class Claims(dict[str, ClaimSpec]):
                 if len(marks) != 1:
                     raise ValueError(f"{body.__name__}: each case is a claims.case(...)")
                 spec = dataclasses.replace(self[marks[0].args[0].id], judge=body)
-                self.add(spec, replace=True)
+                self[spec.id] = spec
                 others = [m for m in case.marks if m.name != "claim"]
                 bound.append(pytest.param(*case.values, marks=[*others, spec.mark], id=case.id))
-            test = _claim_test(body, lambda request: spec_of(request.node))
-            return pytest.mark.parametrize(argnames, bound)(test)
+            return pytest.mark.parametrize(argnames, bound)(_claim_test(body))
 
         return decorate
 
-    def _define(self, id: str, *fields: Any, **kw: Any) -> ClaimSpec:
-        """Register the claim `id`; `fields`: section, statement, judge."""
+    def _define(self, id: str, section: str, statement: str, judge: Body, **kw: Any) -> ClaimSpec:
         published = kw.pop("published", None)
-        figure = is_figures(published)
-        spec = ClaimSpec(id, self.document, *fields[:2], published, fields[2], **kw, figure=figure)
+        spec = ClaimSpec(id, self.document, section, statement, published, judge, **kw)
         self.add(spec)
         return spec
 
@@ -616,8 +593,8 @@ def spec_of(item: pytest.Item) -> ClaimSpec | None:
     return marker.args[0] if marker is not None and marker.args else None
 
 
-def _claim_test(body: Body, spec: Callable[[pytest.FixtureRequest], ClaimSpec]) -> Body:
-    """The test pytest runs for a claim body, asking for the body's own fixtures."""
+def _claim_test(body: Body) -> Body:
+    """The test pytest runs for a claim body (its marker's spec), asking for its fixtures."""
     params = list(inspect.signature(body).parameters.values())
     if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
         raise ValueError(f"{body.__name__}: a claim body names each fixture it reads")
@@ -627,7 +604,7 @@ def _claim_test(body: Body, spec: Callable[[pytest.FixtureRequest], ClaimSpec]) 
     def test(request: pytest.FixtureRequest, **arguments: Any) -> None:
         if wants_request:
             arguments["request"] = request
-        run_claim(spec(request), body, arguments, request.node.user_properties)
+        run_claim(spec_of(request.node), body, arguments, request.node.user_properties)  # type: ignore[arg-type]
 
     request_param = inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD)
     named = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params if p.name != "request"]

@@ -126,13 +126,6 @@ class Measured:
     measured: tuple[float, ...]
     details: dict[str, Any] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        if len(self.published) != len(self.measured) or not self.published:
-            raise ValueError(
-                f"a figure claim needs one measured value per published figure; got "
-                f"{self.published!r} and {self.measured!r}"
-            )
-
 
 _MEAN_SD = re.compile(r"^\s*(\S+)\s*(?:±|\+-|\+/-)\s*(\S+)\s*$")
 
