@@ -204,8 +204,7 @@ def figure(value: float | Sequence[float], **details: Any) -> Figures:
 
 
 def over_seeds(values: Iterable[float], *, ddof: int) -> OverSeeds:
-    """A figure's values over seeds: their mean is judged, and their sd with `ddof` where the
-    document prints one ("6.20 ± 1.13")."""
+    """A figure's values over seeds: their mean is judged, and their sd ("6.20 ± 1.13")."""
     values = tuple(_as_float(v, "over_seeds(...) was given") for v in values)
     if ddof not in (0, 1):
         raise ValueError(f"ddof must be 0 (population sd) or 1 (sample sd); got {ddof!r}")
@@ -526,8 +525,7 @@ def run_claim(
 
 
 class Claims(dict[str, ClaimSpec]):
-    """One document's claims by id, in definition order, each on its test (`claims(...)`) or
-    a case (`each`, `case`)."""
+    """One document's claims by id, each on its test (`claims(...)`) or a case (`each`)."""
 
     def __init__(self, document: str, specs: Iterable[ClaimSpec] = ()):
         if not isinstance(document, str) or not document:

@@ -234,8 +234,7 @@ def seed_section(
     size: int | None = None,
     document: str | None = None,
 ) -> dict[str, Any]:
-    """audit.json's `robustness` section; `subject(seed)`: that seed's run (`size` None) or
-    its figures per group, judged on each `size`-subset."""
+    """audit.json's `robustness` section; `subject(seed)`: a run, or figures per group (`size`)."""
     seeds = sorted(set(published) | set(sweep or ()))
     subjects = {seed: subject(seed) for seed in seeds}
     claims: dict[str, dict[str, Any]] = {}

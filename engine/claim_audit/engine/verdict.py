@@ -20,12 +20,10 @@ PerSeed = Mapping[str, Sequence[Mapping[str, Any]]]  # per group, each seed's fi
 
 def fmt(value: Any) -> str:
     """A figure as the audit prints it: 4 significant digits, sequences joined by commas."""
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
+    if isinstance(value, float):  # NaN and infinities print as "nan", "inf"
         if value.is_integer() and abs(value) <= 2**53:
             return f"{value:.0f}"
-        return f"{value:.4g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.3e}"
+        return f"{value:.3e}" if abs(value) < 1e-3 else f"{value:.4g}"
     if isinstance(value, list | tuple):
         return ", ".join(fmt(v) for v in value)
     if hasattr(value, "tolist") and hasattr(value, "ndim"):  # a numpy array or scalar
@@ -64,10 +62,8 @@ class Region:
             if not isinstance(bound, numbers.Real) or isinstance(bound, bool) or math.isnan(bound):
                 raise ValueError(f"a region's {name} must be a number; got {bound!r}")
         if self.low > self.high or (not self.closed and self.low == self.high):
-            raise ValueError(
-                f"a region from {self.low!r} to {self.high!r} ({'closed' if self.closed else 'open'}) "
-                "holds no value: its low must lie below its high"
-            )
+            kind = "closed" if self.closed else "open"
+            raise ValueError(f"the {kind} region {self.low!r} to {self.high!r} holds no value")
 
     def contains(self, value: float) -> bool:
         """Whether `value` lies in the region (NaN never does)."""
@@ -113,8 +109,7 @@ class Judgement:
             t.region.contains(t.value) for t in self.thresholds
         ):
             raise ValueError(
-                "a threshold claim holds exactly when each of its thresholds does; got holds="
-                f"{self.holds} with {self.thresholds}"
+                f"holds={self.holds}, but a claim holds exactly when each of its {self.thresholds} does"
             )
 
 
@@ -189,8 +184,7 @@ def within(
 
 @dataclass(frozen=True)
 class Effect:
-    """One measured quantity of a claim (`null`: its value at no difference; `inputs`: the
-    per-seed figures `statistic` reads)."""
+    """A claim's measured quantity (`null`: its value at no difference; `inputs`: its figures)."""
 
     name: str
     statistic: Callable[[Any], float]
@@ -226,10 +220,6 @@ class Comparison:
     def holds_for(self, values: list[float]) -> bool:
         """Whether the effect values all lie in their regions."""
         return all(e.region.contains(v) for e, v in zip(self.effects, values, strict=True))
-
-    def holds(self, subject: Any) -> bool:
-        """Whether the claim holds on `subject`."""
-        return self.holds_for(self.values(subject))
 
 
 def ranking(

@@ -17,8 +17,7 @@ EXAMPLE = "toy"  # the example's document name, replaced by the new one's
 
 
 def starter_files(name: str) -> dict[str, str]:
-    """File name -> text of the starter for the document `name`; a ValueError says why a name
-    would not work as its module's."""
+    """File name -> text of the starter for `name`; a ValueError says why a name will not do."""
     word = re.compile(rf"(?<![A-Za-z0-9]){EXAMPLE}(?![A-Za-z0-9])")  # test_toy.py too
     templates = [t for t in resources.files(__package__).iterdir() if t.name.endswith(".tmpl")]
     texts = {t.name.removesuffix(".tmpl"): t.read_text(encoding="utf-8") for t in templates}
@@ -53,8 +52,7 @@ def _taken(name: str, folder: Path) -> str | None:
 
 
 def write_starter(name: str, folder: Path) -> list[Path]:
-    """Write the starter for `name` into `folder` (made if needed), whole or not at all: a
-    ValueError, FileExistsError or OSError leaves nothing written."""
+    """Write the starter for `name` into `folder` (made if needed), whole or not at all."""
     files = starter_files(name)
     if there := [folder / f for f in files if (folder / f).exists()]:
         raise FileExistsError(f"would overwrite {', '.join(map(str, there))}; nothing written")
