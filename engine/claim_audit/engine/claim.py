@@ -31,7 +31,6 @@ LARGEST_FIGURE = 1e150  # judged over orders, its spread squared still fits in a
 
 R = TypeVar("R")
 S = TypeVar("S")
-Published = str | tuple[str, ...] | None
 Body = Callable[..., Any]
 
 
@@ -80,7 +79,7 @@ class ClaimSpec:
     document: str
     section: str
     statement: str
-    published: Published
+    published: str | tuple[str, ...] | None
     judge: Body
     reading: str | None = None
     finding: str | None = None
@@ -166,33 +165,12 @@ class ClaimRecord:
 
 
 @dataclass(frozen=True)
-class OverSeeds:
-    """Per-seed values of one figure, and the ddof of the sd printed beside their mean."""
-
-    values: tuple[float, ...]
-    ddof: int
-
-    def figures(self, published: Published) -> Measured:
-        """The mean (and, for "m ± s", the sd) against the published figures."""
-        if not isinstance(published, str):
-            raise ValueError(
-                f"over_seeds figures are published as one mean ('6.20') or a mean and its sd "
-                f"('6.20 ± 1.13'); got {published!r}"
-            )
-        pair = mean_and_sd(published)
-        x = np.asarray(self.values, dtype=np.float64)
-        details = {"per_seed": list(self.values), "sd_ddof": self.ddof}
-        if pair is None:
-            return Measured((published,), (float(x.mean()),), details)
-        return Measured(pair, (float(x.mean()), float(x.std(ddof=self.ddof))), details)
-
-
-@dataclass(frozen=True)
 class Figures:
-    """A figure claim's figures in one order, with details recorded beside them."""
+    """A figure claim's figures in one order and details beside them (`ddof`: over seeds)."""
 
     values: tuple[Any, ...]
     details: dict[str, Any]
+    ddof: int | None = None
 
 
 def figure(value: float | Sequence[float], **details: Any) -> Figures:
@@ -203,14 +181,14 @@ def figure(value: float | Sequence[float], **details: Any) -> Figures:
     return Figures(values, details)
 
 
-def over_seeds(values: Iterable[float], *, ddof: int) -> OverSeeds:
+def over_seeds(values: Iterable[float], *, ddof: int) -> Figures:
     """A figure's values over seeds: their mean is judged, and their sd ("6.20 ± 1.13")."""
     values = tuple(_as_float(v, "over_seeds(...) was given") for v in values)
     if ddof not in (0, 1):
         raise ValueError(f"ddof must be 0 (population sd) or 1 (sample sd); got {ddof!r}")
     if len(values) <= ddof:
         raise ValueError(f"an sd with ddof={ddof} needs more than {ddof} seeds; got {values}")
-    return OverSeeds(values, ddof)
+    return Figures(values, {"per_seed": list(values), "sd_ddof": ddof}, ddof)
 
 
 def _is_number(value: Any) -> bool:
@@ -242,8 +220,16 @@ def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measur
         )
     if isinstance(value, Judgement | Measured):
         return value
-    if isinstance(value, OverSeeds):
-        return value.figures(published)
+    if isinstance(value, Figures) and value.ddof is not None:  # over_seeds: a mean (± its sd)
+        if not isinstance(published, str):
+            raise ValueError(
+                f"over_seeds figures are published as one mean ('6.20') or a mean and its sd "
+                f"('6.20 ± 1.13'); got {published!r}"
+            )
+        x, pair = np.asarray(value.values, dtype=np.float64), mean_and_sd(published)
+        mean = (float(x.mean()),)
+        measured = mean if pair is None else (*mean, float(x.std(ddof=value.ddof)))
+        return Measured(pair or (published,), measured, dict(value.details))
     if isinstance(published, str) and mean_and_sd(published):
         raise ValueError(
             f"{claim_id}: published {published!r} is a mean and its sd over seeds; "
