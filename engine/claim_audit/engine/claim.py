@@ -551,21 +551,18 @@ class Claims(dict[str, ClaimSpec]):
         """Parametrize the decorated body over `cases` (`case(...)`), each its own claim."""
 
         def decorate(body: Body) -> Body:
-            bound = []
-            for case in cases:
-                marks = [m for m in case.marks if m.name == "claim"]
-                if len(marks) != 1:
+            for case in cases:  # the registry's spec gets the judge; the test runs `body`
+                specs = [m.args[0] for m in case.marks if m.name == "claim"]
+                if len(specs) != 1:
                     raise ValueError(f"{body.__name__}: each case is a claims.case(...)")
-                spec = dataclasses.replace(self[marks[0].args[0].id], judge=body)
-                self[spec.id] = spec
-                others = [m for m in case.marks if m.name != "claim"]
-                bound.append(pytest.param(*case.values, marks=[*others, spec.mark], id=case.id))
-            return pytest.mark.parametrize(argnames, bound)(_claim_test(body))
+                self[specs[0].id] = dataclasses.replace(specs[0], judge=body)
+            return pytest.mark.parametrize(argnames, cases)(_claim_test(body))
 
         return decorate
 
-    def _define(self, id: str, section: str, statement: str, judge: Body, **kw: Any) -> ClaimSpec:
-        published = kw.pop("published", None)
+    def _define(
+        self, id: str, section: str, statement: str, judge: Body, published: Any = None, **kw: Any
+    ) -> ClaimSpec:
         spec = ClaimSpec(id, self.document, section, statement, published, judge, **kw)
         self.add(spec)
         return spec
