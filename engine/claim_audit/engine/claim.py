@@ -110,14 +110,14 @@ class ClaimSpec:
         check(self.origin in ORIGINS, f"origin must be one of {ORIGINS}; got {self.origin!r}")
         parts = self.published if isinstance(self.published, tuple) else (self.published,)
         check(
-            self.published is None or all(isinstance(p, str) and p for p in parts),
+            self.published is None or (parts and all(isinstance(p, str) and p for p in parts)),
             f"published must be the figure as printed (a string, or a tuple of them) or None; "
             f"got {self.published!r}",
         )
         scale_named(self.scale)  # a ValueError names the known scales
         check(callable(self.judge), f"judge must be callable; got {self.judge!r}")
-        check(not (self.figure and self.once), "a figure claim is judged over every order")
-        for printed in printed_figures(self.published) if self.figure else ():  # type: ignore[arg-type]
+        check(not (self.figure_count and self.once), "a figure claim is judged over every order")
+        for printed in printed_figures(self.published) if self.figure_count else ():  # type: ignore[arg-type]
             check(  # "1e309" parses as inf
                 abs(float(printed)) <= LARGEST_FIGURE,
                 f"published figure {printed!r} is not finite or too large: the engine judges "
@@ -125,19 +125,13 @@ class ClaimSpec:
             )
 
     @property
-    def figure(self) -> bool:
-        """Whether the published text is figures (each a number, or a mean ± sd)."""
-        if self.published is None:
-            return False
-        try:
-            return bool([float(p) for p in printed_figures(self.published)])
-        except ValueError:
-            return False
-
-    @property
     def figure_count(self) -> int:
         """How many printed figures the claim judges (0 for a qualitative claim)."""
-        return len(printed_figures(self.published)) if self.figure else 0  # type: ignore[arg-type]
+        try:
+            figures = printed_figures(self.published) if self.published is not None else ()
+            return len([float(p) for p in figures])
+        except ValueError:
+            return 0
 
     @property
     def mark(self) -> pytest.MarkDecorator:
@@ -211,7 +205,7 @@ def _as_float(value: Any, where: str) -> float:
 
 def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measured:
     """What a claim body returned in `order`, as the engine judges it."""
-    claim_id, published, figures = spec.id, spec.published, spec.figure
+    claim_id, published, figures = spec.id, spec.published, bool(spec.figure_count)
     if figures == isinstance(value, Judgement):
         kind = "figures" if figures else "a Judgement (satisfied, within, a comparison's)"
         raise TypeError(
