@@ -92,8 +92,7 @@ class ClaimSpec:
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not CLAIM_ID.fullmatch(self.id):
             raise ValueError(
-                f"claim id {self.id!r} is not an identifier: letters, digits, '.', '_' and "
-                "'-', starting with a letter or digit"
+                f"claim id {self.id!r} is not an identifier: letters, digits, '.', '_' and '-', starting with a letter or digit"
             )
 
         def check(ok: Any, problem: str) -> None:
@@ -198,8 +197,7 @@ def _as_float(value: Any, where: str) -> float:
         return float(value)
     except OverflowError:
         raise ValueError(
-            f"{where} {value!r:.40}... is too large for a float (beyond ±1.8e308); "
-            "the experiment or its input is broken, so there is no verdict"
+            f"{where} {value!r:.40}... is too large for a float (beyond ±1.8e308); the experiment or its input is broken, so there is no verdict"
         ) from None
 
 
@@ -209,16 +207,14 @@ def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measur
     if figures == isinstance(value, Judgement):
         kind = "figures" if figures else "a Judgement (satisfied, within, a comparison's)"
         raise TypeError(
-            f"{claim_id}: its body returned {type(value).__name__} {value!r:.60} in order "
-            f"{order!r}; with published {published!r} it returns {kind}"
+            f"{claim_id}: its body returned {type(value).__name__} {value!r:.60} in order {order!r}; with published {published!r} it returns {kind}"
         )
     if isinstance(value, Judgement | Measured):
         return value
     if isinstance(value, Figures) and value.ddof is not None:  # over_seeds: a mean (± its sd)
         if not isinstance(published, str):
             raise ValueError(
-                f"over_seeds figures are published as one mean ('6.20') or a mean and its sd "
-                f"('6.20 ± 1.13'); got {published!r}"
+                f"over_seeds figures are published as one mean ('6.20') or a mean and its sd ('6.20 ± 1.13'); got {published!r}"
             )
         x, pair = np.asarray(value.values, dtype=np.float64), mean_and_sd(published)
         mean = (float(x.mean()),)
@@ -226,8 +222,7 @@ def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measur
         return Measured(pair or (published,), measured, dict(value.details))
     if isinstance(published, str) and mean_and_sd(published):
         raise ValueError(
-            f"{claim_id}: published {published!r} is a mean and its sd over seeds; "
-            "return over_seeds(values, ddof=...)"
+            f"{claim_id}: published {published!r} is a mean and its sd over seeds; return over_seeds(values, ddof=...)"
         )
     printed = printed_figures(published)  # type: ignore[arg-type]
     if not isinstance(value, Figures):
@@ -235,9 +230,7 @@ def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measur
             value = figure(value)
         except TypeError:
             raise TypeError(
-                f"{claim_id}: its body returned {type(value).__name__} {value!r:.60}; a claim "
-                f"body returns a number (or one per published figure: {len(printed)}), "
-                "over_seeds(...), or a Judgement (satisfied, within)"
+                f"{claim_id}: its body returned {type(value).__name__} {value!r:.60}; a claim body returns a number (or one per published figure: {len(printed)}), over_seeds(...), or a Judgement (satisfied, within)"
             ) from None
     if len(value.values) != len(printed):
         raise ValueError(
@@ -278,15 +271,12 @@ def _refuse_unjudgeable(claim_id: str, order: str, judgement: Judgement | Measur
         where = _nonfinite_at(getattr(judgement, part))
         if where is not None:
             raise ValueError(
-                f"{claim_id}: {part}{where} is NaN or infinite in order {order!r}; "
-                "the experiment or its input is broken, so there is no verdict"
+                f"{claim_id}: {part}{where} is NaN or infinite in order {order!r}; the experiment or its input is broken, so there is no verdict"
             )
     for value in judgement.measured if figures else [t.value for t in judgement.thresholds]:
         if abs(value) > LARGEST_FIGURE:
             raise ValueError(
-                f"{claim_id}: measured {value:g} in order {order!r} is beyond "
-                f"±{LARGEST_FIGURE:g}, where its spread over orders overflows a float; "
-                "measure it in a larger unit (or its log)"
+                f"{claim_id}: measured {value:g} in order {order!r} is beyond ±{LARGEST_FIGURE:g}, where its spread over orders overflows a float; measure it in a larger unit (or its log)"
             )
 
 
@@ -368,8 +358,7 @@ def _qualitative_verdict(
         for order, judgement in judged.items():
             if [t.name for t in judgement.thresholds] != names:
                 raise TypeError(
-                    f"order {order!r} compares {[t.name for t in judgement.thresholds]}, the "
-                    f"faithful order {names}: a claim compares the same numbers in every order"
+                    f"order {order!r} compares {[t.name for t in judgement.thresholds]}, the faithful order {names}: a claim compares the same numbers in every order"
                 )
         values = np.array([[t.value for t in j.thresholds] for j in judged.values()], np.float64)
         rule["effects"] = [
@@ -466,8 +455,7 @@ def conclude(spec: ClaimSpec, record: ClaimRecord) -> None:
         raise ClaimRefuted(f"{spec.id}: {figures}: {spec.statement}")
     if record.verdict != "refuted" and spec.finding:
         raise FindingGone(
-            f"{spec.id}: recorded as a finding ({spec.finding}), but it is now "
-            f"{record.verdict} ({figures}): update the record"
+            f"{spec.id}: recorded as a finding ({spec.finding}), but it is now {record.verdict} ({figures}): update the record"
         )
 
 

@@ -41,8 +41,7 @@ class Scale:
         outside = ~((x >= self.low) & (x <= self.high))
         if np.any(outside):
             raise ValueError(
-                f"{x[outside][0]!r} lies outside the {self.name} scale's domain "
-                f"[{self.low:g}, {self.high:g}]: declare the quantity's scale as 'linear'"
+                f"{x[outside][0]!r} lies outside the {self.name} scale's domain [{self.low:g}, {self.high:g}]: declare the quantity's scale as 'linear'"
             )
         with np.errstate(divide="ignore"):
             return self.forward(x)

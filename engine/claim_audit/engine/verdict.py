@@ -235,8 +235,7 @@ def ranking(
     rivals = tuple(rivals)
     if not rivals or len(set(rivals)) != len(rivals) or best in rivals:
         raise ValueError(
-            f"{claim_id}: a ranking needs one or more distinct rivals other than {best!r}; "
-            f"got {list(rivals)}"
+            f"{claim_id}: a ranking needs one or more distinct rivals other than {best!r}; got {list(rivals)}"
         )
     region = Region(high=0, closed=False) if lower_is_better else Region(low=0, closed=False)
 

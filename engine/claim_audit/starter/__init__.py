@@ -58,8 +58,7 @@ def write_starter(name: str, folder: Path) -> list[Path]:
         raise FileExistsError(f"would overwrite {', '.join(map(str, there))}; nothing written")
     if taken := _taken(name, folder):
         raise ValueError(
-            f"a module {name!r} exists already ({taken}); the starter's {name}.py would hide "
-            "it or be hidden by it: choose another name"
+            f"a module {name!r} exists already ({taken}); the starter's {name}.py would hide it or be hidden by it: choose another name"
         )
     made = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
