@@ -1,5 +1,4 @@
-"""Claims defined on their tests (`Claims`), run once per float order (`Orders`) and decided
-(`decide`). docs/ADDING_A_DOCUMENT.md shows how to write them, docs/VERDICTS.md the rules."""
+"""Claims defined on their tests (`Claims`), run per float order (`Orders`), decided (`decide`)."""
 
 from __future__ import annotations
 

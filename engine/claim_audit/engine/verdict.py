@@ -1,5 +1,4 @@
-"""A claim on one order's results (`Judgement`, `Measured`, a `Comparison` of effects), how
-figures print, and how stable a verdict is (`verdict_shares`). docs/VERDICTS.md has the rules."""
+"""A claim's judgement in one order (`Judgement`, `Measured`, `Comparison`); `fmt`; `verdict_shares`."""
 
 from __future__ import annotations
 
