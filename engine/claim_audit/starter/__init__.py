@@ -5,10 +5,8 @@ from __future__ import annotations
 import importlib.util
 import io
 import keyword
-import os
 import re
 import shutil
-import tempfile
 import tokenize
 from importlib import resources
 from pathlib import Path
@@ -64,14 +62,10 @@ def write_starter(name: str, folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     placed: list[Path] = []
     try:
-        with tempfile.TemporaryDirectory(prefix=".new-", dir=folder) as staging:
-            for file_name, text in files.items():
-                Path(staging, file_name).write_text(text, encoding="utf-8")
-            for file_name in files:
-                if (folder / file_name).exists():  # written meanwhile by someone else
-                    raise FileExistsError(f"would overwrite {folder / file_name}; nothing written")
-                os.rename(Path(staging, file_name), folder / file_name)
+        for file_name, text in files.items():
+            with (folder / file_name).open("x", encoding="utf-8") as handle:  # never overwrites
                 placed.append(folder / file_name)
+                handle.write(text)
     except BaseException:
         for path in placed:
             path.unlink(missing_ok=True)
