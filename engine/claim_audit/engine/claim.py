@@ -464,8 +464,7 @@ def judge_body(spec: ClaimSpec, body: Body, arguments: Mapping[str, Any]) -> Cla
     names, copies = [FAITHFUL], 0
     if orders and not spec.once:
         names = list(next(iter(orders.values())))
-        differ = {k: list(v) for k, v in orders.items() if list(v) != names}
-        if differ:
+        if differ := {k: list(v) for k, v in orders.items() if list(v) != names}:
             raise ValueError(
                 f"{spec.id}: its Orders arguments name different orders: {names} and {differ}"
             )
