@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -114,21 +113,22 @@ def test_a_starter_that_fails_halfway_leaves_nothing_and_can_be_written_again(
     OSError is raised, the files already in place are taken back, and the same command then
     writes the whole starter. Bug fixed: the files before the failure stayed, and the next
     run refused to overwrite them (engine/claim_audit/starter/__init__.py `write_starter`)."""
-    rename, moved = os.rename, []
+    real_open, created = Path.open, []
 
-    def disk_fills_on_the_third(source, target):
-        if len(moved) == 2:
-            raise OSError(errno.ENOSPC, "No space left on device", str(target))
-        rename(source, target)
-        moved.append(target)
+    def disk_fills_on_the_third(path: Path, mode: str = "r", *args, **kwargs):
+        if mode == "x":  # a starter file created
+            if len(created) == 2:
+                raise OSError(errno.ENOSPC, "No space left on device", str(path))
+            created.append(path)
+        return real_open(path, mode, *args, **kwargs)
 
     folder = tmp_path / "audit"
     folder.mkdir()
-    monkeypatch.setattr(os, "rename", disk_fills_on_the_third)
+    monkeypatch.setattr(Path, "open", disk_fills_on_the_third)
     with pytest.raises(OSError, match="No space left"):
         write_starter("my_paper", folder)
-    assert len(moved) == 2 and list(folder.iterdir()) == []
-    monkeypatch.setattr(os, "rename", rename)
+    assert len(created) == 2 and list(folder.iterdir()) == []
+    monkeypatch.setattr(Path, "open", real_open)
     assert sorted(p.name for p in write_starter("my_paper", folder)) == [
         "conftest.py", "my_paper.py", "pytest.ini", "test_my_paper.py"
     ]  # fmt: skip

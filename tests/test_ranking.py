@@ -26,13 +26,13 @@ def test_a_ranking_is_judged_on_its_margins():
     lr, svc, nb = SCORES.values()
     assert margins == pytest.approx({"lr - svc": lr - svc, "lr - nb": lr - nb})
     assert {t.region for t in judged.thresholds} == {Region(high=0, closed=False)}
-    assert not rank.holds({**SCORES, "svc": lr / 2})  # one rival ahead: the ranking fails
-    assert not rank.holds({**SCORES, "svc": lr})  # a tie is not a lead
+    assert not rank.judge({**SCORES, "svc": lr / 2}).holds  # one rival ahead: the ranking fails
+    assert not rank.judge({**SCORES, "svc": lr}).holds  # a tie is not a lead
 
 
 def test_higher_is_better_flips_the_margins_region():
     rank = ranking("r-2", "nb", ["lr", "svc"], score, lower_is_better=False)
-    assert rank.holds(SCORES)
+    assert rank.judge(SCORES).holds
     assert {t.region for t in rank.judge(SCORES).thresholds} == {Region(low=0, closed=False)}
 
 

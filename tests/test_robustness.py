@@ -80,7 +80,7 @@ def test_every_calibration_comparison_holds_on_the_published_seeds_as_in_the_aud
         spec = test_calibration.CLAIMS[comparison.claim_id]
         wanted = inspect.signature(spec.judge).parameters
         audit = spec.judge(**{k: v for k, v in arguments.items() if k in wanted}).holds
-        assert comparison.holds(calibration.per_seed) == audit, comparison.claim_id
+        assert comparison.judge(calibration.per_seed).holds == audit, comparison.claim_id
 
 
 def test_the_posts_own_choices_reproduce_the_claims(calibration):

@@ -46,8 +46,7 @@ def load(path: str | Path) -> dict:
     version = audit.get("schema_version", SCHEMA_VERSION)
     if not (type(version) is int and version == SCHEMA_VERSION):
         raise AuditFileError(
-            f"{path}: schema_version {cut(json.dumps(version))} is not one this diff reads "
-            f"({SCHEMA_VERSION}); compare it with the code that wrote it"
+            f"{path}: schema_version {cut(json.dumps(version))} is not one this diff reads ({SCHEMA_VERSION}); compare it with the code that wrote it"
         )
     seen: set[str] = set()
     for i, claim in enumerate(audit["claims"]):

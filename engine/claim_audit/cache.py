@@ -151,9 +151,8 @@ def cached(
     validate: Callable[[Arrays], None] | None = None,
     cache_dir: Path | None = None,
 ) -> CacheResult:
-    """`compute()`'s arrays for `key` (JSON-able: all that changes them), computed at most once;
-    `validate` raises ValueError for arrays of the wrong form (a stored entry failing it is
-    recomputed)."""
+    """`compute()`'s arrays for `key` (JSON: all that changes them), computed at most once;
+    `validate` raises ValueError for arrays of the wrong form (a stored entry is recomputed)."""
     key_text = json.dumps({"name": name, **key}, sort_keys=True, separators=(",", ":"))
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     path = directory / f"{name}-{hashlib.sha256(key_text.encode()).hexdigest()[:20]}.npz"
@@ -187,13 +186,11 @@ def cached(
                 f"waiting for {name}: {lock.lock_file} is held by {lock_holder(lock.lock_file)} (computing it?); waiting at most {lock_timeout_s:g} s"
             )
             lock.acquire(timeout=lock_timeout_s - notice)
-    except Timeout:  # an OSError too
-        _say(
-            f"{lock.lock_file} has been held by {lock_holder(lock.lock_file)} for {lock_timeout_s:g} s; running without a cache"
-        )
-        return run("uncached")
-    except OSError as error:
-        _say(f"cache folder {directory} is not writable ({error}); running without a cache")
+    except OSError as error:  # Timeout is one too
+        why = f"cache folder {directory} is not writable ({error})"
+        if isinstance(error, Timeout):
+            why = f"{lock.lock_file} has been held by {lock_holder(lock.lock_file)} for {lock_timeout_s:g} s"
+        _say(f"{why}; running without a cache")
         return run("uncached")
     try:
         arrays = _read(path, key_text, validate) if path.exists() else None

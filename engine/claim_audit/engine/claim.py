@@ -1,5 +1,4 @@
-"""Claims defined on their tests (`Claims`), run once per float order (`Orders`) and decided
-(`decide`). docs/ADDING_A_DOCUMENT.md shows how to write them, docs/VERDICTS.md the rules."""
+"""Claims defined on their tests (`Claims`), run per float order (`Orders`), decided (`decide`)."""
 
 from __future__ import annotations
 
@@ -8,12 +7,11 @@ import dataclasses
 import functools
 import inspect
 import json
-import math
 import numbers
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pytest
@@ -32,7 +30,6 @@ LARGEST_FIGURE = 1e150  # judged over orders, its spread squared still fits in a
 
 R = TypeVar("R")
 S = TypeVar("S")
-Published = str | tuple[str, ...] | None
 Body = Callable[..., Any]
 
 
@@ -44,43 +41,33 @@ class FindingGone(AssertionError):
     """A recorded finding no longer reproduces: the claim is not refuted."""
 
 
-class Orders(Mapping[str, R], Generic[R]):
+class Orders(dict[str, R]):
     """Order name -> one experiment's results, `FAITHFUL` first; `digests` tell copies apart."""
 
     def __init__(self, results: Mapping[str, R], digests: Mapping[str, str] | None = None):
-        names = list(results)
-        if not names or names[0] != FAITHFUL:
-            raise ValueError(f"the first order must be {FAITHFUL!r}; got {names}")
-        if digests is not None and set(digests) != set(names):
-            raise ValueError(f"digests name the orders {sorted(digests)}, the results {names}")
-        self._results = dict(results)
+        super().__init__(results)
+        if not self or next(iter(self)) != FAITHFUL:
+            raise ValueError(f"the first order must be {FAITHFUL!r}; got {list(self)}")
+        if digests is not None and set(digests) != set(self):
+            raise ValueError(f"digests name the orders {sorted(digests)}, the results {list(self)}")
         self.digests: dict[str, str] | None = None if digests is None else dict(digests)
 
     def copies(self) -> dict[str, str]:
         """order -> the first order with the same results, for each repeat."""
         first: dict[str, str] = {}
-        for name in self._results if self.digests is not None else ():
-            first.setdefault(self.digests[name], name)  # type: ignore[index]
+        for name, digest in (self.digests or {}).items():
+            first.setdefault(digest, name)
         return {n: first[d] for n, d in (self.digests or {}).items() if first[d] != n}
 
     @property
     def faithful(self) -> R:
-        return self._results[FAITHFUL]
+        return self[FAITHFUL]
 
     def map(self, compute: Callable[[R], S]) -> Orders[S]:
-        return Orders({name: compute(value) for name, value in self._results.items()}, self.digests)
-
-    def __getitem__(self, name: str) -> R:
-        return self._results[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._results)
-
-    def __len__(self) -> int:
-        return len(self._results)
+        return Orders({name: compute(value) for name, value in self.items()}, self.digests)
 
     def __repr__(self) -> str:
-        return f"Orders({list(self._results)})"
+        return f"Orders({list(self)})"
 
 
 @dataclass(frozen=True)
@@ -91,7 +78,7 @@ class ClaimSpec:
     document: str
     section: str
     statement: str
-    published: Published
+    published: str | tuple[str, ...] | None
     judge: Body
     reading: str | None = None
     finding: str | None = None
@@ -99,53 +86,50 @@ class ClaimSpec:
     beside: Callable[[], dict[str, Any]] | None = None
     origin: str = "document"
     gates: bool = True
-    figure: bool = False
     scale: str = "linear"
 
     def __post_init__(self) -> None:
-        def bad(problem: str) -> ValueError:
-            return ValueError(f"claim {self.id}: {problem}")
-
         if not isinstance(self.id, str) or not CLAIM_ID.fullmatch(self.id):
             raise ValueError(
-                f"claim id {self.id!r} is not an identifier: letters, digits, '.', '_' and "
-                "'-', starting with a letter or digit"
+                f"claim id {self.id!r} is not an identifier: letters, digits, '.', '_' and '-', starting with a letter or digit"
             )
+
+        def check(ok: Any, problem: str) -> None:
+            if not ok:
+                raise ValueError(f"claim {self.id}: {problem}")
+
         for name in ("document", "section", "statement"):
-            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
-                raise bad(f"{name} must be a non-empty string")
-        if self.finding is not None and (not isinstance(self.finding, str) or not self.finding):
-            raise bad("finding must be a non-empty string or None")
-        if not isinstance(self.gates, bool):
-            raise bad(f"gates must be True or False; got {self.gates!r}")
-        if not self.gates and self.finding:
-            raise bad("a claim that never gates the run (a benchmark) carries no finding")
-        if self.origin not in ORIGINS:
-            raise bad(f"origin must be one of {ORIGINS}; got {self.origin!r}")
+            text = getattr(self, name)
+            check(isinstance(text, str) and text.strip(), f"{name} must be a non-empty string")
+        finding_ok = self.finding is None or (isinstance(self.finding, str) and self.finding)
+        check(finding_ok, "finding must be a non-empty string or None")
+        check(isinstance(self.gates, bool), f"gates must be True or False; got {self.gates!r}")
+        check(self.gates or not self.finding, "a claim that never gates the run carries no finding")
+        check(self.origin in ORIGINS, f"origin must be one of {ORIGINS}; got {self.origin!r}")
         parts = self.published if isinstance(self.published, tuple) else (self.published,)
-        if self.published is not None and not all(isinstance(p, str) and p for p in parts):
-            raise bad(
-                "published must be the figure as printed (a string, or a tuple of them) or "
-                f"None; got {self.published!r}"
-            )
+        check(
+            self.published is None or (parts and all(isinstance(p, str) and p for p in parts)),
+            f"published must be the figure as printed (a string, or a tuple of them) or None; "
+            f"got {self.published!r}",
+        )
         scale_named(self.scale)  # a ValueError names the known scales
-        if not callable(self.judge):
-            raise bad(f"judge must be callable; got {self.judge!r}")
-        if self.figure and (self.published is None or self.once):
-            raise bad("a figure claim needs its published figures and is judged over every order")
-        for printed in printed_figures(self.published) if self.figure else ():  # type: ignore[arg-type]
-            size = abs(float(printed))  # "1e309" parses as inf
-            if not size <= LARGEST_FIGURE:
-                kind = "not finite" if not math.isfinite(size) else "too large"
-                raise bad(
-                    f"published figure {printed!r} is {kind}: the engine judges figures up "
-                    f"to ±{LARGEST_FIGURE:g}"
-                )
+        check(callable(self.judge), f"judge must be callable; got {self.judge!r}")
+        check(not (self.figure_count and self.once), "a figure claim is judged over every order")
+        for printed in printed_figures(self.published) if self.figure_count else ():  # type: ignore[arg-type]
+            check(  # "1e309" parses as inf
+                abs(float(printed)) <= LARGEST_FIGURE,
+                f"published figure {printed!r} is not finite or too large: the engine judges "
+                f"figures up to ±{LARGEST_FIGURE:g}",
+            )
 
     @property
     def figure_count(self) -> int:
         """How many printed figures the claim judges (0 for a qualitative claim)."""
-        return len(printed_figures(self.published)) if self.figure else 0  # type: ignore[arg-type]
+        try:
+            figures = printed_figures(self.published) if self.published is not None else ()
+            return len([float(p) for p in figures])
+        except ValueError:
+            return 0
 
     @property
     def mark(self) -> pytest.MarkDecorator:
@@ -173,33 +157,12 @@ class ClaimRecord:
 
 
 @dataclass(frozen=True)
-class OverSeeds:
-    """Per-seed values of one figure, and the ddof of the sd printed beside their mean."""
-
-    values: tuple[float, ...]
-    ddof: int
-
-    def figures(self, published: Published) -> Measured:
-        """The mean (and, for "m ± s", the sd) against the published figures."""
-        if not isinstance(published, str):
-            raise ValueError(
-                f"over_seeds figures are published as one mean ('6.20') or a mean and its sd "
-                f"('6.20 ± 1.13'); got {published!r}"
-            )
-        pair = mean_and_sd(published)
-        x = np.asarray(self.values, dtype=np.float64)
-        details = {"per_seed": list(self.values), "sd_ddof": self.ddof}
-        if pair is None:
-            return Measured((published,), (float(x.mean()),), details)
-        return Measured(pair, (float(x.mean()), float(x.std(ddof=self.ddof))), details)
-
-
-@dataclass(frozen=True)
 class Figures:
-    """A figure claim's figures in one order, with details recorded beside them."""
+    """A figure claim's figures in one order and details beside them (`ddof`: over seeds)."""
 
     values: tuple[Any, ...]
     details: dict[str, Any]
+    ddof: int | None = None
 
 
 def figure(value: float | Sequence[float], **details: Any) -> Figures:
@@ -210,26 +173,14 @@ def figure(value: float | Sequence[float], **details: Any) -> Figures:
     return Figures(values, details)
 
 
-def over_seeds(values: Iterable[float], *, ddof: int) -> OverSeeds:
-    """A figure's values over seeds: their mean is judged, and their sd with `ddof` where the
-    document prints one ("6.20 ± 1.13")."""
+def over_seeds(values: Iterable[float], *, ddof: int) -> Figures:
+    """A figure's values over seeds: their mean is judged, and their sd ("6.20 ± 1.13")."""
     values = tuple(_as_float(v, "over_seeds(...) was given") for v in values)
     if ddof not in (0, 1):
         raise ValueError(f"ddof must be 0 (population sd) or 1 (sample sd); got {ddof!r}")
     if len(values) <= ddof:
         raise ValueError(f"an sd with ddof={ddof} needs more than {ddof} seeds; got {values}")
-    return OverSeeds(values, ddof)
-
-
-def is_figures(published: Published) -> bool:
-    """Whether a claim's published text is figures (each a number, or a mean ± sd)."""
-    if published is None:
-        return False
-    try:
-        [float(p) for p in printed_figures(published)]
-    except ValueError:
-        return False
-    return True
+    return Figures(values, {"per_seed": list(values), "sd_ddof": ddof}, ddof)
 
 
 def _is_number(value: Any) -> bool:
@@ -245,29 +196,32 @@ def _as_float(value: Any, where: str) -> float:
         return float(value)
     except OverflowError:
         raise ValueError(
-            f"{where} {value!r:.40}... is too large for a float (beyond ±1.8e308); "
-            "the experiment or its input is broken, so there is no verdict"
+            f"{where} {value!r:.40}... is too large for a float (beyond ±1.8e308); the experiment or its input is broken, so there is no verdict"
         ) from None
 
 
 def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measured:
     """What a claim body returned in `order`, as the engine judges it."""
-    claim_id, published = spec.id, spec.published
-    figures = is_figures(published)
+    claim_id, published, figures = spec.id, spec.published, bool(spec.figure_count)
     if figures == isinstance(value, Judgement):
         kind = "figures" if figures else "a Judgement (satisfied, within, a comparison's)"
         raise TypeError(
-            f"{claim_id}: its body returned {type(value).__name__} {value!r:.60} in order "
-            f"{order!r}; with published {published!r} it returns {kind}"
+            f"{claim_id}: its body returned {type(value).__name__} {value!r:.60} in order {order!r}; with published {published!r} it returns {kind}"
         )
     if isinstance(value, Judgement | Measured):
         return value
-    if isinstance(value, OverSeeds):
-        return value.figures(published)
+    if isinstance(value, Figures) and value.ddof is not None:  # over_seeds: a mean (± its sd)
+        if not isinstance(published, str):
+            raise ValueError(
+                f"over_seeds figures are published as one mean ('6.20') or a mean and its sd ('6.20 ± 1.13'); got {published!r}"
+            )
+        x, pair = np.asarray(value.values, dtype=np.float64), mean_and_sd(published)
+        mean = (float(x.mean()),)
+        measured = mean if pair is None else (*mean, float(x.std(ddof=value.ddof)))
+        return Measured(pair or (published,), measured, dict(value.details))
     if isinstance(published, str) and mean_and_sd(published):
         raise ValueError(
-            f"{claim_id}: published {published!r} is a mean and its sd over seeds; "
-            "return over_seeds(values, ddof=...)"
+            f"{claim_id}: published {published!r} is a mean and its sd over seeds; return over_seeds(values, ddof=...)"
         )
     printed = printed_figures(published)  # type: ignore[arg-type]
     if not isinstance(value, Figures):
@@ -275,9 +229,7 @@ def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measur
             value = figure(value)
         except TypeError:
             raise TypeError(
-                f"{claim_id}: its body returned {type(value).__name__} {value!r:.60}; a claim "
-                f"body returns a number (or one per published figure: {len(printed)}), "
-                "over_seeds(...), or a Judgement (satisfied, within)"
+                f"{claim_id}: its body returned {type(value).__name__} {value!r:.60}; a claim body returns a number (or one per published figure: {len(printed)}), over_seeds(...), or a Judgement (satisfied, within)"
             ) from None
     if len(value.values) != len(printed):
         raise ValueError(
@@ -318,15 +270,12 @@ def _refuse_unjudgeable(claim_id: str, order: str, judgement: Judgement | Measur
         where = _nonfinite_at(getattr(judgement, part))
         if where is not None:
             raise ValueError(
-                f"{claim_id}: {part}{where} is NaN or infinite in order {order!r}; "
-                "the experiment or its input is broken, so there is no verdict"
+                f"{claim_id}: {part}{where} is NaN or infinite in order {order!r}; the experiment or its input is broken, so there is no verdict"
             )
     for value in judgement.measured if figures else [t.value for t in judgement.thresholds]:
         if abs(value) > LARGEST_FIGURE:
             raise ValueError(
-                f"{claim_id}: measured {value:g} in order {order!r} is beyond "
-                f"±{LARGEST_FIGURE:g}, where its spread over orders overflows a float; "
-                "measure it in a larger unit (or its log)"
+                f"{claim_id}: measured {value:g} in order {order!r} is beyond ±{LARGEST_FIGURE:g}, where its spread over orders overflows a float; measure it in a larger unit (or its log)"
             )
 
 
@@ -408,8 +357,7 @@ def _qualitative_verdict(
         for order, judgement in judged.items():
             if [t.name for t in judgement.thresholds] != names:
                 raise TypeError(
-                    f"order {order!r} compares {[t.name for t in judgement.thresholds]}, the "
-                    f"faithful order {names}: a claim compares the same numbers in every order"
+                    f"order {order!r} compares {[t.name for t in judgement.thresholds]}, the faithful order {names}: a claim compares the same numbers in every order"
                 )
         values = np.array([[t.value for t in j.thresholds] for j in judged.values()], np.float64)
         rule["effects"] = [
@@ -506,8 +454,7 @@ def conclude(spec: ClaimSpec, record: ClaimRecord) -> None:
         raise ClaimRefuted(f"{spec.id}: {figures}: {spec.statement}")
     if record.verdict != "refuted" and spec.finding:
         raise FindingGone(
-            f"{spec.id}: recorded as a finding ({spec.finding}), but it is now "
-            f"{record.verdict} ({figures}): update the record"
+            f"{spec.id}: recorded as a finding ({spec.finding}), but it is now {record.verdict} ({figures}): update the record"
         )
 
 
@@ -517,8 +464,7 @@ def judge_body(spec: ClaimSpec, body: Body, arguments: Mapping[str, Any]) -> Cla
     names, copies = [FAITHFUL], 0
     if orders and not spec.once:
         names = list(next(iter(orders.values())))
-        differ = {k: list(v) for k, v in orders.items() if list(v) != names}
-        if differ:
+        if differ := {k: list(v) for k, v in orders.items() if list(v) != names}:
             raise ValueError(
                 f"{spec.id}: its Orders arguments name different orders: {names} and {differ}"
             )
@@ -545,8 +491,7 @@ def run_claim(
 
 
 class Claims(dict[str, ClaimSpec]):
-    """One document's claims by id, in definition order, each on its test (`claims(...)`) or
-    a case (`each`, `case`)."""
+    """One document's claims by id, each on its test (`claims(...)`) or a case (`each`)."""
 
     def __init__(self, document: str, specs: Iterable[ClaimSpec] = ()):
         if not isinstance(document, str) or not document:
@@ -556,9 +501,9 @@ class Claims(dict[str, ClaimSpec]):
         for spec in specs:
             self.add(spec)
 
-    def add(self, spec: ClaimSpec, *, replace: bool = False) -> None:
-        """Register `spec`; `replace`: a new judge for a claim this registry defines."""
-        if spec.id in self and not replace:
+    def add(self, spec: ClaimSpec) -> None:
+        """Register `spec`, a claim this registry does not define yet."""
+        if spec.id in self:
             raise ValueError(f"claim id {spec.id!r} is defined twice")
         self[spec.id] = spec
 
@@ -569,8 +514,7 @@ class Claims(dict[str, ClaimSpec]):
         """Define the claim `id` on the decorated body (`kw`: `published` and `ClaimSpec`'s)."""
 
         def decorate(body: Body) -> Body:
-            spec = self._define(id, section, statement, body, **kw)
-            return spec.mark(_claim_test(body, lambda request: spec))
+            return self._define(id, section, statement, body, **kw).mark(_claim_test(body))
 
         return decorate
 
@@ -587,25 +531,19 @@ class Claims(dict[str, ClaimSpec]):
         """Parametrize the decorated body over `cases` (`case(...)`), each its own claim."""
 
         def decorate(body: Body) -> Body:
-            bound = []
-            for case in cases:
-                marks = [m for m in case.marks if m.name == "claim"]
-                if len(marks) != 1:
+            for case in cases:  # the registry's spec gets the judge; the test runs `body`
+                specs = [m.args[0] for m in case.marks if m.name == "claim"]
+                if len(specs) != 1:
                     raise ValueError(f"{body.__name__}: each case is a claims.case(...)")
-                spec = dataclasses.replace(self[marks[0].args[0].id], judge=body)
-                self.add(spec, replace=True)
-                others = [m for m in case.marks if m.name != "claim"]
-                bound.append(pytest.param(*case.values, marks=[*others, spec.mark], id=case.id))
-            test = _claim_test(body, lambda request: spec_of(request.node))
-            return pytest.mark.parametrize(argnames, bound)(test)
+                self[specs[0].id] = dataclasses.replace(specs[0], judge=body)
+            return pytest.mark.parametrize(argnames, cases)(_claim_test(body))
 
         return decorate
 
-    def _define(self, id: str, *fields: Any, **kw: Any) -> ClaimSpec:
-        """Register the claim `id`; `fields`: section, statement, judge."""
-        published = kw.pop("published", None)
-        figure = is_figures(published)
-        spec = ClaimSpec(id, self.document, *fields[:2], published, fields[2], **kw, figure=figure)
+    def _define(
+        self, id: str, section: str, statement: str, judge: Body, published: Any = None, **kw: Any
+    ) -> ClaimSpec:
+        spec = ClaimSpec(id, self.document, section, statement, published, judge, **kw)
         self.add(spec)
         return spec
 
@@ -616,8 +554,8 @@ def spec_of(item: pytest.Item) -> ClaimSpec | None:
     return marker.args[0] if marker is not None and marker.args else None
 
 
-def _claim_test(body: Body, spec: Callable[[pytest.FixtureRequest], ClaimSpec]) -> Body:
-    """The test pytest runs for a claim body, asking for the body's own fixtures."""
+def _claim_test(body: Body) -> Body:
+    """The test pytest runs for a claim body (its marker's spec), asking for its fixtures."""
     params = list(inspect.signature(body).parameters.values())
     if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
         raise ValueError(f"{body.__name__}: a claim body names each fixture it reads")
@@ -627,7 +565,7 @@ def _claim_test(body: Body, spec: Callable[[pytest.FixtureRequest], ClaimSpec]) 
     def test(request: pytest.FixtureRequest, **arguments: Any) -> None:
         if wants_request:
             arguments["request"] = request
-        run_claim(spec(request), body, arguments, request.node.user_properties)
+        run_claim(spec_of(request.node), body, arguments, request.node.user_properties)  # type: ignore[arg-type]
 
     request_param = inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD)
     named = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params if p.name != "request"]

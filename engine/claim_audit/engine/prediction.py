@@ -41,8 +41,7 @@ class Scale:
         outside = ~((x >= self.low) & (x <= self.high))
         if np.any(outside):
             raise ValueError(
-                f"{x[outside][0]!r} lies outside the {self.name} scale's domain "
-                f"[{self.low:g}, {self.high:g}]: declare the quantity's scale as 'linear'"
+                f"{x[outside][0]!r} lies outside the {self.name} scale's domain [{self.low:g}, {self.high:g}]: declare the quantity's scale as 'linear'"
             )
         with np.errstate(divide="ignore"):
             return self.forward(x)
@@ -158,8 +157,7 @@ def plausible(
 
 
 def conclusive(low: float, high: float, published: float, slack: float) -> bool:
-    """Whether an interval excludes 0 and is at most +- CONCLUSIVE_HALF_WIDTH of the figure
-    wide (for a published 0, at most one printed unit)."""
+    """Whether an interval excludes 0 and is at most +- CONCLUSIVE_HALF_WIDTH of the figure."""
     if published == 0:
         return (high - low) / 2 <= 2 * slack
     return not low <= 0 <= high and (high - low) / 2 <= CONCLUSIVE_HALF_WIDTH * abs(published)
@@ -185,8 +183,7 @@ def orders_to_conclude(
 def detectable_shift(
     sd: float, n_orders: int, slack: float, scale: str = "linear", mean: float = 0.0
 ) -> float:
-    """The smallest shift of the published figure the rule refutes with probability
-    POWER_TARGET (simulated, common random numbers); inf when none is."""
+    """The least shift of the figure refuted with probability POWER_TARGET (simulated), or inf."""
     s = scale_named(scale)
     rng = np.random.default_rng(0)
     orders = mean + rng.standard_normal((POWER_DRAWS, n_orders)) * sd

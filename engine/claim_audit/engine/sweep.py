@@ -62,17 +62,17 @@ class Robustness:
     """A claim across seeds: its effects, their seed-bootstrap intervals, per seed and subset."""
 
     claim_id: str
-    seeds: tuple[int, ...]
-    effects: tuple[str, ...]
-    units: tuple[str, ...]
-    regions: tuple[Region, ...]
-    values: tuple[float, ...]
-    intervals: tuple[stats.Interval | None, ...]
-    per_seed_values: tuple[tuple[float, ...], ...] | None
-    per_seed_holds: tuple[bool, ...] | None
+    seeds: list[int]
+    effects: list[str]
+    units: list[str]
+    regions: list[Region]
+    values: list[float]
+    intervals: list[stats.Interval | None]
+    per_seed_values: list[list[float]] | None
+    per_seed_holds: list[bool] | None
     unit: str
-    subset_values: tuple[tuple[float, ...], ...]
-    subset_holds: tuple[bool, ...]
+    subset_values: list[list[float]]
+    subset_holds: list[bool]
     population: int
 
     @property
@@ -92,13 +92,11 @@ class Robustness:
         return label(self.fraction)
 
     def to_json(self) -> dict[str, Any]:
-        data = {f.name: _listed(getattr(self, f.name)) for f in dataclasses.fields(self)}
-        return data | {
+        return dataclasses.asdict(self) | {
             "regions": [str(r) for r in self.regions],
             "region_bounds": [
                 [None if math.isinf(b) else b for b in (r.low, r.high)] for r in self.regions
             ],
-            "intervals": [None if i is None else i.to_json() for i in self.intervals],
             "fraction_holding": self.fraction,
             "holding": self.holding,
             "total": self.total,
@@ -106,10 +104,6 @@ class Robustness:
             "label": self.label,
             "method": METHOD,
         }
-
-
-def _listed(value: Any) -> Any:
-    return [_listed(v) for v in value] if isinstance(value, tuple) else value
 
 
 def _judged_on(
@@ -123,28 +117,28 @@ def _judged_on(
     population: int,
 ) -> Robustness:
     effects = comparison.effects
-    intervals: tuple[stats.Interval | None, ...] = (None,) * len(effects)
+    intervals: list[stats.Interval | None] = [None] * len(effects)
     if len(seeds) >= MIN_SEEDS_FOR_INTERVAL and not comparison.extreme:
         rows = np.random.default_rng(stats.SEED).integers(0, len(seeds), (SEED_B, len(seeds)))
         samples = np.array([evaluate(row) for row in rows]).T
         # A resample of one seed repeated has no spread: a ratio of spreads is 0 / 0 there.
-        intervals = tuple(
+        intervals = [
             stats.interval(v, s[np.isfinite(s)]) if math.isfinite(v) else None
             for v, s in zip(values, samples, strict=True)
-        )
+        ]
     return Robustness(
         claim_id=comparison.claim_id,
-        seeds=seeds,
-        effects=tuple(e.name for e in effects),
-        units=tuple(e.unit for e in effects),
-        regions=tuple(e.region for e in effects),
-        values=tuple(values),
+        seeds=list(seeds),
+        effects=[e.name for e in effects],
+        units=[e.unit for e in effects],
+        regions=[e.region for e in effects],
+        values=list(values),
         intervals=intervals,
-        per_seed_values=None if single is None else tuple(tuple(v) for v in single),
-        per_seed_holds=None if single is None else tuple(comparison.holds_for(v) for v in single),
+        per_seed_values=None if single is None else [list(v) for v in single],
+        per_seed_holds=None if single is None else [comparison.holds_for(v) for v in single],
         unit=unit,
-        subset_values=tuple(tuple(v) for v in subsets),
-        subset_holds=tuple(comparison.holds_for(v) for v in subsets),
+        subset_values=[list(v) for v in subsets],
+        subset_holds=[comparison.holds_for(v) for v in subsets],
         population=population,
     )
 
@@ -234,8 +228,7 @@ def seed_section(
     size: int | None = None,
     document: str | None = None,
 ) -> dict[str, Any]:
-    """audit.json's `robustness` section; `subject(seed)`: that seed's run (`size` None) or
-    its figures per group, judged on each `size`-subset."""
+    """audit.json's `robustness` section; `subject(seed)`: a run, or figures per group (`size`)."""
     seeds = sorted(set(published) | set(sweep or ()))
     subjects = {seed: subject(seed) for seed in seeds}
     claims: dict[str, dict[str, Any]] = {}

@@ -1,5 +1,4 @@
-"""A claim on one order's results (`Judgement`, `Measured`, a `Comparison` of effects), how
-figures print, and how stable a verdict is (`verdict_shares`). docs/VERDICTS.md has the rules."""
+"""A claim's judgement in one order (`Judgement`, `Measured`, `Comparison`); `fmt`; `verdict_shares`."""
 
 from __future__ import annotations
 
@@ -20,12 +19,10 @@ PerSeed = Mapping[str, Sequence[Mapping[str, Any]]]  # per group, each seed's fi
 
 def fmt(value: Any) -> str:
     """A figure as the audit prints it: 4 significant digits, sequences joined by commas."""
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
+    if isinstance(value, float):  # NaN and infinities print as "nan", "inf"
         if value.is_integer() and abs(value) <= 2**53:
             return f"{value:.0f}"
-        return f"{value:.4g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.3e}"
+        return f"{value:.3e}" if abs(value) < 1e-3 else f"{value:.4g}"
     if isinstance(value, list | tuple):
         return ", ".join(fmt(v) for v in value)
     if hasattr(value, "tolist") and hasattr(value, "ndim"):  # a numpy array or scalar
@@ -64,10 +61,8 @@ class Region:
             if not isinstance(bound, numbers.Real) or isinstance(bound, bool) or math.isnan(bound):
                 raise ValueError(f"a region's {name} must be a number; got {bound!r}")
         if self.low > self.high or (not self.closed and self.low == self.high):
-            raise ValueError(
-                f"a region from {self.low!r} to {self.high!r} ({'closed' if self.closed else 'open'}) "
-                "holds no value: its low must lie below its high"
-            )
+            kind = "closed" if self.closed else "open"
+            raise ValueError(f"the {kind} region {self.low!r} to {self.high!r} holds no value")
 
     def contains(self, value: float) -> bool:
         """Whether `value` lies in the region (NaN never does)."""
@@ -113,8 +108,7 @@ class Judgement:
             t.region.contains(t.value) for t in self.thresholds
         ):
             raise ValueError(
-                "a threshold claim holds exactly when each of its thresholds does; got holds="
-                f"{self.holds} with {self.thresholds}"
+                f"holds={self.holds}, but a claim holds exactly when each of its {self.thresholds} does"
             )
 
 
@@ -125,13 +119,6 @@ class Measured:
     published: tuple[str, ...]
     measured: tuple[float, ...]
     details: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if len(self.published) != len(self.measured) or not self.published:
-            raise ValueError(
-                f"a figure claim needs one measured value per published figure; got "
-                f"{self.published!r} and {self.measured!r}"
-            )
 
 
 _MEAN_SD = re.compile(r"^\s*(\S+)\s*(?:±|\+-|\+/-)\s*(\S+)\s*$")
@@ -196,8 +183,7 @@ def within(
 
 @dataclass(frozen=True)
 class Effect:
-    """One measured quantity of a claim (`null`: its value at no difference; `inputs`: the
-    per-seed figures `statistic` reads)."""
+    """A claim's measured quantity (`null`: its value at no difference; `inputs`: its figures)."""
 
     name: str
     statistic: Callable[[Any], float]
@@ -234,10 +220,6 @@ class Comparison:
         """Whether the effect values all lie in their regions."""
         return all(e.region.contains(v) for e, v in zip(self.effects, values, strict=True))
 
-    def holds(self, subject: Any) -> bool:
-        """Whether the claim holds on `subject`."""
-        return self.holds_for(self.values(subject))
-
 
 def ranking(
     claim_id: str,
@@ -252,8 +234,7 @@ def ranking(
     rivals = tuple(rivals)
     if not rivals or len(set(rivals)) != len(rivals) or best in rivals:
         raise ValueError(
-            f"{claim_id}: a ranking needs one or more distinct rivals other than {best!r}; "
-            f"got {list(rivals)}"
+            f"{claim_id}: a ranking needs one or more distinct rivals other than {best!r}; got {list(rivals)}"
         )
     region = Region(high=0, closed=False) if lower_is_better else Region(low=0, closed=False)
 

@@ -5,10 +5,8 @@ from __future__ import annotations
 import importlib.util
 import io
 import keyword
-import os
 import re
 import shutil
-import tempfile
 import tokenize
 from importlib import resources
 from pathlib import Path
@@ -17,8 +15,7 @@ EXAMPLE = "toy"  # the example's document name, replaced by the new one's
 
 
 def starter_files(name: str) -> dict[str, str]:
-    """File name -> text of the starter for the document `name`; a ValueError says why a name
-    would not work as its module's."""
+    """File name -> text of the starter for `name`; a ValueError says why a name will not do."""
     word = re.compile(rf"(?<![A-Za-z0-9]){EXAMPLE}(?![A-Za-z0-9])")  # test_toy.py too
     templates = [t for t in resources.files(__package__).iterdir() if t.name.endswith(".tmpl")]
     texts = {t.name.removesuffix(".tmpl"): t.read_text(encoding="utf-8") for t in templates}
@@ -53,28 +50,22 @@ def _taken(name: str, folder: Path) -> str | None:
 
 
 def write_starter(name: str, folder: Path) -> list[Path]:
-    """Write the starter for `name` into `folder` (made if needed), whole or not at all: a
-    ValueError, FileExistsError or OSError leaves nothing written."""
+    """Write the starter for `name` into `folder` (made if needed), whole or not at all."""
     files = starter_files(name)
     if there := [folder / f for f in files if (folder / f).exists()]:
         raise FileExistsError(f"would overwrite {', '.join(map(str, there))}; nothing written")
     if taken := _taken(name, folder):
         raise ValueError(
-            f"a module {name!r} exists already ({taken}); the starter's {name}.py would hide "
-            "it or be hidden by it: choose another name"
+            f"a module {name!r} exists already ({taken}); the starter's {name}.py would hide it or be hidden by it: choose another name"
         )
     made = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     placed: list[Path] = []
     try:
-        with tempfile.TemporaryDirectory(prefix=".new-", dir=folder) as staging:
-            for file_name, text in files.items():
-                Path(staging, file_name).write_text(text, encoding="utf-8")
-            for file_name in files:
-                if (folder / file_name).exists():  # written meanwhile by someone else
-                    raise FileExistsError(f"would overwrite {folder / file_name}; nothing written")
-                os.rename(Path(staging, file_name), folder / file_name)
+        for file_name, text in files.items():
+            with (folder / file_name).open("x", encoding="utf-8") as handle:  # never overwrites
                 placed.append(folder / file_name)
+                handle.write(text)
     except BaseException:
         for path in placed:
             path.unlink(missing_ok=True)
