@@ -21,7 +21,7 @@ _DATE = "%Y-%m-%d %H:%M UTC"
 
 
 class _Markdown(str):
-    """Text this module wrote as Markdown (emphasis around numbers): not escaped again."""
+    """Markdown this module wrote, its text escaped already: not escaped again."""
 
 
 # Markdown or inline HTML markup, and newlines (they end a table row or a heading): text from
@@ -33,9 +33,7 @@ _LITERAL = str.maketrans(
 
 
 def _escape(text: Any) -> str:
-    if isinstance(text, _Markdown):
-        return text.replace("|", "\\|")
-    return str(text).translate(_LITERAL)
+    return text if isinstance(text, _Markdown) else str(text).translate(_LITERAL)
 
 
 # The verdict column's labels beyond holds, sensitive and inconclusive (the terminal's too).
@@ -202,9 +200,9 @@ def render(
     lines = ["# Claims audit", "", *_header(audit)]
     figures = [f for f in audit.get("figures", []) if f["file"] in set(figure_names)]
     figure_of = {claim: f for f in figures for claim in f["claims"]}
-    audited, placed = {c["id"] for c in audit["claims"]}, set()
+    audited, placed, sources = {c["id"] for c in audit["claims"]}, set(), sources_of(audit)
     for document, claims in groupby(audit["claims"], key=lambda c: c["document"]):
-        document_source = sources_of(audit).get(document)
+        document_source = sources.get(document)
         linked = f": {_source_text(document_source)}" if document_source else ""
         lines += ["", f"## {_escape(document)}{linked}", ""]
         for section, rows in groupby(claims, key=lambda c: c["section"]):
@@ -214,9 +212,8 @@ def render(
             if url is not None and rows[0].get("origin") != "suite":  # the published section
                 slug = re.sub(r"[^a-z0-9]+", "-", re.sub("['’]", "", section.lower())).strip("-")
                 lines += [f"In the document: [{_escape(section)}]({url.split('#')[0]}#{slug})", ""]
-            lines += ["| id | claim | published | measured | tolerance | verdict | figure |"]
-            lines += ["|---|---|---|---|---|---|---|"]
-            lines += [*(_claim_row(c, figure_of.get(c["id"])) for c in rows), ""]
+            header = "id | claim | published | measured | tolerance | verdict | figure"
+            lines += _table(header, [_claim_row(c, figure_of.get(c["id"])) for c in rows])
             for figure in figures:  # those illustrating this section's claims, right below
                 if figure["file"] not in placed and any(c["id"] in figure["claims"] for c in rows):
                     placed.add(figure["file"])
@@ -232,18 +229,14 @@ def render(
         lines += ["## Findings", "", intro, "", *findings, ""]
     if "robustness" in audit:
         lines += render_robustness(audit["robustness"])
-    rest = [f for f in figures if f["file"] not in placed]
-    indexed = {f["file"] for f in audit.get("figures", [])}
-    unindexed = [name for name in figure_names if name not in indexed]
-    if rest or unindexed:
+    if rest := [f for f in figures if f["file"] not in placed]:
         lines += ["## More figures", ""]
         for figure in rest:
             lines += _figure_block(figure, source, audited)
-        lines += [f"![{_escape(name)}]({source(name)})\n" for name in unindexed]
     return "\n".join([*lines, *_run(audit["metadata"])]) + "\n"
 
 
-def _claim_row(c: dict, figure: dict | None) -> str:
+def _claim_row(c: dict, figure: dict | None) -> tuple[str, ...]:
     """A claim's row: anchor, statement, figures, verdict and how it was borne out, figure link."""
     details = c.get("details") or {}
     label = verdict_label(c["verdict"], details, c["expected_to_hold"])
@@ -259,7 +252,7 @@ def _claim_row(c: dict, figure: dict | None) -> str:
     anchor = f'<a id="{anchor_of("claim", c["id"])}"></a>{_escape(c["id"])}'
     link = f"[{_escape(figure['file'])}](#{_figure_anchor(figure['file'])})" if figure else "-"
     cells = (c["published"], c["measured"], c["tolerance"])
-    return "| " + " | ".join([anchor, statement, *map(_escape, cells), verdict, link]) + " |"
+    return tuple(map(_Markdown, [anchor, statement, *map(_escape, cells), verdict, link]))
 
 
 def _plain(value: Any) -> str:

@@ -34,11 +34,6 @@ _CRASHED = "claims_crashed"  # in a worker's workerinput: tests whose worker die
 MAX_ORDERS = 1000  # past it, a figure's prediction interval is within 0.5% of its limit
 PARTIAL_FOLDER = "partial"  # a partial run's report, inside --report-dir
 NOT_COLLECTED, DESELECTED, NOT_RUN = "not collected", "deselected", "not run"
-_MISSING_LABELS = {
-    DESELECTED: "deselected (-k, -m, --deselect)",
-    NOT_COLLECTED: "not collected (--ignore, a path or python_functions leaving their tests out, or a spec without a test)",
-    NOT_RUN: "selected but not run",
-}
 _REPORT_DIR = pytest.StashKey[Path]()
 _COLLECTED = pytest.StashKey[dict[str, dict]]()  # node id -> claim fields, before -k / -m
 _SELECTED = pytest.StashKey[list[str]]()
@@ -63,12 +58,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             "help": "print the claims table but write no report files",
         },
         "--seeds": {
-            "type": _argument(parse_seeds),
+            "type": _seeds,
             "metavar": "SEEDS",
             "help": "robustness sweep over these seeds, e.g. 0-9 or 0,3,5-7 (the sweep_seeds fixture; the pytest_claims_audit_robustness hook)",
         },
         "--orders": {
-            "type": _argument(_order_count),
+            "type": _order_count,
             "metavar": "N",
             "help": "judge every claim over at least N valid float orders (default: each document's own; more narrow a figure's prediction interval, at one run each)",
         },
@@ -82,22 +77,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini(f"claims_audit_{name}", text, "args" if default == [] else None, default)
 
 
-def _argument(parse):
-    """`parse` as an argparse type: its ValueError is a usage error."""
-
-    def parsed(text: str):
-        try:
-            return parse(text)
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
-
-    return parsed
+def _seeds(text: str) -> tuple[int, ...]:
+    try:
+        return parse_seeds(text)
+    except ValueError as error:  # argparse shows an ArgumentTypeError's own message
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _order_count(text: str) -> int:
     n = int(text) if text.strip().isdigit() else 0
     if not 3 <= n <= MAX_ORDERS or str(n) != text.strip():
-        raise ValueError(f"expected a whole number of orders from 3 to {MAX_ORDERS}; got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of orders from 3 to {MAX_ORDERS}; got {text!r}"
+        )
     return n
 
 
@@ -203,8 +195,7 @@ def audited_project(config: pytest.Config) -> Project:
 
 
 def _report_dir(config: pytest.Config) -> Path:
-    """--report-dir, resolved against the starting folder (default: report/ in the rootdir);
-    a usage error when empty, among the project's files, or two words that moved the rootdir."""
+    """--report-dir resolved against the starting folder; a usage error when it cannot serve."""
     given = config.getoption("--report-dir")
     if given is None:
         return config.rootpath / "report"
@@ -277,8 +268,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """A replacement xdist worker skips the test its predecessor died running: it could end
-    every replacement, and the tests after it would never run."""
+    """A replacement xdist worker skips the test its predecessor died running (it could end every
+    replacement)."""
     config = item.config
     if _is_worker(config) and item.nodeid in config.workerinput.get(_CRASHED, ()):
         pytest.skip("not run again: its worker died running it (reported as failed)")
@@ -286,12 +277,17 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if _is_worker(session.config):
-        output = session.config.workeroutput
-        output["cache_events"] = json.dumps(cache.EVENTS)
-        output["environment"] = json.dumps(environment_of(session.config))
-        if _COLLECTED in session.config.stash:
-            output["claims_collected"] = json.dumps(session.config.stash[_COLLECTED])
-            output["claims_selected"] = json.dumps(session.config.stash.get(_SELECTED, []))
+        session.config.workeroutput.update(_process_output(session.config))
+
+
+def _process_output(config: pytest.Config) -> dict[str, str]:
+    """What a test process tells the controller: its cache events, environment and claims."""
+    output = {"cache_events": json.dumps(cache.EVENTS)}
+    output["environment"] = json.dumps(environment_of(config))
+    if _COLLECTED in config.stash:
+        output["claims_collected"] = json.dumps(config.stash[_COLLECTED])
+        output["claims_selected"] = json.dumps(config.stash.get(_SELECTED, []))
+    return output
 
 
 def _preload(config: pytest.Config) -> None:
@@ -346,9 +342,10 @@ class AuditCollector:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
-        output = getattr(node, "workeroutput", None)  # absent when the worker crashed
-        if output is None:
-            return
+        if hasattr(node, "workeroutput"):  # absent when the worker crashed
+            self._gather(node.workeroutput)
+
+    def _gather(self, output: dict[str, str]) -> None:
         self.cache_events.extend(json.loads(output.get("cache_events", "[]")))
         self.environment = merged_environments(
             self.environment, json.loads(output.get("environment", "{}"))
@@ -421,10 +418,14 @@ class AuditCollector:
             self.foreign_config,
             *self.environment["partial"],
         ]
-        labels = dict(_MISSING_LABELS)
-        if rerun:  # it leaves out the tests, and the files, that did not fail
-            labels[DESELECTED] = f"deselected ({rerun}, -k, -m, --deselect)"
-            labels[NOT_COLLECTED] = f"not collected ({rerun})"
+        left_out = (
+            "--ignore, a path or python_functions leaving their tests out, or a spec without a test"
+        )
+        labels = {  # a rerun leaves out the tests, and the files, that did not fail
+            DESELECTED: f"deselected ({rerun + ', ' if rerun else ''}-k, -m, --deselect)",
+            NOT_COLLECTED: f"not collected ({rerun or left_out})",
+            NOT_RUN: "selected but not run",
+        }
         for why, label in labels.items():
             ids = [claim_id for claim_id, reason in self.missing.items() if reason == why]
             reasons.append(ids and f"{len(ids)} claims {label}: {_some(ids)}")
@@ -448,9 +449,7 @@ class AuditCollector:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
-        if _COLLECTED in config.stash:  # without xdist, this process collected the tests
-            self.claims = {**config.stash[_COLLECTED], **self.claims}
-            self.selected = set(config.stash.get(_SELECTED, []))
+        self._gather(_process_output(config))  # all of it without xdist
         for nodeid, reason in self.failed_unclaimed.items():  # a crashed worker's claims
             meta = self.claims.get(nodeid)
             if meta is not None and meta["id"] not in self.records:
@@ -458,8 +457,6 @@ class AuditCollector:
         if not self.records:
             return
         self.expected = {meta["id"]: meta["expected"] for meta in self.claims.values()}
-        self.cache_events.extend(cache.EVENTS)  # this process's own (all of them without xdist)
-        self.environment = merged_environments(self.environment, environment_of(config))
         # a known finding (strict xfail) whose experiment crashed would pass: errors fail the run
         if any(r.verdict == "error" for r in self.records.values()):
             self._fail(session)
