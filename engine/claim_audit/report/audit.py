@@ -12,7 +12,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -38,8 +38,7 @@ def metadata(
     project: Project = UNKNOWN_PROJECT,
     environment: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Versions, platform, the `project`'s provenance, the `environment` hook's fields (its
-    `platform` adds to the engine's), the `documents`' sources, cache activity and wall time."""
+    """Versions, platform, provenance, the `environment` hook's fields, sources, cache, wall time."""
     found, added = provenance(project), dict(environment or {})
     statuses = Counter(e["status"] for e in cache_events)
     return {
@@ -103,17 +102,6 @@ def audited(records: list[ClaimRecord], documents: Registered) -> list[Document]
     return [d for d in registered(documents) if d.name in names]
 
 
-def robustness(compute: Callable[[], dict | None]) -> dict | None:
-    """The robustness hook's section, checked and completed, or None; ReportError if wrong."""
-    try:
-        section = compute()
-    except Exception as error:
-        raise ReportError(
-            f"cannot compute the robustness section ({type(error).__name__}: {error})"
-        ) from error
-    return None if section is None else checked(section)
-
-
 _PUBLISHED_KEYS = ("seeds", "effects", "units", "regions", "region_bounds", "values", "holds")
 _SWEEP_KEYS = ("seeds", "effects", "regions", "values", "intervals", "per_seed_values")
 _SWEEP_KEYS += ("per_seed_holds", "subset_values", "subset_holds", "holding", "total")
@@ -129,19 +117,14 @@ def _require(
     where: str, value: Any, keys: Sequence[str] = (), kind: type = dict, per_effect=()
 ) -> None:
     """ReportError unless `value` is a `kind` with `keys`, and `per_effect` keys one per effect."""
-    problem = None
     if not isinstance(value, kind):
-        problem = f"{where} is {type(value).__name__}, expected {kind.__name__}"
-    elif missing := [key for key in keys if key not in value]:
-        problem = f"{where} has no key {missing[0]!r}"
-    else:
-        n = len(value["effects"]) if per_effect else 0
-        wrong = [k for k in per_effect if value.get(k) is not None and len(value[k]) != n]
-        problem = (
-            wrong and f"{where}[{wrong[0]!r}] has {len(value[wrong[0]])} items for {n} effects"
-        )
-    if problem:
-        raise _malformed(problem)
+        raise _malformed(f"{where} is {type(value).__name__}, expected {kind.__name__}")
+    if missing := [key for key in keys if key not in value]:
+        raise _malformed(f"{where} has no key {missing[0]!r}")
+    n = len(value["effects"]) if per_effect else 0
+    for k in per_effect:
+        if value.get(k) is not None and len(value[k]) != n:
+            raise _malformed(f"{where}[{k!r}] has {len(value[k])} items for {n} effects")
 
 
 def _malformed(problem: str) -> ReportError:

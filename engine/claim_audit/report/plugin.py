@@ -313,17 +313,16 @@ class AuditCollector:
         self.claims: dict[str, dict] = {}  # node id -> a claim's fields
         self.selected: set[str] | None = None  # None: no process said what it collected
         self.failed_unclaimed: dict[str, str] = {}  # failures reported without a claim's fields
+        self.missing: dict[str, str] = {}  # claim id -> why it has no verdict
         self.uncollected: list[str] = []  # test files that failed to import, say
         self.crashed: list[str] = []  # tests whose xdist worker died running them
-        self.rerun: str | None = None  # --lf or --sw, when it ran only some tests
-        self.missing: dict[str, str] = {}  # claim id -> why it has no verdict
         self.partial: list[str] = []
         self.lost: list[str] = []
         self.cannot_tell: list[str] = []  # what left tests out where no hook lists the claims
-        self.registry_error = self.foreign_config = self.write_error = None
-        self.robustness: dict | None = None
-        self.robustness_error: str | None = None
         self.written: list[Path] = []
+        self.rerun: str | None = None  # --lf or --sw, when it ran only some tests
+        self.registry_error = self.foreign_config = self.write_error = self.robustness_error = None
+        self.robustness: dict | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.rerun = _rerun_of_failures(self.config)
@@ -389,9 +388,8 @@ class AuditCollector:
     def _missing(self) -> dict[str, str]:
         """Claim id -> why it has no verdict, for each registered or collected claim."""
         collected = {meta["id"] for meta in self.claims.values()}
-        selected = (
-            collected if self.selected is None else {self.claims[n]["id"] for n in self.selected}
-        )
+        nodes = self.claims if self.selected is None else self.selected
+        selected = {self.claims[n]["id"] for n in nodes}
         return {
             i: NOT_COLLECTED if i not in collected else NOT_RUN if i in selected else DESELECTED
             for i in sorted((self._registered_claims() | collected) - set(self.records))
@@ -407,7 +405,8 @@ class AuditCollector:
             named and f"only part of the suite named: {', '.join(named)}",
             rerun and f"{rerun}: only the tests that failed last time ran",
             self.selected is None and "no test process said which claims it collected (crashed?)",
-            self.registry_error and f"cannot list the documents' claims ({self.registry_error})",
+            self.registry_error
+            and f"the hook pytest_claims_audit_claims failed ({self.registry_error}): no run can be told complete, and the run fails",
             uncollected
             and f"{len(self.uncollected)} test files could not be collected, so their claims "
             f"are unknown: {_some(uncollected)}",
@@ -418,12 +417,9 @@ class AuditCollector:
             self.foreign_config,
             *self.environment["partial"],
         ]
-        left_out = (
-            "--ignore, a path or python_functions leaving their tests out, or a spec without a test"
-        )
         labels = {  # a rerun leaves out the tests, and the files, that did not fail
             DESELECTED: f"deselected ({rerun + ', ' if rerun else ''}-k, -m, --deselect)",
-            NOT_COLLECTED: f"not collected ({rerun or left_out})",
+            NOT_COLLECTED: f"not collected ({rerun or '--ignore, a path or python_functions leaving their tests out, or a spec without a test'})",
             NOT_RUN: "selected but not run",
         }
         for why, label in labels.items():
@@ -493,13 +489,15 @@ class AuditCollector:
         else:
             try:
                 names = [d.name for d in audit.audited(records, documents)]
-                self.robustness = audit.robustness(
-                    lambda: config.hook.pytest_claims_audit_robustness(
-                        config=config, documents=names, sweep=seeds
-                    )
-                )
+                hook = config.hook.pytest_claims_audit_robustness
+                section = hook(config=config, documents=names, sweep=seeds)
+                self.robustness = None if section is None else audit.checked(section)
             except audit.ReportError as error:
                 self.robustness_error = str(error)
+            except Exception as error:
+                self.robustness_error = (
+                    f"cannot compute the robustness section ({type(error).__name__}: {error})"
+                )
             if seeds is not None and self.robustness is None and not self.robustness_error:
                 self.robustness_error = (
                     "--seeds asks for a sweep, but no pytest_claims_audit_robustness hook "
@@ -541,9 +539,8 @@ class AuditCollector:
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if not self.records:
             return
-        write = terminalreporter.write_line
-        width, records = self.config.get_terminal_writer().fullwidth, [*self.records.values()]
-        verbosity = self.config.option.verbose
+        write, records = terminalreporter.write_line, [*self.records.values()]
+        width, verbosity = self.config.get_terminal_writer().fullwidth, self.config.option.verbose
         for line in table.render(records, self.expected, width=width, verbosity=verbosity):
             write(line)
         errors: dict[str, list[str]] = {}  # why a claim could not be checked -> its ids
@@ -564,11 +561,8 @@ class AuditCollector:
             write(f"the complete audit in {report_dir} is left as it was")
         elif self.partial and self.written:
             write(f"no complete audit in {report_dir} yet: run the whole suite")
-        findings = [
-            i
-            for i, r in self.records.items()
-            if r.verdict == "refuted" and not self.expected.get(i, True)
-        ]
+        findings = [i for i, r in self.records.items() if r.verdict == "refuted"]
+        findings = [i for i in findings if not self.expected.get(i, True)]
         if self.config.option.runxfail and findings:
             write(
                 f"--runxfail: the known findings {_some(findings)} count as failed tests, so "
@@ -579,9 +573,6 @@ class AuditCollector:
             self.lost
             and f"the audit lost {len(self.lost)} of the documents' claims without a -k, -m or "
             f"path asking for it ({_some(self.lost)}): the run fails",
-            self.registry_error
-            and f"the hook pytest_claims_audit_claims failed ({self.registry_error}), so no "
-            "run can be told complete: the run fails",
             self.write_error and f"report not written: {self.write_error}",
         ):
             if problem:
