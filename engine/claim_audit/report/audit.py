@@ -229,12 +229,24 @@ def write_report(
         with tempfile.TemporaryDirectory(
             prefix=_STAGING, dir=report_dir, ignore_cleanup_errors=True
         ) as staging:
-            (Path(staging) / _OURS).touch()
+            staged, partial, figures = Path(staging), fields.get("partial"), []
+            (staged / _OURS).touch()
             audit = build(**fields, documents=documents)
-            figures = _write(
-                Path(staging), audit, audited(fields["records"], documents), figure_cache
-            )
-            _move_in(Path(staging), report_dir, drawing.figure_names(registered(documents)))
+            if not partial:
+                (staged / "figures").mkdir()
+                shown, robustness = audited(fields["records"], documents), audit.get("robustness")
+                figures = drawing.draw_all(
+                    staged / "figures", shown, robustness=robustness, cache_dir=figure_cache
+                )
+                audit["figures"] = drawing.index(shown, robustness)
+            texts = {"audit.json": json.dumps(audit, indent=2, allow_nan=False) + "\n"}
+            texts["audit.md"] = markdown.render(audit, [f.name for f in figures])
+            if not partial:
+                pngs = {f.name: f.read_bytes() for f in figures}
+                texts["audit.html"] = markdown.render_html(audit, pngs)
+            for name, text in texts.items():
+                (staged / name).write_text(text, encoding="utf-8")
+            _move_in(staged, report_dir, drawing.figure_names(registered(documents)))
     except ReportError:
         raise
     except OSError as error:
@@ -245,28 +257,9 @@ def write_report(
         ) from error
     finally:
         os.close(lock)
-    names = ["audit.json", "audit.md", *([] if fields.get("partial") else ["audit.html"])]
+    names = ["audit.json", "audit.md", *([] if partial else ["audit.html"])]
     drawn = [report_dir / "figures" / n for f in figures for n in (f.name, f"{f.stem}.svg")]
     return [report_dir / name for name in names] + drawn
-
-
-def _write(staging: Path, audit: dict, documents: list[Document], cache: Path | None) -> list[Path]:
-    """Write the report's files for `audit` into `staging`; the figures' PNG paths."""
-    figures: list[Path] = []
-    if not (partial := audit.get("partial")):
-        (staging / "figures").mkdir()
-        robustness = audit.get("robustness")
-        figures = drawing.draw_all(
-            staging / "figures", documents, robustness=robustness, cache_dir=cache
-        )
-        audit["figures"] = drawing.index(documents, robustness)
-    texts = {"audit.json": json.dumps(audit, indent=2, allow_nan=False) + "\n"}
-    texts["audit.md"] = markdown.render(audit, [f.name for f in figures])
-    if not partial:
-        texts["audit.html"] = markdown.render_html(audit, {f.name: f.read_bytes() for f in figures})
-    for name, text in texts.items():
-        (staging / name).write_text(text, encoding="utf-8")
-    return figures
 
 
 _ENTRIES = ("audit.md", "audit.html", "audit.json")  # moved in in this order: audit.json last

@@ -19,15 +19,7 @@ from .. import cache
 from ..engine.claim import PROPERTY, SPEC_FIELDS, ClaimRecord, ClaimSpec, spec_of
 from ..engine.sweep import parse_seeds
 from ..render import table
-from . import timeouts
-from .provenance import (
-    LOCK_FILE,
-    NO_ENVIRONMENT,
-    Project,
-    environment_of,
-    merged_environments,
-    project_requirements,
-)
+from . import provenance, timeouts
 
 META_PROPERTY = "claim_meta"  # a claim's fields, on its test's reports, for the controller
 _CRASHED = "claims_crashed"  # in a worker's workerinput: tests whose worker died running them
@@ -71,7 +63,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         group.addoption(name, **kw)
     for name, text, default in (
         ("method", "where the project documents how its claims are judged (a path or a URL)", ""),
-        ("lock", "the project's lock file (name==version lines) from the rootdir", LOCK_FILE),
+        ("lock", "the project's lock file (name==version) from the rootdir", provenance.LOCK_FILE),
         ("versions", "the distributions the report names (default: pyproject's dependencies)", []),
     ):
         parser.addini(f"claims_audit_{name}", text, "args" if default == [] else None, default)
@@ -169,7 +161,7 @@ def _check_junit_path(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--junitxml {given!r}: {path} {problem}; name a writable file")
 
 
-def audited_project(config: pytest.Config) -> Project:
+def audited_project(config: pytest.Config) -> provenance.Project:
     """The project pytest audits; a ProjectError when the data hook's digests are unusable."""
     digests: dict[str, str] = {}
     for given in config.hook.pytest_claims_audit_data(config=config):
@@ -184,13 +176,13 @@ def audited_project(config: pytest.Config) -> Project:
                 raise ProjectError(
                     f"pytest_claims_audit_data gave {name!r} two digests: {digests[name]} and {digest}"
                 )
-    return Project(
+    return provenance.Project(
         root=config.rootpath,
         lock=config.getini("claims_audit_lock"),
         data=digests,
         method=config.getini("claims_audit_method") or None,
         versions=tuple(config.getini("claims_audit_versions"))
-        or project_requirements(config.rootpath),
+        or provenance.project_requirements(config.rootpath),
     )
 
 
@@ -218,10 +210,7 @@ def _report_dir(config: pytest.Config) -> Path:
     # existing folder after `--report-dir ` for a test path there (pytest-dev/pytest#1435).
     args = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *config.invocation_params.args]
     spaced = any(a == "--report-dir" and b == given for a, b in itertools.pairwise(args))
-    try:
-        exists = path.exists()
-    except OSError:  # a name too long, say: the report's own writing says so
-        exists = False
+    exists = os.path.exists(path)  # False for a name too long: the report's writing says so
     started = config.invocation_params.dir.resolve()
     inside = path.is_relative_to(started) and path.is_relative_to(config.rootpath.resolve())
     if spaced and exists and not inside:
@@ -283,7 +272,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def _process_output(config: pytest.Config) -> dict[str, str]:
     """What a test process tells the controller: its cache events, environment and claims."""
     output = {"cache_events": json.dumps(cache.EVENTS)}
-    output["environment"] = json.dumps(environment_of(config))
+    output["environment"] = json.dumps(provenance.environment_of(config))
     if _COLLECTED in config.stash:
         output["claims_collected"] = json.dumps(config.stash[_COLLECTED])
         output["claims_selected"] = json.dumps(config.stash.get(_SELECTED, []))
@@ -309,7 +298,7 @@ class AuditCollector:
         self.records: dict[str, ClaimRecord] = {}
         self.expected: dict[str, bool] = {}  # claim id -> not a recorded finding
         self.cache_events: list[dict] = []
-        self.environment: dict = NO_ENVIRONMENT  # what the test processes said of their stack
+        self.environment = provenance.NO_ENVIRONMENT  # what the test processes said of their stack
         self.claims: dict[str, dict] = {}  # node id -> a claim's fields
         self.selected: set[str] | None = None  # None: no process said what it collected
         self.failed_unclaimed: dict[str, str] = {}  # failures reported without a claim's fields
@@ -346,7 +335,7 @@ class AuditCollector:
 
     def _gather(self, output: dict[str, str]) -> None:
         self.cache_events.extend(json.loads(output.get("cache_events", "[]")))
-        self.environment = merged_environments(
+        self.environment = provenance.merged_environments(
             self.environment, json.loads(output.get("environment", "{}"))
         )
         if "claims_collected" in output:
@@ -569,14 +558,13 @@ class AuditCollector:
                 "the run fails; their verdicts are as recorded",
                 yellow=True,
             )
-        for problem in (
-            self.lost
-            and f"the audit lost {len(self.lost)} of the documents' claims without a -k, -m or "
-            f"path asking for it ({_some(self.lost)}): the run fails",
-            self.write_error and f"report not written: {self.write_error}",
-        ):
-            if problem:
-                write(problem, red=True)
+        if self.lost:
+            lost = (
+                f"{len(self.lost)} of the documents' claims without a -k, -m or path asking for it"
+            )
+            write(f"the audit lost {lost} ({_some(self.lost)}): the run fails", red=True)
+        if self.write_error:
+            write(f"report not written: {self.write_error}", red=True)
 
 
 def _some(ids: list[str], shown: int = 5) -> str:
@@ -609,11 +597,7 @@ def _named_subset(config: pytest.Config) -> list[str]:
 
 def _options_leaving_tests_out(config: pytest.Config) -> list[str]:
     """The options given that leave tests out of collection, unasked by -k, -m or a path."""
-    given = [
-        f"--{name.replace('_', '-')}"
-        for name in ("ignore", "ignore_glob")
-        if config.getoption(name)
-    ]
+    given = [f"--{n.replace('_', '-')}" for n in ("ignore", "ignore_glob") if config.getoption(n)]
     collects = ("python_files", "python_classes", "python_functions")
     overrides = config.getoption("override_ini") or []
     return given + [f"-o {o}" for o in overrides if o.partition("=")[0].strip() in collects]
