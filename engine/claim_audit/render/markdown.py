@@ -13,9 +13,10 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
+from .. import __name__ as ENGINE
 from ..engine.prediction import POWER_TARGET
 from ..engine.share import HOLDS_AT, REFUTED_AT, SENSITIVE_BETWEEN, SHARE_ALPHA
-from .documents import Source, link_address, sources_of, stack_text
+from .documents import link_address
 
 _DATE = "%Y-%m-%d %H:%M UTC"
 
@@ -141,8 +142,8 @@ def anchor_of(kind: str, name: str) -> str:
     return f"{kind}-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
 
 
-def _source_text(source: Source, suffix: str = "") -> str:
-    url, title = link_address(source.url), _escape(source.title)
+def _source_text(source: dict, suffix: str = "") -> str:
+    url, title = link_address(source.get("url")), _escape(source["title"])
     return f"[{title}]({url}){suffix}" if url else f"{title}{suffix}"
 
 
@@ -167,9 +168,11 @@ def _header(audit: dict) -> list[str]:
     if audit.get("missing"):
         missing = ", ".join(f"{claim_id} ({why})" for claim_id, why in audit["missing"].items())
         lines += [f"Claims without a verdict: {_escape(missing)}.", ""]
-    sources = sources_of(audit)
+    sources = meta.get("documents") or {}  # name -> title, kind, url
     named = [
-        _source_text(sources[d], f" ({_escape(sources[d].kind)})") if d in sources else _escape(d)
+        _source_text(sources[d], f" ({_escape(sources[d]['kind'])})")
+        if d in sources
+        else _escape(d)
         for d in sorted({c["document"] for c in audit["claims"]})
     ]
     created = meta.get("created_unix")
@@ -179,7 +182,8 @@ def _header(audit: dict) -> list[str]:
     python = f"Python {versions.get('python')} on {system.get('system')}{backend}; "
     python = python if "python" in versions else ""
     wall = f"; wall time {meta['wall_s']:.1f} s" if "wall_s" in meta else ""
-    stack = f"{stack_text(versions)}{python}{cache_text(meta.get('cache', {}))}{wall}."
+    stack = "".join(f"{n} {v}, " for n, v in versions.items() if n not in ("python", ENGINE))
+    stack = f"{stack}{python}{cache_text(meta.get('cache', {}))}{wall}."
     method = f" ({_escape(meta['method'])})" if meta.get("method") else ""
     git, code = meta.get("git") or {}, "Not a git repository"
     if git.get("commit") is not None:
@@ -200,7 +204,8 @@ def render(
     lines = ["# Claims audit", "", *_header(audit)]
     figures = [f for f in audit.get("figures", []) if f["file"] in set(figure_names)]
     figure_of = {claim: f for f in figures for claim in f["claims"]}
-    audited, placed, sources = {c["id"] for c in audit["claims"]}, set(), sources_of(audit)
+    audited, placed = {c["id"] for c in audit["claims"]}, set()
+    sources = audit["metadata"].get("documents") or {}
     for document, claims in groupby(audit["claims"], key=lambda c: c["document"]):
         document_source = sources.get(document)
         linked = f": {_source_text(document_source)}" if document_source else ""
@@ -208,7 +213,7 @@ def render(
         for section, rows in groupby(claims, key=lambda c: c["section"]):
             rows = list(rows)
             lines += [f"### {_escape(section)}", ""]
-            url = link_address(document_source.url) if document_source is not None else None
+            url = link_address((document_source or {}).get("url"))
             if url is not None and rows[0].get("origin") != "suite":  # the published section
                 slug = re.sub(r"[^a-z0-9]+", "-", re.sub("['’]", "", section.lower())).strip("-")
                 lines += [f"In the document: [{_escape(section)}]({url.split('#')[0]}#{slug})", ""]
