@@ -70,8 +70,7 @@ class Document:
         declared = {spec.file for spec in self.figures}
         if set(data) != declared:
             raise ValueError(
-                f"document {self.name!r}: figure_data gave {sorted(data)}, "
-                f"its figures are {sorted(declared)}"
+                f"document {self.name!r}: figure_data gave {sorted(data)}, its figures are {sorted(declared)}"
             )
         return data
 

@@ -61,8 +61,7 @@ def _feed(digest: Any, value: Any, where: str) -> None:
             _feed(digest, item, f"{where}[{key!r}]")
     else:
         raise TypeError(
-            f"figure data {where} is a {type(value).__name__}; expected arrays, numbers, "
-            "strings, None, or lists and dicts of them"
+            f"figure data {where} is a {type(value).__name__}; expected arrays, numbers, strings, None, or lists and dicts of them"
         )
 
 
@@ -88,8 +87,7 @@ def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
         code = getattr(inspect.unwrap(func), "__code__", None)
         if code is None or not Path(code.co_filename).is_file():
             raise TypeError(
-                f"cannot tell which code draws figure {file}: {draw!r} is defined outside a "
-                "package and not by a function in a source file"
+                f"cannot tell which code draws figure {file}: {draw!r} is defined outside a package and not by a function in a source file"
             )
         parts = [_file_digest(code.co_filename)]
     parts += [package_digest(_ENGINE), matplotlib.__version__]
@@ -97,8 +95,7 @@ def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
         parts += [data_digest(bound)] if bound else []
     except TypeError as error:
         raise TypeError(
-            f"cannot key figure {file}: its draw, a functools.partial, binds an argument that "
-            f"is not figure data ({error})"
+            f"cannot key figure {file}: its draw, a functools.partial, binds an argument that is not figure data ({error})"
         ) from None
     parts += [file, data_digest(data)]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]

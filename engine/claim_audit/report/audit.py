@@ -129,8 +129,7 @@ def _require(
 
 def _malformed(problem: str) -> ReportError:
     return ReportError(
-        f"the pytest_claims_audit_robustness hook returned a malformed section: {problem} "
-        "(docs/ADDING_A_DOCUMENT.md gives its keys; claim_audit.seed_section computes one)"
+        f"the pytest_claims_audit_robustness hook returned a malformed section: {problem} (docs/ADDING_A_DOCUMENT.md gives its keys; claim_audit.seed_section computes one)"
     )
 
 
@@ -280,8 +279,7 @@ def _move_in(staging: Path, report_dir: Path, ours: set[str]) -> None:
             wrong = "a folder" if target.is_dir() else "a file"
         if wrong:
             raise ReportError(
-                f"{target} is {wrong}, where the report puts its {name}; "
-                f"move it away (the report in {report_dir} is left as it was)"
+                f"{target} is {wrong}, where the report puts its {name}; move it away (the report in {report_dir} is left as it was)"
             )
     # Ctrl-C, `kill` or a closed terminal waits until the moves are done (main thread only).
     main = threading.current_thread() is threading.main_thread()

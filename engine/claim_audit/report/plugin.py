@@ -123,9 +123,8 @@ def pytest_configure(config: pytest.Config) -> None:
                 sys.stderr.flush()
 
         cache.progress_writer = write_live
-    budget = _budget(config)
-    if budget:  # no test waits on another process's cache lock past its own budget
-        cache.lock_timeout_s = budget
+    # no test waits on another process's cache lock past its own budget
+    cache.lock_timeout_s = _budget(config) or cache.lock_timeout_s
     config.pluginmanager.register(timeouts, "claims-audit-timeouts")
     if not _is_worker(config):
         config.stash[_REPORT_DIR] = _report_dir(config)
@@ -147,18 +146,17 @@ def _budget(config: pytest.Config) -> float:
 
 def _check_junit_path(config: pytest.Config) -> None:
     """Refuse an unwritable --junitxml up front: pytest's late OSError would cost the report."""
-    given = config.option.xmlpath
-    if not given:
+    if not (given := config.option.xmlpath):
         return
     path = Path(os.path.abspath(os.path.expanduser(os.path.expandvars(given))))
     existing = next(p for p in (path, *path.parents) if p.exists())
-    problem = None
     if existing != path and not existing.is_dir():
         problem = f"lies under the file {existing}"
     elif not os.access(existing, os.W_OK):
         problem = f"cannot be written (no write permission on {existing})"
-    if problem:
-        raise pytest.UsageError(f"--junitxml {given!r}: {path} {problem}; name a writable file")
+    else:
+        return
+    raise pytest.UsageError(f"--junitxml {given!r}: {path} {problem}; name a writable file")
 
 
 def audited_project(config: pytest.Config) -> provenance.Project:
@@ -203,8 +201,7 @@ def _report_dir(config: pytest.Config) -> Path:
     for source in (s.resolve() for s in sources):
         if path == source or path in source.parents:
             raise pytest.UsageError(
-                f"--report-dir {given!r} is {path}, which is or holds {source}: the report "
-                "would be written among the project's files; name a folder of its own"
+                f"--report-dir {given!r} is {path}, which is or holds {source}: the report would be written among the project's files; name a folder of its own"
             )
     # pytest looks for the rootdir before any plugin declares its options, and takes an
     # existing folder after `--report-dir ` for a test path there (pytest-dev/pytest#1435).
@@ -215,9 +212,7 @@ def _report_dir(config: pytest.Config) -> Path:
     inside = path.is_relative_to(started) and path.is_relative_to(config.rootpath.resolve())
     if spaced and exists and not inside:
         raise pytest.UsageError(
-            f"--report-dir {given}: pytest takes an existing folder after an option for a test "
-            f"path when it looks for the rootdir (pytest-dev/pytest#1435; here it chose "
-            f"{config.rootpath}); write it as one word: {shlex.quote(f'--report-dir={given}')}"
+            f"--report-dir {given}: pytest takes an existing folder after an option for a test path when it looks for the rootdir (pytest-dev/pytest#1435; here it chose {config.rootpath}); write it as one word: {shlex.quote(f'--report-dir={given}')}"
         )
     return path
 
@@ -233,8 +228,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         spec = spec_of(item)
         if not isinstance(spec, ClaimSpec):
             raise pytest.UsageError(
-                f"{item.nodeid}: a claim is defined on its test with claim_audit.Claims "
-                "(docs/ADDING_A_DOCUMENT.md), not with a bare @pytest.mark.claim"
+                f"{item.nodeid}: a claim is defined on its test with claim_audit.Claims (docs/ADDING_A_DOCUMENT.md), not with a bare @pytest.mark.claim"
             )
         if seen.setdefault(spec.id, item.nodeid) != item.nodeid:
             raise pytest.UsageError(
@@ -242,8 +236,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             )
         if item.get_closest_marker("xfail") is not None:
             raise pytest.UsageError(
-                f"{item.nodeid}: a claim records a known finding with finding='...' on its "
-                "spec, not with xfail (its verdict is decided over float orders)"
+                f"{item.nodeid}: a claim records a known finding with finding='...' on its spec, not with xfail (its verdict is decided over float orders)"
             )
         item.extra_keyword_matches.add(spec.id)  # `pytest -k cal-02c` selects the claim
         meta = {name: getattr(spec, name) for name in SPEC_FIELDS} | {"expected": not spec.finding}
@@ -397,12 +390,9 @@ class AuditCollector:
             self.registry_error
             and f"the hook pytest_claims_audit_claims failed ({self.registry_error}): no run can be told complete, and the run fails",
             uncollected
-            and f"{len(self.uncollected)} test files could not be collected, so their claims "
-            f"are unknown: {_some(uncollected)}",
+            and f"{len(self.uncollected)} test files could not be collected, so their claims are unknown: {_some(uncollected)}",
             self.cannot_tell
-            and f"{' and '.join(self.cannot_tell)} left tests out, and no hook "
-            "pytest_claims_audit_claims lists the documents' claims: this run cannot tell "
-            "whether every claim ran",
+            and f"{' and '.join(self.cannot_tell)} left tests out, and no hook pytest_claims_audit_claims lists the documents' claims: this run cannot tell whether every claim ran",
             self.foreign_config,
             *self.environment["partial"],
         ]
@@ -449,11 +439,7 @@ class AuditCollector:
         if not config.pluginmanager.hook.pytest_claims_audit_claims.get_hookimpls():
             self.cannot_tell = _options_leaving_tests_out(config)
         if config.inipath is not None and config.inipath.parent != config.rootpath:  # -c, --rootdir
-            self.foreign_config = (
-                f"pytest's rootdir {config.rootpath} holds not the configuration it read "
-                f"({config.inipath}; -c, --rootdir?): the project's git and lock provenance "
-                "cannot be told"
-            )
+            self.foreign_config = f"pytest's rootdir {config.rootpath} holds not the configuration it read ({config.inipath}; -c, --rootdir?): the project's git and lock provenance cannot be told"
         self.partial = self._partial_reasons(session)
         self.lost = self._lost_claims()
         if self.lost or self.registry_error or self.cannot_tell or self.foreign_config:
@@ -488,12 +474,7 @@ class AuditCollector:
                     f"cannot compute the robustness section ({type(error).__name__}: {error})"
                 )
             if seeds is not None and self.robustness is None and not self.robustness_error:
-                self.robustness_error = (
-                    "--seeds asks for a sweep, but no pytest_claims_audit_robustness hook "
-                    "computed one: implement it in the project's conftest.py, returning "
-                    "claim_audit.seed_section(...) (the hook is declared in "
-                    "claim_audit.report.hooks), or run without --seeds"
-                )
+                self.robustness_error = "--seeds asks for a sweep, but no pytest_claims_audit_robustness hook computed one: implement it in the project's conftest.py, returning claim_audit.seed_section(...) (the hook is declared in claim_audit.report.hooks), or run without --seeds"
             if self.robustness_error:
                 self._fail(session)
         if no_report:
@@ -504,8 +485,7 @@ class AuditCollector:
             target = report_dir / PARTIAL_FOLDER if self.partial else report_dir
             if self.partial and target.is_symlink():
                 raise audit.ReportError(
-                    f"{target} is a symbolic link, where a partial run's report goes; move it "
-                    f"away (the report in {report_dir} is left as it was)"
+                    f"{target} is a symbolic link, where a partial run's report goes; move it away (the report in {report_dir} is left as it was)"
                 )
             self.written = audit.write_report(
                 target,
@@ -554,8 +534,7 @@ class AuditCollector:
         findings = [i for i in findings if not self.expected.get(i, True)]
         if self.config.option.runxfail and findings:
             write(
-                f"--runxfail: the known findings {_some(findings)} count as failed tests, so "
-                "the run fails; their verdicts are as recorded",
+                f"--runxfail: the known findings {_some(findings)} count as failed tests, so the run fails; their verdicts are as recorded",
                 yellow=True,
             )
         if self.lost:

@@ -78,8 +78,7 @@ def environment_of(config: pytest.Config) -> dict[str, Any]:
             or not all(isinstance(sentence, str) for sentence in partial)
         ):
             raise TypeError(
-                "pytest_claims_audit_environment must return a mapping of 'metadata' (a dict "
-                f"of JSON-able fields) and 'partial' (a list of sentences); got {answer!r}"
+                f"pytest_claims_audit_environment must return a mapping of 'metadata' (a dict of JSON-able fields) and 'partial' (a list of sentences); got {answer!r}"
             )
         merged = merged_environments(merged, fields)
     return merged
