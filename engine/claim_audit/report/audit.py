@@ -199,15 +199,10 @@ def build(
 
 
 def write_report(
-    report_dir: Path,
-    *,
-    documents: Registered = (),
-    figure_cache: Path | None = None,
-    **fields: Any,
+    report_dir: Path, *, documents: Registered = (), figure_cache: Path | None = None, **fields: Any
 ) -> list[Path]:
-    """Write the report of `build(**fields, documents=documents)` into `report_dir` (a partial
-    audit: audit.json and audit.md alone), replacing the previous one only once it is whole.
-    `figure_cache`: where drawn figures are kept; None draws every figure."""
+    """Write `build(**fields, documents=documents)` into `report_dir` (partial: audit.json and
+    audit.md alone), replacing the previous report once whole; figures kept in `figure_cache`."""
     report_dir = Path(report_dir).resolve()
     try:
         if report_dir.exists() and not report_dir.is_dir():

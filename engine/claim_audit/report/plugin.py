@@ -1,5 +1,4 @@
-"""pytest plugin: workers attach each claim's record to its test report; the controller
-gathers them, prints the table and writes `report/`, or `report/partial/` when incomplete."""
+"""pytest plugin: the controller gathers the claims' records, prints the table, writes the report."""
 
 from __future__ import annotations
 

@@ -97,8 +97,7 @@ def merged_environments(first: Mapping[str, Any], then: Mapping[str, Any]) -> di
 
 @dataclass(frozen=True)
 class Project:
-    """The audited project: `data` read (name -> sha256), the distributions whose `versions`
-    the report names."""
+    """The audited project: root, lock file, data read (name -> sha256), method, versions named."""
 
     root: Path | None = None
     lock: str = LOCK_FILE
