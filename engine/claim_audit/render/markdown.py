@@ -13,7 +13,6 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
-from .. import __name__ as ENGINE
 from ..engine.prediction import POWER_TARGET
 from ..engine.share import HOLDS_AT, REFUTED_AT, SENSITIVE_BETWEEN, SHARE_ALPHA
 from .documents import link_address
@@ -142,8 +141,9 @@ def anchor_of(kind: str, name: str) -> str:
     return f"{kind}-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
 
 
-def _source_text(source: dict, suffix: str = "") -> str:
+def _source_text(source: dict, kind: bool = False) -> str:
     url, title = link_address(source.get("url")), _escape(source["title"])
+    suffix = f" ({_escape(source['kind'])})" if kind else ""
     return f"[{title}]({url}){suffix}" if url else f"{title}{suffix}"
 
 
@@ -156,7 +156,7 @@ def cache_text(cache: dict) -> str:
 
 
 def _header(audit: dict) -> list[str]:
-    """Partial run, missing claims, documents, commit, date, summary, stack, verdict rule."""
+    """Partial run, missing claims, documents, commit, date, summary, cache, verdict rule."""
     meta, lines = audit["metadata"], []
     if audit.get("partial"):
         lines += [
@@ -170,20 +170,11 @@ def _header(audit: dict) -> list[str]:
         lines += [f"Claims without a verdict: {_escape(missing)}.", ""]
     sources = meta.get("documents") or {}  # name -> title, kind, url
     named = [
-        _source_text(sources[d], f" ({_escape(sources[d]['kind'])})")
-        if d in sources
-        else _escape(d)
+        _source_text(sources[d], kind=True) if d in sources else _escape(d)
         for d in sorted({c["document"] for c in audit["claims"]})
     ]
     created = meta.get("created_unix")
     when = "date unknown" if created is None else time.strftime(_DATE, time.gmtime(created))
-    versions, system = meta.get("versions", {}), meta.get("platform", {})
-    backend = f" ({system['jax_backend']})" if system.get("jax_backend") else ""
-    python = f"Python {versions.get('python')} on {system.get('system')}{backend}; "
-    python = python if "python" in versions else ""
-    wall = f"; wall time {meta['wall_s']:.1f} s" if "wall_s" in meta else ""
-    stack = "".join(f"{n} {v}, " for n, v in versions.items() if n not in ("python", ENGINE))
-    stack = f"{stack}{python}{cache_text(meta.get('cache', {}))}{wall}."
     method = f" ({_escape(meta['method'])})" if meta.get("method") else ""
     git, code = meta.get("git") or {}, "Not a git repository"
     if git.get("commit") is not None:
@@ -192,7 +183,8 @@ def _header(audit: dict) -> list[str]:
     elif git.get("no_commit_yet"):
         code = "A git repository with no commit yet"
     lines += [f"Audit of {'; '.join(named)}.", "", f"{code}, {when}."]
-    return [*lines, "", f"{_escape(audit['summary'])}.", "", _escape(stack), "", _rule(method)]
+    cache = _escape(cache_text(meta.get("cache", {})))
+    return [*lines, "", f"{_escape(audit['summary'])}.", "", f"{cache}.", "", _rule(method)]
 
 
 def render(
