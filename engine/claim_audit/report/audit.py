@@ -233,13 +233,12 @@ def write_report(
                     staged / "figures", shown, robustness=robustness, cache_dir=figure_cache
                 )
                 audit["figures"] = drawing.index(shown, robustness)
-            texts = {"audit.json": json.dumps(audit, indent=2, allow_nan=False) + "\n"}
-            texts["audit.md"] = markdown.render(audit, [f.name for f in figures])
-            if not partial:
-                pngs = {f.name: f.read_bytes() for f in figures}
-                texts["audit.html"] = markdown.render_html(audit, pngs)
-            for name, text in texts.items():
-                (staged / name).write_text(text, encoding="utf-8")
+                html = markdown.render_html(audit, {f.name: f.read_bytes() for f in figures})
+                (staged / "audit.html").write_text(html, encoding="utf-8")
+            text = json.dumps(audit, indent=2, allow_nan=False) + "\n"
+            (staged / "audit.json").write_text(text, encoding="utf-8")
+            text = markdown.render(audit, [f.name for f in figures])
+            (staged / "audit.md").write_text(text, encoding="utf-8")
             _move_in(staged, report_dir, drawing.figure_names(registered(documents)))
     except ReportError:
         raise

@@ -18,7 +18,7 @@ from .. import cache
 from ..engine.claim import PROPERTY, SPEC_FIELDS, ClaimRecord, ClaimSpec, spec_of
 from ..engine.sweep import parse_seeds
 from ..render import table
-from . import provenance, timeouts
+from . import hooks, provenance, timeouts
 
 META_PROPERTY = "claim_meta"  # a claim's fields, on its test's reports, for the controller
 _CRASHED = "claims_crashed"  # in a worker's workerinput: tests whose worker died running them
@@ -104,8 +104,6 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from . import hooks
-
     pluginmanager.add_hookspecs(hooks)
 
 
