@@ -38,7 +38,7 @@ def metadata(
     project: Project = UNKNOWN_PROJECT,
     environment: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Versions, platform, provenance, the `environment` hook's fields, sources, cache, wall time."""
+    """Versions, platform, provenance, `environment`'s fields, sources, cache activity, wall time."""
     found, added = provenance(project), dict(environment or {})
     statuses = Counter(e["status"] for e in cache_events)
     return {

@@ -1,4 +1,4 @@
-"""pytest plugin: the controller gathers the claims' records, prints the table, writes the report."""
+"""pytest plugin: the controller gathers the claims' records, prints the table, writes report/."""
 
 from __future__ import annotations
 
@@ -182,7 +182,7 @@ def audited_project(config: pytest.Config) -> provenance.Project:
 
 
 def _report_dir(config: pytest.Config) -> Path:
-    """--report-dir resolved against the starting folder; a usage error when it cannot serve."""
+    """--report-dir from the starting folder; a usage error if empty, among sources, pytest#1435."""
     given = config.getoption("--report-dir")
     if given is None:
         return config.rootpath / "report"
@@ -247,8 +247,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """A replacement xdist worker skips the test its predecessor died running (it could end every
-    replacement)."""
+    """A replacement xdist worker skips the test its predecessor died running: it could end
+    every replacement, and the tests after it would never run."""
     config = item.config
     if _is_worker(config) and item.nodeid in config.workerinput.get(_CRASHED, ()):
         pytest.skip("not run again: its worker died running it (reported as failed)")
