@@ -1,5 +1,4 @@
-"""A figure to draw on (`new_figure`, any matplotlib Figure will do), and `save`, which writes
-every figure of the report as a PNG and an SVG twin, through Agg, touching no pyplot state."""
+"""`new_figure` to draw on and `save`: a PNG and its SVG twin, through Agg, no pyplot state."""
 
 from __future__ import annotations
 

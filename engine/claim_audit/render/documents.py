@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import __name__ as ENGINE
-
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -72,8 +70,7 @@ class Document:
         declared = {spec.file for spec in self.figures}
         if set(data) != declared:
             raise ValueError(
-                f"document {self.name!r}: figure_data gave {sorted(data)}, "
-                f"its figures are {sorted(declared)}"
+                f"document {self.name!r}: figure_data gave {sorted(data)}, its figures are {sorted(declared)}"
             )
         return data
 
@@ -83,15 +80,3 @@ def link_address(url: str | None) -> str | None:
     if not url or urllib.parse.urlsplit(url).scheme not in ("http", "https"):
         return None
     return urllib.parse.quote(url, safe=":/?#@!$&*+,;=%~-._")
-
-
-def sources_of(audit: dict) -> dict[str, Source]:
-    """The audited documents' sources as recorded in an audit dict (`metadata.documents`)."""
-    recorded = audit.get("metadata", {}).get("documents") or {}
-    return {name: Source(**source) for name, source in recorded.items()}
-
-
-def stack_text(versions: dict[str, Any]) -> str:
-    """ "jax 0.10.2, numpy 2.4.6, ": the project's distributions (not Python, not this engine)."""
-    skip = {"python", ENGINE}
-    return "".join(f"{name} {version}, " for name, version in versions.items() if name not in skip)

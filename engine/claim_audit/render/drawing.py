@@ -1,6 +1,5 @@
-"""Draws the documents' figures and robustness.png, each a PNG with an SVG twin, reusing those
-kept in the figure cache (KEY.png and KEY.svg, each os.replace'd in whole; KEY digests the
-file name, the data and the code that draws it, this engine and matplotlib)."""
+"""Draws the documents' figures and robustness.png (PNG and SVG), reusing the figure cache's
+KEY.png and KEY.svg (KEY digests the file name, the data, the drawing code and matplotlib)."""
 
 from __future__ import annotations
 
@@ -62,8 +61,7 @@ def _feed(digest: Any, value: Any, where: str) -> None:
             _feed(digest, item, f"{where}[{key!r}]")
     else:
         raise TypeError(
-            f"figure data {where} is a {type(value).__name__}; expected arrays, numbers, "
-            "strings, None, or lists and dicts of them"
+            f"figure data {where} is a {type(value).__name__}; expected arrays, numbers, strings, None, or lists and dicts of them"
         )
 
 
@@ -89,8 +87,7 @@ def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
         code = getattr(inspect.unwrap(func), "__code__", None)
         if code is None or not Path(code.co_filename).is_file():
             raise TypeError(
-                f"cannot tell which code draws figure {file}: {draw!r} is defined outside a "
-                "package and not by a function in a source file"
+                f"cannot tell which code draws figure {file}: {draw!r} is defined outside a package and not by a function in a source file"
             )
         parts = [_file_digest(code.co_filename)]
     parts += [package_digest(_ENGINE), matplotlib.__version__]
@@ -98,8 +95,7 @@ def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
         parts += [data_digest(bound)] if bound else []
     except TypeError as error:
         raise TypeError(
-            f"cannot key figure {file}: its draw, a functools.partial, binds an argument that "
-            f"is not figure data ({error})"
+            f"cannot key figure {file}: its draw, a functools.partial, binds an argument that is not figure data ({error})"
         ) from None
     parts += [file, data_digest(data)]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
@@ -225,12 +221,8 @@ def robustness_figure(section: dict) -> Figure:
     fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
     published = section["published_seeds"]
     seeds = f"seed{'s' if len(published) > 1 else ''} {seed_range(published)}"
-    title, no_ci = f"Comparative claims beyond the published {seeds}", ", or the most extreme seed"
-    if not swept:
-        title, no_ci = (
-            f"Comparative claims on the published {seeds}, 95% CI",
-            "; --seeds 0-9 adds other seeds",
-        )
+    title = f"Comparative claims {'beyond' if swept else 'on'} the published {seeds}{'' if swept else ', 95% CI'}"
+    no_ci = ", or the most extreme seed" if swept else "; --seeds 0-9 adds other seeds"
     fig.suptitle(f"{title}\n(no CI: the effect reads figures that are not resampled{no_ci})")
     return fig
 
@@ -252,8 +244,6 @@ def figure_names(documents: Iterable[Document]) -> set[str]:
 
 def _specs(documents: list[Document], robustness: dict | None) -> list[tuple]:
     """(document, spec, claims) of every figure drawn: the documents', then robustness.png."""
-    if not all(isinstance(d, Document) for d in documents):
-        raise TypeError(f"documents must be Document objects; got {documents!r}")
     specs = [(d.name, spec, list(spec.claims)) for d in documents for spec in d.figures]
     if robustness is not None and robustness_claims(robustness):
         specs.append(("robustness", ROBUSTNESS, robustness_claims(robustness)))
@@ -276,11 +266,10 @@ def draw_all(
     robustness: dict | None = None,
     cache_dir: Path | None = None,
 ) -> list[Path]:
-    """Write the figures of `index(documents, robustness)` into `folder` and return the PNGs'
-    paths, every document's data checked before any drawing; copied from `cache_dir` where
-    found there (None, or a folder that cannot be written: every figure is drawn)."""
+    """Write `index(documents, robustness)`'s figures into `folder` (all data checked first),
+    reusing those in `cache_dir` (None, or not writable: all drawn); the PNGs' paths."""
     documents = list(documents)
-    specs = _specs(documents, robustness)  # checks `documents` before any data is gathered
+    specs = _specs(documents, robustness)
     data = {ROBUSTNESS.file: robustness}
     for document in documents:
         data |= document.data_of_figures(robustness)

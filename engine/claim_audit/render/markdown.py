@@ -15,13 +15,13 @@ from markdown_it import MarkdownIt
 
 from ..engine.prediction import POWER_TARGET
 from ..engine.share import HOLDS_AT, REFUTED_AT, SENSITIVE_BETWEEN, SHARE_ALPHA
-from .documents import Source, link_address, sources_of, stack_text
+from .documents import link_address
 
 _DATE = "%Y-%m-%d %H:%M UTC"
 
 
 class _Markdown(str):
-    """Text this module wrote as Markdown (emphasis around numbers): not escaped again."""
+    """Markdown this module wrote, its text escaped already: not escaped again."""
 
 
 # Markdown or inline HTML markup, and newlines (they end a table row or a heading): text from
@@ -33,9 +33,7 @@ _LITERAL = str.maketrans(
 
 
 def _escape(text: Any) -> str:
-    if isinstance(text, _Markdown):
-        return text.replace("|", "\\|")
-    return str(text).translate(_LITERAL)
+    return text if isinstance(text, _Markdown) else str(text).translate(_LITERAL)
 
 
 # The verdict column's labels beyond holds, sensitive and inconclusive (the terminal's too).
@@ -143,8 +141,9 @@ def anchor_of(kind: str, name: str) -> str:
     return f"{kind}-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
 
 
-def _source_text(source: Source, suffix: str = "") -> str:
-    url, title = link_address(source.url), _escape(source.title)
+def _source_text(source: dict, kind: bool = False) -> str:
+    url, title = link_address(source.get("url")), _escape(source["title"])
+    suffix = f" ({_escape(source['kind'])})" if kind else ""
     return f"[{title}]({url}){suffix}" if url else f"{title}{suffix}"
 
 
@@ -157,7 +156,7 @@ def cache_text(cache: dict) -> str:
 
 
 def _header(audit: dict) -> list[str]:
-    """Partial run, missing claims, documents, commit, date, summary, stack, verdict rule."""
+    """Partial run, missing claims, documents, commit, date, summary, cache, verdict rule."""
     meta, lines = audit["metadata"], []
     if audit.get("partial"):
         lines += [
@@ -169,19 +168,13 @@ def _header(audit: dict) -> list[str]:
     if audit.get("missing"):
         missing = ", ".join(f"{claim_id} ({why})" for claim_id, why in audit["missing"].items())
         lines += [f"Claims without a verdict: {_escape(missing)}.", ""]
-    sources = sources_of(audit)
+    sources = meta.get("documents") or {}  # name -> title, kind, url
     named = [
-        _source_text(sources[d], f" ({_escape(sources[d].kind)})") if d in sources else _escape(d)
+        _source_text(sources[d], kind=True) if d in sources else _escape(d)
         for d in sorted({c["document"] for c in audit["claims"]})
     ]
     created = meta.get("created_unix")
     when = "date unknown" if created is None else time.strftime(_DATE, time.gmtime(created))
-    versions, system = meta.get("versions", {}), meta.get("platform", {})
-    backend = f" ({system['jax_backend']})" if system.get("jax_backend") else ""
-    python = f"Python {versions.get('python')} on {system.get('system')}{backend}; "
-    python = python if "python" in versions else ""
-    wall = f"; wall time {meta['wall_s']:.1f} s" if "wall_s" in meta else ""
-    stack = f"{stack_text(versions)}{python}{cache_text(meta.get('cache', {}))}{wall}."
     method = f" ({_escape(meta['method'])})" if meta.get("method") else ""
     git, code = meta.get("git") or {}, "Not a git repository"
     if git.get("commit") is not None:
@@ -190,7 +183,8 @@ def _header(audit: dict) -> list[str]:
     elif git.get("no_commit_yet"):
         code = "A git repository with no commit yet"
     lines += [f"Audit of {'; '.join(named)}.", "", f"{code}, {when}."]
-    return [*lines, "", f"{_escape(audit['summary'])}.", "", _escape(stack), "", _rule(method)]
+    cache = _escape(cache_text(meta.get("cache", {})))
+    return [*lines, "", f"{_escape(audit['summary'])}.", "", f"{cache}.", "", _rule(method)]
 
 
 def render(
@@ -203,20 +197,20 @@ def render(
     figures = [f for f in audit.get("figures", []) if f["file"] in set(figure_names)]
     figure_of = {claim: f for f in figures for claim in f["claims"]}
     audited, placed = {c["id"] for c in audit["claims"]}, set()
+    sources = audit["metadata"].get("documents") or {}
     for document, claims in groupby(audit["claims"], key=lambda c: c["document"]):
-        document_source = sources_of(audit).get(document)
+        document_source = sources.get(document)
         linked = f": {_source_text(document_source)}" if document_source else ""
         lines += ["", f"## {_escape(document)}{linked}", ""]
         for section, rows in groupby(claims, key=lambda c: c["section"]):
             rows = list(rows)
             lines += [f"### {_escape(section)}", ""]
-            url = link_address(document_source.url) if document_source is not None else None
+            url = link_address((document_source or {}).get("url"))
             if url is not None and rows[0].get("origin") != "suite":  # the published section
                 slug = re.sub(r"[^a-z0-9]+", "-", re.sub("['’]", "", section.lower())).strip("-")
                 lines += [f"In the document: [{_escape(section)}]({url.split('#')[0]}#{slug})", ""]
-            lines += ["| id | claim | published | measured | tolerance | verdict | figure |"]
-            lines += ["|---|---|---|---|---|---|---|"]
-            lines += [*(_claim_row(c, figure_of.get(c["id"])) for c in rows), ""]
+            header = "id | claim | published | measured | tolerance | verdict | figure"
+            lines += _table(header, [_claim_row(c, figure_of.get(c["id"])) for c in rows])
             for figure in figures:  # those illustrating this section's claims, right below
                 if figure["file"] not in placed and any(c["id"] in figure["claims"] for c in rows):
                     placed.add(figure["file"])
@@ -232,18 +226,14 @@ def render(
         lines += ["## Findings", "", intro, "", *findings, ""]
     if "robustness" in audit:
         lines += render_robustness(audit["robustness"])
-    rest = [f for f in figures if f["file"] not in placed]
-    indexed = {f["file"] for f in audit.get("figures", [])}
-    unindexed = [name for name in figure_names if name not in indexed]
-    if rest or unindexed:
+    if rest := [f for f in figures if f["file"] not in placed]:
         lines += ["## More figures", ""]
         for figure in rest:
             lines += _figure_block(figure, source, audited)
-        lines += [f"![{_escape(name)}]({source(name)})\n" for name in unindexed]
     return "\n".join([*lines, *_run(audit["metadata"])]) + "\n"
 
 
-def _claim_row(c: dict, figure: dict | None) -> str:
+def _claim_row(c: dict, figure: dict | None) -> tuple[str, ...]:
     """A claim's row: anchor, statement, figures, verdict and how it was borne out, figure link."""
     details = c.get("details") or {}
     label = verdict_label(c["verdict"], details, c["expected_to_hold"])
@@ -259,7 +249,7 @@ def _claim_row(c: dict, figure: dict | None) -> str:
     anchor = f'<a id="{anchor_of("claim", c["id"])}"></a>{_escape(c["id"])}'
     link = f"[{_escape(figure['file'])}](#{_figure_anchor(figure['file'])})" if figure else "-"
     cells = (c["published"], c["measured"], c["tolerance"])
-    return "| " + " | ".join([anchor, statement, *map(_escape, cells), verdict, link]) + " |"
+    return tuple(map(_Markdown, [anchor, statement, *map(_escape, cells), verdict, link]))
 
 
 def _plain(value: Any) -> str:

@@ -141,8 +141,7 @@ def render(
 
 
 def render_robustness(section: dict[str, Any], width: int = 80) -> list[str]:
-    """The robustness section's tables as audit.md gives them, laid out `width` columns wide,
-    but the per-seed figures: audit.md holds those."""
+    """audit.md's robustness tables but the per-seed figures, laid out `width` columns wide."""
     lines = markdown.render_robustness({**section, "figure_intervals": None})[1:]
     if section["figure_intervals"]:
         lines += ["Each seed's figures with their intervals: audit.md, section Robustness."]

@@ -12,7 +12,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -38,8 +38,7 @@ def metadata(
     project: Project = UNKNOWN_PROJECT,
     environment: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Versions, platform, the `project`'s provenance, the `environment` hook's fields (its
-    `platform` adds to the engine's), the `documents`' sources, cache activity and wall time."""
+    """Versions, platform, provenance, `environment`'s fields, sources, cache activity, wall time."""
     found, added = provenance(project), dict(environment or {})
     statuses = Counter(e["status"] for e in cache_events)
     return {
@@ -103,17 +102,6 @@ def audited(records: list[ClaimRecord], documents: Registered) -> list[Document]
     return [d for d in registered(documents) if d.name in names]
 
 
-def robustness(compute: Callable[[], dict | None]) -> dict | None:
-    """The robustness hook's section, checked and completed, or None; ReportError if wrong."""
-    try:
-        section = compute()
-    except Exception as error:
-        raise ReportError(
-            f"cannot compute the robustness section ({type(error).__name__}: {error})"
-        ) from error
-    return None if section is None else checked(section)
-
-
 _PUBLISHED_KEYS = ("seeds", "effects", "units", "regions", "region_bounds", "values", "holds")
 _SWEEP_KEYS = ("seeds", "effects", "regions", "values", "intervals", "per_seed_values")
 _SWEEP_KEYS += ("per_seed_holds", "subset_values", "subset_holds", "holding", "total")
@@ -129,25 +117,19 @@ def _require(
     where: str, value: Any, keys: Sequence[str] = (), kind: type = dict, per_effect=()
 ) -> None:
     """ReportError unless `value` is a `kind` with `keys`, and `per_effect` keys one per effect."""
-    problem = None
     if not isinstance(value, kind):
-        problem = f"{where} is {type(value).__name__}, expected {kind.__name__}"
-    elif missing := [key for key in keys if key not in value]:
-        problem = f"{where} has no key {missing[0]!r}"
-    else:
-        n = len(value["effects"]) if per_effect else 0
-        wrong = [k for k in per_effect if value.get(k) is not None and len(value[k]) != n]
-        problem = (
-            wrong and f"{where}[{wrong[0]!r}] has {len(value[wrong[0]])} items for {n} effects"
-        )
-    if problem:
-        raise _malformed(problem)
+        raise _malformed(f"{where} is {type(value).__name__}, expected {kind.__name__}")
+    if missing := [key for key in keys if key not in value]:
+        raise _malformed(f"{where} has no key {missing[0]!r}")
+    n = len(value["effects"]) if per_effect else 0
+    for k in per_effect:
+        if value.get(k) is not None and len(value[k]) != n:
+            raise _malformed(f"{where}[{k!r}] has {len(value[k])} items for {n} effects")
 
 
 def _malformed(problem: str) -> ReportError:
     return ReportError(
-        f"the pytest_claims_audit_robustness hook returned a malformed section: {problem} "
-        "(docs/ADDING_A_DOCUMENT.md gives its keys; claim_audit.seed_section computes one)"
+        f"the pytest_claims_audit_robustness hook returned a malformed section: {problem} (docs/ADDING_A_DOCUMENT.md gives its keys; claim_audit.seed_section computes one)"
     )
 
 
@@ -217,15 +199,10 @@ def build(
 
 
 def write_report(
-    report_dir: Path,
-    *,
-    documents: Registered = (),
-    figure_cache: Path | None = None,
-    **fields: Any,
+    report_dir: Path, *, documents: Registered = (), figure_cache: Path | None = None, **fields: Any
 ) -> list[Path]:
-    """Write the report of `build(**fields, documents=documents)` into `report_dir` (a partial
-    audit: audit.json and audit.md alone), replacing the previous one only once it is whole.
-    `figure_cache`: where drawn figures are kept; None draws every figure."""
+    """Write `build(**fields, documents=documents)` into `report_dir` (partial: audit.json and
+    audit.md alone), replacing the previous report once whole; figures kept in `figure_cache`."""
     report_dir = Path(report_dir).resolve()
     try:
         if report_dir.exists() and not report_dir.is_dir():
@@ -246,12 +223,23 @@ def write_report(
         with tempfile.TemporaryDirectory(
             prefix=_STAGING, dir=report_dir, ignore_cleanup_errors=True
         ) as staging:
-            (Path(staging) / _OURS).touch()
+            staged, partial, figures = Path(staging), fields.get("partial"), []
+            (staged / _OURS).touch()
             audit = build(**fields, documents=documents)
-            figures = _write(
-                Path(staging), audit, audited(fields["records"], documents), figure_cache
-            )
-            _move_in(Path(staging), report_dir, drawing.figure_names(registered(documents)))
+            if not partial:
+                (staged / "figures").mkdir()
+                shown, robustness = audited(fields["records"], documents), audit.get("robustness")
+                figures = drawing.draw_all(
+                    staged / "figures", shown, robustness=robustness, cache_dir=figure_cache
+                )
+                audit["figures"] = drawing.index(shown, robustness)
+                html = markdown.render_html(audit, {f.name: f.read_bytes() for f in figures})
+                (staged / "audit.html").write_text(html, encoding="utf-8")
+            text = json.dumps(audit, indent=2, allow_nan=False) + "\n"
+            (staged / "audit.json").write_text(text, encoding="utf-8")
+            text = markdown.render(audit, [f.name for f in figures])
+            (staged / "audit.md").write_text(text, encoding="utf-8")
+            _move_in(staged, report_dir, drawing.figure_names(registered(documents)))
     except ReportError:
         raise
     except OSError as error:
@@ -262,28 +250,9 @@ def write_report(
         ) from error
     finally:
         os.close(lock)
-    names = ["audit.json", "audit.md", *([] if fields.get("partial") else ["audit.html"])]
+    names = ["audit.json", "audit.md", *([] if partial else ["audit.html"])]
     drawn = [report_dir / "figures" / n for f in figures for n in (f.name, f"{f.stem}.svg")]
     return [report_dir / name for name in names] + drawn
-
-
-def _write(staging: Path, audit: dict, documents: list[Document], cache: Path | None) -> list[Path]:
-    """Write the report's files for `audit` into `staging`; the figures' PNG paths."""
-    figures: list[Path] = []
-    if not (partial := audit.get("partial")):
-        (staging / "figures").mkdir()
-        robustness = audit.get("robustness")
-        figures = drawing.draw_all(
-            staging / "figures", documents, robustness=robustness, cache_dir=cache
-        )
-        audit["figures"] = drawing.index(documents, robustness)
-    texts = {"audit.json": json.dumps(audit, indent=2, allow_nan=False) + "\n"}
-    texts["audit.md"] = markdown.render(audit, [f.name for f in figures])
-    if not partial:
-        texts["audit.html"] = markdown.render_html(audit, {f.name: f.read_bytes() for f in figures})
-    for name, text in texts.items():
-        (staging / name).write_text(text, encoding="utf-8")
-    return figures
 
 
 _ENTRIES = ("audit.md", "audit.html", "audit.json")  # moved in in this order: audit.json last
@@ -304,8 +273,7 @@ def _move_in(staging: Path, report_dir: Path, ours: set[str]) -> None:
             wrong = "a folder" if target.is_dir() else "a file"
         if wrong:
             raise ReportError(
-                f"{target} is {wrong}, where the report puts its {name}; "
-                f"move it away (the report in {report_dir} is left as it was)"
+                f"{target} is {wrong}, where the report puts its {name}; move it away (the report in {report_dir} is left as it was)"
             )
     # Ctrl-C, `kill` or a closed terminal waits until the moves are done (main thread only).
     main = threading.current_thread() is threading.main_thread()

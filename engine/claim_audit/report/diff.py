@@ -1,5 +1,4 @@
-"""Compare two audit.json files, one line per change: verdicts, figures that moved beyond
-their tolerance or `FOLD`-fold beyond both runs' orders, definitions and run metadata."""
+"""Two audit.json files compared: verdicts, figures moved, definitions and run metadata."""
 
 from __future__ import annotations
 

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from typing import Any
-
-    from ..engine.claim import ClaimSpec
-    from ..render.documents import Document
+from ..engine.claim import ClaimSpec
+from ..render.documents import Document
 
 
 def pytest_claims_audit_documents(config: pytest.Config) -> list[Document]:

@@ -1,5 +1,4 @@
-"""pytest plugin: workers attach each claim's record to its test report; the controller
-gathers them, prints the table and writes `report/`, or `report/partial/` when incomplete."""
+"""pytest plugin: the controller gathers the claims' records, prints the table, writes report/."""
 
 from __future__ import annotations
 
@@ -19,26 +18,13 @@ from .. import cache
 from ..engine.claim import PROPERTY, SPEC_FIELDS, ClaimRecord, ClaimSpec, spec_of
 from ..engine.sweep import parse_seeds
 from ..render import table
-from . import timeouts
-from .provenance import (
-    LOCK_FILE,
-    NO_ENVIRONMENT,
-    Project,
-    environment_of,
-    merged_environments,
-    project_requirements,
-)
+from . import hooks, provenance, timeouts
 
 META_PROPERTY = "claim_meta"  # a claim's fields, on its test's reports, for the controller
 _CRASHED = "claims_crashed"  # in a worker's workerinput: tests whose worker died running them
 MAX_ORDERS = 1000  # past it, a figure's prediction interval is within 0.5% of its limit
 PARTIAL_FOLDER = "partial"  # a partial run's report, inside --report-dir
 NOT_COLLECTED, DESELECTED, NOT_RUN = "not collected", "deselected", "not run"
-_MISSING_LABELS = {
-    DESELECTED: "deselected (-k, -m, --deselect)",
-    NOT_COLLECTED: "not collected (--ignore, a path or python_functions leaving their tests out, or a spec without a test)",
-    NOT_RUN: "selected but not run",
-}
 _REPORT_DIR = pytest.StashKey[Path]()
 _COLLECTED = pytest.StashKey[dict[str, dict]]()  # node id -> claim fields, before -k / -m
 _SELECTED = pytest.StashKey[list[str]]()
@@ -63,12 +49,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             "help": "print the claims table but write no report files",
         },
         "--seeds": {
-            "type": _argument(parse_seeds),
+            "type": _seeds,
             "metavar": "SEEDS",
             "help": "robustness sweep over these seeds, e.g. 0-9 or 0,3,5-7 (the sweep_seeds fixture; the pytest_claims_audit_robustness hook)",
         },
         "--orders": {
-            "type": _argument(_order_count),
+            "type": _order_count,
             "metavar": "N",
             "help": "judge every claim over at least N valid float orders (default: each document's own; more narrow a figure's prediction interval, at one run each)",
         },
@@ -76,28 +62,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         group.addoption(name, **kw)
     for name, text, default in (
         ("method", "where the project documents how its claims are judged (a path or a URL)", ""),
-        ("lock", "the project's lock file (name==version lines) from the rootdir", LOCK_FILE),
+        ("lock", "the project's lock file (name==version) from the rootdir", provenance.LOCK_FILE),
         ("versions", "the distributions the report names (default: pyproject's dependencies)", []),
     ):
         parser.addini(f"claims_audit_{name}", text, "args" if default == [] else None, default)
 
 
-def _argument(parse):
-    """`parse` as an argparse type: its ValueError is a usage error."""
-
-    def parsed(text: str):
-        try:
-            return parse(text)
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
-
-    return parsed
+def _seeds(text: str) -> tuple[int, ...]:
+    try:
+        return parse_seeds(text)
+    except ValueError as error:  # argparse shows an ArgumentTypeError's own message
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _order_count(text: str) -> int:
     n = int(text) if text.strip().isdigit() else 0
     if not 3 <= n <= MAX_ORDERS or str(n) != text.strip():
-        raise ValueError(f"expected a whole number of orders from 3 to {MAX_ORDERS}; got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of orders from 3 to {MAX_ORDERS}; got {text!r}"
+        )
     return n
 
 
@@ -121,8 +104,6 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from . import hooks
-
     pluginmanager.add_hookspecs(hooks)
 
 
@@ -139,9 +120,8 @@ def pytest_configure(config: pytest.Config) -> None:
                 sys.stderr.flush()
 
         cache.progress_writer = write_live
-    budget = _budget(config)
-    if budget:  # no test waits on another process's cache lock past its own budget
-        cache.lock_timeout_s = budget
+    # no test waits on another process's cache lock past its own budget
+    cache.lock_timeout_s = _budget(config) or cache.lock_timeout_s
     config.pluginmanager.register(timeouts, "claims-audit-timeouts")
     if not _is_worker(config):
         config.stash[_REPORT_DIR] = _report_dir(config)
@@ -163,21 +143,20 @@ def _budget(config: pytest.Config) -> float:
 
 def _check_junit_path(config: pytest.Config) -> None:
     """Refuse an unwritable --junitxml up front: pytest's late OSError would cost the report."""
-    given = config.option.xmlpath
-    if not given:
+    if not (given := config.option.xmlpath):
         return
     path = Path(os.path.abspath(os.path.expanduser(os.path.expandvars(given))))
     existing = next(p for p in (path, *path.parents) if p.exists())
-    problem = None
     if existing != path and not existing.is_dir():
         problem = f"lies under the file {existing}"
     elif not os.access(existing, os.W_OK):
         problem = f"cannot be written (no write permission on {existing})"
-    if problem:
-        raise pytest.UsageError(f"--junitxml {given!r}: {path} {problem}; name a writable file")
+    else:
+        return
+    raise pytest.UsageError(f"--junitxml {given!r}: {path} {problem}; name a writable file")
 
 
-def audited_project(config: pytest.Config) -> Project:
+def audited_project(config: pytest.Config) -> provenance.Project:
     """The project pytest audits; a ProjectError when the data hook's digests are unusable."""
     digests: dict[str, str] = {}
     for given in config.hook.pytest_claims_audit_data(config=config):
@@ -192,19 +171,18 @@ def audited_project(config: pytest.Config) -> Project:
                 raise ProjectError(
                     f"pytest_claims_audit_data gave {name!r} two digests: {digests[name]} and {digest}"
                 )
-    return Project(
+    return provenance.Project(
         root=config.rootpath,
         lock=config.getini("claims_audit_lock"),
         data=digests,
         method=config.getini("claims_audit_method") or None,
         versions=tuple(config.getini("claims_audit_versions"))
-        or project_requirements(config.rootpath),
+        or provenance.project_requirements(config.rootpath),
     )
 
 
 def _report_dir(config: pytest.Config) -> Path:
-    """--report-dir, resolved against the starting folder (default: report/ in the rootdir);
-    a usage error when empty, among the project's files, or two words that moved the rootdir."""
+    """--report-dir from the starting folder; a usage error if empty, among sources, pytest#1435."""
     given = config.getoption("--report-dir")
     if given is None:
         return config.rootpath / "report"
@@ -220,24 +198,18 @@ def _report_dir(config: pytest.Config) -> Path:
     for source in (s.resolve() for s in sources):
         if path == source or path in source.parents:
             raise pytest.UsageError(
-                f"--report-dir {given!r} is {path}, which is or holds {source}: the report "
-                "would be written among the project's files; name a folder of its own"
+                f"--report-dir {given!r} is {path}, which is or holds {source}: the report would be written among the project's files; name a folder of its own"
             )
     # pytest looks for the rootdir before any plugin declares its options, and takes an
     # existing folder after `--report-dir ` for a test path there (pytest-dev/pytest#1435).
     args = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *config.invocation_params.args]
     spaced = any(a == "--report-dir" and b == given for a, b in itertools.pairwise(args))
-    try:
-        exists = path.exists()
-    except OSError:  # a name too long, say: the report's own writing says so
-        exists = False
+    exists = os.path.exists(path)  # False for a name too long: the report's writing says so
     started = config.invocation_params.dir.resolve()
     inside = path.is_relative_to(started) and path.is_relative_to(config.rootpath.resolve())
     if spaced and exists and not inside:
         raise pytest.UsageError(
-            f"--report-dir {given}: pytest takes an existing folder after an option for a test "
-            f"path when it looks for the rootdir (pytest-dev/pytest#1435; here it chose "
-            f"{config.rootpath}); write it as one word: {shlex.quote(f'--report-dir={given}')}"
+            f"--report-dir {given}: pytest takes an existing folder after an option for a test path when it looks for the rootdir (pytest-dev/pytest#1435; here it chose {config.rootpath}); write it as one word: {shlex.quote(f'--report-dir={given}')}"
         )
     return path
 
@@ -253,8 +225,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         spec = spec_of(item)
         if not isinstance(spec, ClaimSpec):
             raise pytest.UsageError(
-                f"{item.nodeid}: a claim is defined on its test with claim_audit.Claims "
-                "(docs/ADDING_A_DOCUMENT.md), not with a bare @pytest.mark.claim"
+                f"{item.nodeid}: a claim is defined on its test with claim_audit.Claims (docs/ADDING_A_DOCUMENT.md), not with a bare @pytest.mark.claim"
             )
         if seen.setdefault(spec.id, item.nodeid) != item.nodeid:
             raise pytest.UsageError(
@@ -262,8 +233,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             )
         if item.get_closest_marker("xfail") is not None:
             raise pytest.UsageError(
-                f"{item.nodeid}: a claim records a known finding with finding='...' on its "
-                "spec, not with xfail (its verdict is decided over float orders)"
+                f"{item.nodeid}: a claim records a known finding with finding='...' on its spec, not with xfail (its verdict is decided over float orders)"
             )
         item.extra_keyword_matches.add(spec.id)  # `pytest -k cal-02c` selects the claim
         meta = {name: getattr(spec, name) for name in SPEC_FIELDS} | {"expected": not spec.finding}
@@ -286,12 +256,17 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if _is_worker(session.config):
-        output = session.config.workeroutput
-        output["cache_events"] = json.dumps(cache.EVENTS)
-        output["environment"] = json.dumps(environment_of(session.config))
-        if _COLLECTED in session.config.stash:
-            output["claims_collected"] = json.dumps(session.config.stash[_COLLECTED])
-            output["claims_selected"] = json.dumps(session.config.stash.get(_SELECTED, []))
+        session.config.workeroutput.update(_process_output(session.config))
+
+
+def _process_output(config: pytest.Config) -> dict[str, str]:
+    """What a test process tells the controller: its cache events, environment and claims."""
+    output = {"cache_events": json.dumps(cache.EVENTS)}
+    output["environment"] = json.dumps(provenance.environment_of(config))
+    if _COLLECTED in config.stash:
+        output["claims_collected"] = json.dumps(config.stash[_COLLECTED])
+        output["claims_selected"] = json.dumps(config.stash.get(_SELECTED, []))
+    return output
 
 
 def _preload(config: pytest.Config) -> None:
@@ -313,21 +288,20 @@ class AuditCollector:
         self.records: dict[str, ClaimRecord] = {}
         self.expected: dict[str, bool] = {}  # claim id -> not a recorded finding
         self.cache_events: list[dict] = []
-        self.environment: dict = NO_ENVIRONMENT  # what the test processes said of their stack
+        self.environment = provenance.NO_ENVIRONMENT  # what the test processes said of their stack
         self.claims: dict[str, dict] = {}  # node id -> a claim's fields
         self.selected: set[str] | None = None  # None: no process said what it collected
         self.failed_unclaimed: dict[str, str] = {}  # failures reported without a claim's fields
+        self.missing: dict[str, str] = {}  # claim id -> why it has no verdict
         self.uncollected: list[str] = []  # test files that failed to import, say
         self.crashed: list[str] = []  # tests whose xdist worker died running them
-        self.rerun: str | None = None  # --lf or --sw, when it ran only some tests
-        self.missing: dict[str, str] = {}  # claim id -> why it has no verdict
         self.partial: list[str] = []
         self.lost: list[str] = []
         self.cannot_tell: list[str] = []  # what left tests out where no hook lists the claims
-        self.registry_error = self.foreign_config = self.write_error = None
-        self.robustness: dict | None = None
-        self.robustness_error: str | None = None
         self.written: list[Path] = []
+        self.rerun: str | None = None  # --lf or --sw, when it ran only some tests
+        self.registry_error = self.foreign_config = self.write_error = self.robustness_error = None
+        self.robustness: dict | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.rerun = _rerun_of_failures(self.config)
@@ -346,11 +320,12 @@ class AuditCollector:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
-        output = getattr(node, "workeroutput", None)  # absent when the worker crashed
-        if output is None:
-            return
+        if hasattr(node, "workeroutput"):  # absent when the worker crashed
+            self._gather(node.workeroutput)
+
+    def _gather(self, output: dict[str, str]) -> None:
         self.cache_events.extend(json.loads(output.get("cache_events", "[]")))
-        self.environment = merged_environments(
+        self.environment = provenance.merged_environments(
             self.environment, json.loads(output.get("environment", "{}"))
         )
         if "claims_collected" in output:
@@ -392,9 +367,8 @@ class AuditCollector:
     def _missing(self) -> dict[str, str]:
         """Claim id -> why it has no verdict, for each registered or collected claim."""
         collected = {meta["id"] for meta in self.claims.values()}
-        selected = (
-            collected if self.selected is None else {self.claims[n]["id"] for n in self.selected}
-        )
+        nodes = self.claims if self.selected is None else self.selected
+        selected = {self.claims[n]["id"] for n in nodes}
         return {
             i: NOT_COLLECTED if i not in collected else NOT_RUN if i in selected else DESELECTED
             for i in sorted((self._registered_claims() | collected) - set(self.records))
@@ -410,21 +384,20 @@ class AuditCollector:
             named and f"only part of the suite named: {', '.join(named)}",
             rerun and f"{rerun}: only the tests that failed last time ran",
             self.selected is None and "no test process said which claims it collected (crashed?)",
-            self.registry_error and f"cannot list the documents' claims ({self.registry_error})",
+            self.registry_error
+            and f"the hook pytest_claims_audit_claims failed ({self.registry_error}): no run can be told complete, and the run fails",
             uncollected
-            and f"{len(self.uncollected)} test files could not be collected, so their claims "
-            f"are unknown: {_some(uncollected)}",
+            and f"{len(self.uncollected)} test files could not be collected, so their claims are unknown: {_some(uncollected)}",
             self.cannot_tell
-            and f"{' and '.join(self.cannot_tell)} left tests out, and no hook "
-            "pytest_claims_audit_claims lists the documents' claims: this run cannot tell "
-            "whether every claim ran",
+            and f"{' and '.join(self.cannot_tell)} left tests out, and no hook pytest_claims_audit_claims lists the documents' claims: this run cannot tell whether every claim ran",
             self.foreign_config,
             *self.environment["partial"],
         ]
-        labels = dict(_MISSING_LABELS)
-        if rerun:  # it leaves out the tests, and the files, that did not fail
-            labels[DESELECTED] = f"deselected ({rerun}, -k, -m, --deselect)"
-            labels[NOT_COLLECTED] = f"not collected ({rerun})"
+        labels = {  # a rerun leaves out the tests, and the files, that did not fail
+            DESELECTED: f"deselected ({rerun + ', ' if rerun else ''}-k, -m, --deselect)",
+            NOT_COLLECTED: f"not collected ({rerun or '--ignore, a path or python_functions leaving their tests out, or a spec without a test'})",
+            NOT_RUN: "selected but not run",
+        }
         for why, label in labels.items():
             ids = [claim_id for claim_id, reason in self.missing.items() if reason == why]
             reasons.append(ids and f"{len(ids)} claims {label}: {_some(ids)}")
@@ -448,9 +421,7 @@ class AuditCollector:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
-        if _COLLECTED in config.stash:  # without xdist, this process collected the tests
-            self.claims = {**config.stash[_COLLECTED], **self.claims}
-            self.selected = set(config.stash.get(_SELECTED, []))
+        self._gather(_process_output(config))  # all of it without xdist
         for nodeid, reason in self.failed_unclaimed.items():  # a crashed worker's claims
             meta = self.claims.get(nodeid)
             if meta is not None and meta["id"] not in self.records:
@@ -458,8 +429,6 @@ class AuditCollector:
         if not self.records:
             return
         self.expected = {meta["id"]: meta["expected"] for meta in self.claims.values()}
-        self.cache_events.extend(cache.EVENTS)  # this process's own (all of them without xdist)
-        self.environment = merged_environments(self.environment, environment_of(config))
         # a known finding (strict xfail) whose experiment crashed would pass: errors fail the run
         if any(r.verdict == "error" for r in self.records.values()):
             self._fail(session)
@@ -467,11 +436,7 @@ class AuditCollector:
         if not config.pluginmanager.hook.pytest_claims_audit_claims.get_hookimpls():
             self.cannot_tell = _options_leaving_tests_out(config)
         if config.inipath is not None and config.inipath.parent != config.rootpath:  # -c, --rootdir
-            self.foreign_config = (
-                f"pytest's rootdir {config.rootpath} holds not the configuration it read "
-                f"({config.inipath}; -c, --rootdir?): the project's git and lock provenance "
-                "cannot be told"
-            )
+            self.foreign_config = f"pytest's rootdir {config.rootpath} holds not the configuration it read ({config.inipath}; -c, --rootdir?): the project's git and lock provenance cannot be told"
         self.partial = self._partial_reasons(session)
         self.lost = self._lost_claims()
         if self.lost or self.registry_error or self.cannot_tell or self.foreign_config:
@@ -496,20 +461,17 @@ class AuditCollector:
         else:
             try:
                 names = [d.name for d in audit.audited(records, documents)]
-                self.robustness = audit.robustness(
-                    lambda: config.hook.pytest_claims_audit_robustness(
-                        config=config, documents=names, sweep=seeds
-                    )
-                )
+                hook = config.hook.pytest_claims_audit_robustness
+                section = hook(config=config, documents=names, sweep=seeds)
+                self.robustness = None if section is None else audit.checked(section)
             except audit.ReportError as error:
                 self.robustness_error = str(error)
-            if seeds is not None and self.robustness is None and not self.robustness_error:
+            except Exception as error:
                 self.robustness_error = (
-                    "--seeds asks for a sweep, but no pytest_claims_audit_robustness hook "
-                    "computed one: implement it in the project's conftest.py, returning "
-                    "claim_audit.seed_section(...) (the hook is declared in "
-                    "claim_audit.report.hooks), or run without --seeds"
+                    f"cannot compute the robustness section ({type(error).__name__}: {error})"
                 )
+            if seeds is not None and self.robustness is None and not self.robustness_error:
+                self.robustness_error = "--seeds asks for a sweep, but no pytest_claims_audit_robustness hook computed one: implement it in the project's conftest.py, returning claim_audit.seed_section(...) (the hook is declared in claim_audit.report.hooks), or run without --seeds"
             if self.robustness_error:
                 self._fail(session)
         if no_report:
@@ -520,8 +482,7 @@ class AuditCollector:
             target = report_dir / PARTIAL_FOLDER if self.partial else report_dir
             if self.partial and target.is_symlink():
                 raise audit.ReportError(
-                    f"{target} is a symbolic link, where a partial run's report goes; move it "
-                    f"away (the report in {report_dir} is left as it was)"
+                    f"{target} is a symbolic link, where a partial run's report goes; move it away (the report in {report_dir} is left as it was)"
                 )
             self.written = audit.write_report(
                 target,
@@ -544,9 +505,8 @@ class AuditCollector:
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if not self.records:
             return
-        write = terminalreporter.write_line
-        width, records = self.config.get_terminal_writer().fullwidth, [*self.records.values()]
-        verbosity = self.config.option.verbose
+        write, records = terminalreporter.write_line, [*self.records.values()]
+        width, verbosity = self.config.get_terminal_writer().fullwidth, self.config.option.verbose
         for line in table.render(records, self.expected, width=width, verbosity=verbosity):
             write(line)
         errors: dict[str, list[str]] = {}  # why a claim could not be checked -> its ids
@@ -567,28 +527,20 @@ class AuditCollector:
             write(f"the complete audit in {report_dir} is left as it was")
         elif self.partial and self.written:
             write(f"no complete audit in {report_dir} yet: run the whole suite")
-        findings = [
-            i
-            for i, r in self.records.items()
-            if r.verdict == "refuted" and not self.expected.get(i, True)
-        ]
+        findings = [i for i, r in self.records.items() if r.verdict == "refuted"]
+        findings = [i for i in findings if not self.expected.get(i, True)]
         if self.config.option.runxfail and findings:
             write(
-                f"--runxfail: the known findings {_some(findings)} count as failed tests, so "
-                "the run fails; their verdicts are as recorded",
+                f"--runxfail: the known findings {_some(findings)} count as failed tests, so the run fails; their verdicts are as recorded",
                 yellow=True,
             )
-        for problem in (
-            self.lost
-            and f"the audit lost {len(self.lost)} of the documents' claims without a -k, -m or "
-            f"path asking for it ({_some(self.lost)}): the run fails",
-            self.registry_error
-            and f"the hook pytest_claims_audit_claims failed ({self.registry_error}), so no "
-            "run can be told complete: the run fails",
-            self.write_error and f"report not written: {self.write_error}",
-        ):
-            if problem:
-                write(problem, red=True)
+        if self.lost:
+            lost = (
+                f"{len(self.lost)} of the documents' claims without a -k, -m or path asking for it"
+            )
+            write(f"the audit lost {lost} ({_some(self.lost)}): the run fails", red=True)
+        if self.write_error:
+            write(f"report not written: {self.write_error}", red=True)
 
 
 def _some(ids: list[str], shown: int = 5) -> str:
@@ -621,11 +573,7 @@ def _named_subset(config: pytest.Config) -> list[str]:
 
 def _options_leaving_tests_out(config: pytest.Config) -> list[str]:
     """The options given that leave tests out of collection, unasked by -k, -m or a path."""
-    given = [
-        f"--{name.replace('_', '-')}"
-        for name in ("ignore", "ignore_glob")
-        if config.getoption(name)
-    ]
+    given = [f"--{n.replace('_', '-')}" for n in ("ignore", "ignore_glob") if config.getoption(n)]
     collects = ("python_files", "python_classes", "python_functions")
     overrides = config.getoption("override_ini") or []
     return given + [f"-o {o}" for o in overrides if o.partition("=")[0].strip() in collects]

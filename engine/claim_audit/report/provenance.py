@@ -78,8 +78,7 @@ def environment_of(config: pytest.Config) -> dict[str, Any]:
             or not all(isinstance(sentence, str) for sentence in partial)
         ):
             raise TypeError(
-                "pytest_claims_audit_environment must return a mapping of 'metadata' (a dict "
-                f"of JSON-able fields) and 'partial' (a list of sentences); got {answer!r}"
+                f"pytest_claims_audit_environment must return a mapping of 'metadata' (a dict of JSON-able fields) and 'partial' (a list of sentences); got {answer!r}"
             )
         merged = merged_environments(merged, fields)
     return merged
@@ -98,8 +97,7 @@ def merged_environments(first: Mapping[str, Any], then: Mapping[str, Any]) -> di
 
 @dataclass(frozen=True)
 class Project:
-    """The audited project: `data` read (name -> sha256), the distributions whose `versions`
-    the report names."""
+    """The audited project: root, lock file, data read (name -> sha256), method, versions named."""
 
     root: Path | None = None
     lock: str = LOCK_FILE
