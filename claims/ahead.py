@@ -69,10 +69,12 @@ def _calibration(n_orders: int | None) -> list[Task]:
 
     load_split()  # read once, before the threads that share it
 
+    from calibration.bootstrap import figure_samples
+
     def order(name: str) -> Task:
         return lambda: calibration_health(calibration_results(order=name))
 
-    return [order(name) for name in order_names(n_orders)]
+    return [*(order(name) for name in order_names(n_orders)), figure_samples]
 
 
 def _uncertainty(n_orders: int | None) -> list[Task]:
