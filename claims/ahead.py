@@ -51,10 +51,10 @@ def starts_ahead(config: pytest.Config) -> bool:
     """Whether this process computes the whole run beside an accelerator: the controller of
     a run without xdist workers, which holds the accelerator (conftest.py)."""
     workers = getattr(config.option, "numprocesses", None) or 0
-    return not hasattr(config, "workerinput") and workers == 0 and holds_accelerator()
+    return not hasattr(config, "workerinput") and workers == 0 and computes_on_accelerator()
 
 
-def holds_accelerator() -> bool:
+def computes_on_accelerator() -> bool:
     """Whether JAX computes on an accelerator in this process. Asked once the run is set up:
     by then its child processes' environment says JAX_PLATFORMS=cpu (lib/accelerator.py)."""
     import jax
@@ -63,13 +63,13 @@ def holds_accelerator() -> bool:
 
 
 def _calibration(n_orders: int | None) -> list[Task]:
+    from calibration.bootstrap import figure_samples
+
     from uncertainty_claims.calibration.evaluation import calibration_results
     from uncertainty_claims.calibration.experiment import load_split, order_names
     from uncertainty_claims.calibration.health import calibration_health
 
     load_split()  # read once, before the threads that share it
-
-    from calibration.bootstrap import figure_samples
 
     def order(name: str) -> Task:
         return lambda: calibration_health(calibration_results(order=name))

@@ -78,7 +78,7 @@ def test_other_files_and_unmarked_tests_belong_to_no_document():
 def test_only_the_process_that_runs_everything_beside_an_accelerator_starts_ahead(
     monkeypatch, platform, options, expected
 ):
-    monkeypatch.setattr(ahead, "holds_accelerator", lambda: platform is not None)
+    monkeypatch.setattr(ahead, "computes_on_accelerator", lambda: platform is not None)
     assert ahead.starts_ahead(config("claims", **options)) is expected
 
 
