@@ -24,7 +24,7 @@ import test_calibration_health as calibration_health
 import test_uncertainty
 import test_uncertainty_health
 from claim_audit.engine.claim import PROPERTY, ClaimRecord, Claims, ClaimSpec, Orders, run_claim
-from claim_audit.engine.verdict import Judgement, close_to
+from claim_audit.engine.verdict import Judgement, satisfied
 from fault_tools import child_env
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -202,7 +202,7 @@ def test_a_restated_fact_is_found(tmp_path, fact):
 
 
 def close(v: float) -> Judgement:
-    return close_to(v, "1.0", 0.1)
+    return satisfied(abs(v - 1.0) <= 0.1, published="1.0", measured=v, tolerance="± 0.1")
 
 
 def toy_spec(id: str, judge=close, **kw) -> ClaimSpec:
@@ -238,7 +238,7 @@ def test_a_spec_judged_once_reads_the_faithful_order_or_nothing():
 
     def judge(v=None) -> Judgement:
         seen.append(v)
-        return close_to(1.0, "1.0", 0.1)
+        return satisfied(True, published="1.0", measured=1.0)
 
     record, _ = checked(toy_spec("t-spec-once", judge, once=True), Orders({"faithful": 7, "x": 8}))
     assert (seen, list(record.details["orders"])) == ([7], ["faithful"])
@@ -252,7 +252,7 @@ def test_a_spec_judged_once_reads_the_faithful_order_or_nothing():
         ({"published": 1.0}, r"t-bad: published must be the figure as printed .* got 1.0"),
         ({"published": ("1.0", "")}, r"t-bad: published must be the figure as printed"),
         ({"statement": ""}, r"t-bad: statement must be a non-empty string"),
-        ({"judge": "close_to"}, r"t-bad: judge must be callable"),
+        ({"judge": "satisfied"}, r"t-bad: judge must be callable"),
     ],
 )
 def test_a_malformed_spec_is_refused(change, message):

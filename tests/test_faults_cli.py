@@ -83,7 +83,7 @@ def run_new(*args: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(
     ("name", "folder", "says"),
     [
-        ("my_paper", "a-file/sub", "cannot write the starter into"),
+        ("my_paper", "a-file/sub", "nothing written: [Errno 20] Not a directory"),
         ("a" * 300, "new", "File name too long"),
         ("conftest", "new", "names the starter's own conftest.py"),
         ("pytest", "new", "'pytest' is a name the starter's code uses already"),

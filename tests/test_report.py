@@ -17,17 +17,17 @@ DEMO_TESTS = textwrap.dedent(
     import pytest
     from claim_audit import Claims
     from claim_audit.engine.claim import Orders
-    from claim_audit.engine.verdict import close_to
+    from claim_audit.engine.verdict import satisfied
 
     CLAIMS = Claims("demo")
 
     @CLAIMS("d-1", "Demo", "claim d-1", published="about 1.00")
     def test_holds():
-        return close_to(1.004, "1.00", 0.005)
+        return satisfied(abs(1.004 - 1.00) <= 0.005, published="1.00", measured=1.004)
 
     @CLAIMS("d-2", "Demo", "claim d-2", published="about 2.0", finding="measured 2.5")
     def test_known_finding():
-        return close_to(2.5, "2.0", 0.1)
+        return satisfied(abs(2.5 - 2.0) <= 0.1, published="2.0", measured=2.5)
 
     @CLAIMS("d-3", "Demo", "claim d-3", published="about 1.0")
     def test_errors():
@@ -41,7 +41,7 @@ DEMO_TESTS = textwrap.dedent(
 
     @CLAIMS("d-4", "Demo", "claim d-4")
     def test_sensitive(value):
-        return close_to(value, "1.00", 0.005)
+        return satisfied(abs(value - 1.00) <= 0.005, published="1.00", measured=value)
     """
 )
 CLAIM_KEYS = {

@@ -188,7 +188,7 @@ def test_a_changed_tolerance_or_published_figure_is_shown():
     ("content", "message"),
     [
         (None, "cannot read"),
-        ("{not json", "is not JSON"),
+        ("{not json", "cannot be read as JSON"),
         ("[1, 2]", "has no 'claims' list"),
         ('{"claims": [{"id": "x"}]}', "claims[0] has no string 'verdict'"),
         ('{"claims": [1]}', "claims[0] is not an object"),
@@ -264,7 +264,6 @@ def test_figure_that_became_non_finite_or_disappeared_is_a_move(tmp_path):
     [
         ('{"claims": [], "n": 1' + "0" * 399 + "}", "an integer of 400 digits"),
         ('{"claims": [], "n": ' + "9" * 5000 + "}", "an integer of 5000 digits"),
-        ('{"claims": [], "deep": ' + "[" * 100_000 + "]" * 100_000 + "}", "nests deeper"),
         ('{"schema_version": 3, "claims": []}', "schema_version 3 is not one this diff reads"),
         ('{"schema_version": 1, "claims": []}', "schema_version 1 is not one this diff reads (2)"),
         ('{"schema_version": "1", "claims": []}', 'schema_version "1" is not one'),
@@ -272,7 +271,6 @@ def test_figure_that_became_non_finite_or_disappeared_is_a_move(tmp_path):
     ids=[
         "int-400-digits",
         "int-5000-digits",
-        "nesting-100000",
         "future-schema",
         "schema-1",
         "schema-string",
@@ -280,7 +278,7 @@ def test_figure_that_became_non_finite_or_disappeared_is_a_move(tmp_path):
 )
 def test_hostile_but_valid_json_exits_two_in_one_line(tmp_path, content, message):
     """`python -m claim_audit.report diff` given hostile but valid JSON (an integer of 400 or 5,000
-    digits, nesting 100,000 deep, a schema_version from the future or the past, whose
+    digits, a schema_version from the future or the past, whose
     figures were text): exit 2 with one line
     naming the file and the problem. Bug fixed: a traceback with exit 1, the code of "a
     verdict moved", or a future schema read as if current (engine/claim_audit/__main__.py `load`)."""

@@ -3,7 +3,7 @@
 from .engine.claim import FAITHFUL, Claims, Orders, figure, over_seeds
 from .engine.share import draws_to_conclude
 from .engine.sweep import seed_section
-from .engine.verdict import Comparison, Effect, Region, close_to, ranking, satisfied, within
+from .engine.verdict import Comparison, Effect, Region, ranking, satisfied, within
 
 __version__ = "0.1.0"
 __all__ = [
@@ -13,7 +13,6 @@ __all__ = [
     "Effect",
     "Orders",
     "Region",
-    "close_to",
     "draws_to_conclude",
     "figure",
     "over_seeds",

@@ -35,12 +35,8 @@ def load(path: str | Path) -> dict:
         audit = json.loads(path.read_text(encoding="utf-8"), parse_int=_bounded_int)
     except OSError as error:
         raise AuditFileError(f"cannot read {path}: {error.strerror or error}") from error
-    except RecursionError:
-        raise AuditFileError(f"{where}: it nests deeper than JSON can be read") from None
-    except OverflowError as error:  # from _bounded_int
-        raise AuditFileError(f"{where}: {error}") from None
-    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
-        raise AuditFileError(f"{path} is not JSON ({error})") from error
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, _bounded_int's
+        raise AuditFileError(f"{path} cannot be read as JSON ({error})") from error
     if not isinstance(audit, dict) or not isinstance(audit.get("claims"), list):
         raise AuditFileError(f"{where}: it has no 'claims' list")
     version = audit.get("schema_version", SCHEMA_VERSION)
@@ -65,7 +61,7 @@ def load(path: str | Path) -> dict:
 
 def _bounded_int(text: str) -> int:
     if len(digits := text.lstrip("-")) > MAX_INT_DIGITS:
-        raise OverflowError(f"it holds an integer of {len(digits)} digits")
+        raise ValueError(f"it holds an integer of {len(digits)} digits")
     return int(text)
 
 
@@ -73,11 +69,7 @@ def _new(args: argparse.Namespace) -> int:
     try:
         written = write_starter(args.name, Path(args.folder))
     except (ValueError, OSError) as error:  # OSError: e.g. a folder that cannot be made
-        message = str(error)
-        if isinstance(error, OSError) and not isinstance(error, FileExistsError):
-            where = f" ({error.filename})" if error.filename else ""
-            message = f"cannot write the starter into {args.folder}: {error.strerror or error}{where}; nothing written"
-        print(f"python -m claim_audit new: {message}", file=sys.stderr)
+        print(f"python -m claim_audit new: nothing written: {error}", file=sys.stderr)
         return 2
     print("\n".join(f"wrote {path}" for path in written))
     here = Path(args.folder).resolve() == Path.cwd().resolve()

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import stats
 
 FAMILY_ALPHA = 0.01
 FAMILY_SIZE = 50
@@ -268,11 +268,3 @@ def power(shift: float, n_orders: int) -> float:
     ncp = abs(shift) / scale
     far_tail = float(stats.nct.cdf(-crit, df, ncp))  # NaN where it underflows (far below 1e-10)
     return float(stats.nct.sf(crit, df, ncp)) + (far_tail if math.isfinite(far_tail) else 0.0)
-
-
-def shift_for_power(target: float, n_orders: int) -> float:
-    """The shift (in order sds) that `n_orders` orders refute with probability `target`."""
-    high = 1.0
-    while power(high, n_orders) < target:
-        high *= 2
-    return float(optimize.brentq(lambda d: power(d, n_orders) - target, 0.0, high))

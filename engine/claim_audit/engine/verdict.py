@@ -137,18 +137,6 @@ def printed_figures(published: str | tuple[str, ...]) -> tuple[str, ...]:
     return mean_and_sd(published) or (published,)
 
 
-def close_to(measured: float, published: str, tolerance: float, **details: Any) -> Judgement:
-    """Holds when |measured - published| <= tolerance; `published` as printed ("0.50")."""
-    if not (math.isfinite(measured) and math.isfinite(tolerance) and tolerance >= 0):
-        raise ValueError(
-            f"measured and tolerance must be finite, tolerance >= 0; got {measured}, {tolerance}"
-        )
-    holds = abs(measured - float(published)) <= tolerance
-    return Judgement(
-        holds, published, measured, f"± {fmt(tolerance)}", {"measured_value": measured, **details}
-    )
-
-
 def satisfied(
     condition: bool,
     *,

@@ -53,7 +53,7 @@ def write_starter(name: str, folder: Path) -> list[Path]:
     """Write the starter for `name` into `folder` (made if needed), whole or not at all."""
     files = starter_files(name)
     if there := [folder / f for f in files if (folder / f).exists()]:
-        raise FileExistsError(f"would overwrite {', '.join(map(str, there))}; nothing written")
+        raise FileExistsError(f"would overwrite {', '.join(map(str, there))}")
     if taken := _taken(name, folder):
         raise ValueError(
             f"a module {name!r} exists already ({taken}); the starter's {name}.py would hide it or be hidden by it: choose another name"
