@@ -418,10 +418,7 @@ def decide(
         details["gates"] = False
     details["orders"] = {name: _order_entry(j) for name, j in judgements.items()}
     if len(judgements) > 1:
-        values = [
-            j.measured[0] if isinstance(j, Measured) and len(j.measured) == 1 else j.measured
-            for j in judgements.values()
-        ]
+        values = [entry["measured"] for entry in details["orders"].values()]
         if all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values):
             details["range_over_orders"] = [float(min(values)), float(max(values))]
     return ClaimRecord(
@@ -441,21 +438,6 @@ def _jsonable(value: Any) -> Any:
 def record_property(record: ClaimRecord) -> tuple[str, str]:
     """The test report's user property that carries `record` to the plugin."""
     return PROPERTY, json.dumps(record.to_json(), default=_jsonable)
-
-
-def conclude(spec: ClaimSpec, record: ClaimRecord) -> None:
-    """Fail a refuted claim's test (xfail for a finding), and a finding no longer refuted."""
-    figures = (
-        f"published {record.published}, measured {record.measured}, tolerance {record.tolerance}"
-    )
-    if record.verdict == "refuted" and spec.gates:
-        if spec.finding:
-            pytest.xfail(spec.finding)
-        raise ClaimRefuted(f"{spec.id}: {figures}: {spec.statement}")
-    if record.verdict != "refuted" and spec.finding:
-        raise FindingGone(
-            f"{spec.id}: recorded as a finding ({spec.finding}), but it is now {record.verdict} ({figures}): update the record"
-        )
 
 
 def judge_body(spec: ClaimSpec, body: Body, arguments: Mapping[str, Any]) -> ClaimRecord:
@@ -483,10 +465,21 @@ def judge_body(spec: ClaimSpec, body: Body, arguments: Mapping[str, Any]) -> Cla
 def run_claim(
     spec: ClaimSpec, body: Body, arguments: Mapping[str, Any], user_properties: list
 ) -> ClaimRecord:
-    """What a claim's test does: judge, record in `user_properties`, pass or fail."""
+    """What a claim's test does: judge, record in `user_properties`, then fail a refuted
+    claim's test (xfail for a finding), and a finding no longer refuted."""
     record = judge_body(spec, body, arguments)
     user_properties.append(record_property(record))
-    conclude(spec, record)
+    figures = (
+        f"published {record.published}, measured {record.measured}, tolerance {record.tolerance}"
+    )
+    if record.verdict == "refuted" and spec.gates:
+        if spec.finding:
+            pytest.xfail(spec.finding)
+        raise ClaimRefuted(f"{spec.id}: {figures}: {spec.statement}")
+    if record.verdict != "refuted" and spec.finding:
+        raise FindingGone(
+            f"{spec.id}: recorded as a finding ({spec.finding}), but it is now {record.verdict} ({figures}): update the record"
+        )
     return record
 
 

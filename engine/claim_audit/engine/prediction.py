@@ -148,14 +148,6 @@ def _ends(s: Scale, mean: np.ndarray, half: np.ndarray, slack: np.ndarray | floa
     return low, np.minimum(s.back(mean + half) + slack, s.high)
 
 
-def plausible(
-    values: np.ndarray, published: np.ndarray, half_units: np.ndarray, scale: str = "linear"
-) -> np.ndarray:
-    """Whether each published figure lies in its prediction interval, over whole arrays."""
-    low, high = interval_bounds(values, half_units, scale)
-    return (low <= published) & (published <= high)
-
-
 def conclusive(low: float, high: float, published: float, slack: float) -> bool:
     """Whether an interval excludes 0 and is at most +- CONCLUSIVE_HALF_WIDTH of the figure."""
     if published == 0:

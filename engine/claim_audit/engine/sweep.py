@@ -87,10 +87,6 @@ class Robustness:
     def fraction(self) -> float:
         return self.holding / self.total
 
-    @property
-    def label(self) -> str:
-        return label(self.fraction)
-
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self) | {
             "regions": [str(r) for r in self.regions],
@@ -101,7 +97,7 @@ class Robustness:
             "holding": self.holding,
             "total": self.total,
             "sampled": self.total < self.population,
-            "label": self.label,
+            "label": label(self.fraction),
             "method": METHOD,
         }
 
