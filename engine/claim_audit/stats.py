@@ -39,16 +39,15 @@ class Interval:
         return asdict(self)
 
 
-def interval(estimate: float, samples: ArrayLike, *, bias_corrected: bool = True) -> Interval:
+def interval(estimate: float, samples: ArrayLike) -> Interval:
     """The LEVEL interval of `estimate` from its resampled values (BCa with acceleration 0)."""
     values = np.asarray(samples, dtype=np.float64)
     if values.ndim != 1 or values.size < 2 or not np.all(np.isfinite(values)):
         raise ValueError(f"need at least 2 finite bootstrap samples in a 1-D array; got {values!r}")
     z = ndtri(np.array([(1 - LEVEL) / 2, (1 + LEVEL) / 2]))
     edge = 0.5 / values.size  # half a resample: an end beyond the outermost is open
-    if bias_corrected:
-        share = (np.sum(values < estimate) + 0.5 * np.sum(values == estimate)) / values.size
-        z = z + 2 * ndtri(np.clip(share, edge, 1 - edge))
+    share = (np.sum(values < estimate) + 0.5 * np.sum(values == estimate)) / values.size
+    z = z + 2 * ndtri(np.clip(share, edge, 1 - edge))
     quantiles = ndtr(z)
     low, high = np.quantile(values, quantiles)
     open_ends = bool(quantiles[0] < edge), bool(quantiles[1] > 1 - edge)
