@@ -243,23 +243,17 @@ def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measur
 
 def _nonfinite_at(value: Any, where: str = "") -> str | None:
     """Where the first NaN or infinity (or number too large for a float) sits in `value`."""
-    items: Iterable[tuple[str, Any]] = ()
     if hasattr(value, "__array__") and not isinstance(value, numbers.Number):
-        array = np.asarray(value)
-        if array.dtype == object:
-            items = ((f"[{', '.join(map(str, i))}]", v) for i, v in np.ndenumerate(array))
-        elif array.dtype.kind in "fc" and not np.all(np.isfinite(array)):
-            first = np.argwhere(~np.isfinite(array))[0]
-            return where + (f"[{', '.join(map(str, first))}]" if array.ndim else "")
-    elif isinstance(value, numbers.Number) and not isinstance(value, bool):
+        value = np.asarray(value).tolist()  # nested lists; a 0-d array's number
+    if isinstance(value, numbers.Number) and not isinstance(value, bool):
         try:
             return None if cmath.isfinite(complex(value)) else where
         except (OverflowError, ValueError):  # 10**400; a signalling Decimal NaN
             return where
-    elif isinstance(value, dict | list | tuple):
-        pairs = value.items() if isinstance(value, dict) else enumerate(value)
-        items = ((f"[{key!r}]", item) for key, item in pairs)
-    found = (_nonfinite_at(item, where + key) for key, item in items)
+    if not isinstance(value, dict | list | tuple):
+        return None
+    pairs = value.items() if isinstance(value, dict) else enumerate(value)
+    found = (_nonfinite_at(item, f"{where}[{key!r}]") for key, item in pairs)
     return next((f for f in found if f is not None), None)
 
 
@@ -332,10 +326,8 @@ def _figure_verdict(
     elif verdict == "inconclusive":
         needed = [v.orders_to_conclude for v in verdicts if not v.conclusive]
         rule["orders_to_conclude"] = None if None in needed else max(needed)  # type: ignore[type-var]
-    if len(faithful.measured) == 1:
-        rule["measured_value"] = faithful.measured[0]
-    else:
-        rule["measured_values"] = list(faithful.measured)
+    one = len(faithful.measured) == 1
+    rule["measured_value" if one else "measured_values"] = as_json(faithful.measured)
     tolerance = ", ".join(f"[{fmt(v.low)}, {fmt(v.high)}]" for v in verdicts)
     return verdict, tolerance, rule
 
