@@ -121,13 +121,13 @@ def margin_bounds(
     """Bounds on p from the margins of `values` [draws, thresholds] and their method, or None."""
     m = values.shape[1]
     lows, highs, methods = [], [], set()
-    for i in range(m):
-        scale = scale_named(scales[i])
-        if not scale.inside(values[:, i]):
+    for column, given, scale_name in zip(values.T, regions, scales, strict=True):
+        scale = scale_named(scale_name)
+        if not scale.inside(column):
             return None
-        y = scale.to_scale(values[:, i])
-        ends = [float(scale.to_scale(scale.clip(b))) for b in (regions[i].low, regions[i].high)]
-        region = Region(*ends, regions[i].closed)
+        y = scale.to_scale(column)
+        ends = [float(scale.to_scale(scale.clip(b))) for b in (given.low, given.high)]
+        region = Region(*ends, given.closed)
         if float(np.ptp(y)) <= UNMOVED * float(np.abs(y).max()):
             low = high = float(region.contains(float(y[0])))
             methods.add("unmoved values")
