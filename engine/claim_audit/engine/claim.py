@@ -203,17 +203,22 @@ def _as_float(value: Any, where: str) -> float:
 def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measured:
     """What a claim body returned in `order`, as the engine judges it."""
     claim_id, published, figures = spec.id, spec.published, bool(spec.figure_count)
-    if figures == isinstance(value, Judgement):
-        kind = "figures" if figures else "a Judgement (satisfied, within, a comparison's)"
-        raise TypeError(
+    kind = f"figures: a number (or one per published figure: {spec.figure_count}), over_seeds(...)"
+    kind = kind if figures else "a Judgement (satisfied, within, a comparison's)"
+
+    def wrong_kind() -> TypeError:
+        return TypeError(
             f"{claim_id}: its body returned {type(value).__name__} {value!r:.60} in order {order!r}; with published {published!r} it returns {kind}"
         )
-    if isinstance(value, Judgement | Measured):
+
+    if figures == isinstance(value, Judgement):
+        raise wrong_kind()
+    if isinstance(value, Judgement):
         return value
     if isinstance(value, Figures) and value.ddof is not None:  # over_seeds: a mean (± its sd)
         if not isinstance(published, str):
             raise ValueError(
-                f"over_seeds figures are published as one mean ('6.20') or a mean and its sd ('6.20 ± 1.13'); got {published!r}"
+                f"{claim_id}: over_seeds figures are published as one mean ('6.20') or a mean and its sd ('6.20 ± 1.13'); got {published!r}"
             )
         x, pair = np.asarray(value.values, dtype=np.float64), mean_and_sd(published)
         mean = (float(x.mean()),)
@@ -228,9 +233,7 @@ def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measur
         try:
             value = figure(value)
         except TypeError:
-            raise TypeError(
-                f"{claim_id}: its body returned {type(value).__name__} {value!r:.60}; a claim body returns a number (or one per published figure: {len(printed)}), over_seeds(...), or a Judgement (satisfied, within)"
-            ) from None
+            raise wrong_kind() from None
     if len(value.values) != len(printed):
         raise ValueError(
             f"{claim_id}: {len(value.values)} figures measured, {len(printed)} published"
@@ -479,8 +482,6 @@ class Claims(dict[str, ClaimSpec]):
     """One document's claims by id, each on its test (`claims(...)`) or a case (`each`)."""
 
     def __init__(self, document: str, specs: Iterable[ClaimSpec] = ()):
-        if not isinstance(document, str) or not document:
-            raise ValueError(f"a document's name must be a non-empty string; got {document!r}")
         super().__init__()
         self.document = document
         for spec in specs:
