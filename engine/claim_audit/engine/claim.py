@@ -280,10 +280,8 @@ def _order_entry(judgement: Judgement | Measured) -> dict[str, Any]:
     """A claim's figure in one order as audit.json records it."""
     measured = as_json(judgement.measured)
     entry: dict[str, Any] = {"measured": measured}
-    numbers_only = all(
-        _is_number(v) for v in (measured if isinstance(measured, list) else [measured])
-    )
-    if not numbers_only and not isinstance(measured, str):
+    listed = measured if isinstance(measured, list) else [measured]
+    if not isinstance(measured, str) and not all(map(_is_number, listed)):
         entry["printed"] = fmt(judgement.measured)
     if isinstance(judgement, Judgement):
         entry["holds"] = judgement.holds
@@ -405,8 +403,7 @@ def decide(
         reasons = sorted({j.inconclusive for j in judgements.values() if j.inconclusive})  # type: ignore[union-attr]
         if reasons:
             verdict, rule["inconclusive"] = "inconclusive", "; ".join(reasons)
-    beside = spec.beside() if spec.beside is not None else {}
-    details |= {**rule, **faithful.details, **beside}
+    details |= {**rule, **faithful.details, **(spec.beside() if spec.beside else {})}
     if spec.finding:
         details["finding"] = spec.finding
     if not spec.gates:
