@@ -115,11 +115,8 @@ def _write(path: Path, key_text: str, arrays: Arrays) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            fields = {
-                _KEY_FIELD: np.array(key_text),
-                _CHECKSUM_FIELD: np.array(arrays_digest(arrays)),
-            }
-            np.savez(handle, **arrays, **fields)
+            key, checksum = np.array(key_text), np.array(arrays_digest(arrays))
+            np.savez(handle, **arrays, **{_KEY_FIELD: key, _CHECKSUM_FIELD: checksum})
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

@@ -52,12 +52,10 @@ class Orders(dict[str, R]):
             raise ValueError(f"digests name the orders {sorted(digests)}, the results {list(self)}")
         self.digests: dict[str, str] | None = None if digests is None else dict(digests)
 
-    def copies(self) -> dict[str, str]:
-        """order -> the first order with the same results, for each repeat."""
-        first: dict[str, str] = {}
-        for name, digest in (self.digests or {}).items():
-            first.setdefault(digest, name)
-        return {n: first[d] for n, d in (self.digests or {}).items() if first[d] != n}
+    def copies(self) -> set[str]:
+        """The orders whose results repeat an earlier order's bit for bit."""
+        digests = list((self.digests or {}).values())
+        return {name for i, name in enumerate(self.digests or {}) if digests[i] in digests[:i]}
 
     @property
     def faithful(self) -> R:
@@ -442,7 +440,7 @@ def judge_body(spec: ClaimSpec, body: Body, arguments: Mapping[str, Any]) -> Cla
             raise ValueError(
                 f"{spec.id}: its Orders arguments name different orders: {names} and {differ}"
             )
-        repeated = set.intersection(*(set(o.copies()) for o in orders.values()))
+        repeated = set.intersection(*(o.copies() for o in orders.values()))
         copies = len(repeated)
         names = [name for name in names if name not in repeated]
     judgements = {
