@@ -264,6 +264,7 @@ def test_figure_that_became_non_finite_or_disappeared_is_a_move(tmp_path):
     [
         ('{"claims": [], "n": 1' + "0" * 399 + "}", "an integer of 400 digits"),
         ('{"claims": [], "n": ' + "9" * 5000 + "}", "an integer of 5000 digits"),
+        ('{"claims": [], "deep": ' + "[" * 100_000 + "]" * 100_000 + "}", "recursion depth"),
         ('{"schema_version": 3, "claims": []}', "schema_version 3 is not one this diff reads"),
         ('{"schema_version": 1, "claims": []}', "schema_version 1 is not one this diff reads (2)"),
         ('{"schema_version": "1", "claims": []}', 'schema_version "1" is not one'),
@@ -271,6 +272,7 @@ def test_figure_that_became_non_finite_or_disappeared_is_a_move(tmp_path):
     ids=[
         "int-400-digits",
         "int-5000-digits",
+        "nesting-100000",
         "future-schema",
         "schema-1",
         "schema-string",
@@ -278,7 +280,7 @@ def test_figure_that_became_non_finite_or_disappeared_is_a_move(tmp_path):
 )
 def test_hostile_but_valid_json_exits_two_in_one_line(tmp_path, content, message):
     """`python -m claim_audit.report diff` given hostile but valid JSON (an integer of 400 or 5,000
-    digits, a schema_version from the future or the past, whose
+    digits, nesting 100,000 deep, a schema_version from the future or the past, whose
     figures were text): exit 2 with one line
     naming the file and the problem. Bug fixed: a traceback with exit 1, the code of "a
     verdict moved", or a future schema read as if current (engine/claim_audit/__main__.py `load`)."""

@@ -35,7 +35,7 @@ def load(path: str | Path) -> dict:
         audit = json.loads(path.read_text(encoding="utf-8"), parse_int=_bounded_int)
     except OSError as error:
         raise AuditFileError(f"cannot read {path}: {error.strerror or error}") from error
-    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, _bounded_int's
+    except (ValueError, RecursionError) as error:  # RecursionError: nesting past Python's stack
         raise AuditFileError(f"{path} cannot be read as JSON ({error})") from error
     if not isinstance(audit, dict) or not isinstance(audit.get("claims"), list):
         raise AuditFileError(f"{where}: it has no 'claims' list")

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import cmath
-import dataclasses
 import functools
 import inspect
 import json
 import numbers
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -516,7 +515,7 @@ class Claims(dict[str, ClaimSpec]):
                 specs = [m.args[0] for m in case.marks if m.name == "claim"]
                 if len(specs) != 1:
                     raise ValueError(f"{body.__name__}: each case is a claims.case(...)")
-                self[specs[0].id] = dataclasses.replace(specs[0], judge=body)
+                self[specs[0].id] = replace(specs[0], judge=body)
             return pytest.mark.parametrize(argnames, cases)(_claim_test(body))
 
         return decorate

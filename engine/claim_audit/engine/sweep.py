@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -88,7 +87,7 @@ class Robustness:
         return self.holding / self.total
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self) | {
+        return asdict(self) | {
             "regions": [str(r) for r in self.regions],
             "region_bounds": [
                 [None if math.isinf(b) else b for b in (r.low, r.high)] for r in self.regions
