@@ -28,41 +28,28 @@ from .documents import Document, FigureSpec
 _ENGINE = __name__.partition(".")[0]
 
 
-def data_digest(data: Any) -> str:
-    """sha256 of figure data (arrays, numbers, strings, None, lists and str-keyed dicts of them)."""
-    digest = hashlib.sha256()
-    _feed(digest, data, "data")
-    return digest.hexdigest()
-
-
-def _feed(digest: Any, value: Any, where: str) -> None:
+def data_digest(value: Any, where: str = "data") -> str:
+    """sha256 of figure data (arrays, numbers, strings, None, lists and dicts of them): each
+    node's kind and its children's digests."""
     if isinstance(value, np.ma.MaskedArray):  # the mask hides points: it changes the drawing
-        digest.update(b"M")
-        _feed(digest, [np.ma.getdata(value), np.ma.getmaskarray(value)], where)
-    elif isinstance(value, np.ndarray | np.generic):
-        array = np.ascontiguousarray(value)
-        if array.dtype.hasobject:
-            raise TypeError(f"figure data {where} is an array of Python objects")
-        digest.update(f"A{array.dtype.str}{array.shape}".encode() + array.tobytes())
-    elif value is None or isinstance(value, bool | int | float):
-        digest.update(f"{type(value).__name__}:{value!r};".encode())
-    elif isinstance(value, str):
-        digest.update(f"S{len(value.encode())}:".encode() + value.encode())
+        kind, parts = "M", [data_digest(a, where) for a in (value.data, np.ma.getmaskarray(value))]
+    elif isinstance(value, np.ndarray | np.generic) and not value.dtype.hasobject:
+        data = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
+        kind, parts = "A", [value.dtype.str, str(value.shape), data]
+    elif value is None or isinstance(value, bool | int | float | str):
+        kind, parts = "V", [repr(value)]
     elif isinstance(value, list | tuple):
-        digest.update(f"L{len(value)}[".encode())
-        for i, item in enumerate(value):
-            _feed(digest, item, f"{where}[{i}]")
+        kind, parts = "L", [data_digest(v, f"{where}[{i}]") for i, v in enumerate(value)]
     elif isinstance(value, dict):
-        digest.update(f"D{len(value)}{{".encode())
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise TypeError(f"figure data {where} has the non-string key {key!r}")
-            _feed(digest, key, where)
-            _feed(digest, item, f"{where}[{key!r}]")
+        kind, parts = "D", []
+        for k, v in value.items():
+            parts += [data_digest(k, f"{where}'s key"), data_digest(v, f"{where}[{k!r}]")]
     else:
+        of_objects = " of Python objects" if isinstance(value, np.ndarray) else ""
         raise TypeError(
-            f"figure data {where} is a {type(value).__name__}; expected arrays, numbers, strings, None, or lists and dicts of them"
+            f"figure data {where} is a {type(value).__name__}{of_objects}; expected arrays, numbers, strings, None, or lists and dicts of them"
         )
+    return hashlib.sha256("\0".join([kind, *parts]).encode()).hexdigest()
 
 
 @functools.cache
@@ -76,10 +63,7 @@ def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
     while isinstance(func, functools.partial):  # its own __module__ is 'functools'
         bound.append([list(func.args), dict(func.keywords)])
         func = func.func
-    module = getattr(func, "__module__", None)
-    if not module:
-        raise TypeError(f"cannot tell which code draws figure {file}: {draw!r} has no module")
-    package = module.partition(".")[0]
+    package = (getattr(func, "__module__", None) or "").partition(".")[0]
     if hasattr(sys.modules.get(package), "__path__"):
         parts = [package_digest(package)]
     else:
