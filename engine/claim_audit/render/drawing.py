@@ -1,5 +1,4 @@
-"""Draws the documents' figures and robustness.png (PNG and SVG), reusing the figure cache's
-KEY.png and KEY.svg (KEY digests the file name, the data, the drawing code and matplotlib)."""
+"""The documents' figures and robustness.png (PNG and SVG), through the figure cache."""
 
 from __future__ import annotations
 
@@ -21,11 +20,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from .. import cache
-from ..cache import package_digest
 from .canvas import new_figure, save
 from .documents import Document, FigureSpec
-
-_ENGINE = __name__.partition(".")[0]
 
 
 def data_digest(value: Any, where: str = "data") -> str:
@@ -58,14 +54,14 @@ def _file_digest(path: str) -> str:
 
 
 def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
-    """The cache key of figure `file` drawn by `draw` from `data`."""
+    """Figure `file`'s cache key: its drawing code, the engine, matplotlib, `file` and `data`."""
     func, bound = draw, []
     while isinstance(func, functools.partial):  # its own __module__ is 'functools'
         bound.append([list(func.args), dict(func.keywords)])
         func = func.func
     package = (getattr(func, "__module__", None) or "").partition(".")[0]
     if hasattr(sys.modules.get(package), "__path__"):
-        parts = [package_digest(package)]
+        parts = [cache.package_digest(package)]
     else:
         # Not a package: each conftest.py is module 'conftest', so the defining file is keyed.
         code = getattr(inspect.unwrap(func), "__code__", None)
@@ -74,7 +70,7 @@ def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
                 f"cannot tell which code draws figure {file}: {draw!r} is defined outside a package and not by a function in a source file"
             )
         parts = [_file_digest(code.co_filename)]
-    parts += [package_digest(_ENGINE), matplotlib.__version__]
+    parts += [cache.package_digest(__name__.partition(".")[0]), matplotlib.__version__]
     try:
         parts += [data_digest(bound)] if bound else []
     except TypeError as error:
@@ -112,7 +108,6 @@ def seed_range(seeds: list[int]) -> str:
 
 
 HOLDS_COLOUR, FAILS_COLOUR, SWEEP_COLOUR = "tab:green", "tab:red", "tab:blue"
-PANEL_HEIGHT = 1.6  # inches per claim effect
 
 
 def _interval_bar(ax, y: float, value: float, interval: dict | None, colour: str) -> list[float]:
@@ -183,7 +178,7 @@ def robustness_figure(section: dict) -> Figure:
         for k in range(len(claims[claim_id]["published"]["effects"]))
     ]
     rows, swept = -(-len(panels) // 2), section["sweep_seeds"] is not None
-    fig = new_figure(13.0, 1.3 + rows * (PANEL_HEIGHT if swept else 1.15))
+    fig = new_figure(13.0, 1.3 + rows * (1.6 if swept else 1.15))
     axes = fig.subplots(rows, 2, squeeze=False).ravel()
     for ax, panel in zip(axes, panels, strict=False):
         _robustness_panel(ax, *panel)

@@ -80,11 +80,6 @@ def _rule(method: str) -> str:
     )
 
 
-def _scale(entry: dict, text: str) -> str:
-    scale = entry.get("scale", "linear")
-    return "" if scale == "linear" else text.format(scale)
-
-
 def _would_conclude(needed: int | None, what: str, about: str = "") -> str:
     return f"{'no number of' if needed is None else f'{about}{needed}'} {what} would conclude it"
 
@@ -97,8 +92,9 @@ def _figure_note(figure: dict) -> str:
     if figure["t_score"] is None:
         text = f"{published}: all {n} orders agree, exact to the printed digits"
     else:
-        t, p, scale = figure["t_score"], figure["p_value"], _scale(figure, " on the {} scale")
-        text = f"{published}: t = {t:+.2f}, p = {p:.2g} over {n} orders{scale}"
+        t, p, scale = figure["t_score"], figure["p_value"], figure.get("scale", "linear")
+        text = f"{published}: t = {t:+.2f}, p = {p:.2g} over {n} orders"
+        text += "" if scale == "linear" else f" on the {scale} scale"
     shift = figure.get(f"relative_shift_caught_{POWER_TARGET:g}")
     if shift is not None:
         text += f"; catches a shift of {shift:.0%} with p = {POWER_TARGET:g}"
@@ -110,7 +106,7 @@ def _figure_note(figure: dict) -> str:
 def _effect_note(effect: dict) -> str:
     (low, high), (k, n) = effect["range"], effect["in_region"]
     name = f"{effect['effect']}: " if effect["effect"] else ""
-    scale = _scale(effect, ", {} scale")
+    scale = "" if effect.get("scale", "linear") == "linear" else f", {effect['scale']} scale"
     return f"{name}{low:.4g} to {high:.4g} over the draws, {k} of {n} {effect['region']}{scale}"
 
 

@@ -74,16 +74,13 @@ def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
 
 def ordered(records: list[ClaimRecord]) -> list[ClaimRecord]:
     """By document, sections by their first id (health last), then id, in natural order."""
-    first_id: dict[tuple[str, str], str] = {}
-    for r in records:
-        key = (r.document, r.section)
-        first_id[key] = min(first_id.get(key, r.id), r.id, key=natural_key)
-
-    def key(r: ClaimRecord) -> tuple:
-        first = natural_key(first_id[r.document, r.section])
-        return (r.document, r.id.startswith("H-"), first, r.section, natural_key(r.id))
-
-    return sorted(records, key=key)
+    by_id = sorted(records, key=lambda r: natural_key(r.id))
+    rank: dict[tuple[str, str], int] = {}  # a section's, by its first id
+    for r in by_id:
+        rank.setdefault((r.document, r.section), len(rank))
+    return sorted(
+        by_id, key=lambda r: (r.document, r.id.startswith("H-"), rank[r.document, r.section])
+    )
 
 
 def render(
