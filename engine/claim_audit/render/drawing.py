@@ -250,8 +250,13 @@ def draw_all(
     documents = list(documents)
     specs = _specs(documents, robustness)
     data = {ROBUSTNESS.file: robustness}
-    for document in documents:
-        data |= document.data_of_figures(robustness)
+    for d in documents:  # each document's data covers exactly its figures
+        given = dict(d.figure_data(robustness)) if d.figure_data else {}
+        if set(given) != (declared := {spec.file for spec in d.figures}):
+            raise ValueError(
+                f"document {d.name!r}: figure_data gave {sorted(given)}, its figures are {sorted(declared)}"
+            )
+        data |= given
     try:  # figures are kept only where the cache folder can be written
         if cache_dir is not None:
             Path(cache_dir).mkdir(parents=True, exist_ok=True)

@@ -52,13 +52,11 @@ NOTES = {
 
 def verdict_label(verdict: str, details: dict, expected: bool) -> str:
     """holds, sensitive, inconclusive, REFUTED, ERROR, or one of `NOTES`."""
-    if verdict == "error":
-        return "ERROR"
     if verdict == "refuted":
-        if details.get("gates") is False:
-            return "refuted†"
-        return "refuted*" if not expected else "REFUTED"
-    return verdict if expected else "FINDING GONE"
+        return (
+            "refuted†" if details.get("gates") is False else "REFUTED" if expected else "refuted*"
+        )
+    return "ERROR" if verdict == "error" else verdict if expected else "FINDING GONE"
 
 
 def _rule(method: str) -> str:
@@ -80,10 +78,6 @@ def _rule(method: str) -> str:
     )
 
 
-def _would_conclude(needed: int | None, what: str, about: str = "") -> str:
-    return f"{'no number of' if needed is None else f'{about}{needed}'} {what} would conclude it"
-
-
 def _figure_note(figure: dict) -> str:
     """A published figure (`FigureVerdict.to_json()`) against its orders, and the shift caught."""
     n, published = figure["orders"], figure["published"]
@@ -99,7 +93,8 @@ def _figure_note(figure: dict) -> str:
     if shift is not None:
         text += f"; catches a shift of {shift:.0%} with p = {POWER_TARGET:g}"
     if figure.get("verdict") == "inconclusive":
-        text += f"; inconclusive: {_would_conclude(figure['orders_to_conclude'], 'orders')}"
+        needed = figure["orders_to_conclude"]
+        text += f"; inconclusive: {needed or 'no number of'} orders would conclude it"
     return text
 
 
@@ -115,7 +110,8 @@ def _share_note(details: dict) -> str:
     copies = f" ({details['copies']} copies left out)" if details.get("copies") else ""
     text = f"holds in {k} of {n} draws{copies}; share of valid computations {low:.0%} to {high:.0%} ({details['share_method']})"
     if "draws_to_conclude" in details:
-        text += f"; {_would_conclude(details['draws_to_conclude'], 'draws', 'about ')}"
+        needed = details["draws_to_conclude"]
+        text += f"; {f'about {needed}' if needed else 'no number of'} draws would conclude it"
     return text
 
 
