@@ -139,14 +139,6 @@ def _source_text(source: dict, kind: bool = False) -> str:
     return f"[{title}]({url}){suffix}" if url else f"{title}{suffix}"
 
 
-def cache_text(cache: dict) -> str:
-    """The engine cache's activity (claim_audit.cache.cached only), said as such."""
-    hits, computed = cache.get("hits", 0), cache.get("computed", 0)
-    if not (hits or computed or cache.get("uncached", 0)):
-        return "engine cache (claim_audit.cache.cached): not used"
-    return f"engine cache (claim_audit.cache.cached): {hits} hits, {computed} computed"
-
-
 def _header(audit: dict) -> list[str]:
     """Partial run, missing claims, documents, commit, date, summary, cache, verdict rule."""
     meta, lines = audit["metadata"], []
@@ -175,7 +167,11 @@ def _header(audit: dict) -> list[str]:
     elif git.get("no_commit_yet"):
         code = "A git repository with no commit yet"
     lines += [f"Audit of {'; '.join(named)}.", "", f"{code}, {when}."]
-    cache = _escape(cache_text(meta.get("cache", {})))
+    counts = meta.get("cache", {})  # the engine cache's only, and said so
+    cache = f"{counts.get('hits', 0)} hits, {counts.get('computed', 0)} computed"
+    if not any(counts.get(n) for n in ("hits", "computed", "uncached")):
+        cache = "not used"
+    cache = _escape(f"engine cache (claim_audit.cache.cached): {cache}")
     return [*lines, "", f"{_escape(audit['summary'])}.", "", f"{cache}.", "", _rule(method)]
 
 
@@ -299,10 +295,10 @@ _PARSER = MarkdownIt("commonmark", {"html": True, "xhtmlOut": False}).enable("ta
 def render_html(audit: dict, figures: Mapping[str, bytes]) -> str:
     """audit.md as one HTML page, `figures` (PNG bytes by name, in order) inlined as data URIs."""
 
-    def inline(name: str) -> str:
-        return "data:image/png;base64," + base64.b64encode(figures[name]).decode("ascii")
-
-    body = _PARSER.render(render(audit, list(figures), source=inline))
+    uris = {name: base64.b64encode(png).decode("ascii") for name, png in figures.items()}
+    body = _PARSER.render(
+        render(audit, list(figures), lambda name: f"data:image/png;base64,{uris[name]}")
+    )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

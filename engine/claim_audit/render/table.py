@@ -17,7 +17,7 @@ from rich.text import Text
 
 from ..engine.claim import VERDICTS, ClaimRecord
 from . import markdown
-from .markdown import NOTES, ci_text
+from .markdown import NOTES, ci_text, verdict_label
 
 _FIELDS = ("id", "published", "measured", "tolerance", "verdict")
 _SHARES = {"published": 5, "measured": 5, "tolerance": 4}  # of the width left after id, verdict
@@ -92,10 +92,7 @@ def render(
     summary = summary_line(records, expected)
     if verbosity <= -2:
         return [summary]
-    labels = {
-        r.id: markdown.verdict_label(r.verdict, r.details, expected.get(r.id, True))
-        for r in records
-    }
+    labels = {r.id: verdict_label(r.verdict, r.details, expected.get(r.id, True)) for r in records}
     shown = [r for r in ordered(records) if verbosity > -1 or labels[r.id] != "holds"]
     id_width = max(map(len, ["id", *(r.id for r in shown)]))
     whole = verbosity > 0  # every cell whole; else the figures share what id and verdict leave
