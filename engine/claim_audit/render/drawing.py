@@ -24,7 +24,7 @@ from .canvas import new_figure, save
 from .documents import Document, FigureSpec
 
 
-def data_digest(value: Any, where: str = "data") -> str:
+def data_digest(value: Any, where: str = "figure data") -> str:
     """sha256 of figure data (arrays, numbers, strings, None, lists and dicts of them): each
     node's kind and its children's digests."""
     if isinstance(value, np.ma.MaskedArray):  # the mask hides points: it changes the drawing
@@ -43,7 +43,7 @@ def data_digest(value: Any, where: str = "data") -> str:
     else:
         of_objects = " of Python objects" if isinstance(value, np.ndarray) else ""
         raise TypeError(
-            f"figure data {where} is a {type(value).__name__}{of_objects}; expected arrays, numbers, strings, None, or lists and dicts of them"
+            f"{where} is a {type(value).__name__}{of_objects}; expected arrays, numbers, strings, None, or lists and dicts of them"
         )
     return hashlib.sha256("\0".join([kind, *parts]).encode()).hexdigest()
 
@@ -70,14 +70,9 @@ def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
                 f"cannot tell which code draws figure {file}: {draw!r} is defined outside a package and not by a function in a source file"
             )
         parts = [_file_digest(code.co_filename)]
-    parts += [cache.package_digest(__name__.partition(".")[0]), matplotlib.__version__]
-    try:
-        parts += [data_digest(bound)] if bound else []
-    except TypeError as error:
-        raise TypeError(
-            f"cannot key figure {file}: its draw, a functools.partial, binds an argument that is not figure data ({error})"
-        ) from None
-    parts += [file, data_digest(data)]
+    parts += [cache.package_digest(__name__.partition(".")[0]), matplotlib.__version__, file]
+    parts += [data_digest(bound, f"figure {file}'s draw, a functools.partial: its arguments")]
+    parts += [data_digest(data, f"figure {file}'s data")]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
 
@@ -221,20 +216,16 @@ def figure_names(documents: Iterable[Document]) -> set[str]:
     return {name for spec in specs for name in figure_files(spec.file)}
 
 
-def _specs(documents: list[Document], robustness: dict | None) -> list[tuple]:
-    """(document, spec, claims) of every figure drawn: the documents', then robustness.png."""
-    specs = [(d.name, spec, list(spec.claims)) for d in documents for spec in d.figures]
-    if robustness is not None and robustness_claims(robustness):
-        specs.append(("robustness", ROBUSTNESS, robustness_claims(robustness)))
-    return specs
-
-
 def index(documents: Iterable[Document], robustness: dict | None = None) -> list[dict[str, Any]]:
-    """audit.json's `figures`: per figure drawn its file, SVG twin, document, caption, claims."""
+    """audit.json's `figures`: per figure drawn (the documents', then robustness.png) its file,
+    SVG twin, document, caption and claims."""
+    drawn = [(d.name, spec, list(spec.claims)) for d in documents for spec in d.figures]
+    if robustness is not None and (claims := robustness_claims(robustness)):
+        drawn.append(("robustness", ROBUSTNESS, claims))
     return [
         {"file": spec.file, "svg": figure_files(spec.file)[1], "document": document}
         | {"caption": spec.caption, "claims": claims}
-        for document, spec, claims in _specs(list(documents), robustness)
+        for document, spec, claims in drawn
     ]
 
 
@@ -248,8 +239,7 @@ def draw_all(
     """Write `index(documents, robustness)`'s figures into `folder` (all data checked first),
     reusing those in `cache_dir` (None, or not writable: all drawn); the PNGs' paths."""
     documents = list(documents)
-    specs = _specs(documents, robustness)
-    data = {ROBUSTNESS.file: robustness}
+    specs, data = {ROBUSTNESS.file: ROBUSTNESS}, {ROBUSTNESS.file: robustness}
     for d in documents:  # each document's data covers exactly its figures
         given = dict(d.figure_data(robustness)) if d.figure_data else {}
         if set(given) != (declared := {spec.file for spec in d.figures}):
@@ -257,6 +247,8 @@ def draw_all(
                 f"document {d.name!r}: figure_data gave {sorted(given)}, its figures are {sorted(declared)}"
             )
         data |= given
+        specs |= {spec.file: spec for spec in d.figures}
+    drawn = [specs[figure["file"]] for figure in index(documents, robustness)]
     try:  # figures are kept only where the cache folder can be written
         if cache_dir is not None:
             Path(cache_dir).mkdir(parents=True, exist_ok=True)
@@ -267,5 +259,5 @@ def draw_all(
         )
         cache_dir = None
     if cache_dir is None:
-        return [save(spec.draw(data[spec.file]), Path(folder) / spec.file) for _, spec, _ in specs]
-    return [_from_cache(cache_dir, spec, data[spec.file], Path(folder)) for _, spec, _ in specs]
+        return [save(spec.draw(data[spec.file]), Path(folder) / spec.file) for spec in drawn]
+    return [_from_cache(cache_dir, spec, data[spec.file], Path(folder)) for spec in drawn]
