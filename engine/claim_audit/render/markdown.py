@@ -15,7 +15,6 @@ from markdown_it import MarkdownIt
 
 from ..engine.prediction import POWER_TARGET
 from ..engine.share import HOLDS_AT, REFUTED_AT, SENSITIVE_BETWEEN, SHARE_ALPHA
-from .documents import link_address
 
 _DATE = "%Y-%m-%d %H:%M UTC"
 
@@ -128,6 +127,13 @@ def verdict_note(details: dict) -> str:
     return "; ".join(notes)
 
 
+def link_address(url: str | None) -> str | None:
+    """An http(s) `url` with what Markdown or HTML would read as markup percent-quoted, else None."""
+    if not url or urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+        return None
+    return urllib.parse.quote(url, safe=":/?#@!$&*+,;=%~-._")
+
+
 def anchor_of(kind: str, name: str) -> str:
     """An in-page anchor: `kind`-`name`, anything but letters, digits, _ and - dashed."""
     return f"{kind}-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
@@ -140,7 +146,6 @@ def _source_text(source: dict, kind: bool = False) -> str:
 
 
 def _header(audit: dict) -> list[str]:
-    """Partial run, missing claims, documents, commit, date, summary, cache, verdict rule."""
     meta, lines = audit["metadata"], []
     if audit.get("partial"):
         lines += [
@@ -218,7 +223,7 @@ def render(
         lines += ["## More figures", ""]
         for figure in rest:
             lines += _figure_block(figure, source, audited)
-    return "\n".join([*lines, *_run(audit["metadata"])]) + "\n"
+    return "\n".join([*lines, *_provenance(audit["metadata"])]) + "\n"
 
 
 def _claim_row(c: dict, figure: dict | None) -> tuple[str, ...]:
@@ -248,8 +253,7 @@ def _plain(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
-def _run(meta: dict) -> list[str]:
-    """The run's provenance: command, code, device, stack, data, wall time."""
+def _provenance(meta: dict) -> list[str]:
     rows = {
         "command": shlex.join(meta.get("command") or []) or None,
         "git": meta.get("git"),
@@ -304,9 +308,6 @@ def render_html(audit: dict, figures: Mapping[str, bytes]) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>Claims audit</title><style>{_CSS}</style></head>\n<body>\n{body}</body></html>\n"
     )
-
-
-# --------------------------------------------------------------------------- robustness
 
 
 def interval_text(interval: dict[str, Any] | None) -> str:

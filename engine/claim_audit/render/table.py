@@ -19,8 +19,8 @@ from ..engine.claim import VERDICTS, ClaimRecord
 from . import markdown
 from .markdown import NOTES, ci_text, verdict_label
 
-_FIELDS = ("id", "published", "measured", "tolerance", "verdict")
-_SHARES = {"published": 5, "measured": 5, "tolerance": 4}  # of the width left after id, verdict
+# The columns, and the figures' shares of the width that id and verdict leave.
+_COLUMNS = {"id": 0, "published": 5, "measured": 5, "tolerance": 4, "verdict": 0}
 
 
 def _lines(renderables: list[RenderableType], width: int, wrap: bool = False) -> list[str]:
@@ -97,8 +97,8 @@ def render(
     id_width = max(map(len, ["id", *(r.id for r in shown)]))
     whole = verbosity > 0  # every cell whole; else the figures share what id and verdict leave
     table = Table(box=None, padding=(0, 1, 0, 0), header_style="", pad_edge=False, expand=not whole)
-    for name in _FIELDS:
-        share = {"ratio": _SHARES[name]} if name in _SHARES and not whole else {}
+    for name, share in _COLUMNS.items():
+        share = {"ratio": share} if share and not whole else {}
         widest = {"id": id_width, "verdict": max(map(len, NOTES))}.get(name)  # never cut
         table.add_column(name, no_wrap=True, overflow="ellipsis", min_width=widest, **share)
     for r in shown:  # a row a line: the lines between rows are placed by count
