@@ -116,15 +116,12 @@ def _share_note(details: dict) -> str:
 
 def verdict_note(details: dict) -> str:
     """How the draws bore a verdict out: its figures, or a qualitative claim's share and ranges."""
-    if "figures" in details:
-        notes = [_figure_note(f) for f in details["figures"]]
-    else:
-        notes = [details["inconclusive"]] if "inconclusive" in details else []
-    if "collapsed" in details:
-        notes.append(details["collapsed"])
-    if "share_interval" in details and "figures" not in details:
+    figures = details.get("figures")
+    notes = [details.get("inconclusive")] if figures is None else [*map(_figure_note, figures)]
+    notes.append(details.get("collapsed"))
+    if "share_interval" in details and figures is None:
         notes += [_share_note(details), *map(_effect_note, details.get("effects", ()))]
-    return "; ".join(notes)
+    return "; ".join(filter(None, notes))
 
 
 def link_address(url: str | None) -> str | None:
@@ -232,10 +229,8 @@ def _claim_row(c: dict, figure: dict | None) -> tuple[str, ...]:
     label = verdict_label(c["verdict"], details, c["expected_to_hold"])
     emphasis = {"holds": "{}", "sensitive": "*{}*", "inconclusive": "*{}*"}.get(label, "**{}**")
     verdict = emphasis.format(_escape(label))
-    if note := verdict_note(details):
-        verdict += f" ({_escape(note)})"
-    if details.get("ci"):
-        verdict += f" ({_escape('; '.join(ci_text(ci) for ci in details['ci']))})"
+    for note in (verdict_note(details), "; ".join(map(ci_text, details.get("ci") or []))):
+        verdict += f" ({_escape(note)})" if note else ""
     statement = _escape(c["statement"])
     if details.get("reading"):
         statement += f" *Reading: {_escape(details['reading'])}.*"
