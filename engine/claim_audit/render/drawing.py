@@ -177,8 +177,7 @@ def robustness_figure(section: dict) -> Figure:
     axes = fig.subplots(rows, 2, squeeze=False).ravel()
     for ax, panel in zip(axes, panels, strict=False):
         _robustness_panel(ax, *panel)
-    for ax in axes[len(panels) :]:
-        ax.set_visible(False)
+    axes[-1].set_visible(len(panels) % 2 == 0)  # an odd count leaves the last one empty
     handles = [
         Patch(color=HOLDS_COLOUR, alpha=0.25, label="where the claim holds"),
         Line2D([], [], color="black", marker="o", linewidth=2.4, label="published seeds, 95% CI"),
