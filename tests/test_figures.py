@@ -129,7 +129,6 @@ def test_the_key_follows_the_drawing_code(tmp_path: Path, monkeypatch) -> None:
 
 def forget_code_digests() -> None:
     """As a new process would: the digests of source read once per process are read again."""
-    drawing._file_digest.cache_clear()
     drawing.cache.package_digest.cache_clear()
 
 

@@ -48,11 +48,6 @@ def data_digest(value: Any, where: str = "figure data") -> str:
     return hashlib.sha256("\0".join([kind, *parts]).encode()).hexdigest()
 
 
-@functools.cache
-def _file_digest(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
     """Figure `file`'s cache key: its drawing code, the engine, matplotlib, `file` and `data`."""
     func, bound = draw, []
@@ -69,7 +64,7 @@ def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
             raise TypeError(
                 f"cannot tell which code draws figure {file}: {draw!r} is defined outside a package and not by a function in a source file"
             )
-        parts = [_file_digest(code.co_filename)]
+        parts = [hashlib.sha256(Path(code.co_filename).read_bytes()).hexdigest()]
     parts += [cache.package_digest(__name__.partition(".")[0]), matplotlib.__version__, file]
     parts += [data_digest(bound, f"figure {file}'s draw, a functools.partial: its arguments")]
     parts += [data_digest(data, f"figure {file}'s data")]
@@ -216,8 +211,7 @@ def figure_names(documents: Iterable[Document]) -> set[str]:
 
 
 def index(documents: Iterable[Document], robustness: dict | None = None) -> list[dict[str, Any]]:
-    """audit.json's `figures`: per figure drawn (the documents', then robustness.png) its file,
-    SVG twin, document, caption and claims."""
+    """audit.json's `figures`: the figures drawn, the documents' then robustness.png."""
     drawn = [(d.name, spec, list(spec.claims)) for d in documents for spec in d.figures]
     if robustness is not None and (claims := robustness_claims(robustness)):
         drawn.append(("robustness", ROBUSTNESS, claims))

@@ -23,8 +23,7 @@ class _Markdown(str):
     """Markdown this module wrote, its text escaped already: not escaped again."""
 
 
-# Markdown or inline HTML markup, and newlines (they end a table row or a heading): text from
-# claims, documents and metadata is written literally.
+# Claims', documents' and metadata's text is written literally: markup escaped, newlines spaces.
 _LITERAL = str.maketrans(
     {c: "\\" + c for c in "\\`*_[]|~#"}
     | {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\n": " ", "\r": " "}
@@ -224,7 +223,6 @@ def render(
 
 
 def _claim_row(c: dict, figure: dict | None) -> tuple[str, ...]:
-    """A claim's row: anchor, statement, figures, verdict and how it was borne out, figure link."""
     details = c.get("details") or {}
     label = verdict_label(c["verdict"], details, c["expected_to_hold"])
     emphasis = {"holds": "{}", "sensitive": "*{}*", "inconclusive": "*{}*"}.get(label, "**{}**")
@@ -267,7 +265,6 @@ def _figure_anchor(file: str) -> str:
 
 
 def _figure_block(figure: dict, source: Callable[[str], str], audited: set[str]) -> list[str]:
-    """A figure, its caption and links to the audited claims it illustrates."""
     claims = [f"[{_escape(c)}](#{anchor_of('claim', c)})" for c in figure["claims"] if c in audited]
     caption, anchor = _escape(figure["caption"]), _figure_anchor(figure["file"])
     claims_text = f" Claims: {', '.join(claims)}." if claims else ""
