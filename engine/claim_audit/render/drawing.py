@@ -31,7 +31,7 @@ def data_digest(value: Any, where: str = "figure data") -> str:
         kind, parts = "M", [data_digest(a, where) for a in (value.data, np.ma.getmaskarray(value))]
     elif isinstance(value, np.ndarray | np.generic) and not value.dtype.hasobject:
         data = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
-        kind, parts = "A", [value.dtype.str, str(value.shape), data]
+        kind, parts = "A", [str(value.dtype.descr), str(value.shape), data]
     elif value is None or isinstance(value, bool | int | float | str):
         kind, parts = "V", [repr(value)]
     elif isinstance(value, list | tuple):
