@@ -56,10 +56,13 @@ def test_the_starter_refuses_names_that_break_it(name):
 def test_the_cache_counter_says_what_it_counts():
     """The header counts the engine cache only, and says so (a project's joblib.Memory is
     not counted): "engine cache (claim_audit.cache.cached): ...", "not used" when idle."""
-    assert markdown.cache_text({"hits": 0, "computed": 0}) == (
-        "engine cache (claim_audit.cache.cached): not used"
-    )
-    assert markdown.cache_text({"hits": 2, "computed": 1}).endswith(": 2 hits, 1 computed")
+
+    def header(cache: dict) -> str:
+        audit = {"claims": [], "summary": "0 claims", "metadata": {"cache": cache}}
+        return "\n".join(markdown._header(audit))
+
+    assert "engine cache (claim\\_audit.cache.cached): not used." in header({"hits": 0})
+    assert "(claim\\_audit.cache.cached): 2 hits, 1 computed." in header({"hits": 2, "computed": 1})
 
 
 def test_the_guide_documents_one_sided_regions_seeds_and_caching():

@@ -122,7 +122,7 @@ def test_a_document_address_that_is_not_http_is_no_link(address):
     """A document's source address that is not http(s) (`javascript:`, `data:`, `vbscript:`, a
     relative path...) in audit.md and audit.html: the title is shown, unlinked. Bug fixed:
     audit.html made it a live <a href> (audit.html is now audit.md rendered; both ask
-    engine/claim_audit/render/documents.py `link_address`)."""
+    engine/claim_audit/render/markdown.py `link_address`)."""
     audit = hostile_audit("text")
     audit["metadata"]["documents"]["demo"].update(title="The Post", url=address)
     page = markdown.render_html(audit, {})

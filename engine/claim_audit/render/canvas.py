@@ -24,8 +24,7 @@ def new_figure(width: float, height: float) -> Figure:
 def save(fig: Figure, path: Path) -> Path:
     """Write `fig` as the PNG `path` and an SVG beside it, control characters escaped; `path`."""
     for text in fig.findobj(Text):
-        if _CONTROL.search(text.get_text()):
-            text.set_text(_CONTROL.sub(lambda m: repr(m[0])[1:-1], text.get_text()))
+        text.set_text(_CONTROL.sub(lambda m: repr(m[0])[1:-1], text.get_text()))
     fig.savefig(path, dpi=DPI, format="png", metadata={"Software": None})
     # A fixed salt and no date: the same figure gives the same SVG bytes.
     with matplotlib.rc_context({"svg.hashsalt": "claim-audit"}):

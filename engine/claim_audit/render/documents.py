@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,20 +62,3 @@ class Document:
         files = [spec.file for spec in self.figures]
         if len(set(files)) != len(files):
             raise ValueError(f"document {self.name!r} names a figure file twice: {files}")
-
-    def data_of_figures(self, robustness: dict | None) -> dict[str, Any]:
-        """The data of each figure, checked to cover exactly the declared figures."""
-        data = {} if self.figure_data is None else dict(self.figure_data(robustness))
-        declared = {spec.file for spec in self.figures}
-        if set(data) != declared:
-            raise ValueError(
-                f"document {self.name!r}: figure_data gave {sorted(data)}, its figures are {sorted(declared)}"
-            )
-        return data
-
-
-def link_address(url: str | None) -> str | None:
-    """An http(s) `url` with what Markdown or HTML would read as markup percent-quoted, else None."""
-    if not url or urllib.parse.urlsplit(url).scheme not in ("http", "https"):
-        return None
-    return urllib.parse.quote(url, safe=":/?#@!$&*+,;=%~-._")

@@ -1,5 +1,4 @@
-"""Draws the documents' figures and robustness.png (PNG and SVG), reusing the figure cache's
-KEY.png and KEY.svg (KEY digests the file name, the data, the drawing code and matplotlib)."""
+"""The documents' figures and robustness.png (PNG and SVG), through the figure cache."""
 
 from __future__ import annotations
 
@@ -21,67 +20,43 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from .. import cache
-from ..cache import package_digest
 from .canvas import new_figure, save
 from .documents import Document, FigureSpec
 
-_ENGINE = __name__.partition(".")[0]
 
-
-def data_digest(data: Any) -> str:
-    """sha256 of figure data (arrays, numbers, strings, None, lists and str-keyed dicts of them)."""
-    digest = hashlib.sha256()
-    _feed(digest, data, "data")
-    return digest.hexdigest()
-
-
-def _feed(digest: Any, value: Any, where: str) -> None:
+def data_digest(value: Any, where: str = "figure data") -> str:
+    """sha256 of figure data (arrays, numbers, strings, None, lists and dicts of them): each
+    node's kind and its children's digests."""
     if isinstance(value, np.ma.MaskedArray):  # the mask hides points: it changes the drawing
-        digest.update(b"M")
-        _feed(digest, [np.ma.getdata(value), np.ma.getmaskarray(value)], where)
-    elif isinstance(value, np.ndarray | np.generic):
-        array = np.ascontiguousarray(value)
-        if array.dtype.hasobject:
-            raise TypeError(f"figure data {where} is an array of Python objects")
-        digest.update(f"A{array.dtype.str}{array.shape}".encode() + array.tobytes())
-    elif value is None or isinstance(value, bool | int | float):
-        digest.update(f"{type(value).__name__}:{value!r};".encode())
-    elif isinstance(value, str):
-        digest.update(f"S{len(value.encode())}:".encode() + value.encode())
+        kind, parts = "M", [data_digest(a, where) for a in (value.data, np.ma.getmaskarray(value))]
+    elif isinstance(value, np.ndarray | np.generic) and not value.dtype.hasobject:
+        data = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
+        kind, parts = "A", [str(value.dtype.descr), str(value.shape), data]
+    elif value is None or isinstance(value, bool | int | float | str):
+        kind, parts = "V", [repr(value)]
     elif isinstance(value, list | tuple):
-        digest.update(f"L{len(value)}[".encode())
-        for i, item in enumerate(value):
-            _feed(digest, item, f"{where}[{i}]")
+        kind, parts = "L", [data_digest(v, f"{where}[{i}]") for i, v in enumerate(value)]
     elif isinstance(value, dict):
-        digest.update(f"D{len(value)}{{".encode())
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise TypeError(f"figure data {where} has the non-string key {key!r}")
-            _feed(digest, key, where)
-            _feed(digest, item, f"{where}[{key!r}]")
+        kind, parts = "D", []
+        for k, v in value.items():
+            parts += [data_digest(k, f"{where}'s key"), data_digest(v, f"{where}[{k!r}]")]
     else:
+        of_objects = " of Python objects" if isinstance(value, np.ndarray) else ""
         raise TypeError(
-            f"figure data {where} is a {type(value).__name__}; expected arrays, numbers, strings, None, or lists and dicts of them"
+            f"{where} is a {type(value).__name__}{of_objects}; expected arrays, numbers, strings, None, or lists and dicts of them"
         )
-
-
-@functools.cache
-def _file_digest(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return hashlib.sha256("\0".join([kind, *parts]).encode()).hexdigest()
 
 
 def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
-    """The cache key of figure `file` drawn by `draw` from `data`."""
+    """Figure `file`'s cache key: its drawing code, the engine, matplotlib, `file` and `data`."""
     func, bound = draw, []
     while isinstance(func, functools.partial):  # its own __module__ is 'functools'
         bound.append([list(func.args), dict(func.keywords)])
         func = func.func
-    module = getattr(func, "__module__", None)
-    if not module:
-        raise TypeError(f"cannot tell which code draws figure {file}: {draw!r} has no module")
-    package = module.partition(".")[0]
+    package = (getattr(func, "__module__", None) or "").partition(".")[0]
     if hasattr(sys.modules.get(package), "__path__"):
-        parts = [package_digest(package)]
+        parts = [cache.package_digest(package)]
     else:
         # Not a package: each conftest.py is module 'conftest', so the defining file is keyed.
         code = getattr(inspect.unwrap(func), "__code__", None)
@@ -89,15 +64,10 @@ def figure_key(file: str, draw: Callable[[Any], Any], data: Any) -> str:
             raise TypeError(
                 f"cannot tell which code draws figure {file}: {draw!r} is defined outside a package and not by a function in a source file"
             )
-        parts = [_file_digest(code.co_filename)]
-    parts += [package_digest(_ENGINE), matplotlib.__version__]
-    try:
-        parts += [data_digest(bound)] if bound else []
-    except TypeError as error:
-        raise TypeError(
-            f"cannot key figure {file}: its draw, a functools.partial, binds an argument that is not figure data ({error})"
-        ) from None
-    parts += [file, data_digest(data)]
+        parts = [hashlib.sha256(Path(code.co_filename).read_bytes()).hexdigest()]
+    parts += [cache.package_digest(__name__.partition(".")[0]), matplotlib.__version__, file]
+    parts += [data_digest(bound, f"figure {file}'s draw, a functools.partial: its arguments")]
+    parts += [data_digest(data, f"figure {file}'s data")]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
 
@@ -128,7 +98,6 @@ def seed_range(seeds: list[int]) -> str:
 
 
 HOLDS_COLOUR, FAILS_COLOUR, SWEEP_COLOUR = "tab:green", "tab:red", "tab:blue"
-PANEL_HEIGHT = 1.6  # inches per claim effect
 
 
 def _interval_bar(ax, y: float, value: float, interval: dict | None, colour: str) -> list[float]:
@@ -199,12 +168,11 @@ def robustness_figure(section: dict) -> Figure:
         for k in range(len(claims[claim_id]["published"]["effects"]))
     ]
     rows, swept = -(-len(panels) // 2), section["sweep_seeds"] is not None
-    fig = new_figure(13.0, 1.3 + rows * (PANEL_HEIGHT if swept else 1.15))
+    fig = new_figure(13.0, 1.3 + rows * (1.6 if swept else 1.15))
     axes = fig.subplots(rows, 2, squeeze=False).ravel()
     for ax, panel in zip(axes, panels, strict=False):
         _robustness_panel(ax, *panel)
-    for ax in axes[len(panels) :]:
-        ax.set_visible(False)
+    axes[-1].set_visible(len(panels) % 2 == 0)  # an odd count leaves the last one empty
     handles = [
         Patch(color=HOLDS_COLOUR, alpha=0.25, label="where the claim holds"),
         Line2D([], [], color="black", marker="o", linewidth=2.4, label="published seeds, 95% CI"),
@@ -242,20 +210,15 @@ def figure_names(documents: Iterable[Document]) -> set[str]:
     return {name for spec in specs for name in figure_files(spec.file)}
 
 
-def _specs(documents: list[Document], robustness: dict | None) -> list[tuple]:
-    """(document, spec, claims) of every figure drawn: the documents', then robustness.png."""
-    specs = [(d.name, spec, list(spec.claims)) for d in documents for spec in d.figures]
-    if robustness is not None and robustness_claims(robustness):
-        specs.append(("robustness", ROBUSTNESS, robustness_claims(robustness)))
-    return specs
-
-
 def index(documents: Iterable[Document], robustness: dict | None = None) -> list[dict[str, Any]]:
-    """audit.json's `figures`: per figure drawn its file, SVG twin, document, caption, claims."""
+    """audit.json's `figures`: the figures drawn, the documents' then robustness.png."""
+    drawn = [(d.name, spec, list(spec.claims)) for d in documents for spec in d.figures]
+    if robustness is not None and (claims := robustness_claims(robustness)):
+        drawn.append(("robustness", ROBUSTNESS, claims))
     return [
         {"file": spec.file, "svg": figure_files(spec.file)[1], "document": document}
         | {"caption": spec.caption, "claims": claims}
-        for document, spec, claims in _specs(list(documents), robustness)
+        for document, spec, claims in drawn
     ]
 
 
@@ -269,10 +232,16 @@ def draw_all(
     """Write `index(documents, robustness)`'s figures into `folder` (all data checked first),
     reusing those in `cache_dir` (None, or not writable: all drawn); the PNGs' paths."""
     documents = list(documents)
-    specs = _specs(documents, robustness)
-    data = {ROBUSTNESS.file: robustness}
-    for document in documents:
-        data |= document.data_of_figures(robustness)
+    specs, data = {ROBUSTNESS.file: ROBUSTNESS}, {ROBUSTNESS.file: robustness}
+    for d in documents:  # each document's data covers exactly its figures
+        given = dict(d.figure_data(robustness)) if d.figure_data else {}
+        if set(given) != (declared := {spec.file for spec in d.figures}):
+            raise ValueError(
+                f"document {d.name!r}: figure_data gave {sorted(given)}, its figures are {sorted(declared)}"
+            )
+        data |= given
+        specs |= {spec.file: spec for spec in d.figures}
+    drawn = [specs[figure["file"]] for figure in index(documents, robustness)]
     try:  # figures are kept only where the cache folder can be written
         if cache_dir is not None:
             Path(cache_dir).mkdir(parents=True, exist_ok=True)
@@ -283,5 +252,5 @@ def draw_all(
         )
         cache_dir = None
     if cache_dir is None:
-        return [save(spec.draw(data[spec.file]), Path(folder) / spec.file) for _, spec, _ in specs]
-    return [_from_cache(cache_dir, spec, data[spec.file], Path(folder)) for _, spec, _ in specs]
+        return [save(spec.draw(data[spec.file]), Path(folder) / spec.file) for spec in drawn]
+    return [_from_cache(cache_dir, spec, data[spec.file], Path(folder)) for spec in drawn]

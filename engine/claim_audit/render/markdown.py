@@ -15,7 +15,6 @@ from markdown_it import MarkdownIt
 
 from ..engine.prediction import POWER_TARGET
 from ..engine.share import HOLDS_AT, REFUTED_AT, SENSITIVE_BETWEEN, SHARE_ALPHA
-from .documents import link_address
 
 _DATE = "%Y-%m-%d %H:%M UTC"
 
@@ -24,8 +23,7 @@ class _Markdown(str):
     """Markdown this module wrote, its text escaped already: not escaped again."""
 
 
-# Markdown or inline HTML markup, and newlines (they end a table row or a heading): text from
-# claims, documents and metadata is written literally.
+# Claims', documents' and metadata's text is written literally: markup escaped, newlines spaces.
 _LITERAL = str.maketrans(
     {c: "\\" + c for c in "\\`*_[]|~#"}
     | {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\n": " ", "\r": " "}
@@ -52,13 +50,11 @@ NOTES = {
 
 def verdict_label(verdict: str, details: dict, expected: bool) -> str:
     """holds, sensitive, inconclusive, REFUTED, ERROR, or one of `NOTES`."""
-    if verdict == "error":
-        return "ERROR"
     if verdict == "refuted":
-        if details.get("gates") is False:
-            return "refuted†"
-        return "refuted*" if not expected else "REFUTED"
-    return verdict if expected else "FINDING GONE"
+        return (
+            "refuted†" if details.get("gates") is False else "REFUTED" if expected else "refuted*"
+        )
+    return "ERROR" if verdict == "error" else verdict if expected else "FINDING GONE"
 
 
 def _rule(method: str) -> str:
@@ -80,15 +76,6 @@ def _rule(method: str) -> str:
     )
 
 
-def _scale(entry: dict, text: str) -> str:
-    scale = entry.get("scale", "linear")
-    return "" if scale == "linear" else text.format(scale)
-
-
-def _would_conclude(needed: int | None, what: str, about: str = "") -> str:
-    return f"{'no number of' if needed is None else f'{about}{needed}'} {what} would conclude it"
-
-
 def _figure_note(figure: dict) -> str:
     """A published figure (`FigureVerdict.to_json()`) against its orders, and the shift caught."""
     n, published = figure["orders"], figure["published"]
@@ -97,20 +84,22 @@ def _figure_note(figure: dict) -> str:
     if figure["t_score"] is None:
         text = f"{published}: all {n} orders agree, exact to the printed digits"
     else:
-        t, p, scale = figure["t_score"], figure["p_value"], _scale(figure, " on the {} scale")
-        text = f"{published}: t = {t:+.2f}, p = {p:.2g} over {n} orders{scale}"
+        t, p, scale = figure["t_score"], figure["p_value"], figure.get("scale", "linear")
+        text = f"{published}: t = {t:+.2f}, p = {p:.2g} over {n} orders"
+        text += "" if scale == "linear" else f" on the {scale} scale"
     shift = figure.get(f"relative_shift_caught_{POWER_TARGET:g}")
     if shift is not None:
         text += f"; catches a shift of {shift:.0%} with p = {POWER_TARGET:g}"
     if figure.get("verdict") == "inconclusive":
-        text += f"; inconclusive: {_would_conclude(figure['orders_to_conclude'], 'orders')}"
+        needed = figure["orders_to_conclude"]
+        text += f"; inconclusive: {needed or 'no number of'} orders would conclude it"
     return text
 
 
 def _effect_note(effect: dict) -> str:
     (low, high), (k, n) = effect["range"], effect["in_region"]
     name = f"{effect['effect']}: " if effect["effect"] else ""
-    scale = _scale(effect, ", {} scale")
+    scale = "" if effect.get("scale", "linear") == "linear" else f", {effect['scale']} scale"
     return f"{name}{low:.4g} to {high:.4g} over the draws, {k} of {n} {effect['region']}{scale}"
 
 
@@ -119,21 +108,26 @@ def _share_note(details: dict) -> str:
     copies = f" ({details['copies']} copies left out)" if details.get("copies") else ""
     text = f"holds in {k} of {n} draws{copies}; share of valid computations {low:.0%} to {high:.0%} ({details['share_method']})"
     if "draws_to_conclude" in details:
-        text += f"; {_would_conclude(details['draws_to_conclude'], 'draws', 'about ')}"
+        needed = details["draws_to_conclude"]
+        text += f"; {f'about {needed}' if needed else 'no number of'} draws would conclude it"
     return text
 
 
 def verdict_note(details: dict) -> str:
     """How the draws bore a verdict out: its figures, or a qualitative claim's share and ranges."""
-    if "figures" in details:
-        notes = [_figure_note(f) for f in details["figures"]]
-    else:
-        notes = [details["inconclusive"]] if "inconclusive" in details else []
-    if "collapsed" in details:
-        notes.append(details["collapsed"])
-    if "share_interval" in details and "figures" not in details:
+    figures = details.get("figures")
+    notes = [details.get("inconclusive")] if figures is None else [*map(_figure_note, figures)]
+    notes.append(details.get("collapsed"))
+    if "share_interval" in details and figures is None:
         notes += [_share_note(details), *map(_effect_note, details.get("effects", ()))]
-    return "; ".join(notes)
+    return "; ".join(filter(None, notes))
+
+
+def link_address(url: str | None) -> str | None:
+    """An http(s) `url` with what Markdown or HTML would read as markup percent-quoted, else None."""
+    if not url or urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+        return None
+    return urllib.parse.quote(url, safe=":/?#@!$&*+,;=%~-._")
 
 
 def anchor_of(kind: str, name: str) -> str:
@@ -147,16 +141,7 @@ def _source_text(source: dict, kind: bool = False) -> str:
     return f"[{title}]({url}){suffix}" if url else f"{title}{suffix}"
 
 
-def cache_text(cache: dict) -> str:
-    """The engine cache's activity (claim_audit.cache.cached only), said as such."""
-    hits, computed = cache.get("hits", 0), cache.get("computed", 0)
-    if not (hits or computed or cache.get("uncached", 0)):
-        return "engine cache (claim_audit.cache.cached): not used"
-    return f"engine cache (claim_audit.cache.cached): {hits} hits, {computed} computed"
-
-
 def _header(audit: dict) -> list[str]:
-    """Partial run, missing claims, documents, commit, date, summary, cache, verdict rule."""
     meta, lines = audit["metadata"], []
     if audit.get("partial"):
         lines += [
@@ -183,7 +168,11 @@ def _header(audit: dict) -> list[str]:
     elif git.get("no_commit_yet"):
         code = "A git repository with no commit yet"
     lines += [f"Audit of {'; '.join(named)}.", "", f"{code}, {when}."]
-    cache = _escape(cache_text(meta.get("cache", {})))
+    counts = meta.get("cache", {})  # the engine cache's only, and said so
+    cache = f"{counts.get('hits', 0)} hits, {counts.get('computed', 0)} computed"
+    if not any(counts.get(n) for n in ("hits", "computed", "uncached")):
+        cache = "not used"
+    cache = _escape(f"engine cache (claim_audit.cache.cached): {cache}")
     return [*lines, "", f"{_escape(audit['summary'])}.", "", f"{cache}.", "", _rule(method)]
 
 
@@ -230,19 +219,16 @@ def render(
         lines += ["## More figures", ""]
         for figure in rest:
             lines += _figure_block(figure, source, audited)
-    return "\n".join([*lines, *_run(audit["metadata"])]) + "\n"
+    return "\n".join([*lines, *_provenance(audit["metadata"])]) + "\n"
 
 
 def _claim_row(c: dict, figure: dict | None) -> tuple[str, ...]:
-    """A claim's row: anchor, statement, figures, verdict and how it was borne out, figure link."""
     details = c.get("details") or {}
     label = verdict_label(c["verdict"], details, c["expected_to_hold"])
     emphasis = {"holds": "{}", "sensitive": "*{}*", "inconclusive": "*{}*"}.get(label, "**{}**")
     verdict = emphasis.format(_escape(label))
-    if note := verdict_note(details):
-        verdict += f" ({_escape(note)})"
-    if details.get("ci"):
-        verdict += f" ({_escape('; '.join(ci_text(ci) for ci in details['ci']))})"
+    for note in (verdict_note(details), "; ".join(map(ci_text, details.get("ci") or []))):
+        verdict += f" ({_escape(note)})" if note else ""
     statement = _escape(c["statement"])
     if details.get("reading"):
         statement += f" *Reading: {_escape(details['reading'])}.*"
@@ -260,8 +246,7 @@ def _plain(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
-def _run(meta: dict) -> list[str]:
-    """The run's provenance: command, code, device, stack, data, wall time."""
+def _provenance(meta: dict) -> list[str]:
     rows = {
         "command": shlex.join(meta.get("command") or []) or None,
         "git": meta.get("git"),
@@ -280,7 +265,6 @@ def _figure_anchor(file: str) -> str:
 
 
 def _figure_block(figure: dict, source: Callable[[str], str], audited: set[str]) -> list[str]:
-    """A figure, its caption and links to the audited claims it illustrates."""
     claims = [f"[{_escape(c)}](#{anchor_of('claim', c)})" for c in figure["claims"] if c in audited]
     caption, anchor = _escape(figure["caption"]), _figure_anchor(figure["file"])
     claims_text = f" Claims: {', '.join(claims)}." if claims else ""
@@ -307,18 +291,15 @@ _PARSER = MarkdownIt("commonmark", {"html": True, "xhtmlOut": False}).enable("ta
 def render_html(audit: dict, figures: Mapping[str, bytes]) -> str:
     """audit.md as one HTML page, `figures` (PNG bytes by name, in order) inlined as data URIs."""
 
-    def inline(name: str) -> str:
-        return "data:image/png;base64," + base64.b64encode(figures[name]).decode("ascii")
-
-    body = _PARSER.render(render(audit, list(figures), source=inline))
+    uris = {name: base64.b64encode(png).decode("ascii") for name, png in figures.items()}
+    body = _PARSER.render(
+        render(audit, list(figures), lambda name: f"data:image/png;base64,{uris[name]}")
+    )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>Claims audit</title><style>{_CSS}</style></head>\n<body>\n{body}</body></html>\n"
     )
-
-
-# --------------------------------------------------------------------------- robustness
 
 
 def interval_text(interval: dict[str, Any] | None) -> str:

@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import io
 import re
+import sys
 import textwrap
 from itertools import groupby
 from typing import Any
 
 from rich.console import Console, RenderableType
 from rich.markdown import Markdown
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from ..engine.claim import VERDICTS, ClaimRecord
 from . import markdown
-from .markdown import NOTES, ci_text
+from .markdown import NOTES, ci_text, verdict_label
 
-_FIELDS = ("id", "published", "measured", "tolerance", "verdict")
-_SHARES = {"published": 5, "measured": 5, "tolerance": 4}  # of the width left after id, verdict
-_VERDICT_WIDTH = 12
+# The columns, and the figures' shares of the width that id and verdict leave.
+_COLUMNS = {"id": 0, "published": 5, "measured": 5, "tolerance": 4, "verdict": 0}
 
 
 def _lines(renderables: list[RenderableType], width: int, wrap: bool = False) -> list[str]:
@@ -29,17 +30,6 @@ def _lines(renderables: list[RenderableType], width: int, wrap: bool = False) ->
         for renderable in renderables:
             console.print(renderable, no_wrap=not wrap, overflow="fold" if wrap else "ellipsis")
     return [line.rstrip() for line in captured.get().splitlines()]
-
-
-def _table(columns: list[tuple[str, dict]], row: tuple[str, ...] | None, expand: bool) -> Table:
-    """A borderless table, one space between columns: the header alone (`row` None), or `row`."""
-    options = {"show_header": row is None, "header_style": "", "pad_edge": False, "expand": expand}
-    table = Table(box=None, padding=(0, 1, 0, 0), **options)
-    for name, layout in columns:
-        table.add_column(name, no_wrap=True, overflow="ellipsis", **layout)
-    if row is not None:
-        table.add_row(*map(Text, row))
-    return table
 
 
 _COUNTED = {"document": "document claim", "suite": "suite check"}
@@ -84,16 +74,13 @@ def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
 
 def ordered(records: list[ClaimRecord]) -> list[ClaimRecord]:
     """By document, sections by their first id (health last), then id, in natural order."""
-    first_id: dict[tuple[str, str], str] = {}
-    for r in records:
-        key = (r.document, r.section)
-        first_id[key] = min(first_id.get(key, r.id), r.id, key=natural_key)
-
-    def key(r: ClaimRecord) -> tuple:
-        first = natural_key(first_id[r.document, r.section])
-        return (r.document, r.id.startswith("H-"), first, r.section, natural_key(r.id))
-
-    return sorted(records, key=key)
+    by_id = sorted(records, key=lambda r: natural_key(r.id))
+    rank: dict[tuple[str, str], int] = {}  # a section's, by its first id
+    for r in by_id:
+        rank.setdefault((r.document, r.section), len(rank))
+    return sorted(
+        by_id, key=lambda r: (r.document, r.id.startswith("H-"), rank[r.document, r.section])
+    )
 
 
 def render(
@@ -105,34 +92,30 @@ def render(
     summary = summary_line(records, expected)
     if verbosity <= -2:
         return [summary]
-    labels = {
-        r.id: markdown.verdict_label(r.verdict, r.details, expected.get(r.id, True))
-        for r in records
-    }
+    labels = {r.id: verdict_label(r.verdict, r.details, expected.get(r.id, True)) for r in records}
     shown = [r for r in ordered(records) if verbosity > -1 or labels[r.id] != "holds"]
-    rows = {r.id: (r.id, r.published, r.measured, r.tolerance, labels[r.id]) for r in shown}
-    longest = [
-        max([len(name), *(len(row[i]) for row in rows.values())]) for i, name in enumerate(_FIELDS)
-    ]
-    longest[4] = max(longest[4], _VERDICT_WIDTH)
-    whole = verbosity > 0
-    columns = [
-        (name, {"min_width": n} if whole or name in ("id", "verdict") else {"ratio": _SHARES[name]})
-        for name, n in zip(_FIELDS, longest, strict=True)
-    ]
-    rule = sum(longest) + len(_FIELDS) - 1 if whole else width
+    id_width = max(map(len, ["id", *(r.id for r in shown)]))
+    whole = verbosity > 0  # every cell whole; else the figures share what id and verdict leave
+    table = Table(box=None, padding=(0, 1, 0, 0), header_style="", pad_edge=False, expand=not whole)
+    for name, share in _COLUMNS.items():
+        share = {"ratio": share} if share and not whole else {}
+        widest = {"id": id_width, "verdict": max(map(len, NOTES))}.get(name)  # never cut
+        table.add_column(name, no_wrap=True, overflow="ellipsis", min_width=widest, **share)
+    for r in shown:  # a row a line: the lines between rows are placed by count
+        cells = (r.id, r.published, r.measured, r.tolerance, labels[r.id])
+        table.add_row(*(Text(cell.replace("\n", " ")) for cell in cells))
+    wide = Console(width=sys.maxsize)
+    rule = Measurement.get(wide, wide.options, table).maximum if whole else width
     width = max(width, rule)
-
-    # A table per row, all of the same widths, between full-width lines (section, intervals).
-    parts: list[RenderableType] = [_table(columns, None, expand=not whole)]
+    header, *rows = _lines([table], width)
+    parts, rows = [header], iter(rows)
     for (document, section), group in groupby(shown, key=lambda r: (r.document, r.section)):
-        parts.append(Text(f"[{document}] {section}"))
+        parts.append(f"[{document}] {section}")
         for r in group:
-            parts.append(_table(columns, rows[r.id], expand=not whole))
-            parts += [
-                Text(f"{'':{longest[0] + 1}}{ci_text(ci)}") for ci in r.details.get("ci") or []
-            ]
-    lines = ["", " CLAIMS AUDIT ".center(rule, "="), *_lines(parts, width), "-" * rule]
+            cis = r.details.get("ci") or []
+            parts += [next(rows), *(f"{'':{id_width + 1}}{ci_text(ci)}" for ci in cis)]
+    lines = ["", " CLAIMS AUDIT ".center(rule, "="), *_lines(list(map(Text, parts)), width)]
+    lines.append("-" * rule)
     lines.extend(textwrap.wrap(summary, width))
     for label, text in NOTES.items():
         if label in labels.values():
