@@ -5,68 +5,24 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import platform
 import shutil
 import signal
 import tempfile
 import threading
-import time
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .. import __name__ as ENGINE
-from .. import __version__
 from ..engine.claim import ClaimRecord
 from ..engine.sweep import methods
 from ..render import drawing, markdown
 from ..render.documents import SCHEMA_VERSION, Document
 from ..render.table import ordered, summary_line, verdict_counts
-from .provenance import UNKNOWN_PROJECT, Project, installed_version, provenance
+from .provenance import UNKNOWN_PROJECT, Project, metadata
 
 
 class ReportError(RuntimeError):
     """The report could not be written (the message says where and why)."""
-
-
-def metadata(
-    cache_events: list[dict],
-    wall_s: float,
-    documents: Sequence[Document] = (),
-    project: Project = UNKNOWN_PROJECT,
-    environment: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Versions, platform, provenance, `environment`'s fields, sources, cache activity, wall time."""
-    found, added = provenance(project), dict(environment or {})
-    statuses = Counter(e["status"] for e in cache_events)
-    return {
-        "created_unix": round(time.time(), 1),
-        "wall_s": round(wall_s, 2),
-        "versions": {
-            ENGINE: __version__,
-            "python": platform.python_version(),
-            **{name: installed_version(name) for name in project.versions},
-        },
-        "platform": {
-            "system": platform.platform(),
-            "machine": platform.machine(),
-            **added.pop("platform", {}),
-        },
-        "git": found.pop("git"),
-        "command": found.pop("command"),
-        "device": added.pop("device", None),
-        **found,
-        **added,
-        "documents": {d.name: asdict(d.source) for d in documents if d.source is not None},
-        "cache": {
-            "hits": statuses["hit"],
-            "computed": statuses["computed"],
-            "uncached": statuses["uncached"],
-            "events": cache_events,
-        },
-    }
 
 
 Registered = Sequence[Document | Sequence[Document]]  # documents, or the hook's lists of them

@@ -99,10 +99,6 @@ def sweep_seeds(request: pytest.FixtureRequest) -> tuple[int, ...]:
     return seeds
 
 
-def _is_worker(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput")
-
-
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hooks)
 
@@ -123,7 +119,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # no test waits on another process's cache lock past its own budget
     cache.lock_timeout_s = _budget(config) or cache.lock_timeout_s
     config.pluginmanager.register(timeouts, "claims-audit-timeouts")
-    if not _is_worker(config):
+    if not hasattr(config, "workerinput"):
         config.stash[_REPORT_DIR] = _report_dir(config)
         _check_junit_path(config)
         config.pluginmanager.register(AuditCollector(config), "claims-audit-collector")
@@ -131,10 +127,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _budget(config: pytest.Config) -> float:
     """pytest-timeout's budget for one test in seconds; 0 when it is off or not loaded."""
-    if not config.pluginmanager.has_plugin("timeout"):
+    if (pytest_timeout := config.pluginmanager.getplugin("timeout")) is None:  # the module
         return 0.0
-    import pytest_timeout
-
     try:
         return max(float(pytest_timeout.get_env_settings(config).timeout or 0), 0.0)
     except ValueError:  # pytest-timeout refuses it itself
@@ -247,15 +241,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """A replacement xdist worker skips the test its predecessor died running: it could end
-    every replacement, and the tests after it would never run."""
+    """A replacement xdist worker skips the test its predecessor died running (it could end them all)."""
     config = item.config
-    if _is_worker(config) and item.nodeid in config.workerinput.get(_CRASHED, ()):
+    if hasattr(config, "workerinput") and item.nodeid in config.workerinput.get(_CRASHED, ()):
         pytest.skip("not run again: its worker died running it (reported as failed)")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if _is_worker(session.config):
+    if hasattr(session.config, "workerinput"):
         session.config.workeroutput.update(_process_output(session.config))
 
 
@@ -292,15 +285,13 @@ class AuditCollector:
         self.claims: dict[str, dict] = {}  # node id -> a claim's fields
         self.selected: set[str] | None = None  # None: no process said what it collected
         self.failed_unclaimed: dict[str, str] = {}  # failures reported without a claim's fields
-        self.missing: dict[str, str] = {}  # claim id -> why it has no verdict
         self.uncollected: list[str] = []  # test files that failed to import, say
         self.crashed: list[str] = []  # tests whose xdist worker died running them
-        self.partial: list[str] = []
-        self.lost: list[str] = []
-        self.cannot_tell: list[str] = []  # what left tests out where no hook lists the claims
-        self.written: list[Path] = []
         self.rerun: str | None = None  # --lf or --sw, when it ran only some tests
-        self.registry_error = self.foreign_config = self.write_error = self.robustness_error = None
+        self.partial: list[str] = []  # from here on: what the summary prints
+        self.lost: list[str] = []
+        self.written: list[Path] = []
+        self.registry_error = self.write_error = self.robustness_error = None
         self.robustness: dict | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -374,11 +365,16 @@ class AuditCollector:
             for i in sorted((self._registered_claims() | collected) - set(self.records))
         }
 
-    def _partial_reasons(self, session: pytest.Session) -> list[str]:
-        """Why this run is not a complete audit; empty when it is."""
-        stopped, rerun = session.shouldstop or session.shouldfail, self.rerun
-        named, uncollected = _named_subset(self.config), sorted(set(self.uncollected))
+    def _partial_reasons(
+        self, session: pytest.Session, missing: dict[str, str]
+    ) -> tuple[list[str], bool]:
+        """Why this run is not a complete audit (empty when it is), and whether that fails it."""
+        config, stopped, rerun = self.config, session.shouldstop or session.shouldfail, self.rerun
+        named, uncollected = _named_subset(config), sorted(set(self.uncollected))
         interrupted = session.exitstatus == pytest.ExitCode.INTERRUPTED
+        hooked = config.pluginmanager.hook.pytest_claims_audit_claims.get_hookimpls()
+        cannot_tell = [] if hooked else _options_leaving_tests_out(config)
+        foreign = config.inipath is not None and config.inipath.parent != config.rootpath
         reasons = [
             "interrupted" if interrupted else stopped and f"stopped early: {stopped}",
             named and f"only part of the suite named: {', '.join(named)}",
@@ -388,36 +384,33 @@ class AuditCollector:
             and f"the hook pytest_claims_audit_claims failed ({self.registry_error}): no run can be told complete, and the run fails",
             uncollected
             and f"{len(self.uncollected)} test files could not be collected, so their claims are unknown: {_some(uncollected)}",
-            self.cannot_tell
-            and f"{' and '.join(self.cannot_tell)} left tests out, and no hook pytest_claims_audit_claims lists the documents' claims: this run cannot tell whether every claim ran",
-            self.foreign_config,
+            cannot_tell
+            and f"{' and '.join(cannot_tell)} left tests out, and no hook pytest_claims_audit_claims lists the documents' claims: this run cannot tell whether every claim ran",
+            foreign  # -c, --rootdir
+            and f"pytest's rootdir {config.rootpath} holds not the configuration it read ({config.inipath}; -c, --rootdir?): the project's git and lock provenance cannot be told",
             *self.environment["partial"],
         ]
-        labels = {  # a rerun leaves out the tests, and the files, that did not fail
+        for why, label in {  # a rerun leaves out the tests, and the files, that did not fail
             DESELECTED: f"deselected ({rerun + ', ' if rerun else ''}-k, -m, --deselect)",
             NOT_COLLECTED: f"not collected ({rerun or '--ignore, a path or python_functions leaving their tests out, or a spec without a test'})",
             NOT_RUN: "selected but not run",
-        }
-        for why, label in labels.items():
-            ids = [claim_id for claim_id, reason in self.missing.items() if reason == why]
+        }.items():
+            ids = [claim_id for claim_id, reason in missing.items() if reason == why]
             reasons.append(ids and f"{len(ids)} claims {label}: {_some(ids)}")
         errors = sorted(r.id for r in self.records.values() if r.verdict == "error")
-        if not self.config.getoption("--report-errors-as-complete"):
+        if not config.getoption("--report-errors-as-complete"):
             reasons.append(errors and f"{len(errors)} claims in error: {_some(errors)}")
-        return [reason for reason in reasons if reason]
+        fails = bool(self.registry_error or cannot_tell or foreign)
+        return [reason for reason in reasons if reason], fails
 
-    def _lost_claims(self) -> list[str]:
+    def _lost_claims(self, missing: dict[str, str]) -> list[str]:
         """Claims lost without a -k, -m or path asking for it (--ignore, a test never run)."""
         option = self.config.option
         asked = option.keyword or option.deselect or _named_subset(self.config) or self.rerun
         marks = set(option.markexpr.replace("(", " ").replace(")", " ").split())
         if asked or not marks <= {"claim", "health", "or"}:
             return []
-        return [i for i, why in self.missing.items() if why in (NOT_COLLECTED, NOT_RUN)]
-
-    def _fail(self, session: pytest.Session) -> None:
-        if session.exitstatus == 0:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return [i for i, why in missing.items() if why in (NOT_COLLECTED, NOT_RUN)]
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
@@ -429,18 +422,12 @@ class AuditCollector:
         if not self.records:
             return
         self.expected = {meta["id"]: meta["expected"] for meta in self.claims.values()}
+        missing = self._missing()
+        self.partial, failing = self._partial_reasons(session, missing)
+        self.lost = self._lost_claims(missing)
         # a known finding (strict xfail) whose experiment crashed would pass: errors fail the run
-        if any(r.verdict == "error" for r in self.records.values()):
-            self._fail(session)
-        self.missing = self._missing()
-        if not config.pluginmanager.hook.pytest_claims_audit_claims.get_hookimpls():
-            self.cannot_tell = _options_leaving_tests_out(config)
-        if config.inipath is not None and config.inipath.parent != config.rootpath:  # -c, --rootdir
-            self.foreign_config = f"pytest's rootdir {config.rootpath} holds not the configuration it read ({config.inipath}; -c, --rootdir?): the project's git and lock provenance cannot be told"
-        self.partial = self._partial_reasons(session)
-        self.lost = self._lost_claims()
-        if self.lost or self.registry_error or self.cannot_tell or self.foreign_config:
-            self._fail(session)
+        if failing or self.lost or any(r.verdict == "error" for r in self.records.values()):
+            _fail(session)
         seeds, no_report = config.getoption("--seeds"), config.getoption("--no-report")
         if no_report and seeds is None:
             return
@@ -452,9 +439,8 @@ class AuditCollector:
             self.write_error = (
                 f"cannot load the report's code or documents ({type(error).__name__}: {error})"
             )
-            if seeds is not None:
-                self.robustness_error = self.write_error
-            return self._fail(session)
+            self.robustness_error = self.write_error if seeds is not None else None
+            return _fail(session)
         records = list(self.records.values())
         if self.partial:  # not the audit's claims, or cut short: nothing more is computed
             self.robustness_error = "this run is partial" if seeds is not None else None
@@ -464,22 +450,19 @@ class AuditCollector:
                 hook = config.hook.pytest_claims_audit_robustness
                 section = hook(config=config, documents=names, sweep=seeds)
                 self.robustness = None if section is None else audit.checked(section)
-            except audit.ReportError as error:
-                self.robustness_error = str(error)
             except Exception as error:
-                self.robustness_error = (
-                    f"cannot compute the robustness section ({type(error).__name__}: {error})"
-                )
+                why = f"cannot compute the robustness section ({type(error).__name__}: {error})"
+                self.robustness_error = str(error) if isinstance(error, audit.ReportError) else why
             if seeds is not None and self.robustness is None and not self.robustness_error:
                 self.robustness_error = "--seeds asks for a sweep, but no pytest_claims_audit_robustness hook computed one: implement it in the project's conftest.py, returning claim_audit.seed_section(...) (the hook is declared in claim_audit.report.hooks), or run without --seeds"
             if self.robustness_error:
-                self._fail(session)
+                _fail(session)
         if no_report:
             return
         report_dir = config.stash[_REPORT_DIR]
+        target = report_dir / PARTIAL_FOLDER if self.partial else report_dir
         try:
             project = audited_project(config)
-            target = report_dir / PARTIAL_FOLDER if self.partial else report_dir
             if self.partial and target.is_symlink():
                 raise audit.ReportError(
                     f"{target} is a symbolic link, where a partial run's report goes; move it away (the report in {report_dir} is left as it was)"
@@ -492,7 +475,7 @@ class AuditCollector:
                 wall_s=time.time() - self.started,
                 robustness=self.robustness,
                 partial=self.partial or None,
-                missing=self.missing or None,
+                missing=missing or None,
                 documents=documents,
                 figure_cache=cache.default_cache_dir() / "figures",
                 project=project,
@@ -500,13 +483,13 @@ class AuditCollector:
             )
         except (audit.ReportError, ProjectError, OSError) as error:
             self.write_error = str(error)
-            self._fail(session)
+            _fail(session)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if not self.records:
             return
-        write, records = terminalreporter.write_line, [*self.records.values()]
-        width, verbosity = self.config.get_terminal_writer().fullwidth, self.config.option.verbose
+        config, write, records = self.config, terminalreporter.write_line, [*self.records.values()]
+        width, verbosity = config.get_terminal_writer().fullwidth, config.option.verbose
         for line in table.render(records, self.expected, width=width, verbosity=verbosity):
             write(line)
         errors: dict[str, list[str]] = {}  # why a claim could not be checked -> its ids
@@ -522,14 +505,15 @@ class AuditCollector:
             write(f"partial run ({'; '.join(self.partial)}): not the complete audit", yellow=True)
         for path in self.written:
             write(f"wrote {path}")
-        report_dir = self.config.stash[_REPORT_DIR]
+        report_dir = config.stash[_REPORT_DIR]
         if self.partial and self.written and (report_dir / "audit.json").is_file():
             write(f"the complete audit in {report_dir} is left as it was")
         elif self.partial and self.written:
             write(f"no complete audit in {report_dir} yet: run the whole suite")
         findings = [i for i, r in self.records.items() if r.verdict == "refuted"]
-        findings = [i for i in findings if not self.expected.get(i, True)]
-        if self.config.option.runxfail and findings:
+        if config.option.runxfail and (
+            findings := [i for i in findings if not self.expected.get(i, True)]
+        ):
             write(
                 f"--runxfail: the known findings {_some(findings)} count as failed tests, so the run fails; their verdicts are as recorded",
                 yellow=True,
@@ -541,6 +525,11 @@ class AuditCollector:
             write(f"the audit lost {lost} ({_some(self.lost)}): the run fails", red=True)
         if self.write_error:
             write(f"report not written: {self.write_error}", red=True)
+
+
+def _fail(session: pytest.Session) -> None:
+    if session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def _some(ids: list[str], shown: int = 5) -> str:
@@ -573,7 +562,7 @@ def _named_subset(config: pytest.Config) -> list[str]:
 
 def _options_leaving_tests_out(config: pytest.Config) -> list[str]:
     """The options given that leave tests out of collection, unasked by -k, -m or a path."""
-    given = [f"--{n.replace('_', '-')}" for n in ("ignore", "ignore_glob") if config.getoption(n)]
+    given = [o for o in ("--ignore", "--ignore-glob") if config.getoption(o)]
     collects = ("python_files", "python_classes", "python_functions")
     overrides = config.getoption("override_ini") or []
     return given + [f"-o {o}" for o in overrides if o.partition("=")[0].strip() in collects]
