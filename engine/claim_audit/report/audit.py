@@ -244,9 +244,8 @@ def _move_in(staging: Path, report_dir: Path, ours: set[str]) -> None:
                 (report_dir / "figures" / name).unlink(missing_ok=True)
             for name in sorted(drawn):
                 os.replace(staging / "figures" / name, report_dir / "figures" / name)
-        for name in _ENTRIES:
-            if name in names:
-                os.replace(staging / name, report_dir / name)
+        for name in (name for name in names if name != "figures"):  # in `_ENTRIES`' order
+            os.replace(staging / name, report_dir / name)
         shutil.rmtree(staging, ignore_errors=True)  # before a held signal ends the process
     finally:
         for number, handler in previous.items():

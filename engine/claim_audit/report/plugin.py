@@ -23,7 +23,6 @@ from . import hooks, provenance, timeouts
 META_PROPERTY = "claim_meta"  # a claim's fields, on its test's reports, for the controller
 _CRASHED = "claims_crashed"  # in a worker's workerinput: tests whose worker died running them
 MAX_ORDERS = 1000  # past it, a figure's prediction interval is within 0.5% of its limit
-PARTIAL_FOLDER = "partial"  # a partial run's report, inside --report-dir
 NOT_COLLECTED, DESELECTED, NOT_RUN = "not collected", "deselected", "not run"
 _REPORT_DIR = pytest.StashKey[Path]()
 _COLLECTED = pytest.StashKey[dict[str, dict]]()  # node id -> claim fields, before -k / -m
@@ -188,9 +187,8 @@ def _report_dir(config: pytest.Config) -> Path:
         path = (config.invocation_params.dir / Path(given).expanduser()).resolve()
     except RuntimeError as error:  # `~` without a home folder
         raise pytest.UsageError(f"--report-dir {given!r}: {error}") from None
-    sources = [config.rootpath, *(config.rootpath / p for p in config.getini("testpaths"))]
-    for source in (s.resolve() for s in sources):
-        if path == source or path in source.parents:
+    for source in (config.rootpath / p for p in ("", *config.getini("testpaths"))):
+        if (source := source.resolve()).is_relative_to(path):
             raise pytest.UsageError(
                 f"--report-dir {given!r} is {path}, which is or holds {source}: the report would be written among the project's files; name a folder of its own"
             )
@@ -198,10 +196,9 @@ def _report_dir(config: pytest.Config) -> Path:
     # existing folder after `--report-dir ` for a test path there (pytest-dev/pytest#1435).
     args = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *config.invocation_params.args]
     spaced = any(a == "--report-dir" and b == given for a, b in itertools.pairwise(args))
-    exists = os.path.exists(path)  # False for a name too long: the report's writing says so
     started = config.invocation_params.dir.resolve()
     inside = path.is_relative_to(started) and path.is_relative_to(config.rootpath.resolve())
-    if spaced and exists and not inside:
+    if spaced and os.path.exists(path) and not inside:  # False for a name too long: said later
         raise pytest.UsageError(
             f"--report-dir {given}: pytest takes an existing folder after an option for a test path when it looks for the rootdir (pytest-dev/pytest#1435; here it chose {config.rootpath}); write it as one word: {shlex.quote(f'--report-dir={given}')}"
         )
@@ -288,11 +285,9 @@ class AuditCollector:
         self.uncollected: list[str] = []  # test files that failed to import, say
         self.crashed: list[str] = []  # tests whose xdist worker died running them
         self.rerun: str | None = None  # --lf or --sw, when it ran only some tests
-        self.partial: list[str] = []  # from here on: what the summary prints
-        self.lost: list[str] = []
-        self.written: list[Path] = []
-        self.registry_error = self.write_error = self.robustness_error = None
+        self.registry_error: str | None = None
         self.robustness: dict | None = None
+        self.notes: list[tuple[str, dict[str, bool]]] = []  # the summary's last lines, marked up
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.rerun = _rerun_of_failures(self.config)
@@ -423,10 +418,16 @@ class AuditCollector:
             return
         self.expected = {meta["id"]: meta["expected"] for meta in self.claims.values()}
         missing = self._missing()
-        self.partial, failing = self._partial_reasons(session, missing)
-        self.lost = self._lost_claims(missing)
+        partial, failing = self._partial_reasons(session, missing)
+        if partial:
+            self._note(f"partial run ({'; '.join(partial)}): not the complete audit", yellow=True)
+        if lost := self._lost_claims(missing):
+            lost_ones = (
+                f"{len(lost)} of the documents' claims without a -k, -m or path asking for it"
+            )
+            self._note(f"the audit lost {lost_ones} ({_some(lost)}): the run fails", red=True)
         # a known finding (strict xfail) whose experiment crashed would pass: errors fail the run
-        if failing or self.lost or any(r.verdict == "error" for r in self.records.values()):
+        if failing or lost or any(r.verdict == "error" for r in self.records.values()):
             _fail(session)
         seeds, no_report = config.getoption("--seeds"), config.getoption("--no-report")
         if no_report and seeds is None:
@@ -436,45 +437,50 @@ class AuditCollector:
 
             documents = config.hook.pytest_claims_audit_documents(config=config)
         except Exception as error:  # e.g. MPLBACKEND naming no backend
-            self.write_error = (
-                f"cannot load the report's code or documents ({type(error).__name__}: {error})"
-            )
-            self.robustness_error = self.write_error if seeds is not None else None
+            why = f"cannot load the report's code or documents ({type(error).__name__}: {error})"
+            if seeds is not None:
+                self._note(f"robustness not computed: {why}", red=True)
+            self._note(f"report not written: {why}", red=True)
             return _fail(session)
-        records = list(self.records.values())
-        if self.partial:  # not the audit's claims, or cut short: nothing more is computed
-            self.robustness_error = "this run is partial" if seeds is not None else None
+        records, no_robustness = list(self.records.values()), None
+        if partial:  # not the audit's claims, or cut short: nothing more is computed
+            no_robustness = "this run is partial" if seeds is not None else None
         else:
             try:
                 names = [d.name for d in audit.audited(records, documents)]
                 hook = config.hook.pytest_claims_audit_robustness
                 section = hook(config=config, documents=names, sweep=seeds)
                 self.robustness = None if section is None else audit.checked(section)
+            except audit.ReportError as error:
+                no_robustness = str(error)
             except Exception as error:
-                why = f"cannot compute the robustness section ({type(error).__name__}: {error})"
-                self.robustness_error = str(error) if isinstance(error, audit.ReportError) else why
-            if seeds is not None and self.robustness is None and not self.robustness_error:
-                self.robustness_error = "--seeds asks for a sweep, but no pytest_claims_audit_robustness hook computed one: implement it in the project's conftest.py, returning claim_audit.seed_section(...) (the hook is declared in claim_audit.report.hooks), or run without --seeds"
-            if self.robustness_error:
+                no_robustness = (
+                    f"cannot compute the robustness section ({type(error).__name__}: {error})"
+                )
+            if seeds is not None and self.robustness is None and not no_robustness:
+                no_robustness = "--seeds asks for a sweep, but no pytest_claims_audit_robustness hook computed one: implement it in the project's conftest.py, returning claim_audit.seed_section(...) (the hook is declared in claim_audit.report.hooks), or run without --seeds"
+            if no_robustness:
                 _fail(session)
+        if no_robustness:
+            self._note(f"robustness not computed: {no_robustness}", red=True)
         if no_report:
             return
         report_dir = config.stash[_REPORT_DIR]
-        target = report_dir / PARTIAL_FOLDER if self.partial else report_dir
+        target = report_dir / "partial" if partial else report_dir
         try:
             project = audited_project(config)
-            if self.partial and target.is_symlink():
+            if partial and target.is_symlink():
                 raise audit.ReportError(
                     f"{target} is a symbolic link, where a partial run's report goes; move it away (the report in {report_dir} is left as it was)"
                 )
-            self.written = audit.write_report(
+            written = audit.write_report(
                 target,
                 records=records,
                 expected=self.expected,
                 cache_events=self.cache_events,
                 wall_s=time.time() - self.started,
                 robustness=self.robustness,
-                partial=self.partial or None,
+                partial=partial or None,
                 missing=missing or None,
                 documents=documents,
                 figure_cache=cache.default_cache_dir() / "figures",
@@ -482,8 +488,16 @@ class AuditCollector:
                 environment=self.environment["metadata"],
             )
         except (audit.ReportError, ProjectError, OSError) as error:
-            self.write_error = str(error)
-            _fail(session)
+            self._note(f"report not written: {error}", red=True)
+            return _fail(session)
+        self.notes += [(f"wrote {path}", {}) for path in written]
+        if partial and (report_dir / "audit.json").is_file():
+            self._note(f"the complete audit in {report_dir} is left as it was")
+        elif partial:
+            self._note(f"no complete audit in {report_dir} yet: run the whole suite")
+
+    def _note(self, line: str, **markup: bool) -> None:
+        self.notes.append((line, markup))
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if not self.records:
@@ -499,17 +513,6 @@ class AuditCollector:
             write(f"ERROR in {_some(ids, 3)}: {error}", red=True)
         for line in table.render_robustness(self.robustness) if self.robustness is not None else ():
             write(line)
-        if self.robustness_error:
-            write(f"robustness not computed: {self.robustness_error}", red=True)
-        if self.partial:
-            write(f"partial run ({'; '.join(self.partial)}): not the complete audit", yellow=True)
-        for path in self.written:
-            write(f"wrote {path}")
-        report_dir = config.stash[_REPORT_DIR]
-        if self.partial and self.written and (report_dir / "audit.json").is_file():
-            write(f"the complete audit in {report_dir} is left as it was")
-        elif self.partial and self.written:
-            write(f"no complete audit in {report_dir} yet: run the whole suite")
         findings = [i for i, r in self.records.items() if r.verdict == "refuted"]
         if config.option.runxfail and (
             findings := [i for i in findings if not self.expected.get(i, True)]
@@ -518,13 +521,8 @@ class AuditCollector:
                 f"--runxfail: the known findings {_some(findings)} count as failed tests, so the run fails; their verdicts are as recorded",
                 yellow=True,
             )
-        if self.lost:
-            lost = (
-                f"{len(self.lost)} of the documents' claims without a -k, -m or path asking for it"
-            )
-            write(f"the audit lost {lost} ({_some(self.lost)}): the run fails", red=True)
-        if self.write_error:
-            write(f"report not written: {self.write_error}", red=True)
+        for line, markup in self.notes:
+            write(line, **markup)
 
 
 def _fail(session: pytest.Session) -> None:

@@ -25,7 +25,6 @@ from .. import __version__
 from ..render.documents import Document
 
 LOCK_FILE = "requirements.lock"
-ENGINE_DISTRIBUTION = "claim-audit"
 
 
 def installed_version(distribution: str) -> str | None:
@@ -121,7 +120,7 @@ def project_requirements(root: Path) -> tuple[str, ...]:
         names = [Requirement(d).name for d in dependencies]
     except (OSError, tomllib.TOMLDecodeError, InvalidRequirement, TypeError, AttributeError):
         return ()
-    return tuple(n for n in dict.fromkeys(names) if canonicalize_name(n) != ENGINE_DISTRIBUTION)
+    return tuple(n for n in dict.fromkeys(names) if canonicalize_name(n) != "claim-audit")
 
 
 UNKNOWN_PROJECT = Project()  # no commit, lock or data in its report
