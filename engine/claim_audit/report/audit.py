@@ -59,9 +59,8 @@ def audited(records: list[ClaimRecord], documents: Registered) -> list[Document]
 
 
 _PUBLISHED_KEYS = ("seeds", "effects", "units", "regions", "region_bounds", "values", "holds")
-_SWEEP_KEYS = ("seeds", "effects", "regions", "values", "intervals", "per_seed_values")
-_SWEEP_KEYS += ("per_seed_holds", "subset_values", "subset_holds", "holding", "total")
-_SWEEP_KEYS += ("unit", "label")
+_SWEEP_KEYS = ("seeds", "effects", "regions", "values", "intervals", "per_seed_values", "unit")
+_SWEEP_KEYS += ("per_seed_holds", "subset_values", "subset_holds", "holding", "total", "label")
 _CLAIM_KEYS = {  # a claim's part: its keys, and those holding one item per effect
     "published": (_PUBLISHED_KEYS, _PUBLISHED_KEYS[1:-1]),
     "sweep": (_SWEEP_KEYS, ("regions", "values", "intervals")),

@@ -209,7 +209,6 @@ def _report_dir(config: pytest.Config) -> Path:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]):
     """Check each claim's test, attach its fields, and note what was collected and selected."""
     metas: dict[str, dict] = {}
-    seen: dict[str, str] = {}
     for item in items:
         if item.get_closest_marker("claim") is None:
             continue
@@ -218,10 +217,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             raise pytest.UsageError(
                 f"{item.nodeid}: a claim is defined on its test with claim_audit.Claims (docs/ADDING_A_DOCUMENT.md), not with a bare @pytest.mark.claim"
             )
-        if seen.setdefault(spec.id, item.nodeid) != item.nodeid:
-            raise pytest.UsageError(
-                f"claim id {spec.id!r} is used by {seen[spec.id]} and {item.nodeid}"
-            )
+        if other := next((node for node, m in metas.items() if m["id"] == spec.id), None):
+            raise pytest.UsageError(f"claim id {spec.id!r} is used by {other} and {item.nodeid}")
         if item.get_closest_marker("xfail") is not None:
             raise pytest.UsageError(
                 f"{item.nodeid}: a claim records a known finding with finding='...' on its spec, not with xfail (its verdict is decided over float orders)"
@@ -411,8 +408,7 @@ class AuditCollector:
         config = self.config
         self._gather(_process_output(config))  # all of it without xdist
         for nodeid, reason in self.failed_unclaimed.items():  # a crashed worker's claims
-            meta = self.claims.get(nodeid)
-            if meta is not None and meta["id"] not in self.records:
+            if (meta := self.claims.get(nodeid)) is not None and meta["id"] not in self.records:
                 self.records[meta["id"]] = _error_record(meta, reason)
         if not self.records:
             return
@@ -514,9 +510,8 @@ class AuditCollector:
         for line in table.render_robustness(self.robustness) if self.robustness is not None else ():
             write(line)
         findings = [i for i, r in self.records.items() if r.verdict == "refuted"]
-        if config.option.runxfail and (
-            findings := [i for i in findings if not self.expected.get(i, True)]
-        ):
+        findings = [i for i in findings if not self.expected.get(i, True)]
+        if config.option.runxfail and findings:
             write(
                 f"--runxfail: the known findings {_some(findings)} count as failed tests, so the run fails; their verdicts are as recorded",
                 yellow=True,
