@@ -217,8 +217,7 @@ _HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def _move_in(staging: Path, report_dir: Path, ours: set[str]) -> None:
-    """Move the staged report in with `os.replace`, every target checked first: the figures
-    (the report's own not drawn again removed, the user's kept), then `_ENTRIES`."""
+    """Move the staged report in with `os.replace`, every target checked first, audit.json last."""
     names = [name for name in ("figures", *_ENTRIES) if (staging / name).exists()]
     for name in names:
         target, wrong = report_dir / name, None
@@ -239,7 +238,7 @@ def _move_in(staging: Path, report_dir: Path, ours: set[str]) -> None:
         if "figures" in names:
             (report_dir / "figures").mkdir(exist_ok=True)
             drawn = {path.name for path in (staging / "figures").iterdir()}
-            for name in ours - drawn:
+            for name in ours - drawn:  # the report's figures not drawn again; the user's stay
                 (report_dir / "figures" / name).unlink(missing_ok=True)
             for name in sorted(drawn):
                 os.replace(staging / "figures" / name, report_dir / "figures" / name)

@@ -338,23 +338,19 @@ class AuditCollector:
             reason = "the test recorded nothing" if report.passed else _short(report)
             self.records.setdefault(meta["id"], _error_record(meta, reason))
 
-    def _registered_claims(self) -> set[str]:
-        """The id of every claim the documents make."""
-        try:
-            lists = self.config.hook.pytest_claims_audit_claims(config=self.config)
-            return {s.id for listed in lists for specs in listed for s in specs.values()}
-        except Exception as error:
-            self.registry_error = f"{type(error).__name__}: {error}"
-            return set()
-
     def _missing(self) -> dict[str, str]:
         """Claim id -> why it has no verdict, for each registered or collected claim."""
+        try:  # every claim the documents make
+            lists = self.config.hook.pytest_claims_audit_claims(config=self.config)
+            registered = {s.id for listed in lists for specs in listed for s in specs.values()}
+        except Exception as error:
+            self.registry_error, registered = f"{type(error).__name__}: {error}", set()
         collected = {meta["id"] for meta in self.claims.values()}
         nodes = self.claims if self.selected is None else self.selected
         selected = {self.claims[n]["id"] for n in nodes}
         return {
             i: NOT_COLLECTED if i not in collected else NOT_RUN if i in selected else DESELECTED
-            for i in sorted((self._registered_claims() | collected) - set(self.records))
+            for i in sorted((registered | collected) - set(self.records))
         }
 
     def _partial_reasons(
