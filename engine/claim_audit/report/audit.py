@@ -68,9 +68,7 @@ _CLAIM_KEYS = {  # a claim's part: its keys, and those holding one item per effe
 _ROW_KEYS = ("claim_id", "variant", "post_choice", "effect", "region", "published")
 
 
-def _require(
-    where: str, value: Any, keys: Sequence[str] = (), kind: type = dict, per_effect=()
-) -> None:
+def _require(where: str, value: Any, keys=(), kind: type = dict, per_effect=()) -> None:
     """ReportError unless `value` is a `kind` with `keys`, and `per_effect` keys one per effect."""
     if not isinstance(value, kind):
         raise _malformed(f"{where} is {type(value).__name__}, expected {kind.__name__}")

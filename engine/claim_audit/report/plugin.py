@@ -111,8 +111,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         def write_live(line: str) -> None:
             with capture.global_and_fixture_disabled():
-                sys.stderr.write(line + "\n")
-                sys.stderr.flush()
+                print(line, file=sys.stderr, flush=True)
 
         cache.progress_writer = write_live
     # no test waits on another process's cache lock past its own budget
@@ -541,10 +540,9 @@ def _named_subset(config: pytest.Config) -> list[str]:
     named = []
     for arg in config.args:
         path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
-        whole = "::" not in arg and path.is_dir()
-        holds_all = all(t == path or path in t.parents for t in testpaths)
-        outside = not any(t == path or path in t.parents or t in path.parents for t in testpaths)
-        if not (whole and (holds_all or outside)):
+        holds_all = all(t.is_relative_to(path) for t in testpaths)
+        outside = not any(t.is_relative_to(path) or path.is_relative_to(t) for t in testpaths)
+        if "::" in arg or not path.is_dir() or not (holds_all or outside):
             named.append(arg)
     return named
 

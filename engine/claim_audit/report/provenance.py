@@ -80,8 +80,7 @@ def environment_of(config: pytest.Config) -> dict[str, Any]:
         if (
             set(fields) - {"metadata", "partial"}
             or not isinstance(fields.get("metadata", {}), dict)
-            or not isinstance(partial, list)
-            or not all(isinstance(sentence, str) for sentence in partial)
+            or not (isinstance(partial, list) and all(isinstance(s, str) for s in partial))
         ):
             raise TypeError(
                 f"pytest_claims_audit_environment must return a mapping of 'metadata' (a dict of JSON-able fields) and 'partial' (a list of sentences); got {answer!r}"
@@ -133,8 +132,7 @@ def metadata(
     project: Project = UNKNOWN_PROJECT,
     environment: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Versions, platform, `project`'s provenance, `environment`'s fields, sources, cache
-    activity and wall time."""
+    """audit.json's `metadata`: versions, platform, provenance, `environment`'s fields, sources."""
     root, added = project.root, dict(environment or {})
     statuses = Counter(e["status"] for e in cache_events)
     return {
