@@ -22,6 +22,7 @@ from . import hooks, provenance, timeouts
 
 META_PROPERTY = "claim_meta"  # a claim's fields, on its test's reports, for the controller
 _CRASHED = "claims_crashed"  # in a worker's workerinput: tests whose worker died running them
+_OUTPUT = "claims_audit"  # in a worker's workeroutput: `_process_output`
 MAX_ORDERS = 1000  # past it, a figure's prediction interval is within 0.5% of its limit
 NOT_COLLECTED, DESELECTED, NOT_RUN = "not collected", "deselected", "not run"
 _REPORT_DIR = pytest.StashKey[Path]()
@@ -242,17 +243,14 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if hasattr(session.config, "workerinput"):
-        session.config.workeroutput.update(_process_output(session.config))
+        session.config.workeroutput[_OUTPUT] = _process_output(session.config)
 
 
-def _process_output(config: pytest.Config) -> dict[str, str]:
-    """What a test process tells the controller: its cache events, environment and claims."""
-    output = {"cache_events": json.dumps(cache.EVENTS)}
-    output["environment"] = json.dumps(provenance.environment_of(config))
-    if _COLLECTED in config.stash:
-        output["claims_collected"] = json.dumps(config.stash[_COLLECTED])
-        output["claims_selected"] = json.dumps(config.stash.get(_SELECTED, []))
-    return output
+def _process_output(config: pytest.Config) -> str:
+    """What a test process tells the controller (JSON): its cache events, environment, claims."""
+    environment, selected = provenance.environment_of(config), config.stash.get(_SELECTED, [])
+    output = {"events": cache.EVENTS, "environment": environment, "selected": selected}
+    return json.dumps(output | {"collected": config.stash.get(_COLLECTED, None)})
 
 
 def _preload(config: pytest.Config) -> None:
@@ -302,17 +300,16 @@ class AuditCollector:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
-        if hasattr(node, "workeroutput"):  # absent when the worker crashed
-            self._gather(node.workeroutput)
+        if _OUTPUT in getattr(node, "workeroutput", {}):  # no workeroutput: the worker crashed
+            self._gather(node.workeroutput[_OUTPUT])
 
-    def _gather(self, output: dict[str, str]) -> None:
-        self.cache_events.extend(json.loads(output.get("cache_events", "[]")))
-        self.environment = provenance.merged_environments(
-            self.environment, json.loads(output.get("environment", "{}"))
-        )
-        if "claims_collected" in output:
-            self.claims.update(json.loads(output["claims_collected"]))
-            self.selected = (self.selected or set()) | set(json.loads(output["claims_selected"]))
+    def _gather(self, output: str) -> None:
+        said = json.loads(output)
+        self.cache_events.extend(said["events"])
+        self.environment = provenance.merged_environments(self.environment, said["environment"])
+        if said["collected"] is not None:
+            self.claims.update(said["collected"])
+            self.selected = (self.selected or set()) | set(said["selected"])
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """A file that cannot be collected: whatever claims it holds are unknown."""
@@ -352,9 +349,7 @@ class AuditCollector:
             for i in sorted((registered | collected) - set(self.records))
         }
 
-    def _partial_reasons(
-        self, session: pytest.Session, missing: dict[str, str]
-    ) -> tuple[list[str], bool]:
+    def _partial_reasons(self, session: pytest.Session, missing: dict) -> tuple[list[str], bool]:
         """Why this run is not a complete audit (empty when it is), and whether that fails it."""
         config, stopped, rerun = self.config, session.shouldstop or session.shouldfail, self.rerun
         named, uncollected = _named_subset(config), sorted(set(self.uncollected))
