@@ -76,12 +76,11 @@ def _seeds(text: str) -> tuple[int, ...]:
 
 
 def _order_count(text: str) -> int:
-    n = int(text) if text.strip().isdigit() else 0
-    if not 3 <= n <= MAX_ORDERS or str(n) != text.strip():
+    if text.strip() not in {str(n) for n in range(3, MAX_ORDERS + 1)}:
         raise argparse.ArgumentTypeError(
             f"expected a whole number of orders from 3 to {MAX_ORDERS}; got {text!r}"
         )
-    return n
+    return int(text)
 
 
 @pytest.fixture(scope="session")
@@ -93,8 +92,7 @@ def order_count(request: pytest.FixtureRequest) -> int | None:
 @pytest.fixture(scope="session")
 def sweep_seeds(request: pytest.FixtureRequest) -> tuple[int, ...]:
     """The seeds of --seeds; skips the test when no sweep was asked for."""
-    seeds = request.config.getoption("--seeds")
-    if seeds is None:
+    if (seeds := request.config.getoption("--seeds")) is None:
         pytest.skip("no robustness sweep asked for (pass --seeds, e.g. --seeds 0-9)")
     return seeds
 
@@ -176,8 +174,7 @@ def audited_project(config: pytest.Config) -> provenance.Project:
 
 def _report_dir(config: pytest.Config) -> Path:
     """--report-dir from the starting folder; a usage error if empty, among sources, pytest#1435."""
-    given = config.getoption("--report-dir")
-    if given is None:
+    if (given := config.getoption("--report-dir")) is None:
         return config.rootpath / "report"
     if not given.strip():
         raise pytest.UsageError(
@@ -212,8 +209,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("claim") is None:
             continue
-        spec = spec_of(item)
-        if not isinstance(spec, ClaimSpec):
+        if not isinstance(spec := spec_of(item), ClaimSpec):
             raise pytest.UsageError(
                 f"{item.nodeid}: a claim is defined on its test with claim_audit.Claims (docs/ADDING_A_DOCUMENT.md), not with a bare @pytest.mark.claim"
             )
