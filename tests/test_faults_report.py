@@ -535,7 +535,7 @@ def test_partial_run_keeps_the_complete_report(tmp_path, args, env, reason):
 def test_a_partial_first_run_does_not_claim_to_keep_an_audit(tmp_path):
     """A partial run where no complete audit was ever written says so. Bug fixed: it said
     "the complete audit in out is left as it was" of an audit that did not exist
-    (engine/claim_audit/report/plugin.py `pytest_terminal_summary`)."""
+    (engine/claim_audit/report/plugin.py `AuditCollector.pytest_sessionfinish`)."""
     folder = write_test_folder(tmp_path, PARTIAL_MODULE)
     result = run_audit_pytest(folder, "--report-dir", "out", "-k", "one or two")
     assert "partial run (" in result.stdout, result.stdout

@@ -62,17 +62,18 @@ def test_lock_digest_is_the_sha256_of_the_file_or_null(tmp_path):
 def test_provenance_names_the_command_and_no_device(tmp_path):
     """The engine's provenance knows no numerical stack: the device is the project's to say
     (`pytest_claims_audit_environment`)."""
-    found = provenance.provenance(provenance.Project(root=tmp_path))
-    assert set(found) == {
+    found = provenance.metadata([], 0.0, project=provenance.Project(root=tmp_path))
+    assert list(found)[4:12] == [
         "git",
         "command",
+        "device",
         "requirements_lock_sha256",
         "installed",
         "differs_from_lock",
         "data_digests",
         "method",
-    }
-    assert isinstance(found["command"], list) and found["command"]
+    ]
+    assert isinstance(found["command"], list) and found["command"] and found["device"] is None
 
 
 def test_the_suite_names_the_device_of_the_jax_it_imported(monkeypatch):
@@ -99,13 +100,13 @@ def test_provenance_is_the_audited_projects(tmp_path, monkeypatch):
     project = provenance.Project(
         root=tmp_path, lock="pins.txt", data={"toy/points": "ab" * 32}, method="docs/HOW.md"
     )
-    found = provenance.provenance(project)
+    found = provenance.metadata([], 0.0, project=project)
     assert found["git"] == {"commit": None, "dirty": None}
     assert found["requirements_lock_sha256"] == hashlib.sha256(b"numpy==0.0.1\n").hexdigest()
     assert found["differs_from_lock"] == ["numpy"]
     assert found["data_digests"] == {"toy/points": "ab" * 32}
     assert found["method"] == "docs/HOW.md"
-    nothing = provenance.provenance(provenance.UNKNOWN_PROJECT)
+    nothing = provenance.metadata([], 0.0)
     assert nothing["git"] == {"commit": None, "dirty": None}
     assert nothing["requirements_lock_sha256"] is None and nothing["installed"] is None
     assert nothing["data_digests"] == {} and nothing["method"] is None

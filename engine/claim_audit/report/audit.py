@@ -5,68 +5,24 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import platform
 import shutil
 import signal
 import tempfile
 import threading
-import time
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .. import __name__ as ENGINE
-from .. import __version__
 from ..engine.claim import ClaimRecord
 from ..engine.sweep import methods
 from ..render import drawing, markdown
 from ..render.documents import SCHEMA_VERSION, Document
 from ..render.table import ordered, summary_line, verdict_counts
-from .provenance import UNKNOWN_PROJECT, Project, installed_version, provenance
+from .provenance import UNKNOWN_PROJECT, Project, metadata
 
 
 class ReportError(RuntimeError):
     """The report could not be written (the message says where and why)."""
-
-
-def metadata(
-    cache_events: list[dict],
-    wall_s: float,
-    documents: Sequence[Document] = (),
-    project: Project = UNKNOWN_PROJECT,
-    environment: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Versions, platform, provenance, `environment`'s fields, sources, cache activity, wall time."""
-    found, added = provenance(project), dict(environment or {})
-    statuses = Counter(e["status"] for e in cache_events)
-    return {
-        "created_unix": round(time.time(), 1),
-        "wall_s": round(wall_s, 2),
-        "versions": {
-            ENGINE: __version__,
-            "python": platform.python_version(),
-            **{name: installed_version(name) for name in project.versions},
-        },
-        "platform": {
-            "system": platform.platform(),
-            "machine": platform.machine(),
-            **added.pop("platform", {}),
-        },
-        "git": found.pop("git"),
-        "command": found.pop("command"),
-        "device": added.pop("device", None),
-        **found,
-        **added,
-        "documents": {d.name: asdict(d.source) for d in documents if d.source is not None},
-        "cache": {
-            "hits": statuses["hit"],
-            "computed": statuses["computed"],
-            "uncached": statuses["uncached"],
-            "events": cache_events,
-        },
-    }
 
 
 Registered = Sequence[Document | Sequence[Document]]  # documents, or the hook's lists of them
@@ -103,9 +59,8 @@ def audited(records: list[ClaimRecord], documents: Registered) -> list[Document]
 
 
 _PUBLISHED_KEYS = ("seeds", "effects", "units", "regions", "region_bounds", "values", "holds")
-_SWEEP_KEYS = ("seeds", "effects", "regions", "values", "intervals", "per_seed_values")
-_SWEEP_KEYS += ("per_seed_holds", "subset_values", "subset_holds", "holding", "total")
-_SWEEP_KEYS += ("unit", "label")
+_SWEEP_KEYS = ("seeds", "effects", "regions", "values", "intervals", "per_seed_values", "unit")
+_SWEEP_KEYS += ("per_seed_holds", "subset_values", "subset_holds", "holding", "total", "label")
 _CLAIM_KEYS = {  # a claim's part: its keys, and those holding one item per effect
     "published": (_PUBLISHED_KEYS, _PUBLISHED_KEYS[1:-1]),
     "sweep": (_SWEEP_KEYS, ("regions", "values", "intervals")),
@@ -113,9 +68,7 @@ _CLAIM_KEYS = {  # a claim's part: its keys, and those holding one item per effe
 _ROW_KEYS = ("claim_id", "variant", "post_choice", "effect", "region", "published")
 
 
-def _require(
-    where: str, value: Any, keys: Sequence[str] = (), kind: type = dict, per_effect=()
-) -> None:
+def _require(where: str, value: Any, keys=(), kind: type = dict, per_effect=()) -> None:
     """ReportError unless `value` is a `kind` with `keys`, and `per_effect` keys one per effect."""
     if not isinstance(value, kind):
         raise _malformed(f"{where} is {type(value).__name__}, expected {kind.__name__}")
@@ -262,8 +215,7 @@ _HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def _move_in(staging: Path, report_dir: Path, ours: set[str]) -> None:
-    """Move the staged report in with `os.replace`, every target checked first: the figures
-    (the report's own not drawn again removed, the user's kept), then `_ENTRIES`."""
+    """Move the staged report in with `os.replace`, every target checked first, audit.json last."""
     names = [name for name in ("figures", *_ENTRIES) if (staging / name).exists()]
     for name in names:
         target, wrong = report_dir / name, None
@@ -284,13 +236,12 @@ def _move_in(staging: Path, report_dir: Path, ours: set[str]) -> None:
         if "figures" in names:
             (report_dir / "figures").mkdir(exist_ok=True)
             drawn = {path.name for path in (staging / "figures").iterdir()}
-            for name in ours - drawn:
+            for name in ours - drawn:  # the report's figures not drawn again; the user's stay
                 (report_dir / "figures" / name).unlink(missing_ok=True)
             for name in sorted(drawn):
                 os.replace(staging / "figures" / name, report_dir / "figures" / name)
-        for name in _ENTRIES:
-            if name in names:
-                os.replace(staging / name, report_dir / name)
+        for name in (name for name in names if name != "figures"):  # in `_ENTRIES`' order
+            os.replace(staging / name, report_dir / name)
         shutil.rmtree(staging, ignore_errors=True)  # before a held signal ends the process
     finally:
         for number, handler in previous.items():

@@ -22,8 +22,8 @@ from . import hooks, provenance, timeouts
 
 META_PROPERTY = "claim_meta"  # a claim's fields, on its test's reports, for the controller
 _CRASHED = "claims_crashed"  # in a worker's workerinput: tests whose worker died running them
+_OUTPUT = "claims_audit"  # in a worker's workeroutput: `_process_output`
 MAX_ORDERS = 1000  # past it, a figure's prediction interval is within 0.5% of its limit
-PARTIAL_FOLDER = "partial"  # a partial run's report, inside --report-dir
 NOT_COLLECTED, DESELECTED, NOT_RUN = "not collected", "deselected", "not run"
 _REPORT_DIR = pytest.StashKey[Path]()
 _COLLECTED = pytest.StashKey[dict[str, dict]]()  # node id -> claim fields, before -k / -m
@@ -76,12 +76,11 @@ def _seeds(text: str) -> tuple[int, ...]:
 
 
 def _order_count(text: str) -> int:
-    n = int(text) if text.strip().isdigit() else 0
-    if not 3 <= n <= MAX_ORDERS or str(n) != text.strip():
+    if text.strip() not in {str(n) for n in range(3, MAX_ORDERS + 1)}:
         raise argparse.ArgumentTypeError(
             f"expected a whole number of orders from 3 to {MAX_ORDERS}; got {text!r}"
         )
-    return n
+    return int(text)
 
 
 @pytest.fixture(scope="session")
@@ -93,14 +92,9 @@ def order_count(request: pytest.FixtureRequest) -> int | None:
 @pytest.fixture(scope="session")
 def sweep_seeds(request: pytest.FixtureRequest) -> tuple[int, ...]:
     """The seeds of --seeds; skips the test when no sweep was asked for."""
-    seeds = request.config.getoption("--seeds")
-    if seeds is None:
+    if (seeds := request.config.getoption("--seeds")) is None:
         pytest.skip("no robustness sweep asked for (pass --seeds, e.g. --seeds 0-9)")
     return seeds
-
-
-def _is_worker(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput")
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -116,14 +110,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
         def write_live(line: str) -> None:
             with capture.global_and_fixture_disabled():
-                sys.stderr.write(line + "\n")
-                sys.stderr.flush()
+                print(line, file=sys.stderr, flush=True)
 
         cache.progress_writer = write_live
     # no test waits on another process's cache lock past its own budget
     cache.lock_timeout_s = _budget(config) or cache.lock_timeout_s
     config.pluginmanager.register(timeouts, "claims-audit-timeouts")
-    if not _is_worker(config):
+    if not hasattr(config, "workerinput"):
         config.stash[_REPORT_DIR] = _report_dir(config)
         _check_junit_path(config)
         config.pluginmanager.register(AuditCollector(config), "claims-audit-collector")
@@ -131,10 +124,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _budget(config: pytest.Config) -> float:
     """pytest-timeout's budget for one test in seconds; 0 when it is off or not loaded."""
-    if not config.pluginmanager.has_plugin("timeout"):
+    if (pytest_timeout := config.pluginmanager.getplugin("timeout")) is None:  # the module
         return 0.0
-    import pytest_timeout
-
     try:
         return max(float(pytest_timeout.get_env_settings(config).timeout or 0), 0.0)
     except ValueError:  # pytest-timeout refuses it itself
@@ -183,8 +174,7 @@ def audited_project(config: pytest.Config) -> provenance.Project:
 
 def _report_dir(config: pytest.Config) -> Path:
     """--report-dir from the starting folder; a usage error if empty, among sources, pytest#1435."""
-    given = config.getoption("--report-dir")
-    if given is None:
+    if (given := config.getoption("--report-dir")) is None:
         return config.rootpath / "report"
     if not given.strip():
         raise pytest.UsageError(
@@ -194,9 +184,8 @@ def _report_dir(config: pytest.Config) -> Path:
         path = (config.invocation_params.dir / Path(given).expanduser()).resolve()
     except RuntimeError as error:  # `~` without a home folder
         raise pytest.UsageError(f"--report-dir {given!r}: {error}") from None
-    sources = [config.rootpath, *(config.rootpath / p for p in config.getini("testpaths"))]
-    for source in (s.resolve() for s in sources):
-        if path == source or path in source.parents:
+    for source in (config.rootpath / p for p in ("", *config.getini("testpaths"))):
+        if (source := source.resolve()).is_relative_to(path):
             raise pytest.UsageError(
                 f"--report-dir {given!r} is {path}, which is or holds {source}: the report would be written among the project's files; name a folder of its own"
             )
@@ -204,10 +193,9 @@ def _report_dir(config: pytest.Config) -> Path:
     # existing folder after `--report-dir ` for a test path there (pytest-dev/pytest#1435).
     args = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *config.invocation_params.args]
     spaced = any(a == "--report-dir" and b == given for a, b in itertools.pairwise(args))
-    exists = os.path.exists(path)  # False for a name too long: the report's writing says so
     started = config.invocation_params.dir.resolve()
     inside = path.is_relative_to(started) and path.is_relative_to(config.rootpath.resolve())
-    if spaced and exists and not inside:
+    if spaced and os.path.exists(path) and not inside:  # False for a name too long: said later
         raise pytest.UsageError(
             f"--report-dir {given}: pytest takes an existing folder after an option for a test path when it looks for the rootdir (pytest-dev/pytest#1435; here it chose {config.rootpath}); write it as one word: {shlex.quote(f'--report-dir={given}')}"
         )
@@ -218,19 +206,15 @@ def _report_dir(config: pytest.Config) -> Path:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]):
     """Check each claim's test, attach its fields, and note what was collected and selected."""
     metas: dict[str, dict] = {}
-    seen: dict[str, str] = {}
     for item in items:
         if item.get_closest_marker("claim") is None:
             continue
-        spec = spec_of(item)
-        if not isinstance(spec, ClaimSpec):
+        if not isinstance(spec := spec_of(item), ClaimSpec):
             raise pytest.UsageError(
                 f"{item.nodeid}: a claim is defined on its test with claim_audit.Claims (docs/ADDING_A_DOCUMENT.md), not with a bare @pytest.mark.claim"
             )
-        if seen.setdefault(spec.id, item.nodeid) != item.nodeid:
-            raise pytest.UsageError(
-                f"claim id {spec.id!r} is used by {seen[spec.id]} and {item.nodeid}"
-            )
+        if other := next((node for node, m in metas.items() if m["id"] == spec.id), None):
+            raise pytest.UsageError(f"claim id {spec.id!r} is used by {other} and {item.nodeid}")
         if item.get_closest_marker("xfail") is not None:
             raise pytest.UsageError(
                 f"{item.nodeid}: a claim records a known finding with finding='...' on its spec, not with xfail (its verdict is decided over float orders)"
@@ -247,26 +231,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """A replacement xdist worker skips the test its predecessor died running: it could end
-    every replacement, and the tests after it would never run."""
+    """A replacement xdist worker skips the test its predecessor died running (it could end them all)."""
     config = item.config
-    if _is_worker(config) and item.nodeid in config.workerinput.get(_CRASHED, ()):
+    if hasattr(config, "workerinput") and item.nodeid in config.workerinput.get(_CRASHED, ()):
         pytest.skip("not run again: its worker died running it (reported as failed)")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if _is_worker(session.config):
-        session.config.workeroutput.update(_process_output(session.config))
+    if hasattr(session.config, "workerinput"):
+        session.config.workeroutput[_OUTPUT] = _process_output(session.config)
 
 
-def _process_output(config: pytest.Config) -> dict[str, str]:
-    """What a test process tells the controller: its cache events, environment and claims."""
-    output = {"cache_events": json.dumps(cache.EVENTS)}
-    output["environment"] = json.dumps(provenance.environment_of(config))
-    if _COLLECTED in config.stash:
-        output["claims_collected"] = json.dumps(config.stash[_COLLECTED])
-        output["claims_selected"] = json.dumps(config.stash.get(_SELECTED, []))
-    return output
+def _process_output(config: pytest.Config) -> str:
+    """What a test process tells the controller (JSON): its cache events, environment, claims."""
+    environment, selected = provenance.environment_of(config), config.stash.get(_SELECTED, [])
+    output = {"events": cache.EVENTS, "environment": environment, "selected": selected}
+    return json.dumps(output | {"collected": config.stash.get(_COLLECTED, None)})
 
 
 def _preload(config: pytest.Config) -> None:
@@ -292,16 +272,12 @@ class AuditCollector:
         self.claims: dict[str, dict] = {}  # node id -> a claim's fields
         self.selected: set[str] | None = None  # None: no process said what it collected
         self.failed_unclaimed: dict[str, str] = {}  # failures reported without a claim's fields
-        self.missing: dict[str, str] = {}  # claim id -> why it has no verdict
         self.uncollected: list[str] = []  # test files that failed to import, say
         self.crashed: list[str] = []  # tests whose xdist worker died running them
-        self.partial: list[str] = []
-        self.lost: list[str] = []
-        self.cannot_tell: list[str] = []  # what left tests out where no hook lists the claims
-        self.written: list[Path] = []
         self.rerun: str | None = None  # --lf or --sw, when it ran only some tests
-        self.registry_error = self.foreign_config = self.write_error = self.robustness_error = None
+        self.registry_error: str | None = None
         self.robustness: dict | None = None
+        self.notes: list[tuple[str, dict[str, bool]]] = []  # the summary's last lines, marked up
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.rerun = _rerun_of_failures(self.config)
@@ -320,17 +296,16 @@ class AuditCollector:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
-        if hasattr(node, "workeroutput"):  # absent when the worker crashed
-            self._gather(node.workeroutput)
+        if _OUTPUT in getattr(node, "workeroutput", {}):  # no workeroutput: the worker crashed
+            self._gather(node.workeroutput[_OUTPUT])
 
-    def _gather(self, output: dict[str, str]) -> None:
-        self.cache_events.extend(json.loads(output.get("cache_events", "[]")))
-        self.environment = provenance.merged_environments(
-            self.environment, json.loads(output.get("environment", "{}"))
-        )
-        if "claims_collected" in output:
-            self.claims.update(json.loads(output["claims_collected"]))
-            self.selected = (self.selected or set()) | set(json.loads(output["claims_selected"]))
+    def _gather(self, output: str) -> None:
+        said = json.loads(output)
+        self.cache_events.extend(said["events"])
+        self.environment = provenance.merged_environments(self.environment, said["environment"])
+        if said["collected"] is not None:
+            self.claims.update(said["collected"])
+            self.selected = (self.selected or set()) | set(said["selected"])
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """A file that cannot be collected: whatever claims it holds are unknown."""
@@ -355,30 +330,29 @@ class AuditCollector:
             reason = "the test recorded nothing" if report.passed else _short(report)
             self.records.setdefault(meta["id"], _error_record(meta, reason))
 
-    def _registered_claims(self) -> set[str]:
-        """The id of every claim the documents make."""
-        try:
-            lists = self.config.hook.pytest_claims_audit_claims(config=self.config)
-            return {s.id for listed in lists for specs in listed for s in specs.values()}
-        except Exception as error:
-            self.registry_error = f"{type(error).__name__}: {error}"
-            return set()
-
     def _missing(self) -> dict[str, str]:
         """Claim id -> why it has no verdict, for each registered or collected claim."""
+        try:  # every claim the documents make
+            lists = self.config.hook.pytest_claims_audit_claims(config=self.config)
+            registered = {s.id for listed in lists for specs in listed for s in specs.values()}
+        except Exception as error:
+            self.registry_error, registered = f"{type(error).__name__}: {error}", set()
         collected = {meta["id"] for meta in self.claims.values()}
         nodes = self.claims if self.selected is None else self.selected
         selected = {self.claims[n]["id"] for n in nodes}
         return {
             i: NOT_COLLECTED if i not in collected else NOT_RUN if i in selected else DESELECTED
-            for i in sorted((self._registered_claims() | collected) - set(self.records))
+            for i in sorted((registered | collected) - set(self.records))
         }
 
-    def _partial_reasons(self, session: pytest.Session) -> list[str]:
-        """Why this run is not a complete audit; empty when it is."""
-        stopped, rerun = session.shouldstop or session.shouldfail, self.rerun
-        named, uncollected = _named_subset(self.config), sorted(set(self.uncollected))
+    def _partial_reasons(self, session: pytest.Session, missing: dict) -> tuple[list[str], bool]:
+        """Why this run is not a complete audit (empty when it is), and whether that fails it."""
+        config, stopped, rerun = self.config, session.shouldstop or session.shouldfail, self.rerun
+        named, uncollected = _named_subset(config), sorted(set(self.uncollected))
         interrupted = session.exitstatus == pytest.ExitCode.INTERRUPTED
+        hooked = config.pluginmanager.hook.pytest_claims_audit_claims.get_hookimpls()
+        cannot_tell = [] if hooked else _options_leaving_tests_out(config)
+        foreign = config.inipath is not None and config.inipath.parent != config.rootpath
         reasons = [
             "interrupted" if interrupted else stopped and f"stopped early: {stopped}",
             named and f"only part of the suite named: {', '.join(named)}",
@@ -388,59 +362,55 @@ class AuditCollector:
             and f"the hook pytest_claims_audit_claims failed ({self.registry_error}): no run can be told complete, and the run fails",
             uncollected
             and f"{len(self.uncollected)} test files could not be collected, so their claims are unknown: {_some(uncollected)}",
-            self.cannot_tell
-            and f"{' and '.join(self.cannot_tell)} left tests out, and no hook pytest_claims_audit_claims lists the documents' claims: this run cannot tell whether every claim ran",
-            self.foreign_config,
+            cannot_tell
+            and f"{' and '.join(cannot_tell)} left tests out, and no hook pytest_claims_audit_claims lists the documents' claims: this run cannot tell whether every claim ran",
+            foreign  # -c, --rootdir
+            and f"pytest's rootdir {config.rootpath} holds not the configuration it read ({config.inipath}; -c, --rootdir?): the project's git and lock provenance cannot be told",
             *self.environment["partial"],
         ]
-        labels = {  # a rerun leaves out the tests, and the files, that did not fail
+        for why, label in {  # a rerun leaves out the tests, and the files, that did not fail
             DESELECTED: f"deselected ({rerun + ', ' if rerun else ''}-k, -m, --deselect)",
             NOT_COLLECTED: f"not collected ({rerun or '--ignore, a path or python_functions leaving their tests out, or a spec without a test'})",
             NOT_RUN: "selected but not run",
-        }
-        for why, label in labels.items():
-            ids = [claim_id for claim_id, reason in self.missing.items() if reason == why]
+        }.items():
+            ids = [claim_id for claim_id, reason in missing.items() if reason == why]
             reasons.append(ids and f"{len(ids)} claims {label}: {_some(ids)}")
         errors = sorted(r.id for r in self.records.values() if r.verdict == "error")
-        if not self.config.getoption("--report-errors-as-complete"):
+        if not config.getoption("--report-errors-as-complete"):
             reasons.append(errors and f"{len(errors)} claims in error: {_some(errors)}")
-        return [reason for reason in reasons if reason]
+        fails = bool(self.registry_error or cannot_tell or foreign)
+        return [reason for reason in reasons if reason], fails
 
-    def _lost_claims(self) -> list[str]:
+    def _lost_claims(self, missing: dict[str, str]) -> list[str]:
         """Claims lost without a -k, -m or path asking for it (--ignore, a test never run)."""
         option = self.config.option
         asked = option.keyword or option.deselect or _named_subset(self.config) or self.rerun
         marks = set(option.markexpr.replace("(", " ").replace(")", " ").split())
         if asked or not marks <= {"claim", "health", "or"}:
             return []
-        return [i for i, why in self.missing.items() if why in (NOT_COLLECTED, NOT_RUN)]
-
-    def _fail(self, session: pytest.Session) -> None:
-        if session.exitstatus == 0:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return [i for i, why in missing.items() if why in (NOT_COLLECTED, NOT_RUN)]
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
         self._gather(_process_output(config))  # all of it without xdist
         for nodeid, reason in self.failed_unclaimed.items():  # a crashed worker's claims
-            meta = self.claims.get(nodeid)
-            if meta is not None and meta["id"] not in self.records:
+            if (meta := self.claims.get(nodeid)) is not None and meta["id"] not in self.records:
                 self.records[meta["id"]] = _error_record(meta, reason)
         if not self.records:
             return
         self.expected = {meta["id"]: meta["expected"] for meta in self.claims.values()}
+        missing = self._missing()
+        partial, failing = self._partial_reasons(session, missing)
+        if partial:
+            self._note(f"partial run ({'; '.join(partial)}): not the complete audit", yellow=True)
+        if lost := self._lost_claims(missing):
+            lost_ones = (
+                f"{len(lost)} of the documents' claims without a -k, -m or path asking for it"
+            )
+            self._note(f"the audit lost {lost_ones} ({_some(lost)}): the run fails", red=True)
         # a known finding (strict xfail) whose experiment crashed would pass: errors fail the run
-        if any(r.verdict == "error" for r in self.records.values()):
-            self._fail(session)
-        self.missing = self._missing()
-        if not config.pluginmanager.hook.pytest_claims_audit_claims.get_hookimpls():
-            self.cannot_tell = _options_leaving_tests_out(config)
-        if config.inipath is not None and config.inipath.parent != config.rootpath:  # -c, --rootdir
-            self.foreign_config = f"pytest's rootdir {config.rootpath} holds not the configuration it read ({config.inipath}; -c, --rootdir?): the project's git and lock provenance cannot be told"
-        self.partial = self._partial_reasons(session)
-        self.lost = self._lost_claims()
-        if self.lost or self.registry_error or self.cannot_tell or self.foreign_config:
-            self._fail(session)
+        if failing or lost or any(r.verdict == "error" for r in self.records.values()):
+            _fail(session)
         seeds, no_report = config.getoption("--seeds"), config.getoption("--no-report")
         if no_report and seeds is None:
             return
@@ -449,15 +419,14 @@ class AuditCollector:
 
             documents = config.hook.pytest_claims_audit_documents(config=config)
         except Exception as error:  # e.g. MPLBACKEND naming no backend
-            self.write_error = (
-                f"cannot load the report's code or documents ({type(error).__name__}: {error})"
-            )
+            why = f"cannot load the report's code or documents ({type(error).__name__}: {error})"
             if seeds is not None:
-                self.robustness_error = self.write_error
-            return self._fail(session)
-        records = list(self.records.values())
-        if self.partial:  # not the audit's claims, or cut short: nothing more is computed
-            self.robustness_error = "this run is partial" if seeds is not None else None
+                self._note(f"robustness not computed: {why}", red=True)
+            self._note(f"report not written: {why}", red=True)
+            return _fail(session)
+        records, no_robustness = list(self.records.values()), None
+        if partial:  # not the audit's claims, or cut short: nothing more is computed
+            no_robustness = "this run is partial" if seeds is not None else None
         else:
             try:
                 names = [d.name for d in audit.audited(records, documents)]
@@ -465,48 +434,58 @@ class AuditCollector:
                 section = hook(config=config, documents=names, sweep=seeds)
                 self.robustness = None if section is None else audit.checked(section)
             except audit.ReportError as error:
-                self.robustness_error = str(error)
+                no_robustness = str(error)
             except Exception as error:
-                self.robustness_error = (
+                no_robustness = (
                     f"cannot compute the robustness section ({type(error).__name__}: {error})"
                 )
-            if seeds is not None and self.robustness is None and not self.robustness_error:
-                self.robustness_error = "--seeds asks for a sweep, but no pytest_claims_audit_robustness hook computed one: implement it in the project's conftest.py, returning claim_audit.seed_section(...) (the hook is declared in claim_audit.report.hooks), or run without --seeds"
-            if self.robustness_error:
-                self._fail(session)
+            if seeds is not None and self.robustness is None and not no_robustness:
+                no_robustness = "--seeds asks for a sweep, but no pytest_claims_audit_robustness hook computed one: implement it in the project's conftest.py, returning claim_audit.seed_section(...) (the hook is declared in claim_audit.report.hooks), or run without --seeds"
+            if no_robustness:
+                _fail(session)
+        if no_robustness:
+            self._note(f"robustness not computed: {no_robustness}", red=True)
         if no_report:
             return
         report_dir = config.stash[_REPORT_DIR]
+        target = report_dir / "partial" if partial else report_dir
         try:
             project = audited_project(config)
-            target = report_dir / PARTIAL_FOLDER if self.partial else report_dir
-            if self.partial and target.is_symlink():
+            if partial and target.is_symlink():
                 raise audit.ReportError(
                     f"{target} is a symbolic link, where a partial run's report goes; move it away (the report in {report_dir} is left as it was)"
                 )
-            self.written = audit.write_report(
+            written = audit.write_report(
                 target,
                 records=records,
                 expected=self.expected,
                 cache_events=self.cache_events,
                 wall_s=time.time() - self.started,
                 robustness=self.robustness,
-                partial=self.partial or None,
-                missing=self.missing or None,
+                partial=partial or None,
+                missing=missing or None,
                 documents=documents,
                 figure_cache=cache.default_cache_dir() / "figures",
                 project=project,
                 environment=self.environment["metadata"],
             )
         except (audit.ReportError, ProjectError, OSError) as error:
-            self.write_error = str(error)
-            self._fail(session)
+            self._note(f"report not written: {error}", red=True)
+            return _fail(session)
+        self.notes += [(f"wrote {path}", {}) for path in written]
+        if partial and (report_dir / "audit.json").is_file():
+            self._note(f"the complete audit in {report_dir} is left as it was")
+        elif partial:
+            self._note(f"no complete audit in {report_dir} yet: run the whole suite")
+
+    def _note(self, line: str, **markup: bool) -> None:
+        self.notes.append((line, markup))
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if not self.records:
             return
-        write, records = terminalreporter.write_line, [*self.records.values()]
-        width, verbosity = self.config.get_terminal_writer().fullwidth, self.config.option.verbose
+        config, write, records = self.config, terminalreporter.write_line, [*self.records.values()]
+        width, verbosity = config.get_terminal_writer().fullwidth, config.option.verbose
         for line in table.render(records, self.expected, width=width, verbosity=verbosity):
             write(line)
         errors: dict[str, list[str]] = {}  # why a claim could not be checked -> its ids
@@ -516,31 +495,20 @@ class AuditCollector:
             write(f"ERROR in {_some(ids, 3)}: {error}", red=True)
         for line in table.render_robustness(self.robustness) if self.robustness is not None else ():
             write(line)
-        if self.robustness_error:
-            write(f"robustness not computed: {self.robustness_error}", red=True)
-        if self.partial:
-            write(f"partial run ({'; '.join(self.partial)}): not the complete audit", yellow=True)
-        for path in self.written:
-            write(f"wrote {path}")
-        report_dir = self.config.stash[_REPORT_DIR]
-        if self.partial and self.written and (report_dir / "audit.json").is_file():
-            write(f"the complete audit in {report_dir} is left as it was")
-        elif self.partial and self.written:
-            write(f"no complete audit in {report_dir} yet: run the whole suite")
         findings = [i for i, r in self.records.items() if r.verdict == "refuted"]
         findings = [i for i in findings if not self.expected.get(i, True)]
-        if self.config.option.runxfail and findings:
+        if config.option.runxfail and findings:
             write(
                 f"--runxfail: the known findings {_some(findings)} count as failed tests, so the run fails; their verdicts are as recorded",
                 yellow=True,
             )
-        if self.lost:
-            lost = (
-                f"{len(self.lost)} of the documents' claims without a -k, -m or path asking for it"
-            )
-            write(f"the audit lost {lost} ({_some(self.lost)}): the run fails", red=True)
-        if self.write_error:
-            write(f"report not written: {self.write_error}", red=True)
+        for line, markup in self.notes:
+            write(line, **markup)
+
+
+def _fail(session: pytest.Session) -> None:
+    if session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def _some(ids: list[str], shown: int = 5) -> str:
@@ -563,17 +531,16 @@ def _named_subset(config: pytest.Config) -> list[str]:
     named = []
     for arg in config.args:
         path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
-        whole = "::" not in arg and path.is_dir()
-        holds_all = all(t == path or path in t.parents for t in testpaths)
-        outside = not any(t == path or path in t.parents or t in path.parents for t in testpaths)
-        if not (whole and (holds_all or outside)):
+        holds_all = all(t.is_relative_to(path) for t in testpaths)
+        outside = not any(t.is_relative_to(path) or path.is_relative_to(t) for t in testpaths)
+        if "::" in arg or not path.is_dir() or not (holds_all or outside):
             named.append(arg)
     return named
 
 
 def _options_leaving_tests_out(config: pytest.Config) -> list[str]:
     """The options given that leave tests out of collection, unasked by -k, -m or a path."""
-    given = [f"--{n.replace('_', '-')}" for n in ("ignore", "ignore_glob") if config.getoption(n)]
+    given = [o for o in ("--ignore", "--ignore-glob") if config.getoption(o)]
     collects = ("python_files", "python_classes", "python_functions")
     overrides = config.getoption("override_ini") or []
     return given + [f"-o {o}" for o in overrides if o.partition("=")[0].strip() in collects]

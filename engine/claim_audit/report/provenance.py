@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import platform
 import re
 import subprocess
 import sys
+import time
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from importlib import metadata
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +20,18 @@ import pytest
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from .. import __name__ as ENGINE
+from .. import __version__
+from ..render.documents import Document
+
 LOCK_FILE = "requirements.lock"
-ENGINE_DISTRIBUTION = "claim-audit"
 
 
 def installed_version(distribution: str) -> str | None:
     """The installed version of `distribution`, None when it is not installed."""
     try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
+        return version(distribution)
+    except PackageNotFoundError:
         return None
 
 
@@ -58,7 +64,7 @@ def installed_versions(root: Path | None, lock: str = LOCK_FILE) -> dict[str, An
         return {"installed": None, "differs_from_lock": None}
     pinned = dict(re.findall(r"^([A-Za-z0-9_.\-]+)==([^\s;\\]+)", path.read_text(), re.MULTILINE))
     installed = {name: installed_version(name) for name in sorted(pinned)}
-    differs = sorted(name for name, version in installed.items() if version != pinned[name])
+    differs = sorted(name for name, found in installed.items() if found != pinned[name])
     return {"installed": installed, "differs_from_lock": differs}
 
 
@@ -74,8 +80,7 @@ def environment_of(config: pytest.Config) -> dict[str, Any]:
         if (
             set(fields) - {"metadata", "partial"}
             or not isinstance(fields.get("metadata", {}), dict)
-            or not isinstance(partial, list)
-            or not all(isinstance(sentence, str) for sentence in partial)
+            or not (isinstance(partial, list) and all(isinstance(s, str) for s in partial))
         ):
             raise TypeError(
                 f"pytest_claims_audit_environment must return a mapping of 'metadata' (a dict of JSON-able fields) and 'partial' (a list of sentences); got {answer!r}"
@@ -114,20 +119,48 @@ def project_requirements(root: Path) -> tuple[str, ...]:
         names = [Requirement(d).name for d in dependencies]
     except (OSError, tomllib.TOMLDecodeError, InvalidRequirement, TypeError, AttributeError):
         return ()
-    return tuple(n for n in dict.fromkeys(names) if canonicalize_name(n) != ENGINE_DISTRIBUTION)
+    return tuple(n for n in dict.fromkeys(names) if canonicalize_name(n) != "claim-audit")
 
 
 UNKNOWN_PROJECT = Project()  # no commit, lock or data in its report
 
 
-def provenance(project: Project) -> dict[str, Any]:
-    """The run's provenance for audit.json's metadata."""
-    root = project.root
+def metadata(
+    cache_events: list[dict],
+    wall_s: float,
+    documents: Sequence[Document] = (),
+    project: Project = UNKNOWN_PROJECT,
+    environment: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """audit.json's `metadata`: versions, platform, provenance, `environment`'s fields, sources."""
+    root, added = project.root, dict(environment or {})
+    statuses = Counter(e["status"] for e in cache_events)
     return {
+        "created_unix": round(time.time(), 1),
+        "wall_s": round(wall_s, 2),
+        "versions": {
+            ENGINE: __version__,
+            "python": platform.python_version(),
+            **{name: installed_version(name) for name in project.versions},
+        },
+        "platform": {
+            "system": platform.platform(),
+            "machine": platform.machine(),
+            **added.pop("platform", {}),
+        },
         "git": {"commit": None, "dirty": None} if root is None else git_state(root),
         "command": list(sys.argv),
+        "device": added.pop("device", None),
         "requirements_lock_sha256": None if root is None else lock_digest(root, project.lock),
         **installed_versions(root, project.lock),
         "data_digests": dict(project.data),
         "method": project.method,
+        **added,
+        "documents": {d.name: asdict(d.source) for d in documents if d.source is not None},
+        "cache": {
+            "hits": statuses["hit"],
+            "computed": statuses["computed"],
+            "uncached": statuses["uncached"],
+            "events": cache_events,
+        },
     }

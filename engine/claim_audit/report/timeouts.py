@@ -35,6 +35,7 @@ def _alarm(item: pytest.Item, signum: int, frame: FrameType | None) -> None:
         item.stash[_OVERDUE] = True
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
 def _phase(item: pytest.Item, *, teardown: bool = False) -> Generator[None, Any, Any]:
     if item.stash.get(_OVERDUE, False) and not teardown:
         item.stash[_OVERDUE] = False
@@ -46,14 +47,7 @@ def _phase(item: pytest.Item, *, teardown: bool = False) -> Generator[None, Any,
         item.stash[_IN_PHASE] = False
 
 
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> Generator[None, Any, Any]:
-    return (yield from _phase(item))
-
-
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
-    return (yield from _phase(item))
+pytest_runtest_setup = pytest_runtest_call = _phase  # pluggy passes `item` alone
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
