@@ -15,7 +15,7 @@ import warnings
 import pytest
 from claim_audit import Claims
 from claim_audit.render import markdown
-from claim_audit.render.canvas import new_figure, save
+from claim_audit.render.drawing import new_figure, save
 from markdown_it import MarkdownIt
 
 pytestmark = pytest.mark.fault
@@ -158,7 +158,7 @@ def test_a_claim_id_that_is_no_identifier_is_refused_where_defined(claim_id):
 def test_control_characters_in_a_figure_label_are_drawn_escaped(tmp_path):
     """A "\\r" or an escape in a legend label or title: the figure is saved, the character
     shown escaped. Bug fixed: matplotlib's "Glyph 13 missing" warning, an error under the
-    suite's warning filter, stopped the whole report (engine/claim_audit/render/canvas.py `save`)."""
+    suite's warning filter, stopped the whole report (engine/claim_audit/render/drawing.py `save`)."""
     fig = new_figure(3, 2)
     ax = fig.subplots()
     ax.plot([0, 1], [0, 1], label="left\rright")

@@ -1,4 +1,5 @@
-"""The documents' figures and robustness.png (PNG and SVG), through the figure cache."""
+"""The documents' figures and robustness.png (PNG and SVG, through Agg, no pyplot state),
+through the figure cache."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import functools
 import hashlib
 import inspect
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -15,13 +17,36 @@ from typing import Any
 
 import matplotlib
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.text import Text
 
 from .. import cache
-from .canvas import new_figure, save
 from .documents import Document, FigureSpec
+
+DPI = 110
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # a newline breaks a label's line
+
+
+def new_figure(width: float, height: float) -> Figure:
+    """An empty figure of `width` x `height` inches at DPI, laid out by constrained layout."""
+    fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def save(fig: Figure, path: Path) -> Path:
+    """Write `fig` as the PNG `path` and an SVG beside it, control characters escaped; `path`."""
+    for text in fig.findobj(Text):
+        text.set_text(_CONTROL.sub(lambda m: repr(m[0])[1:-1], text.get_text()))
+    fig.savefig(path, dpi=DPI, format="png", metadata={"Software": None})
+    # A fixed salt and no date: the same figure gives the same SVG bytes.
+    with matplotlib.rc_context({"svg.hashsalt": "claim-audit"}):
+        fig.savefig(path.with_suffix(".svg"), format="svg", metadata={"Date": None})
+    fig.clear()  # not registered with pyplot; clearing frees the artists at once
+    return path
 
 
 def data_digest(value: Any, where: str = "figure data") -> str:
