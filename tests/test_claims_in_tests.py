@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from claim_audit import Claims, Orders, Region, figure, over_seeds, satisfied, within
 from claim_audit.engine.claim import PROPERTY, ClaimRefuted, run_claim
+from fault_tools import run_audit_pytest, write_test_folder
 
 claims = Claims("written-doc")
 
@@ -143,10 +144,23 @@ def test_a_claim_id_defined_twice_is_refused():
         _define("w-figure", "5.00")
 
 
-def test_a_case_outside_each_says_so_when_judged():
-    claims.case("w-case", "S", "a case", 1, published="1")
-    with pytest.raises(RuntimeError, match=r"outside claims.each"):
-        claims["w-case"].judge()
+def test_a_case_outside_each_is_a_claim_in_error(tmp_path):
+    """A `claims.case(...)` given to a plain `pytest.mark.parametrize`: its test runs, but no
+    claim is judged, so the claim ends in ERROR ("the test recorded nothing") and the run
+    fails; it never reads as a verdict."""
+    module = """
+        import pytest
+        from claim_audit import Claims
+
+        claims = Claims("demo")
+
+        @pytest.mark.parametrize("v", [claims.case("d-1", "S", "a case", 1, published="1")])
+        def test_plain(v):
+            assert v == 1
+    """
+    done = run_audit_pytest(write_test_folder(tmp_path, module), "--no-report")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "ERROR in d-1: the test recorded nothing" in done.stdout
 
 
 @pytest.mark.parametrize(

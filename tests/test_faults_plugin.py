@@ -372,7 +372,7 @@ def test_a_claim_with_a_wrong_field_is_refused_where_it_is_defined(fields, says)
     (engine/claim_audit/engine/claim.py `ClaimSpec`)."""
     given = {"id": "c-1", "document": "demo", "section": "S", "statement": "s"} | fields
     with pytest.raises(ValueError, match=re.escape(says)):
-        ClaimSpec(**given, published="1.0", judge=lambda: 1.0)
+        ClaimSpec(**given, published="1.0")
 
 
 def test_a_bare_claim_marker_is_a_usage_error(tmp_path):

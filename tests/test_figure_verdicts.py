@@ -5,6 +5,8 @@ order."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from claim_audit import Claims, Region, figure, satisfied, within
@@ -20,18 +22,30 @@ from claim_audit.engine.prediction import (
 from claim_audit.engine.verdict import Judgement, Threshold
 
 claims = Claims("fv-doc")
-# Each claim's body, as its test would run it on one order's value `v` (the tests are not
-# collected here: `check` hands the body its orders).
-claims("fv-figure", "S", "prints 5.00", published="5.00")(lambda v: v)
-claims("fv-pair", "S", "prints 5.00 and 7.0", published=("5.00", "7.0"))(lambda v: [v, v + 2])
-claims("fv-qual", "S", "above 5", published="> 5")(lambda v: satisfied(v > 5, measured=v))
-claims("fv-threshold", "S", "above 5", published="> 5")(
+BODIES: dict[str, Callable] = {}  # each claim's body by id, as its test runs it
+
+
+def claim(claim_id: str, *args: Any, **kw: Any) -> Callable[[Callable], Callable]:
+    """Define a claim of fv-doc and keep its body: its test is not collected here, so `check`
+    hands the body its orders (one order's value `v`)."""
+
+    def define(body: Callable) -> Callable:
+        BODIES[claim_id] = body
+        return claims(claim_id, *args, **kw)(body)
+
+    return define
+
+
+claim("fv-figure", "S", "prints 5.00", published="5.00")(lambda v: v)
+claim("fv-pair", "S", "prints 5.00 and 7.0", published=("5.00", "7.0"))(lambda v: [v, v + 2])
+claim("fv-qual", "S", "above 5", published="> 5")(lambda v: satisfied(v > 5, measured=v))
+claim("fv-threshold", "S", "above 5", published="> 5")(
     lambda v: within(v, Region(5.0, closed=False))
 )
-claims("fv-busy", "S", "fast", published="< 1 s")(
+claim("fv-busy", "S", "fast", published="< 1 s")(
     lambda v: satisfied(v < 1, measured=v, inconclusive="the machine was busy" if v < 0 else None)
 )
-claims("fv-mixed", "S", "mixed", published="5.00")(
+claim("fv-mixed", "S", "mixed", published="5.00")(
     lambda v: figure(v) if v > 5 else satisfied(True, measured=v)
 )
 
@@ -45,7 +59,7 @@ def check(claim_id: str, results: Orders) -> tuple[dict | None, Exception | None
     properties: list = []
     error = None
     try:
-        run_claim(claims[claim_id], claims[claim_id].judge, {"v": results}, properties)
+        run_claim(claims[claim_id], BODIES[claim_id], {"v": results}, properties)
     except (ClaimRefuted, TypeError) as caught:
         error = caught
     records = [json.loads(v) for name, v in properties if name == PROPERTY]
@@ -234,16 +248,16 @@ def test_a_non_finite_figure_in_any_order_is_an_error_not_a_verdict():
 def test_a_benchmark_figure_is_recorded_and_never_fails_the_run():
     """A claim with gates=False (a timing of this machine) records its refutation and
     returns; it cannot also carry a finding."""
-    claims("fv-timing", "S", "fast", published="under 30 s", once=True, gates=False)(
+    claim("fv-timing", "S", "fast", published="under 30 s", once=True, gates=False)(
         lambda v: satisfied(v <= 30, measured=v)
     )
     spec = claims["fv-timing"]
     properties: list = []
-    run_claim(spec, spec.judge, {"v": orders(165.0, 20.0)}, properties)
+    run_claim(spec, BODIES["fv-timing"], {"v": orders(165.0, 20.0)}, properties)
     (record,) = [json.loads(v) for name, v in properties if name == PROPERTY]
     assert record["verdict"] == "refuted" and record["details"]["gates"] is False
     with pytest.raises(ValueError, match="never gates"):
-        ClaimSpec("fv-t2", "fv-doc", "S", "s", "x", spec.judge, gates=False, finding="slow")
+        ClaimSpec("fv-t2", "fv-doc", "S", "s", "x", gates=False, finding="slow")
 
 
 def copies_of(values: tuple[float, ...], digests: tuple[str, ...]) -> Orders[float]:

@@ -9,7 +9,7 @@ import json
 import numbers
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -76,7 +76,6 @@ class ClaimSpec:
     section: str
     statement: str
     published: str | tuple[str, ...] | None
-    judge: Body
     reading: str | None = None
     finding: str | None = None
     once: bool = False
@@ -110,7 +109,6 @@ class ClaimSpec:
             f"got {self.published!r}",
         )
         scale_named(self.scale)  # a ValueError names the known scales
-        check(callable(self.judge), f"judge must be callable; got {self.judge!r}")
         check(not (self.figure_count and self.once), "a figure claim is judged over every order")
         for printed in printed_figures(self.published) if self.figure_count else ():  # type: ignore[arg-type]
             check(  # "1e309" parses as inf
@@ -127,11 +125,6 @@ class ClaimSpec:
             return len([float(p) for p in figures])
         except ValueError:
             return 0
-
-    @property
-    def mark(self) -> pytest.MarkDecorator:
-        """The `claim` marker of this claim's test (`-m claim` selects it)."""
-        return pytest.mark.claim(self)
 
 
 @dataclass
@@ -424,11 +417,6 @@ def _jsonable(value: Any) -> Any:
     return value.tolist() if isinstance(value, np.ndarray | np.generic) else float(value)
 
 
-def record_property(record: ClaimRecord) -> tuple[str, str]:
-    """The test report's user property that carries `record` to the plugin."""
-    return PROPERTY, json.dumps(record.to_json(), default=_jsonable)
-
-
 def judge_body(spec: ClaimSpec, body: Body, arguments: Mapping[str, Any]) -> ClaimRecord:
     """Run `body` once per distinct order of its `Orders` arguments and decide the claim."""
     orders = {name: value for name, value in arguments.items() if isinstance(value, Orders)}
@@ -457,7 +445,7 @@ def run_claim(
     """What a claim's test does: judge, record in `user_properties`, then fail a refuted
     claim's test (xfail for a finding), and a finding no longer refuted."""
     record = judge_body(spec, body, arguments)
-    user_properties.append(record_property(record))
+    user_properties.append((PROPERTY, json.dumps(record.to_json(), default=_jsonable)))
     figures = (
         f"published {record.published}, measured {record.measured}, tolerance {record.tolerance}"
     )
@@ -475,17 +463,9 @@ def run_claim(
 class Claims(dict[str, ClaimSpec]):
     """One document's claims by id, each on its test (`claims(...)`) or a case (`each`)."""
 
-    def __init__(self, document: str, specs: Iterable[ClaimSpec] = ()):
+    def __init__(self, document: str):
         super().__init__()
         self.document = document
-        for spec in specs:
-            self.add(spec)
-
-    def add(self, spec: ClaimSpec) -> None:
-        """Register `spec`, a claim this registry does not define yet."""
-        if spec.id in self:
-            raise ValueError(f"claim id {spec.id!r} is defined twice")
-        self[spec.id] = spec
 
     def __missing__(self, claim_id: str) -> ClaimSpec:
         raise KeyError(f"no claim {claim_id!r}; defined: {sorted(self)}")
@@ -494,37 +474,34 @@ class Claims(dict[str, ClaimSpec]):
         """Define the claim `id` on the decorated body (`kw`: `published` and `ClaimSpec`'s)."""
 
         def decorate(body: Body) -> Body:
-            return self._define(id, section, statement, body, **kw).mark(_claim_test(body))
+            spec = self._define(id, section, statement, **kw)
+            return pytest.mark.claim(spec)(_claim_test(body))
 
         return decorate
 
     def case(self, id: str, section: str, statement: str, *values: Any, **kw: Any) -> Any:
         """One case of a parametrized claim test (`each`), named after its claim id."""
-
-        def unbound(**_: Any) -> Any:
-            raise RuntimeError(f"{id}: a claims.case(...) outside claims.each(...)")
-
-        spec = self._define(id, section, statement, unbound, **kw)
-        return pytest.param(*values, marks=spec.mark, id=id)
+        spec = self._define(id, section, statement, **kw)
+        return pytest.param(*values, marks=pytest.mark.claim(spec), id=id)
 
     def each(self, argnames: str | Sequence[str], cases: Sequence[Any]) -> Callable[[Body], Body]:
         """Parametrize the decorated body over `cases` (`case(...)`), each its own claim."""
 
         def decorate(body: Body) -> Body:
-            for case in cases:  # the registry's spec gets the judge; the test runs `body`
-                specs = [m.args[0] for m in case.marks if m.name == "claim"]
-                if len(specs) != 1:
+            for case in cases:
+                if len([m for m in case.marks if m.name == "claim"]) != 1:
                     raise ValueError(f"{body.__name__}: each case is a claims.case(...)")
-                self[specs[0].id] = replace(specs[0], judge=body)
             return pytest.mark.parametrize(argnames, cases)(_claim_test(body))
 
         return decorate
 
     def _define(
-        self, id: str, section: str, statement: str, judge: Body, published: Any = None, **kw: Any
+        self, id: str, section: str, statement: str, published: Any = None, **kw: Any
     ) -> ClaimSpec:
-        spec = ClaimSpec(id, self.document, section, statement, published, judge, **kw)
-        self.add(spec)
+        spec = ClaimSpec(id, self.document, section, statement, published, **kw)
+        if spec.id in self:
+            raise ValueError(f"claim id {spec.id!r} is defined twice")
+        self[spec.id] = spec
         return spec
 
 
