@@ -6,12 +6,15 @@ users below kill theirs in a `finally`, so no test leaves a process behind.
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -145,3 +148,15 @@ def permission_honouring_prefix(probe_dir: Path) -> list[str]:
     if probe.returncode == 0 or "PermissionError" not in probe.stderr:
         pytest.skip(f"running as root and setpriv could not drop CAP_DAC_OVERRIDE: {probe.stderr}")
     return prefix
+
+
+def claim_body(module: ModuleType, claim_id: str) -> Callable:
+    """The body of claim `claim_id` as its test in `module` runs it: the test unwrapped
+    (`Claims` wraps each body with functools.wraps; a spec holds no body)."""
+    for test in vars(module).values():
+        marks = list(getattr(test, "pytestmark", []))
+        cases = [case for m in marks if m.name == "parametrize" for case in m.args[1]]
+        marks += [m for case in cases for m in getattr(case, "marks", ())]
+        if any(m.name == "claim" and m.args[0].id == claim_id for m in marks):
+            return inspect.unwrap(test)
+    raise KeyError(f"no test of claim {claim_id!r} in {module.__name__}")

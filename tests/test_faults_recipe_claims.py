@@ -16,8 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
-from test_calibration import CLAIMS as CALIBRATION
-from test_uncertainty import CLAIMS as UNCERTAINTY
+import test_calibration
+import test_uncertainty
+from fault_tools import claim_body
 
 from uncertainty_claims import data, metrics
 from uncertainty_claims.calibration import evaluation
@@ -31,9 +32,11 @@ pytestmark = pytest.mark.fault
 
 def test_the_results_as_trained_hold(calibration, uncertainty):
     """The undoctored results: the three checks hold (what the doctored runs below must not)."""
-    assert CALIBRATION["cal-15b"].judge(calibration=calibration.faithful).holds
-    assert CALIBRATION["cal-15c"].judge(calibration=calibration.faithful).holds
-    assert UNCERTAINTY["unc-08b"].judge(uncertainty=uncertainty.faithful).holds  # its test's body
+    assert claim_body(test_calibration, "cal-15b")(calibration=calibration.faithful).holds
+    assert claim_body(test_calibration, "cal-15c")(calibration=calibration.faithful).holds
+    assert claim_body(test_uncertainty, "unc-08b")(
+        uncertainty=uncertainty.faithful
+    ).holds  # its test's body
 
 
 @full_precision
@@ -58,7 +61,9 @@ def test_a_run_trained_on_the_held_out_rows_too_refutes_cal_15b(calibration):
         for i, seed in enumerate(run.seeds):
             losses[i, 0] = _first_loss(net, seed, everything, labels)
         runs[net] = dataclasses.replace(run, train_loss=losses)
-    judgement = CALIBRATION["cal-15b"].judge(calibration=dataclasses.replace(results, runs=runs))
+    judgement = claim_body(test_calibration, "cal-15b")(
+        calibration=dataclasses.replace(results, runs=runs)
+    )
     assert not judgement.holds, judgement.measured
 
 
@@ -82,7 +87,7 @@ def test_confidence_read_otherwise_for_one_net_refutes_cal_15c(calibration, doct
             per_seed["relu"] = evaluation.evaluate(results.runs["relu"], results.split)
     else:
         per_seed["yat"] = [{**f, "ece": f["ece_T"]} for f in per_seed["yat"]]
-    judgement = CALIBRATION["cal-15c"].judge(
+    judgement = claim_body(test_calibration, "cal-15c")(
         calibration=dataclasses.replace(results, per_seed=per_seed)
     )
     assert not judgement.holds, judgement.measured
@@ -103,5 +108,7 @@ def test_epistemic_figures_reduced_over_every_axis_refute_unc_08b(uncertainty, m
         return dataclasses.replace(right, epistemic=everything)
 
     monkeypatch.setattr(uncertainty_experiment, "decompose_variance", wrong_axis)
-    judgement = UNCERTAINTY["unc-08b"].judge(uncertainty=uncertainty.faithful)  # its test's body
+    judgement = claim_body(test_uncertainty, "unc-08b")(
+        uncertainty=uncertainty.faithful
+    )  # its test's body
     assert not judgement.holds, judgement.measured

@@ -22,6 +22,7 @@ from calibration import bootstrap, sensitivity
 from calibration.measures import figure
 from claim_audit.engine.sweep import MAX_SUBSETS, across_runs, across_seeds, label
 from claim_audit.render import drawing, markdown, table
+from fault_tools import claim_body
 from readings import EveryOrder
 from suite import robustness_section
 
@@ -77,9 +78,9 @@ def test_every_calibration_comparison_holds_on_the_published_seeds_as_in_the_aud
         "calibration_every_order": EveryOrder({"faithful": calibration}),
     }
     for comparison in test_calibration.COMPARISONS:
-        spec = test_calibration.CLAIMS[comparison.claim_id]
-        wanted = inspect.signature(spec.judge).parameters
-        audit = spec.judge(**{k: v for k, v in arguments.items() if k in wanted}).holds
+        body = claim_body(test_calibration, comparison.claim_id)
+        wanted = inspect.signature(body).parameters
+        audit = body(**{k: v for k, v in arguments.items() if k in wanted}).holds
         assert comparison.judge(calibration.per_seed).holds == audit, comparison.claim_id
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_uncertainty import CLAIMS
+import test_uncertainty
+from fault_tools import claim_body
 
 from uncertainty_claims.uncertainty import timing
 
@@ -215,7 +216,7 @@ def test_a_stored_figure_taken_under_load_is_refused():
 def test_the_claim_is_inconclusive_when_not_measurable(scripted):
     script, _ = scripted
     script += readings((0.0, 0.0)) + readings((0.5, 0.0), every=80.0)
-    judged = CLAIMS["unc-16"].judge()  # the claim's body
+    judged = claim_body(test_uncertainty, "unc-16")()  # the claim's body
     assert judged.inconclusive is not None and "while the example ran" in judged.inconclusive
     assert not judged.holds
     assert judged.measured.startswith("not measurable in this run on ")
@@ -226,7 +227,7 @@ def test_the_claim_is_inconclusive_when_not_measurable(scripted):
 def test_the_claim_judges_an_idle_figure(scripted):
     script, _ = scripted
     script += readings((0.0, 0.0)) + readings((0.0, 0.0), every=80.0)
-    judged = CLAIMS["unc-16"].judge()  # the claim's body
+    judged = claim_body(test_uncertainty, "unc-16")()  # the claim's body
     assert judged.inconclusive is None
     assert not judged.holds  # 80 s is not at most 30 s
     assert judged.measured.startswith("80.0 s on ")
