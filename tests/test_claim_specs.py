@@ -206,7 +206,7 @@ def close(v: float) -> Judgement:
 
 
 def toy_spec(id: str, **kw) -> ClaimSpec:
-    """A claim of the toy document (its body: `close` unless a test gives another)."""
+    """A claim of the toy document; `checked` judges it with a body (`close` unless given)."""
     return ClaimSpec(id, "toy", "Toy", f"claim {id}", kw.pop("published", None), **kw)
 
 

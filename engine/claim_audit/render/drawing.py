@@ -1,5 +1,5 @@
-"""The documents' figures and robustness.png (PNG and SVG, through Agg, no pyplot state),
-through the figure cache."""
+"""The documents' figures and robustness.png, each a PNG and an SVG drawn through Agg (no
+pyplot state) and kept in the figure cache."""
 
 from __future__ import annotations
 
