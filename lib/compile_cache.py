@@ -13,6 +13,11 @@ compilation cache entry" and compile afresh; a failed write (a full disk) makes 
 Only processes that call `enable_compilation_cache()` use the folder; it reaches the child
 processes they start as `CLAIMS_COMPILATION_CACHE_DIR`. Results, not programs, stay in
 `uncertainty_claims.cache`.
+
+The folder has no size bound, as the results beside it have none (`make clean-cache` empties
+both): JAX keeps a bound by taking a file lock and reading every entry's size and access
+time on each program it stores, and a lock on each it reads, which every process of a run
+waits on in turn.
 """
 
 from __future__ import annotations
@@ -26,8 +31,6 @@ SWITCH_VARIABLE = "CLAIMS_COMPILATION_CACHE"
 FOLDER_NAME = "jax-programs"
 # How the switch may be spelled (case aside); anything else is refused, not taken as on.
 OFF, ON = ("0", "false", "off", "no"), ("1", "true", "on", "yes", "")
-# JAX removes the least recently used programs beyond this size; the suite's take ~20 MB.
-MAX_SIZE_BYTES = 2 * 1024**3
 
 
 def enable_compilation_cache(cache_dir: Path | None = None) -> Path | None:
@@ -66,6 +69,5 @@ def enable_compilation_cache(cache_dir: Path | None = None) -> Path | None:
     jax.config.update("jax_compilation_cache_dir", str(folder))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-    jax.config.update("jax_compilation_cache_max_size", MAX_SIZE_BYTES)
     os.environ[FOLDER_VARIABLE] = str(folder)
     return folder
