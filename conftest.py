@@ -43,11 +43,15 @@ def pytest_configure(config: pytest.Config) -> None:
     (the engine's disk cache, both in its cache folder). The first two reach the processes
     the tests start as environment variables (XLA_FLAGS, CLAIMS_COMPILATION_CACHE_DIR). The
     claims-audit plugin itself leaves JAX alone. On a machine with an accelerator, one
-    process of the run holds it and the others compute on the host's CPU
-    (lib/accelerator.py)."""
+    process of the run holds it (and starts opening it while the tests are collected) and
+    the others compute on the host's CPU (lib/accelerator.py)."""
     from claim_audit import cache
 
-    from uncertainty_claims.accelerator import place_processes
+    from uncertainty_claims.accelerator import (
+        holds_accelerator,
+        open_in_background,
+        place_processes,
+    )
     from uncertainty_claims.cache import keep_results_in
     from uncertainty_claims.compile_cache import enable_compilation_cache
     from uncertainty_claims.numerics import request_deterministic_gpu_ops
@@ -69,7 +73,10 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"JAX_PLATFORMS={os.environ.get('JAX_PLATFORMS', '')!r}: {error}"
             )
     worker = config.workerinput["workerid"] if hasattr(config, "workerinput") else None
-    place_processes(worker, getattr(config.option, "numprocesses", None) or 0)
+    workers = getattr(config.option, "numprocesses", None) or 0
+    platform = place_processes(worker, workers)
+    if platform and holds_accelerator(worker, workers) and not config.option.collectonly:
+        open_in_background()
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -21,6 +21,7 @@ import contextlib
 import functools
 import importlib.util
 import os
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -118,6 +119,22 @@ def place_processes(worker: str | None, workers: int) -> str | None:
     return platform
 
 
+def open_in_background() -> threading.Thread:
+    """Start JAX's backends in a thread of their own, so that opening the accelerator (7 to
+    12 s for a TPU v5e) overlaps what this process does meanwhile (pytest collecting the
+    tests). JAX starts its backends once, under a lock: the first computation waits for this
+    start, and meets its error, if any, where it belongs."""
+    import jax
+
+    def start() -> None:
+        with contextlib.suppress(Exception):  # met again by the first computation
+            jax.devices()
+
+    thread = threading.Thread(target=start, name="open-accelerator", daemon=True)
+    thread.start()
+    return thread
+
+
 def faithful_placement() -> contextlib.AbstractContextManager:
     """Where a faithful order computes: the host's CPU. A no-op where the CPU is JAX's
     default device already, so a CPU-only machine's figures do not change by a bit."""
@@ -168,11 +185,12 @@ def side_by_side(faithful: Callable[[], T], others: Callable[[], R]) -> tuple[T,
 
 
 def on_the_host(function: Callable[..., R], *args: object) -> R:
-    """`function(*args)`, a faithful order's computation: here where JAX computes on the CPU
-    (nothing changes there); beside an accelerator, in a child process on the host's CPU
-    (`cpu_child.in_cpu_child`), so that it has host cores and an interpreter of its own
-    rather than a thread competing with the one that keeps the chip busy. The function must
-    be importable by name, its arguments and result picklable."""
+    """`function(*args)`, work for the host's CPU (a faithful order, or the NumPy scoring of
+    an order's outputs): here where JAX computes on the CPU (nothing changes there); beside an
+    accelerator, in a child process on the host's CPU (`cpu_child.in_cpu_child`), so that it
+    has host cores and an interpreter of its own rather than a thread competing for the
+    interpreter with the ones that keep the chip busy. The function must be importable by
+    name, its arguments and result picklable."""
     import jax
 
     if jax.default_backend() == "cpu":

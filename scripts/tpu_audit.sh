@@ -91,6 +91,14 @@ for name in ("audit.json", "audit-partial.json"):
     meta = audit["metadata"]
     print(f"\n{name}: {audit.get('summary')}")
     print(f"  wall {meta.get('wall_s')} s, device {meta.get('device')}, counts {audit.get('counts')}")
+    # The guide's example (unc-16) is timed alone, on the host's CPU, once the machine is idle:
+    # the audit's own time is said apart from it.
+    example = next((c["details"] for c in audit.get("claims", []) if c["id"] == "unc-16"), {})
+    cold = re.search(r"cold: exit \d+ in ([\d.]+) s", (out / "machine.txt").read_text())
+    if "seconds" in example and cold and name == "audit.json":
+        print(f"  cold audit {float(cold[1]):.1f} s, of which the guide's example (unc-16, alone "
+              f"on the host's CPU) {example['seconds']:.1f} s: "
+              f"{float(cold[1]) - example['seconds']:.1f} s without it")
     errors = [c["id"] for c in audit.get("claims", []) if c.get("verdict") == "error"]
     if errors:
         print(f"  in ERROR: {errors}")

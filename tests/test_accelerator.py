@@ -294,18 +294,29 @@ def test_calibration_twins_split_between_host_and_chip(monkeypatch):
     assert other_arithmetic.backends() == ["cpu", "tpu"]
 
 
-def test_a_faithful_order_beside_an_accelerator_computes_in_a_host_child(monkeypatch):
-    """`on_the_host`: here where JAX computes on the CPU; else in a child process on the
-    host's CPU, whose figures are this process's to the bit (the guide's faithful order, a
-    short config)."""
-    import jax
+def test_the_accelerator_opens_in_the_background_and_its_errors_wait_for_a_computation(
+    monkeypatch,
+):
+    """`open_in_background` starts JAX's backends in a thread of their own, so that opening
+    a chip overlaps collecting the tests; a start that fails is met again by the first
+    computation, and the thread itself raises nothing (pytest would report it apart)."""
+    opened = []
 
-    from uncertainty_claims import accelerator, cpu_child
-    from uncertainty_claims.uncertainty.config import UncertaintyConfig
-    from uncertainty_claims.uncertainty.results import _run_arrays
+    def devices():
+        opened.append(threading.current_thread().name)
+        raise RuntimeError("libtpu is held by another process")
 
-    config = UncertaintyConfig(mc_steps=8, mc_samples=3, ensemble_steps=6)
-    here = accelerator.on_the_host(_run_arrays, 0, config, "faithful")
+    monkeypatch.setattr(jax, "devices", devices)
+    thread = accelerator.open_in_background()
+    thread.join(TIMEOUT_S)
+    assert not thread.is_alive() and opened == ["open-accelerator"]
+
+
+def _host_children(monkeypatch: pytest.MonkeyPatch) -> list:
+    """This CPU taken for a machine with an accelerator by `on_the_host`; the functions it
+    hands to a child process, as it hands them."""
+    from uncertainty_claims import cpu_child
+
     children, in_cpu_child = [], cpu_child.in_cpu_child
 
     def in_child(function, *args, **kwargs):
@@ -314,6 +325,68 @@ def test_a_faithful_order_beside_an_accelerator_computes_in_a_host_child(monkeyp
 
     monkeypatch.setattr(cpu_child, "in_cpu_child", in_child)
     monkeypatch.setattr(jax, "default_backend", lambda: "tpu")
+    return children
+
+
+def test_an_orders_scoring_beside_an_accelerator_computes_in_host_children(monkeypatch, tmp_path):
+    """An order's figures and health checks (NumPy alone) compute here where JAX computes
+    on the CPU, and beside an accelerator each in a child process on the host's CPU, so no
+    thread that keeps the chip busy waits on them for the interpreter: the same to the bit
+    (synthetic outputs)."""
+    from test_evaluation_cache import synthetic
+    from test_health_cache import as_json
+
+    from uncertainty_claims.calibration import evaluation, health
+
+    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
+    runs, split = synthetic((4, 7))
+
+    def scored() -> tuple[str, str]:
+        figures = evaluation._evaluated(runs, split, (4, 7), "scan_vmap")
+        checks = health.compute_calibration_health(
+            evaluation.CalibrationResults(split, runs, figures)
+        )
+        return json.dumps(figures), as_json(checks)
+
+    here = scored()
+    children = _host_children(monkeypatch)
+    assert scored() == here
+    assert children == [evaluation.evaluate_runs, health._health_of]
+
+
+def test_the_calibration_faithful_order_beside_an_accelerator_trains_in_a_host_child(
+    monkeypatch, tmp_path
+):
+    """The calibration's faithful order trains in a child process on the host's CPU beside
+    an accelerator, reading the split there: its outputs are this process's to the bit (one
+    seed, one epoch)."""
+    from uncertainty_claims.calibration import experiment
+    from uncertainty_claims.calibration.training import TrainConfig
+
+    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path / "here"))
+    config = TrainConfig(epochs=1)
+    here = experiment.run_net("relu", (0,), config)
+    children = _host_children(monkeypatch)
+    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path / "there"))
+    there = experiment.run_net("relu", (0,), config)
+    assert children == [experiment.train_faithful]
+    assert here.cache_status == there.cache_status == "computed"
+    for name in ("logits_test", "logits_heldout", "logits_ood", "train_loss"):
+        assert np.array_equal(getattr(here, name), getattr(there, name)), name
+
+
+def test_a_faithful_order_beside_an_accelerator_computes_in_a_host_child(monkeypatch):
+    """`on_the_host`: here where JAX computes on the CPU; else in a child process on the
+    host's CPU, whose figures are this process's to the bit (the guide's faithful order, a
+    short config)."""
+
+    from uncertainty_claims import accelerator
+    from uncertainty_claims.uncertainty.config import UncertaintyConfig
+    from uncertainty_claims.uncertainty.results import _run_arrays
+
+    config = UncertaintyConfig(mc_steps=8, mc_samples=3, ensemble_steps=6)
+    here = accelerator.on_the_host(_run_arrays, 0, config, "faithful")
+    children = _host_children(monkeypatch)
     there = accelerator.on_the_host(_run_arrays, 0, config, "faithful")
     assert children == [_run_arrays]
     assert here.keys() == there.keys()

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import metrics
-from ..accelerator import placed, side_by_side
+from ..accelerator import on_the_host, placed, side_by_side
 from ..cache import cached
 from .experiment import (
     FAITHFUL,
@@ -84,7 +84,15 @@ ORACLE_TEMPERATURES = np.exp(np.linspace(np.log(0.3), np.log(8.0), 120))
 not part of the recipe: what no single temperature can do, cal-10d)."""
 
 
-def evaluate_seed(run: NetRun, seed_index: int, split: Split) -> dict:
+@dataclass(frozen=True)
+class Labels:
+    """What the figures read of the split: the test set's and the held-out set's labels."""
+
+    test_y: np.ndarray
+    heldout_y: np.ndarray
+
+
+def evaluate_seed(run: NetRun, seed_index: int, split: Split | Labels) -> dict:
     """All full-set figures of the recipe for one seed of one net (ECE as a fraction)."""
     z_test = run.logits_test[seed_index]
     z_ood = run.logits_ood[seed_index]
@@ -122,9 +130,14 @@ def evaluate_seed(run: NetRun, seed_index: int, split: Split) -> dict:
     return figures
 
 
-def evaluate(run: NetRun, split: Split) -> list[dict]:
+def evaluate(run: NetRun, split: Split | Labels) -> list[dict]:
     """`evaluate_seed` for every seed of the run, in seed order."""
     return [evaluate_seed(run, i, split) for i in range(len(run.seeds))]
+
+
+def evaluate_runs(runs: dict[str, NetRun], labels: Labels) -> dict[str, list[dict]]:
+    """`evaluate` of every net's run, by net."""
+    return {net: evaluate(run, labels) for net, run in runs.items()}
 
 
 def aggregate(values: list[float]) -> tuple[float, float]:
@@ -167,7 +180,8 @@ def _evaluated(
     key = {"runs": runs_key(runs, seeds, order)}
 
     def compute() -> dict[str, np.ndarray]:
-        per_seed = {net: evaluate(run, split) for net, run in runs.items()}
+        labels = Labels(test_y=split.test_y, heldout_y=split.heldout_y)
+        per_seed = on_the_host(evaluate_runs, runs, labels)
         return {_FIGURES_FIELD: np.array(json.dumps(per_seed))}
 
     def validate(arrays: dict[str, np.ndarray]) -> None:

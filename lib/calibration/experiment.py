@@ -20,7 +20,7 @@ import numpy as np
 from flax import nnx
 
 from .. import data
-from ..accelerator import computing_platform, placed
+from ..accelerator import computing_platform, on_the_host, placed
 from ..cache import Entry, cached
 from ..numerics import full_precision
 from ..orders import FAITHFUL, twin_batches
@@ -246,6 +246,14 @@ def train(
     return forward_outputs(net, models, losses, split)
 
 
+def train_faithful(
+    net: str, seeds: tuple[int, ...], config: TrainConfig = TrainConfig()
+) -> dict[str, np.ndarray]:
+    """`train` in the faithful order on the recipe's split (read here: a child process on
+    the host's CPU, `accelerator.on_the_host`, reads it for itself)."""
+    return train(FAITHFUL, net, seeds, load_split(), config)
+
+
 def train_twin_batch(
     batch: int, net: str, seeds: tuple[int, ...], split: Split, config: TrainConfig = TrainConfig()
 ) -> dict[str, np.ndarray]:
@@ -333,7 +341,11 @@ def run_net(
         result: Entry = cached(
             name,
             cache_key(net, seeds, config, order),
-            lambda: train(order, net, seeds, split, config),
+            lambda: (
+                on_the_host(train_faithful, net, seeds, config)
+                if order == FAITHFUL
+                else train(order, net, seeds, split, config)
+            ),
             validate=_validator(net, len(seeds), split, config),
         )
     return NetRun.from_arrays(net, seeds, result.arrays, result.status)

@@ -8,11 +8,13 @@ import json
 import numpy as np
 
 from .. import metrics
+from ..accelerator import on_the_host
 from ..cache import cached
 from ..health import HealthCheck, classifier_health
 from ..metrics.classification import TEMPERATURE_BOUNDS
 from ..orders import FAITHFUL
 from .evaluation import CalibrationResults
+from .experiment import NetRun
 
 # The fitted temperature is checked against these: the search range, log-spaced.
 TEMPERATURE_GRID = np.geomspace(*TEMPERATURE_BOUNDS, 401)
@@ -45,22 +47,29 @@ def temperature_at_nll_minimum(
 
 
 def compute_calibration_health(results: CalibrationResults) -> dict[str, list[list[HealthCheck]]]:
-    """For each net, one list of checks per seed (computed, not cached)."""
+    """For each net, one list of checks per seed (computed, not cached; beside an
+    accelerator in a child process on the host's CPU, `accelerator.on_the_host`)."""
+    figures = results.per_seed
+    scored = {
+        net: (run, [f["nll"] for f in figures[net]], [f["T"] for f in figures[net]])
+        for net, run in results.runs.items()
+    }
+    return on_the_host(_health_of, scored, results.split.heldout_y)
+
+
+def _health_of(
+    scored: dict[str, tuple[NetRun, list[float], list[float]]], heldout_y: np.ndarray
+) -> dict[str, list[list[HealthCheck]]]:
+    """The checks of each net's run, from its runs' per-seed test NLL and fitted temperature."""
     return {
         net: [
             [
-                *classifier_health(
-                    run.train_loss[i],
-                    results.per_seed[net][i]["nll"],
-                    metrics.softmax(run.logits_test[i]),
-                ),
-                temperature_at_nll_minimum(
-                    run.logits_heldout[i], results.split.heldout_y, results.per_seed[net][i]["T"]
-                ),
+                *classifier_health(run.train_loss[i], nll[i], metrics.softmax(run.logits_test[i])),
+                temperature_at_nll_minimum(run.logits_heldout[i], heldout_y, temperature[i]),
             ]
             for i in range(len(run.seeds))
         ]
-        for net, run in results.runs.items()
+        for net, (run, nll, temperature) in scored.items()
     }
 
 
