@@ -9,7 +9,6 @@ The suite judges its claims over such twins beside the other valid orders (lib/o
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
@@ -24,5 +23,5 @@ def nudge_params(module: nnx.Module, seed: int, *, fraction: float = 0.05) -> No
     for leaf in leaves:
         a = np.asarray(leaf)
         up = np.nextafter(a, np.asarray(np.inf, dtype=a.dtype))
-        nudged.append(jnp.asarray(np.where(rng.random(a.shape) < fraction, up, a)))
+        nudged.append(jax.device_put(np.where(rng.random(a.shape) < fraction, up, a)))
     nnx.update(module, jax.tree.unflatten(treedef, nudged))

@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
@@ -150,7 +149,7 @@ def _chunked(fn, x: np.ndarray, chunk: int | None) -> np.ndarray:
     """`fn` on consecutive row chunks of `x` (None: all rows at once), concatenated."""
     chunk = chunk or len(x)
     return np.concatenate(
-        [np.asarray(fn(jnp.asarray(x[i : i + chunk]))) for i in range(0, len(x), chunk)]
+        [np.asarray(fn(jax.device_put(x[i : i + chunk]))) for i in range(0, len(x), chunk)]
     )
 
 

@@ -104,7 +104,7 @@ def build_model(net: str, seed: int, train_images: np.ndarray) -> YatMLP | ReluM
       train_images: float32 [55000, 784] training images (prototype source).
     """
     rows = _prototype_rows(net, (seed,), len(train_images))[0]
-    return _construct(net, nnx.Rngs(seed), jnp.asarray(train_images[rows]))
+    return _construct(net, nnx.Rngs(seed), jax.device_put(train_images[rows]))
 
 
 def build_models(
