@@ -61,14 +61,16 @@ AUDIT=($PYTHON -m pytest "${PATHS[@]}" -n auto -m "claim or health" -rfE --durat
 if [ -n "${AUDIT_K:-}" ]; then AUDIT+=(-k "$AUDIT_K"); fi
 echo "command: ${AUDIT[*]}" | tee -a "$OUT/machine.txt"
 
-run_audit() {  # name, seconds allowed
-    local name=$1 limit=$2 t0 status ms
+run_audit() {  # name, seconds allowed; the wall time, and the CPU time of the run with its children
+    local name=$1 limit=$2 t0 status ms cpu TIMEFORMAT="%U %S"
     t0=$(now_ms)
-    timeout -k 15 "$limit" "${AUDIT[@]}" >"$OUT/$name.log" 2>&1
+    { time timeout -k 15 "$limit" "${AUDIT[@]}" >"$OUT/$name.log" 2>&1; } 2>"$OUT/$name.cpu"
     status=$?
     ms=$(($(now_ms) - t0))
-    printf '%s: exit %s in %d.%03d s (limit %s s)\n' "$name" "$status" $((ms / 1000)) $((ms % 1000)) "$limit" |
-        tee -a "$OUT/machine.txt"
+    cpu=$(awk '{printf "%.1f", $1 + $2}' "$OUT/$name.cpu")
+    printf '%s: exit %s in %d.%03d s (limit %s s); %s s of CPU with its child processes\n' \
+        "$name" "$status" $((ms / 1000)) $((ms % 1000)) "$limit" "$cpu" | tee -a "$OUT/machine.txt"
+    rm -f "$OUT/$name.cpu"
 }
 
 run_audit cold $(($(left) - ${WARM:-1} * 60 - 15))

@@ -328,30 +328,23 @@ def _host_children(monkeypatch: pytest.MonkeyPatch) -> list:
     return children
 
 
-def test_an_orders_scoring_beside_an_accelerator_computes_in_host_children(monkeypatch, tmp_path):
-    """An order's figures and health checks (NumPy alone) compute here where JAX computes
-    on the CPU, and beside an accelerator each in a child process on the host's CPU, so no
-    thread that keeps the chip busy waits on them for the interpreter: the same to the bit
-    (synthetic outputs)."""
+def test_an_orders_health_checks_beside_an_accelerator_compute_in_a_host_child(monkeypatch):
+    """An order's health checks (the held-out NLL at 402 temperatures per seed: thousands of
+    small NumPy calls) compute here where JAX computes on the CPU, and beside an accelerator
+    in a child process on the host's CPU, where no thread that keeps the chip busy holds the
+    interpreter lock between them: the same to the bit (synthetic outputs)."""
     from test_evaluation_cache import synthetic
     from test_health_cache import as_json
 
     from uncertainty_claims.calibration import evaluation, health
 
-    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
     runs, split = synthetic((4, 7))
-
-    def scored() -> tuple[str, str]:
-        figures = evaluation._evaluated(runs, split, (4, 7), "scan_vmap")
-        checks = health.compute_calibration_health(
-            evaluation.CalibrationResults(split, runs, figures)
-        )
-        return json.dumps(figures), as_json(checks)
-
-    here = scored()
+    figures = {net: evaluation.evaluate(run, split) for net, run in runs.items()}
+    results = evaluation.CalibrationResults(split, runs, figures)
+    here = as_json(health.compute_calibration_health(results))
     children = _host_children(monkeypatch)
-    assert scored() == here
-    assert children == [evaluation.evaluate_runs, health._health_of]
+    assert as_json(health.compute_calibration_health(results)) == here
+    assert children == [health._health_of]
 
 
 def test_the_calibration_faithful_order_beside_an_accelerator_trains_in_a_host_child(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import metrics
-from ..accelerator import on_the_host, placed, side_by_side
+from ..accelerator import placed, side_by_side
 from ..cache import cached
 from .experiment import (
     FAITHFUL,
@@ -84,20 +84,12 @@ ORACLE_TEMPERATURES = np.exp(np.linspace(np.log(0.3), np.log(8.0), 120))
 not part of the recipe: what no single temperature can do, cal-10d)."""
 
 
-@dataclass(frozen=True)
-class Labels:
-    """What the figures read of the split: the test set's and the held-out set's labels."""
-
-    test_y: np.ndarray
-    heldout_y: np.ndarray
-
-
-def evaluate_seed(run: NetRun, seed_index: int, labels: Split | Labels) -> dict:
+def evaluate_seed(run: NetRun, seed_index: int, split: Split) -> dict:
     """All full-set figures of the recipe for one seed of one net (ECE as a fraction)."""
     z_test = run.logits_test[seed_index]
     z_ood = run.logits_ood[seed_index]
     probs = metrics.softmax(z_test)
-    temperature = metrics.fit_temperature(run.logits_heldout[seed_index], labels.heldout_y)
+    temperature = metrics.fit_temperature(run.logits_heldout[seed_index], split.heldout_y)
     probs_t = metrics.softmax(metrics.scale_logits(z_test, temperature))
     auroc = {
         "msp": metrics.auroc(metrics.msp_score(z_test), metrics.msp_score(z_ood)),
@@ -106,21 +98,21 @@ def evaluate_seed(run: NetRun, seed_index: int, labels: Split | Labels) -> dict:
     }
     figures = {
         "seed": run.seeds[seed_index],
-        "acc": metrics.accuracy(z_test, labels.test_y),
-        "acc_T": metrics.accuracy(probs_t, labels.test_y),
-        "ece": metrics.ece(probs, labels.test_y),
-        "nll": metrics.nll(probs, labels.test_y),
-        "brier": metrics.brier(probs, labels.test_y),
+        "acc": metrics.accuracy(z_test, split.test_y),
+        "acc_T": metrics.accuracy(probs_t, split.test_y),
+        "ece": metrics.ece(probs, split.test_y),
+        "nll": metrics.nll(probs, split.test_y),
+        "brier": metrics.brier(probs, split.test_y),
         "T": temperature,
-        "ece_T": metrics.ece(probs_t, labels.test_y),
-        "nll_T": metrics.nll(probs_t, labels.test_y),
+        "ece_T": metrics.ece(probs_t, split.test_y),
+        "nll_T": metrics.nll(probs_t, split.test_y),
         "median_top_logit": float(np.median(z_test.max(axis=1))),
         "share_saturated": float(np.mean(probs.max(axis=1) >= SATURATED)),
         "auroc": auroc,
         "auroc_subsample": subsample_aurocs(run, seed_index),
     }
     if run.net == "yat":
-        eces = ece_over_temperatures(z_test, labels.test_y, ORACLE_TEMPERATURES)
+        eces = ece_over_temperatures(z_test, split.test_y, ORACLE_TEMPERATURES)
         figures["oracle_T"] = float(ORACLE_TEMPERATURES[int(np.argmin(eces))])
         figures["ece_oracle_T"] = float(eces.min())
     if run.kmax_test is not None:
@@ -130,14 +122,9 @@ def evaluate_seed(run: NetRun, seed_index: int, labels: Split | Labels) -> dict:
     return figures
 
 
-def evaluate(run: NetRun, labels: Split | Labels) -> list[dict]:
+def evaluate(run: NetRun, split: Split) -> list[dict]:
     """`evaluate_seed` for every seed of the run, in seed order."""
-    return [evaluate_seed(run, i, labels) for i in range(len(run.seeds))]
-
-
-def evaluate_runs(runs: dict[str, NetRun], labels: Labels) -> dict[str, list[dict]]:
-    """`evaluate` of every net's run, by net."""
-    return {net: evaluate(run, labels) for net, run in runs.items()}
+    return [evaluate_seed(run, i, split) for i in range(len(run.seeds))]
 
 
 def aggregate(values: list[float]) -> tuple[float, float]:
@@ -180,8 +167,7 @@ def _evaluated(
     key = {"runs": runs_key(runs, seeds, order)}
 
     def compute() -> dict[str, np.ndarray]:
-        labels = Labels(test_y=split.test_y, heldout_y=split.heldout_y)
-        per_seed = on_the_host(evaluate_runs, runs, labels)
+        per_seed = {net: evaluate(run, split) for net, run in runs.items()}
         return {_FIGURES_FIELD: np.array(json.dumps(per_seed))}
 
     def validate(arrays: dict[str, np.ndarray]) -> None:
