@@ -49,27 +49,24 @@ def temperature_at_nll_minimum(
 def compute_calibration_health(results: CalibrationResults) -> dict[str, list[list[HealthCheck]]]:
     """For each net, one list of checks per seed (computed, not cached; beside an
     accelerator in a child process on the host's CPU, `accelerator.on_the_host`)."""
-    figures = results.per_seed
-    scored = {
-        net: (run, [f["nll"] for f in figures[net]], [f["T"] for f in figures[net]])
-        for net, run in results.runs.items()
-    }
-    return on_the_host(_health_of, scored, results.split.heldout_y)
+    return on_the_host(_health_of, results.runs, results.per_seed, results.split.heldout_y)
 
 
 def _health_of(
-    scored: dict[str, tuple[NetRun, list[float], list[float]]], heldout_y: np.ndarray
+    runs: dict[str, NetRun], per_seed: dict[str, list[dict]], heldout_y: np.ndarray
 ) -> dict[str, list[list[HealthCheck]]]:
-    """The checks of each net's run, from its runs' per-seed test NLL and fitted temperature."""
+    """The checks of each net's run, from its per-seed figures (test NLL, fitted T)."""
     return {
         net: [
             [
-                *classifier_health(run.train_loss[i], nll[i], metrics.softmax(run.logits_test[i])),
-                temperature_at_nll_minimum(run.logits_heldout[i], heldout_y, temperature[i]),
+                *classifier_health(
+                    run.train_loss[i], per_seed[net][i]["nll"], metrics.softmax(run.logits_test[i])
+                ),
+                temperature_at_nll_minimum(run.logits_heldout[i], heldout_y, per_seed[net][i]["T"]),
             ]
             for i in range(len(run.seeds))
         ]
-        for net, (run, nll, temperature) in scored.items()
+        for net, run in runs.items()
     }
 
 
