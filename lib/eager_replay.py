@@ -7,9 +7,11 @@ ops, never of a fused program. The guide's ensemble step runs like that, and mos
 is the Python around the ops (JAX tracing `vmap` and `grad` anew each step, Flax's module
 traversal). An `EagerTape` records the primitives one eager call hands to JAX's eager trace,
 with their parameters and where each input came from, by standing in for that trace while the
-call runs (`jax.extend.core.take_current_trace` / `set_current_trace`). Replaying binds the
-same primitives with the same parameters, eagerly: JAX runs the very programs the eager call
-ran (compiled once, cached by JAX), without the transformations' Python.
+call runs (`jax.extend.core.take_current_trace` / `set_current_trace`). Replaying calls, for
+each recorded primitive, `jax.jit` of a function that binds that one primitive with its
+recorded parameters: the program JAX's eager dispatch compiles for it (it jits the same
+one-primitive function), compiled once per primitive and parameters and called through
+jit's compiled dispatch, without the transformations' Python or the eager trace's.
 
 Only for pure functions whose sequence of primitives does not depend on the values they see
 (no Python branching on array contents); `record` refuses a function whose outputs it cannot
@@ -20,6 +22,7 @@ recording, replaying or that check fails. Public JAX API only (`jax`, `jax.exten
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +44,25 @@ class _Op:
     inputs: tuple[int | tuple[str, Any], ...]  # a slot, or ("const", value)
     outputs: tuple[int, ...]
     many: bool
+
+
+_PROGRAMS: dict[tuple[Primitive, tuple], Callable[..., Any]] = {}
+_PROGRAMS_LOCK = threading.Lock()
+
+
+def _program(primitive: Primitive, params: dict[str, Any]) -> Callable[..., Any]:
+    """The primitive with these parameters as a jitted function of its operands, made once
+    per process (eager dispatch hashes the parameters the same way to cache its own)."""
+    key = (primitive, tuple(sorted(params.items())))
+    with _PROGRAMS_LOCK:
+        if key not in _PROGRAMS:
+
+            def bind(*operands: Any) -> Any:
+                return primitive.bind(*operands, **params)
+
+            bind.__name__ = bind.__qualname__ = primitive.name
+            _PROGRAMS[key] = jax.jit(bind)
+        return _PROGRAMS[key]
 
 
 class _Recorder:
@@ -78,6 +100,7 @@ class EagerTape:
 
     def __init__(self, ops: list[_Op], n_slots: int, n_inputs: int, out_slots, out_tree):
         self._ops = ops
+        self._programs = [_program(op.primitive, op.params) for op in ops]
         self._n_slots = n_slots
         self._n_inputs = n_inputs
         self._out_slots = out_slots
@@ -118,9 +141,8 @@ class EagerTape:
             raise ValueError(f"expected {self._n_inputs} input arrays, got {len(inputs)}")
         values: list[Any] = [None] * self._n_slots
         values[: len(inputs)] = inputs
-        for op in self._ops:
-            operands = [values[r] if isinstance(r, int) else r[1] for r in op.inputs]
-            out = op.primitive.bind(*operands, **op.params)
+        for op, program in zip(self._ops, self._programs, strict=True):
+            out = program(*[values[r] if isinstance(r, int) else r[1] for r in op.inputs])
             if op.many:
                 for slot, array in zip(op.outputs, out, strict=True):
                     values[slot] = array

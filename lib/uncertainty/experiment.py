@@ -277,15 +277,26 @@ def _initial_states(seeds: jax.Array, tkeys: jax.Array, *, c: UncertaintyConfig)
 
 def _nudged(graphdef, states, nudges: Sequence[int | None]):
     """`states` (stacked over runs) with `nudge_params` applied to each run that has a nudge,
-    to its nets' weights as :func:`run` does before training."""
+    to its nets' weights as :func:`run` does before training. The runs are cut out and put
+    back on the host, in NumPy (the same bits): on a device each cut and each put-back is a
+    program of its own per array shape. Random keys stay on the device, unchanged."""
+    if all(nudge is None for nudge in nudges):
+        return states
+
+    def on_host(a: jax.Array):
+        return a if jax.dtypes.issubdtype(a.dtype, jax.dtypes.prng_key) else np.array(a)
+
+    host = jax.tree.map(on_host, states)
     for i, nudge in enumerate(nudges):
         if nudge is None:
             continue
-        models, optimizers = nnx.merge(graphdef, jax.tree.map(lambda a, i=i: a[i], states))
+        models, optimizers = nnx.merge(graphdef, jax.tree.map(lambda a, i=i: a[i], host))
         nudge_params(models, nudge)
         one = nnx.state((models, optimizers))
-        states = jax.tree.map(lambda a, b, i=i: a.at[i].set(b), states, one)
-    return states
+        for stacked, run_leaf in zip(jax.tree.leaves(host), jax.tree.leaves(one), strict=True):
+            if isinstance(stacked, np.ndarray):
+                stacked[i] = np.asarray(run_leaf)
+    return jax.tree.map(lambda a: jax.device_put(a) if isinstance(a, np.ndarray) else a, host)
 
 
 @functools.partial(jax.jit, static_argnames=("mc_def", "ens_def", "c", "mesh"))
