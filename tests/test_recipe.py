@@ -15,7 +15,7 @@ import pytest
 from flax import nnx
 
 from uncertainty_claims.calibration import orders, training
-from uncertainty_claims.calibration.experiment import load_split
+from uncertainty_claims.calibration.experiment import _chunked, _evaluation, load_split
 from uncertainty_claims.calibration.models import build_model, build_models
 from uncertainty_claims.calibration.training import (
     TrainConfig,
@@ -86,6 +86,20 @@ def test_stacked_initial_values_equal_plain_construction():
         for index, state in enumerate(plain):
             unstacked = jax.tree.map(lambda a, i=index: a[i], stacked)
             assert same_values(state, unstacked)
+
+
+def test_a_padded_last_chunk_gives_each_rows_own_logits():
+    """The jitted evaluation fills a short last chunk with zero rows (one program per set of
+    chunks): on a CPU every kept row's logits and kernel maxima are those of the short chunk
+    computed alone, bit for bit, and the filler rows are dropped."""
+    images = np.random.default_rng(1).random((55000, 784), dtype=np.float32)
+    rows = images[:5000]  # the held-out set's size: 2,000 + 2,000 + 1,000
+    for net in ("yat", "relu"):
+        logits, kmax = _evaluation(build_model(net, 0, images), eager=False)
+        for fn in (logits, kmax) if net == "yat" else (logits,):
+            padded = _chunked(fn, rows, 2000, pad=True)
+            assert padded.shape[0] == len(rows)
+            np.testing.assert_array_equal(padded, _chunked(fn, rows, 2000))
 
 
 def test_one_program_builds_the_plain_construction():

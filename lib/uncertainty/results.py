@@ -23,7 +23,7 @@ import numpy as np
 from ..accelerator import computing_platform, on_the_host, placed, side_by_side
 from ..cache import cached
 from ..orders import FAITHFUL, twin_batches
-from ..other_arithmetic import arithmetics, pooled
+from ..other_arithmetic import arithmetics, pooled, split_at
 from ..sharding import default_mesh
 from .config import UncertaintyConfig
 from .data import GRID_POINTS, N_PER_CLUSTER
@@ -190,8 +190,8 @@ def _figure_arrays(results) -> dict[str, np.ndarray]:
 @functools.cache
 def root_key_runs(config: UncertaintyConfig = UncertaintyConfig()) -> tuple[UncertaintyResult, ...]:
     """The recipe from root keys `SPREAD_ROOT_SEEDS`, whole (cached on disk as one entry, a
-    leading axis over the keys). One program over the 20 reruns: their ensembles train
-    batched, another valid float order than run()'s, as good a sample (see run_many)."""
+    leading axis over the keys). Batched programs over the reruns (`run_many`): their
+    ensembles train batched, another valid float order than run()'s, as good a sample."""
     n = len(SPREAD_ROOT_SEEDS)
     expected = {name: (n, *shape) for name, shape in _result_shapes(config).items()}
     entry = cached(
@@ -208,9 +208,19 @@ def root_key_runs(config: UncertaintyConfig = UncertaintyConfig()) -> tuple[Unce
 
 def _run_root_keys(config: UncertaintyConfig) -> list[UncertaintyResult]:
     seeds = list(SPREAD_ROOT_SEEDS)
-    if computing_platform() == "cpu":  # one arithmetic: they sample the recipe's keys
-        return run_many(seeds, config=config, mesh=default_mesh())
-    return _reruns(seeds, [None] * len(seeds), config)
+    if computing_platform() != "cpu":
+        return _reruns(seeds, [None] * len(seeds), config)
+    mesh = default_mesh()
+    if mesh is not None:
+        return run_many(seeds, config=config, mesh=mesh)
+    # One arithmetic (they sample the recipe's keys), in batches of a twins' half
+    # (`split_at`): one compiled `run_many` program serves both.
+    size = split_at(len(SPREAD_NUDGES))
+    return [
+        run
+        for start in range(0, len(seeds), size)
+        for run in run_many(seeds[start : start + size], config=config)
+    ]
 
 
 def _reruns(
