@@ -575,8 +575,16 @@ def knob_path(c: CalibrationResults, seed_index: int) -> dict[str, Any]:
     }
 
 
+# Per results object (they hold arrays, so they are not hashable), kept with it so that its
+# id is not reused: cal-08d and cal-08e read the same paths in every order.
+_KNOB_PATHS: dict[int, tuple[CalibrationResults, list[dict[str, Any]]]] = {}
+
+
 def knob_paths(c: CalibrationResults) -> list[dict[str, Any]]:
-    return [knob_path(c, i) for i in range(len(c.per_seed["yat"]))]
+    """`knob_path` of every seed, computed once per results."""
+    if id(c) not in _KNOB_PATHS:
+        _KNOB_PATHS[id(c)] = (c, [knob_path(c, i) for i in range(len(c.per_seed["yat"]))])
+    return _KNOB_PATHS[id(c)][1]
 
 
 @CLAIMS(
