@@ -9,9 +9,10 @@ traversal). An `EagerTape` records the primitives one eager call hands to JAX's 
 with their parameters and where each input came from, by standing in for that trace while the
 call runs (`jax.extend.core.take_current_trace` / `set_current_trace`). Replaying calls, for
 each recorded primitive, `jax.jit` of a function that binds that one primitive with its
-recorded parameters: the program JAX's eager dispatch compiles for it (it jits the same
-one-primitive function), compiled once per primitive and parameters and called through
-jit's compiled dispatch, without the transformations' Python or the eager trace's.
+recorded parameters, compiled once per primitive and parameters and called through jit's
+compiled dispatch, without the transformations' Python or the eager trace's. For a single
+operation that is the program eager dispatch compiles (it jits the same one-primitive
+function); a nested `jax.jit` becomes a program that calls the nested one's.
 
 Only for pure functions whose sequence of primitives does not depend on the values they see
 (no Python branching on array contents); `record` refuses a function whose outputs it cannot
