@@ -23,7 +23,7 @@ recording, replaying or that check fails. Public JAX API only (`jax`, `jax.exten
 
 from __future__ import annotations
 
-import threading
+import functools
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,23 +47,16 @@ class _Op:
     many: bool
 
 
-_PROGRAMS: dict[tuple[Primitive, tuple], Callable[..., Any]] = {}
-_PROGRAMS_LOCK = threading.Lock()
+@functools.cache  # eager dispatch hashes the parameters the same way to cache its own
+def _program(primitive: Primitive, params: tuple[tuple[str, Any], ...]) -> Callable[..., Any]:
+    """The primitive with these parameters (sorted items) as a jitted function of its
+    operands, made once per process."""
 
+    def bind(*operands: Any) -> Any:
+        return primitive.bind(*operands, **dict(params))
 
-def _program(primitive: Primitive, params: dict[str, Any]) -> Callable[..., Any]:
-    """The primitive with these parameters as a jitted function of its operands, made once
-    per process (eager dispatch hashes the parameters the same way to cache its own)."""
-    key = (primitive, tuple(sorted(params.items())))
-    with _PROGRAMS_LOCK:
-        if key not in _PROGRAMS:
-
-            def bind(*operands: Any) -> Any:
-                return primitive.bind(*operands, **params)
-
-            bind.__name__ = bind.__qualname__ = primitive.name
-            _PROGRAMS[key] = jax.jit(bind)
-        return _PROGRAMS[key]
+    bind.__name__ = bind.__qualname__ = primitive.name
+    return jax.jit(bind)
 
 
 class _Recorder:
@@ -101,7 +94,7 @@ class EagerTape:
 
     def __init__(self, ops: list[_Op], n_slots: int, n_inputs: int, out_slots, out_tree):
         self._ops = ops
-        self._programs = [_program(op.primitive, op.params) for op in ops]
+        self._programs = [_program(op.primitive, tuple(sorted(op.params.items()))) for op in ops]
         self._n_slots = n_slots
         self._n_inputs = n_inputs
         self._out_slots = out_slots

@@ -154,13 +154,9 @@ def _chunked(fn, x: np.ndarray, chunk: int | None, *, pad: bool = False) -> np.n
     outputs = []
     for i in range(0, len(x), chunk):
         rows = x[i : i + chunk]
-        if pad and len(rows) < chunk:
-            filler = np.zeros((chunk - len(rows), *rows.shape[1:]), rows.dtype)
-            outputs.append(
-                np.asarray(fn(jax.device_put(np.concatenate([rows, filler]))))[: len(rows)]
-            )
-        else:
-            outputs.append(np.asarray(fn(jax.device_put(rows))))
+        filler = chunk - len(rows) if pad else 0
+        batch = np.pad(rows, [(0, filler)] + [(0, 0)] * (rows.ndim - 1)) if filler else rows
+        outputs.append(np.asarray(fn(jax.device_put(batch)))[: len(rows)])
     return np.concatenate(outputs)
 
 
@@ -178,16 +174,16 @@ def forward_outputs(
     if net == "yat":
         out |= {"kmax_test": [], "kmax_ood": []}
     logits_chunk = _SCRIPT_CHUNK if eager else _JIT_CHUNK
-    pad = not eager  # the script's own chunks are its own
+    chunked = functools.partial(_chunked, pad=not eager)  # the script's own chunks are its own
     for model in models:
         logits, kmax = _evaluation(model, eager)
-        out["logits_test"].append(_chunked(logits, split.test_x, logits_chunk, pad=pad))
-        out["logits_heldout"].append(_chunked(logits, split.heldout_x, logits_chunk, pad=pad))
-        out["logits_ood"].append(_chunked(logits, split.ood_x, logits_chunk, pad=pad))
+        out["logits_test"].append(chunked(logits, split.test_x, logits_chunk))
+        out["logits_heldout"].append(chunked(logits, split.heldout_x, logits_chunk))
+        out["logits_ood"].append(chunked(logits, split.ood_x, logits_chunk))
         if net == "yat":
             kmax_chunk = None if eager else _JIT_CHUNK
-            out["kmax_test"].append(_chunked(kmax, split.test_x, kmax_chunk, pad=pad))
-            out["kmax_ood"].append(_chunked(kmax, split.ood_x, kmax_chunk, pad=pad))
+            out["kmax_test"].append(chunked(kmax, split.test_x, kmax_chunk))
+            out["kmax_ood"].append(chunked(kmax, split.ood_x, kmax_chunk))
     return {"train_loss": np.asarray(losses), **{name: np.stack(v) for name, v in out.items()}}
 
 
