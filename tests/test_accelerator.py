@@ -384,3 +384,21 @@ def test_a_faithful_order_beside_an_accelerator_computes_in_a_host_child(monkeyp
     assert children == [_run_arrays]
     assert here.keys() == there.keys()
     assert all(np.array_equal(here[name], there[name]) for name in here)
+
+
+def test_the_unclamped_runs_beside_an_accelerator_compute_in_a_host_child(monkeypatch, tmp_path):
+    """The recipe without its clamp (21 root keys in one program) computes in a child process
+    on the host's CPU beside an accelerator, where its program compiles in a fraction of a
+    chip's time: the same arrays to the bit (a short config)."""
+    from uncertainty_claims.uncertainty import unclamped
+    from uncertainty_claims.uncertainty.config import UncertaintyConfig
+
+    config = UncertaintyConfig(mc_steps=8, mc_samples=3, ensemble_steps=6)
+    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path / "here"))
+    here = unclamped.unclamped_runs(config)
+    children = _host_children(monkeypatch)
+    monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path / "there"))
+    there = unclamped.unclamped_runs(config)
+    assert children == [unclamped.train_unclamped]
+    assert here.keys() == there.keys()
+    assert all(np.array_equal(here[name], there[name]) for name in here)

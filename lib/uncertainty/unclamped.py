@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
+from ..accelerator import on_the_host, placed
 from ..cache import cached
 from ..numerics import full_precision
 from ..optimizers import adam
@@ -113,9 +114,13 @@ def train_unclamped(
 
 
 def unclamped_runs(config: UncertaintyConfig = UncertaintyConfig()) -> dict[str, np.ndarray]:
-    """`train_unclamped` for every key of KEYS (cached on disk)."""
+    """`train_unclamped` for every key of KEYS (cached on disk). Beside an accelerator it
+    computes on the host's CPU, in a child process (`accelerator.on_the_host`): on a chip
+    its one program takes longer to compile than the host takes to run it."""
     key = {"keys": list(KEYS), "config": config.__dict__}
-    return cached("uncertainty-unclamped", key, lambda: train_unclamped(KEYS, config)).arrays
+    with placed(True):
+        compute = functools.partial(on_the_host, train_unclamped, KEYS, config)
+        return cached("uncertainty-unclamped", key, compute).arrays
 
 
 @full_precision

@@ -1,0 +1,118 @@
+"""Where a one-process audit's time goes: a pytest plugin that samples every thread's stack
+twice a second and logs each XLA compilation with its thread (docs/GPU.md).
+
+    PYTHONPATH=scripts AUDIT_PROFILE_OUT=DIR pytest claims -n 0 -m "claim or health" -p audit_profile
+
+Writes DIR/profile.txt (the run's milestones, compile seconds per thread, the most sampled
+frames, and a timeline in 10 s buckets) and DIR/compiles.txt (one line per compilation).
+For a process without xdist workers, as the audit runs beside an accelerator; child
+processes are not sampled. A sample costs the interpreter lock for a moment.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from types import FrameType
+
+import pytest
+
+T0 = time.perf_counter()
+INTERVAL_S = 0.5
+WAITING = {"wait", "acquire", "_wait_for_tstate_lock", "select", "poll", "sleep", "communicate"}
+OWN_CODE = ("uncertainty_claims", "claim_audit", "/lib/", "/claims/")
+
+_milestones: list[tuple[float, str]] = []
+_compiles: list[tuple[float, str, str]] = []
+_frames: collections.Counter[tuple[str, str, str]] = collections.Counter()
+_timeline: dict[int, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+_stop = threading.Event()
+
+
+def _now() -> float:
+    return round(time.perf_counter() - T0, 2)
+
+
+class _CompileLog(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message.startswith("Finished XLA compilation"):
+            _compiles.append((_now(), threading.current_thread().name, message))
+
+
+def _where(frame: FrameType) -> tuple[str, str]:
+    """The innermost function, and the innermost frame of this project's code above it."""
+    inner = f"{Path(frame.f_code.co_filename).name}:{frame.f_code.co_name}"
+    own: FrameType | None = frame
+    while own is not None and not any(p in own.f_code.co_filename for p in OWN_CODE):
+        own = own.f_back
+    if own is None:
+        return inner, "-"
+    path = Path(own.f_code.co_filename)
+    return inner, f"{path.parent.name}/{path.name}:{own.f_code.co_name}:{own.f_lineno}"
+
+
+def _sample() -> None:
+    me = threading.get_ident()
+    while not _stop.wait(INTERVAL_S):
+        names = {t.ident: t.name for t in threading.enumerate()}
+        bucket = int(_now() // 10) * 10
+        for ident, frame in sys._current_frames().items():
+            if ident == me:
+                continue
+            thread = names.get(ident, "?").split("_")[0]
+            inner, own = _where(frame)
+            state = "waits" if inner.rpartition(":")[2] in WAITING else "runs"
+            _frames[(thread, own, inner)] += 1
+            _timeline[bucket][f"{thread} {state} {own}"] += 1
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    import jax
+
+    _milestones.append((_now(), "configured"))
+    jax.config.update("jax_log_compiles", True)
+    logging.getLogger("jax").addHandler(_CompileLog())
+    threading.Thread(target=_sample, name="audit-profile", daemon=True).start()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    _milestones.append((_now(), "collected"))
+
+
+def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
+    if len(_milestones) == 2:
+        _milestones.append((_now(), f"first test {nodeid}"))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    _milestones.append((_now(), "tests done"))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _stop.set()
+    _milestones.append((_now(), "report written"))
+    out = Path(os.environ.get("AUDIT_PROFILE_OUT", "audit-profile"))
+    out.mkdir(parents=True, exist_ok=True)
+    seconds: collections.Counter[str] = collections.Counter()
+    for _, thread, message in _compiles:
+        seconds[thread.split("_")[0]] += float(message.rsplit(" in ", 1)[1].split()[0])
+    per_sample = INTERVAL_S
+    lines = [f"{t:8.2f} s  {what}" for t, what in _milestones]
+    lines += ["", f"{len(_compiles)} compilations; seconds by thread:"]
+    lines += [f"  {s:8.1f}  {thread}" for thread, s in seconds.most_common()]
+    lines += ["", "most sampled (seconds; thread, own frame, innermost function):"]
+    lines += [f"  {n * per_sample:7.1f}  {key}" for key, n in _frames.most_common(150)]
+    lines += ["", "timeline (10 s buckets; seconds; thread, state, own frame):"]
+    for bucket in sorted(_timeline):
+        lines.append(f"-- {bucket} s")
+        lines += [f"  {n * per_sample:5.1f}  {k}" for k, n in _timeline[bucket].most_common(15)]
+    (out / "profile.txt").write_text("\n".join(lines) + "\n")
+    (out / "compiles.txt").write_text(
+        "".join(f"{t:8.2f} {thread:24s} {message}\n" for t, thread, message in _compiles)
+    )
