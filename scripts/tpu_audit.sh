@@ -5,6 +5,7 @@
 # logs, audit.json and a timing summary in $OUT (at most 8 files).
 #
 #   OUT=/some/folder scripts/tpu_audit.sh        # from the repository root
+#   OUT=/some/folder WARM=0 PROFILE=1 scripts/tpu_audit.sh   # cold only, profiled
 #
 # Needs .dev/wheels (the lock's small wheels for Python 3.11) and .dev/data/fashion-mnist
 # (the four .gz files) beside the checkout, made on the CPU machine as ../shared/TPU.md says.
@@ -33,6 +34,9 @@ mkdir -p .data/mnist && cp fixtures/mnist/*.gz .data/mnist/
 ln -sfn "$PWD/.dev/data/fashion-mnist" .data/fashion-mnist
 export CLAIMS_DATA_DIR=$PWD/.data
 export PYTHONUNBUFFERED=1
+# The lent machine's runner sets PYTHONDONTWRITEBYTECODE=1, which a TPU user's shell does not:
+# then every process (the audit's child processes too) compiles the checkout's modules afresh.
+unset PYTHONDONTWRITEBYTECODE
 # A fresh cache: the cold audit computes every order and compiles every program (a
 # CLAIMS_CACHE_DIR given is kept, and the "cold" run is then only as cold as it is).
 FRESH_CACHE=
@@ -73,7 +77,14 @@ run_audit() {  # name, seconds allowed; the wall time, and the CPU time of the r
     rm -f "$OUT/$name.cpu"
 }
 
+# PROFILE=1: the cold run sampled by scripts/audit_profile.py (profile.txt, compiles.txt in $OUT).
+PLAIN_AUDIT=("${AUDIT[@]}")
+if [ "${PROFILE:-0}" = 1 ]; then
+    export PYTHONPATH=$PYTHONPATH:$PWD/scripts AUDIT_PROFILE_OUT=$OUT
+    AUDIT=("${AUDIT[@]}" -p audit_profile)
+fi
 run_audit cold $(($(left) - ${WARM:-1} * 60 - 15))
+AUDIT=("${PLAIN_AUDIT[@]}")
 if [ -f report/audit.json ]; then cp report/audit.json "$OUT/audit.json"; fi
 if [ -f report/partial/audit.json ]; then cp report/partial/audit.json "$OUT/audit-partial.json"; fi
 if [ "${WARM:-1}" = 1 ] && [ "$(left)" -gt 30 ]; then run_audit warm $(($(left) - 20)); fi
