@@ -289,12 +289,12 @@ _PARSER = MarkdownIt("commonmark", {"html": True, "xhtmlOut": False}).enable("ta
 
 
 def render_html(audit: dict, figures: Mapping[str, bytes]) -> str:
-    """audit.md as one HTML page, `figures` (PNG bytes by name, in order) inlined as data URIs."""
-
-    uris = {name: base64.b64encode(png).decode("ascii") for name, png in figures.items()}
-    body = _PARSER.render(
-        render(audit, list(figures), lambda name: f"data:image/png;base64,{uris[name]}")
-    )
+    """audit.md as one HTML page, `figures` (PNG bytes by name, in order) inlined once parsed."""
+    names = list(figures)
+    body = _PARSER.render(render(audit, names, lambda name: f"figure-{names.index(name)}"))
+    for i, png in enumerate(figures.values()):
+        uri = f"data:image/png;base64,{base64.b64encode(png).decode('ascii')}"
+        body = body.replace(f'src="figure-{i}"', f'src="{uri}"')
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
