@@ -15,11 +15,16 @@ from typing import Any
 from claim_audit import Region
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class EveryOrder:
     """Every float order's results of one document, by order name, the faithful first."""
 
     results: Mapping[str, Any]
+
+    def __repr__(self) -> str:
+        # The order names alone: a failing test's traceback shows this argument, and every
+        # order's arrays would take pytest most of a second to format.
+        return f"EveryOrder({list(self.results)})"
 
 
 def reading_over_orders(
