@@ -102,16 +102,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     seconds: collections.Counter[str] = collections.Counter()
     for _, thread, message in _compiles:
         seconds[thread.split("_")[0]] += float(message.rsplit(" in ", 1)[1].split()[0])
-    per_sample = INTERVAL_S
     lines = [f"{t:8.2f} s  {what}" for t, what in _milestones]
     lines += ["", f"{len(_compiles)} compilations; seconds by thread:"]
     lines += [f"  {s:8.1f}  {thread}" for thread, s in seconds.most_common()]
     lines += ["", "most sampled (seconds; thread, own frame, innermost function):"]
-    lines += [f"  {n * per_sample:7.1f}  {key}" for key, n in _frames.most_common(150)]
+    lines += [f"  {n * INTERVAL_S:7.1f}  {key}" for key, n in _frames.most_common(150)]
     lines += ["", "timeline (10 s buckets; seconds; thread, state, own frame):"]
     for bucket in sorted(_timeline):
         lines.append(f"-- {bucket} s")
-        lines += [f"  {n * per_sample:5.1f}  {k}" for k, n in _timeline[bucket].most_common(15)]
+        lines += [f"  {n * INTERVAL_S:5.1f}  {k}" for k, n in _timeline[bucket].most_common(15)]
     (out / "profile.txt").write_text("\n".join(lines) + "\n")
     (out / "compiles.txt").write_text(
         "".join(f"{t:8.2f} {thread:24s} {message}\n" for t, thread, message in _compiles)
