@@ -1,10 +1,13 @@
 """Where a one-process audit's time goes: a pytest plugin that samples every thread's stack
-twice a second and logs each XLA compilation with its thread (docs/GPU.md).
+and CPU time twice a second and logs each XLA compilation with its thread (docs/GPU.md).
 
     PYTHONPATH=scripts AUDIT_PROFILE_OUT=DIR pytest claims -n 0 -m "claim or health" -p audit_profile
 
-Writes DIR/profile.txt (the run's milestones, compile seconds per thread, the most sampled
-frames, and a timeline in 10 s buckets) and DIR/compiles.txt (one line per compilation).
+Writes DIR/profile.txt (the run's milestones, compile seconds and CPU seconds per thread, the
+most sampled frames, and a timeline in 10 s buckets) and DIR/compiles.txt (one line per
+compilation). The CPU seconds come from Linux's /proc/self/task: a thread that holds the
+interpreter lock for long shows there, where a stack sample cannot tell running from
+waiting inside C code.
 For a process without xdist workers, as the audit runs beside an accelerator; child
 processes are not sampled. A sample costs the interpreter lock for a moment.
 """
@@ -25,6 +28,7 @@ import pytest
 T0 = time.perf_counter()
 INTERVAL_S = 0.5
 WAITING = {"wait", "acquire", "_wait_for_tstate_lock", "select", "poll", "sleep", "communicate"}
+WAITING |= {"_poll_until_acquired"}  # filelock's loop, asleep between its tries
 OWN_CODE = ("uncertainty_claims", "claim_audit", "/lib/", "/claims/")
 
 _milestones: list[tuple[float, str]] = []
@@ -32,6 +36,9 @@ _compiles: list[tuple[float, str, str]] = []
 _frames: collections.Counter[tuple[str, str, str]] = collections.Counter()
 _timeline: dict[int, collections.Counter[str]] = collections.defaultdict(collections.Counter)
 _stop = threading.Event()
+_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+_cpu: dict[int, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+NATIVE = "threads not Python's (XLA's pools, ...)"
 
 
 def _now() -> float:
@@ -57,11 +64,29 @@ def _where(frame: FrameType) -> tuple[str, str]:
     return inner, f"{path.parent.name}/{path.name}:{own.f_code.co_name}:{own.f_lineno}"
 
 
+def _thread_cpu() -> dict[int, float]:
+    """CPU seconds (user and system) of each thread of this process so far, by thread id."""
+    seconds = {}
+    for task in Path("/proc/self/task").iterdir():
+        try:  # after the command's ")": state, then utime and stime at 11 and 12
+            fields = (task / "stat").read_text().rpartition(")")[2].split()
+        except OSError:  # the thread has ended
+            continue
+        seconds[int(task.name)] = (int(fields[11]) + int(fields[12])) * _TICK_S
+    return seconds
+
+
 def _sample() -> None:
     me = threading.get_ident()
+    last: dict[int, float] = {}
     while not _stop.wait(INTERVAL_S):
         names = {t.ident: t.name for t in threading.enumerate()}
         bucket = int(_now() // 10) * 10
+        native = {t.native_id: t.name.split("_")[0] for t in threading.enumerate()}
+        now = _thread_cpu()
+        for tid, seconds in now.items():
+            _cpu[bucket][native.get(tid, NATIVE)] += seconds - last.get(tid, 0.0)
+        last = now
         for ident, frame in sys._current_frames().items():
             if ident == me:
                 continue
@@ -105,12 +130,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     lines = [f"{t:8.2f} s  {what}" for t, what in _milestones]
     lines += ["", f"{len(_compiles)} compilations; seconds by thread:"]
     lines += [f"  {s:8.1f}  {thread}" for thread, s in seconds.most_common()]
+    total: collections.Counter[str] = sum(_cpu.values(), collections.Counter())
+    lines += ["", "this process's CPU seconds by thread (/proc/self/task):"]
+    lines += [f"  {s:8.1f}  {thread}" for thread, s in total.most_common(20)]
     lines += ["", "most sampled (seconds; thread, own frame, innermost function):"]
     lines += [f"  {n * INTERVAL_S:7.1f}  {key}" for key, n in _frames.most_common(150)]
     lines += ["", "timeline (10 s buckets; seconds; thread, state, own frame):"]
     for bucket in sorted(_timeline):
         lines.append(f"-- {bucket} s")
         lines += [f"  {n * INTERVAL_S:5.1f}  {k}" for k, n in _timeline[bucket].most_common(15)]
+        used = _cpu[bucket].most_common(8)
+        lines.append("  CPU s by thread: " + ", ".join(f"{name} {s:.1f}" for name, s in used))
     (out / "profile.txt").write_text("\n".join(lines) + "\n")
     (out / "compiles.txt").write_text(
         "".join(f"{t:8.2f} {thread:24s} {message}\n" for t, thread, message in _compiles)
