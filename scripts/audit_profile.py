@@ -80,9 +80,10 @@ def _sample() -> None:
     me = threading.get_ident()
     last: dict[int, float] = {}
     while not _stop.wait(INTERVAL_S):
-        names = {t.ident: t.name for t in threading.enumerate()}
+        threads = [(t.ident, t.native_id, t.name.split("_")[0]) for t in threading.enumerate()]
+        names = {ident: name for ident, _, name in threads}
+        native = {native_id: name for _, native_id, name in threads}
         bucket = int(_now() // 10) * 10
-        native = {t.native_id: t.name.split("_")[0] for t in threading.enumerate()}
         now = _thread_cpu()
         for tid, seconds in now.items():
             _cpu[bucket][native.get(tid, NATIVE)] += seconds - last.get(tid, 0.0)
@@ -90,7 +91,7 @@ def _sample() -> None:
         for ident, frame in sys._current_frames().items():
             if ident == me:
                 continue
-            thread = names.get(ident, "?").split("_")[0]
+            thread = names.get(ident, "?")
             inner, own = _where(frame)
             state = "waits" if inner.rpartition(":")[2] in WAITING else "runs"
             _frames[(thread, own, inner)] += 1
