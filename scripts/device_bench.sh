@@ -5,14 +5,14 @@
 #      PROFILE_KEYS root keys (host inputs, compile, run; MC-Dropout and ensembles apart;
 #      one key's `run`, the unit of a --seeds sweep);
 #   2. uncertainty: run_many on KEYS root keys, one call, compilation included (target:
-#      <= 60 s at 1,000 keys);
+#      <= 60 s at 1,000 keys); --batch-mc: its MC-Dropout nets batched (a sweep's fast path);
 #   3. the cold audit, `pytest claims -n WORKERS -m "claim or health"` on empty caches
 #      (target: <= 25 s).
 # Each part runs in its own process under a time limit, so one that overruns loses only its
 # own figures. Prints the figures and writes them to $OUT/bench-gpu.json when OUT is set.
 #
 #   CLAIMS_DATA_DIR=.data scripts/device_bench.sh [--seeds 1000] [--keys 1000]
-#       [--profile-keys 50] [--workers 8] [--no-audit]
+#       [--profile-keys 50] [--workers 8] [--no-audit] [--batch-mc]
 #
 # PYTHON picks the interpreter (default .venv/bin/python, else python3). CLAIMS_DATA_DIR,
 # when set, must hold both data sets (docs/DATA.md), e.g. from this machine's copies:
@@ -20,7 +20,7 @@
 #   cp /usr/share/datasets/fashion-mnist/*.gz .data/fashion-mnist/; cp fixtures/mnist/*.gz .data/mnist/
 # On a CPU, try it small: scripts/device_bench.sh --seeds 3 --keys 2 --profile-keys 2 --no-audit
 set -uo pipefail
-seeds=1000 keys=1000 profile_keys=50 workers=8 audit=1
+seeds=1000 keys=1000 profile_keys=50 workers=8 audit=1 batch_mc=()
 while (($#)); do
     case $1 in
         --seeds) seeds=$2; shift 2 ;;
@@ -28,6 +28,7 @@ while (($#)); do
         --profile-keys) profile_keys=$2; shift 2 ;;
         --workers) workers=$2; shift 2 ;;
         --no-audit) audit=0; shift ;;
+        --batch-mc) batch_mc=(--batch-mc); shift ;;
         *) echo "error: unknown argument $1 (see the usage at the top of $0)" >&2; exit 2 ;;
     esac
 done
@@ -52,7 +53,7 @@ part() {  # part NAME LIMIT_S BENCH_ARGS...: one bench.py run, its JSON in $part
 
 start=$SECONDS
 part calibration 180 --only sweep --seeds "$seeds" --keys 0 --repeats 0 --profile-keys "$profile_keys"
-part uncertainty 120 --only sweep --seeds 0 --keys "$keys" --repeats 0
+part uncertainty 120 --only sweep --seeds 0 --keys "$keys" --repeats 0 "${batch_mc[@]}"
 ((audit)) && part audit 120 --only audit --workers "$workers" --no-warm
 echo "== done in $((SECONDS - start)) s =="
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 import jax
@@ -194,8 +195,9 @@ def run_many(
     nudges: Sequence[int | None] | None = None,
     config: UncertaintyConfig = UncertaintyConfig(),
     mesh: Mesh | None = None,
+    batch_mc: bool = False,
 ) -> list[UncertaintyResult]:
-    """``run(root_seeds[i], nudge=nudges[i])`` for every i, as one jitted program over the runs.
+    """``run(root_seeds[i], nudge=nudges[i])`` for every i, as jitted programs over the runs.
 
     Every run draws the random streams of :func:`run` (data, initial weights, batches,
     dropout masks, bootstrap resamples); the initial weights of all runs are drawn in one
@@ -208,6 +210,11 @@ def run_many(
     training can amplify a lot. So this is for spreads over reruns, where any valid order
     gives a valid sample; the faithful key-0 result always comes from :func:`run`. With a
     ``mesh`` (``uncertainty_claims.sharding.run_mesh()``), the runs are split over its devices.
+
+    ``batch_mc=True`` trains the MC-Dropout nets batched too, another valid order (their
+    outputs then differ from ``run``'s by float rounding, amplified by training): a large
+    sweep's fast path on an accelerator, which otherwise takes every run's small training
+    steps one after another (docs/GPU.md).
     """
     nudges = [None] * len(root_seeds) if nudges is None else list(nudges)
     if len(nudges) != len(root_seeds):
@@ -215,7 +222,7 @@ def run_many(
     data, (mc_def, ens_def, *inputs) = _inputs(root_seeds, nudges, config)
     if mesh is not None:
         inputs = replicate(inputs, mesh)
-    out = jax.device_get(_runs(mc_def, ens_def, *inputs, c=config, mesh=mesh))
+    out = jax.device_get(_runs(mc_def, ens_def, *inputs, c=config, mesh=mesh, batch_mc=batch_mc))
     drawn = jax.device_get({name: getattr(data, name) for name in ("x", "y", "noise_std")})
     grid, masks = np.asarray(data.grid), {name: getattr(data, name) for name in REGION_MASKS}
     return [
@@ -299,8 +306,23 @@ def _nudged(graphdef, states, nudges: Sequence[int | None]):
     return jax.tree.map(lambda a: jax.device_put(a) if isinstance(a, np.ndarray) else a, host)
 
 
-@functools.partial(jax.jit, static_argnames=("mc_def", "ens_def", "c", "mesh"))
-def _runs(mc_def, ens_def, mc_state, ens_state, bkey, x, y, grid, *, c: UncertaintyConfig, mesh):
+def _runs(mc_def, ens_def, mc_state, ens_state, bkey, x, y, grid, *, c, mesh, batch_mc):
+    """Every run's outputs, from two programs: the MC-Dropout nets', then the ensembles' (which
+    draw their bootstrap resamples from the keys the MC-Dropout training leaves). The second
+    compiles in a thread while the first compiles and runs: on a TPU the two side by side
+    compile in under half the time one program takes (docs/GPU.md)."""
+    shared = {"c": c, "mesh": mesh}
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        lower = full_precision(_ensemble_runs.lower)  # precision is set per thread
+        ensemble = pool.submit(
+            lambda: lower(ens_def, ens_state, bkey, x, y, grid, **shared).compile()
+        )
+        mc_out, bkey = _mc_runs(mc_def, mc_state, bkey, x, y, grid, batch_mc=batch_mc, **shared)
+        return mc_out | ensemble.result()(ens_state, bkey, x, y, grid)
+
+
+@functools.partial(jax.jit, static_argnames=("mc_def", "c", "mesh", "batch_mc"))
+def _mc_runs(mc_def, mc_state, bkey, x, y, grid, *, c: UncertaintyConfig, mesh, batch_mc: bool):
     def mc_run(mc_state, bkey, x, y, grid):
         mc_state, bkey, mc_loss = _mc_scan(
             mc_def, mc_state, bkey, x, y, steps=c.mc_steps, batch=c.mc_batch
@@ -318,6 +340,18 @@ def _runs(mc_def, ens_def, mc_state, ens_state, bkey, x, y, grid, *, c: Uncertai
                 out |= {f"mc_{name}_means": means, f"mc_{name}_vars": variances}
         return out, bkey
 
+    def runs(mc_state, bkey, x, y, grid):
+        if batch_mc:
+            return jax.vmap(mc_run, in_axes=(0, 0, 0, 0, None))(mc_state, bkey, x, y, grid)
+        # One run after another (lax.map), unbatched as in run(), so bit for bit run()'s; on
+        # a CPU a small part of the work.
+        return jax.lax.map(lambda run: mc_run(*run, grid), (mc_state, bkey, x, y))
+
+    return over_runs(runs, mesh, (mc_state, bkey, x, y), (grid,))
+
+
+@functools.partial(jax.jit, static_argnames=("ens_def", "c", "mesh"))
+def _ensemble_runs(ens_def, ens_state, bkey, x, y, grid, *, c: UncertaintyConfig, mesh):
     def ensemble_run(ens_state, bkey, x, y, grid):
         idx = bootstrap_indices(bkey, members=c.members, n=x.shape[0])
         ens_state, loss = _ensemble_scan(ens_def, ens_state, x[idx], y[idx], steps=c.ensemble_steps)
@@ -328,14 +362,9 @@ def _runs(mc_def, ens_def, mc_state, ens_state, bkey, x, y, grid, *, c: Uncertai
             out |= {f"ens_{name}_means": predicted.means, f"ens_{name}_vars": predicted.variances}
         return out
 
-    def runs(mc_state, ens_state, bkey, x, y, grid):
-        # MC-Dropout: one run after another (lax.map), unbatched as in run(), so bit for bit
-        # run()'s; it is a small part of the work. The ensembles carry most of it: batched.
-        mc_out, bkey = jax.lax.map(lambda run: mc_run(*run, grid), (mc_state, bkey, x, y))
-        ens_out = jax.vmap(ensemble_run, in_axes=(0, 0, 0, 0, None))(ens_state, bkey, x, y, grid)
-        return mc_out | ens_out
-
-    return over_runs(runs, mesh, (mc_state, ens_state, bkey, x, y), (grid,))
+    # The ensembles carry most of a CPU's work: batched over the runs.
+    runs = jax.vmap(ensemble_run, in_axes=(0, 0, 0, 0, None))
+    return over_runs(runs, mesh, (ens_state, bkey, x, y), (grid,))
 
 
 def _region_masks(result: UncertaintyResult) -> dict[str, np.ndarray]:
