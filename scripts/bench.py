@@ -484,8 +484,8 @@ def bench_sweep(split, seeds: int, keys: int, repeats: int, batch_mc: bool = Fal
 
 @full_precision
 def profile_run_many(keys: int) -> dict:
-    """Where `run_many(keys)`'s time goes: drawing the inputs on the host, compiling the
-    program, running it; and the program with the ensemble cut to one step (its cost is then
+    """Where `run_many(keys)`'s time goes: drawing the inputs on the host, compiling its
+    two programs, running them; and with the ensemble cut to one step (its cost is then
     the MC-Dropout nets'), with MC-Dropout cut to one step and one pass (the ensembles'), and
     the latter with dropout off (the ensembles' arithmetic without their dropout draws: the
     difference is what drawing the masks costs); and `run` of one key, the unit of a --seeds
