@@ -87,8 +87,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--batch-mc",
         action="store_true",
-        help="train run_many's MC-Dropout nets batched: another valid order, on an "
-        "accelerator several times faster (their outputs then differ from run()'s by rounding)",
+        help="train run_many's MC-Dropout nets batched: another valid order (their outputs "
+        "then differ from run()'s by rounding), an accelerator's fast path",
     )
     parser.add_argument(
         "--cpu-devices",

@@ -312,7 +312,7 @@ def _runs(mc_def, ens_def, mc_state, ens_state, bkey, x, y, grid, *, c, mesh, ba
     compiles in a thread while the first compiles and runs: on a TPU the two side by side
     compile in under half the time one program takes (docs/GPU.md)."""
     shared = {"c": c, "mesh": mesh}
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="compile-ensembles") as pool:
         lower = full_precision(_ensemble_runs.lower)  # precision is set per thread
         ensemble = pool.submit(
             lambda: lower(ens_def, ens_state, bkey, x, y, grid, **shared).compile()
