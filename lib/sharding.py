@@ -15,12 +15,16 @@ Runs never interact, so the padding cannot change a result.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from .accelerator import carry_placement
+from .numerics import full_precision
 
 RUN_AXIS = "runs"
 
@@ -54,6 +58,29 @@ def padded_length(n_runs: int, n_devices: int) -> int:
 def replicate(tree: Any, mesh: Mesh) -> Any:
     """Every leaf (host or single-device values) copied to all of `mesh`."""
     return jax.device_put(tree, NamedSharding(mesh, PartitionSpec()))
+
+
+def input_shapes(tree: Any, mesh: Mesh | None) -> Any:
+    """The shapes (`jax.ShapeDtypeStruct`s) of `tree`'s arrays or shapes, placed as a
+    program's inputs are: replicated over `mesh` (`replicate`), or with no mesh on the
+    default device."""
+    sharding = None if mesh is None else NamedSharding(mesh, PartitionSpec())
+    return jax.tree.map(
+        lambda a: jax.ShapeDtypeStruct(
+            a.shape, a.dtype, sharding=sharding, weak_type=getattr(a, "weak_type", False)
+        ),
+        tree,
+    )
+
+
+def compile_aside(pool: Executor, jitted: Any, *args: Any, **static: Any) -> Future:
+    """The `jax.jit` function `jitted` lowered for `args` (arrays or shapes, as
+    `input_shapes` gives them) and compiled in `pool`, with this thread's default device and
+    every matrix product at full precision: a program compiling while this thread prepares
+    its inputs. The future's result, JAX's compiled program, takes the arguments that are
+    not static."""
+    lower = carry_placement(full_precision(jitted.lower))  # both settings are per thread
+    return pool.submit(lambda: lower(*args, **static).compile())
 
 
 def over_runs(fn: Callable[..., Any], mesh: Mesh | None, stacked: tuple, shared: tuple = ()) -> Any:

@@ -16,7 +16,7 @@ from flax import nnx
 
 from uncertainty_claims.calibration import orders, training
 from uncertainty_claims.calibration.experiment import _chunked, _evaluation, load_split
-from uncertainty_claims.calibration.models import build_model, build_models
+from uncertainty_claims.calibration.models import build_model, build_models, stacked_shapes
 from uncertainty_claims.calibration.training import (
     TrainConfig,
     batch_indices,
@@ -25,7 +25,7 @@ from uncertainty_claims.calibration.training import (
     train_nets_faithful,
 )
 from uncertainty_claims.uncertainty.config import UncertaintyConfig
-from uncertainty_claims.uncertainty.data import make_data, make_data_stacked, root_keys
+from uncertainty_claims.uncertainty.data import ToyData, make_data, root_keys, stacked_arrays
 from uncertainty_claims.uncertainty.experiment import run
 from uncertainty_claims.uncertainty.model import GaussianMLP
 from uncertainty_claims.uncertainty.training import (
@@ -102,6 +102,19 @@ def test_a_padded_last_chunk_gives_each_rows_own_logits():
             np.testing.assert_array_equal(padded, _chunked(fn, rows, 2000))
 
 
+def test_stacked_shapes_are_what_build_models_builds():
+    """train_nets compiles its training from `stacked_shapes` before the nets are built: the
+    same graph definition and the built states' shapes and dtypes."""
+    images = np.zeros((300, 784), np.float32)
+    for net in ("yat", "relu"):
+        graphdef, states = build_models(net, (0, 1, 2), images)
+        shape_graphdef, shapes = stacked_shapes(net, 3, images)
+        assert shape_graphdef == graphdef == nnx.graphdef(build_model(net, 0, images))
+        assert jax.tree.structure(shapes) == jax.tree.structure(states)
+        for shape, state in zip(jax.tree.leaves(shapes), jax.tree.leaves(states), strict=True):
+            assert (shape.shape, shape.dtype) == (state.shape, state.dtype)
+
+
 def test_one_program_builds_the_plain_construction():
     """build_models (train_nets' construction) gives each seed build_model's bits on a CPU."""
     images = np.random.default_rng(0).random((55000, 784), dtype=np.float32)
@@ -113,9 +126,9 @@ def test_one_program_builds_the_plain_construction():
 
 
 def test_stacked_data_are_each_keys_data():
-    """make_data_stacked (run_many's data) gives each root key make_data's bits."""
+    """stacked_arrays (run_many's data) gives each root key make_data's bits."""
     keys = [root_keys(seed) for seed in (0, 1, 7)]
-    stacked = make_data_stacked(jnp.stack([dkey for dkey, _, _ in keys]))
+    stacked = ToyData.from_arrays(*stacked_arrays(jnp.stack([dkey for dkey, _, _ in keys])))
     for i, (dkey, _, _) in enumerate(keys):
         alone = make_data(dkey)
         for name in ("x", "y", "noise_std"):

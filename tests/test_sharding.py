@@ -27,7 +27,7 @@ from uncertainty_claims.nudge import nudge_params
 from uncertainty_claims.sharding import padded_length
 from uncertainty_claims.uncertainty.config import UncertaintyConfig
 from uncertainty_claims.uncertainty.data import root_keys
-from uncertainty_claims.uncertainty.experiment import _inputs, run_many
+from uncertainty_claims.uncertainty.experiment import _argument_shapes, _inputs, run_many
 from uncertainty_claims.uncertainty.training import make_ensemble, new_mc_model
 
 # A short uncertainty recipe: the check is about the order of computation, not convergence.
@@ -136,6 +136,21 @@ def _values(state) -> list:
         else leaf
         for leaf in jax.tree.leaves(state)
     ]
+
+
+def test_argument_shapes_are_those_of_the_drawn_inputs():
+    """`run_many` compiles its programs from `_argument_shapes` while `_inputs` draws the
+    inputs (a nudged run's included): the same pytrees, shapes and dtypes."""
+    _, (_, _, *inputs) = _inputs((0, 7, 0), (None, None, 3), SMALL)
+    shapes = _argument_shapes(3, SMALL, None)
+    assert jax.tree.structure(shapes) == jax.tree.structure(tuple(inputs))
+    for shape, array in zip(jax.tree.leaves(shapes), jax.tree.leaves(inputs), strict=True):
+        drawn = jax.typeof(array)
+        assert (shape.shape, shape.dtype, shape.weak_type) == (
+            drawn.shape,
+            drawn.dtype,
+            drawn.weak_type,
+        )
 
 
 def test_batched_initial_weights_are_those_of_single_runs():

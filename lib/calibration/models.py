@@ -115,8 +115,24 @@ def build_models(
     (tests/test_recipe.py); on a TPU, XLA's compiled initializers differ from its eager
     ones in the last bits, another valid float order of the same draws."""
     prototypes = train_images[_prototype_rows(net, seeds, len(train_images))]
-    graphdef = nnx.graphdef(nnx.eval_shape(lambda: _construct(net, nnx.Rngs(0), prototypes[0])))
-    return graphdef, _stacked_states(net, jnp.asarray(seeds, jnp.int32), prototypes)
+    return _graphdef(net, prototypes[0]), _stacked_states(
+        net, jnp.asarray(seeds, jnp.int32), prototypes
+    )
+
+
+def stacked_shapes(
+    net: str, n_seeds: int, train_images: np.ndarray
+) -> tuple[nnx.GraphDef, nnx.State]:
+    """What `build_models` returns for `n_seeds` seeds, with `jax.ShapeDtypeStruct`s for the
+    states: traced, drawn from no seed and computed by no program."""
+    one = train_images[_prototype_rows(net, (0,), len(train_images))]
+    prototypes = jax.ShapeDtypeStruct((n_seeds, *one.shape[1:]), one.dtype)
+    seeds = jax.ShapeDtypeStruct((n_seeds,), jnp.int32)
+    return _graphdef(net, one[0]), jax.eval_shape(partial(_stacked_states, net), seeds, prototypes)
+
+
+def _graphdef(net: str, prototypes: np.ndarray) -> nnx.GraphDef:
+    return nnx.graphdef(nnx.eval_shape(lambda: _construct(net, nnx.Rngs(0), prototypes)))
 
 
 @partial(jax.jit, static_argnums=0)

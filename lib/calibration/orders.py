@@ -22,10 +22,19 @@ IN_PROCESS_SEEDS = 64
 """Up to this many seeds draw their orders here: starting processes would cost more."""
 
 
+def _batch_starts(n_train: int, batch_size: int) -> range:
+    return range(0, n_train - batch_size, batch_size)
+
+
+def n_steps(n_train: int, epochs: int, batch_size: int) -> int:
+    """The number of steps of one seed's training: `len(batch_indices(...))`."""
+    return epochs * len(_batch_starts(n_train, batch_size))
+
+
 def batch_indices(seed: int, n_train: int, epochs: int, batch_size: int) -> np.ndarray:
     """Training-row indices of every step for one seed, [epochs * batches, batch_size]; the
     batches start at range(0, n_train - batch_size, batch_size), the tail is dropped."""
-    starts = range(0, n_train - batch_size, batch_size)
+    starts = _batch_starts(n_train, batch_size)
     steps = []
     for epoch in range(epochs):
         order = np.random.RandomState(1000 * seed + epoch).permutation(n_train)
@@ -43,10 +52,9 @@ def many_batch_indices(
     processes = processes or len(os.sched_getaffinity(0))
     if len(seeds) <= IN_PROCESS_SEEDS or processes < 2:
         return _stacked(seeds, n_train, epochs, batch_size)
-    steps = epochs * len(range(0, n_train - batch_size, batch_size))
     with tempfile.TemporaryDirectory(prefix="batch-orders-", dir=_memory_folder()) as folder:
         path = os.path.join(folder, "orders.npy")
-        shape = (len(seeds), steps, batch_size)
+        shape = (len(seeds), n_steps(n_train, epochs, batch_size), batch_size)
         np.lib.format.open_memmap(path, mode="w+", dtype=np.int32, shape=shape).flush()
         bounds = np.linspace(0, len(seeds), min(processes, len(seeds)) + 1).astype(int)
         children = [

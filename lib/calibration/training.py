@@ -35,9 +35,9 @@ from ..accelerator import carry_placement
 from ..nudge import nudge_params
 from ..numerics import full_precision, same_bits, stack_on_host
 from ..optimizers import adam
-from ..sharding import over_runs, replicate
+from ..sharding import compile_aside, input_shapes, over_runs, replicate
 from . import orders
-from .models import ReluMLP, YatMLP, build_model, build_models
+from .models import ReluMLP, YatMLP, build_model, build_models, stacked_shapes
 
 
 @dataclass(frozen=True)
@@ -98,25 +98,35 @@ def train_nets(
 ) -> tuple[list[YatMLP | ReluMLP], np.ndarray]:
     """Train one net per seed with the recipe; returns the models and losses [seeds, steps].
 
-    A few seeds' nets are built one by one (`build_model`) and stacked; a sweep's many, by
-    one program (`build_models`), which on an accelerator costs a fraction of building
-    them one by one. With a `mesh` (`uncertainty_claims.sharding.run_mesh()`), the seeds
-    are split over its devices.
+    The training program compiles in a thread while the batch orders are drawn and the nets
+    built: a few seeds' nets one by one (`build_model`) and stacked; a sweep's many by one
+    program (`build_models`), which on an accelerator costs a fraction of building them one
+    by one. With a `mesh` (`uncertainty_claims.sharding.run_mesh()`), the seeds are split
+    over its devices.
     """
-    if len(seeds) > ONE_BY_ONE_SEEDS:
-        graphdef, stacked = build_models(net, seeds, train_images)
-    else:
-        graphdef, stacked = _stacked([build_model(net, seed, train_images) for seed in seeds])
-    steps_idx = orders.many_batch_indices(
-        seeds, len(train_images), config.epochs, config.batch_size
-    )
-    inputs = (stacked, train_images, np.asarray(train_labels, dtype=np.int32), steps_idx)
-    params, losses = _scan_train(
-        graphdef,
-        *(jax.device_put(inputs) if mesh is None else replicate(inputs, mesh)),
-        learning_rate=config.learning_rate,
-        mesh=mesh,
-    )
+    labels = np.asarray(train_labels, dtype=np.int32)
+    graphdef, states = stacked_shapes(net, len(seeds), train_images)
+    steps = orders.n_steps(len(train_images), config.epochs, config.batch_size)
+    orders_shape = jax.ShapeDtypeStruct((len(seeds), steps, config.batch_size), np.int32)
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="train-nets") as pool:
+        program = compile_aside(
+            pool,
+            _scan_train,
+            graphdef,
+            *input_shapes((states, train_images, labels, orders_shape), mesh),
+            learning_rate=config.learning_rate,
+            mesh=mesh,
+        )
+        steps_idx = pool.submit(
+            orders.many_batch_indices, seeds, len(train_images), config.epochs, config.batch_size
+        )
+        if len(seeds) > ONE_BY_ONE_SEEDS:
+            _, stacked = build_models(net, seeds, train_images)
+        else:
+            _, stacked = _stacked([build_model(net, seed, train_images) for seed in seeds])
+        inputs = (stacked, train_images, labels, steps_idx.result())
+        inputs = jax.device_put(inputs) if mesh is None else replicate(inputs, mesh)
+        params, losses = program.result()(*inputs)
     return _unstacked(graphdef, params, len(seeds)), np.asarray(losses)
 
 

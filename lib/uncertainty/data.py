@@ -45,6 +45,13 @@ class ToyData:
     gap: np.ndarray
     tails: np.ndarray
 
+    @classmethod
+    def from_arrays(
+        cls, x: jax.Array, noise_std: jax.Array, y: jax.Array, grid: jax.Array
+    ) -> ToyData:
+        """The data with these arrays and the grid's region masks."""
+        return cls(x=x, y=y, noise_std=noise_std, grid=grid, **region_masks(np.asarray(grid)))
+
 
 def root_keys(root_seed: int) -> tuple[jax.Array, jax.Array, jax.Array]:
     """The guide's top-level keys: ``dkey, tkey, bkey = split(key(root_seed), 3)``."""
@@ -85,26 +92,30 @@ def _draws(dkey: jax.Array) -> tuple[jax.Array, jax.Array]:
     return x, jax.random.normal(k3, x.shape)
 
 
-def _toy_data(x: jax.Array, z: jax.Array) -> ToyData:
-    """The data from their draws (`x` and `z` stacked or not); noise_std and y op by op in
-    the guide's order: compiled together, XLA would round y differently."""
+def _toy_arrays(x: jax.Array, z: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """noise_std, y and the grid from the draws (`x` and `z` stacked or not), op by op in the
+    guide's order: compiled together, XLA would round y differently."""
     noise_std = 0.05 + 0.05 * jnp.abs(x)
     y = jnp.sin(1.5 * x) + 0.1 * x + z * (0.05 + 0.05 * jnp.abs(x))
     grid = jnp.linspace(*GRID_RANGE, GRID_POINTS)[:, None]
-    return ToyData(x=x, y=y, noise_std=noise_std, grid=grid, **region_masks(np.asarray(grid)))
+    return noise_std, y, grid
 
 
 def make_data(dkey: jax.Array) -> ToyData:
     """Build the guide's training set and evaluation grid from the data key ``dkey``."""
-    return _toy_data(*_draws(dkey))
+    x, z = _draws(dkey)
+    return ToyData.from_arrays(x, *_toy_arrays(x, z))
 
 
 _stacked_draws = jax.jit(jax.vmap(_draws))
 
 
-def make_data_stacked(dkeys: jax.Array) -> ToyData:
-    """`make_data` of each of the stacked keys ``dkeys`` [runs], its arrays stacked on a
-    leading axis (the grid and masks, the same for every run, are not): the same bits, the
-    draws made by one program (threefry and its transforms give a batch of keys the bits of
-    each key alone) and the arithmetic op by op on the whole stack (tests/test_recipe.py)."""
-    return _toy_data(*_stacked_draws(dkeys))
+def stacked_arrays(dkeys: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """The data of each of the stacked keys ``dkeys`` [runs] (`ToyData.from_arrays` takes
+    them): x, noise_std and y stacked on a leading axis, and the grid, the same for every run.
+    They are `make_data`'s bits for each key: the draws made by one program (threefry and its
+    transforms give a batch of keys the bits of each key alone) and the arithmetic op by op
+    on the whole stack (tests/test_recipe.py). Traceable: under `jax.eval_shape` they are
+    the data's shapes, drawn and computed by no program."""
+    x, z = _stacked_draws(dkeys)
+    return x, *_toy_arrays(x, z)

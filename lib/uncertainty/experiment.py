@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Literal
 
 import jax
@@ -22,13 +22,13 @@ from jax.sharding import Mesh
 
 from ..metrics import decompose_variance
 from ..numerics import full_precision
-from ..sharding import over_runs, replicate
+from ..sharding import compile_aside, input_shapes, over_runs, replicate
 from .config import (
     ENSEMBLE_PRINT_EVERY,
     MC_PRINT_EVERY,
     UncertaintyConfig,
 )
-from .data import make_data, make_data_stacked, root_keys
+from .data import ToyData, make_data, root_keys, stacked_arrays
 from .prediction import _mc_passes, ensemble_predict, mc_predict, mc_predict_loop
 from .training import (
     _ensemble_scan,
@@ -219,10 +219,12 @@ def run_many(
     nudges = [None] * len(root_seeds) if nudges is None else list(nudges)
     if len(nudges) != len(root_seeds):
         raise ValueError(f"got {len(root_seeds)} root seeds but {len(nudges)} nudges")
-    data, (mc_def, ens_def, *inputs) = _inputs(root_seeds, nudges, config)
-    if mesh is not None:
-        inputs = replicate(inputs, mesh)
-    out = jax.device_get(_runs(mc_def, ens_def, *inputs, c=config, mesh=mesh, batch_mc=batch_mc))
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="compile-runs") as pool:
+        programs = _compile_runs(pool, len(root_seeds), config, mesh, batch_mc)
+        data, (_, _, *inputs) = _inputs(root_seeds, nudges, config)
+        if mesh is not None:
+            inputs = replicate(inputs, mesh)
+        out = jax.device_get(_runs(programs, *inputs))
     drawn = jax.device_get({name: getattr(data, name) for name in ("x", "y", "noise_std")})
     grid, masks = np.asarray(data.grid), {name: getattr(data, name) for name in REGION_MASKS}
     return [
@@ -238,13 +240,11 @@ def run_many(
 
 
 def _inputs(root_seeds: Sequence[int], nudges: Sequence[int | None], c: UncertaintyConfig):
-    """The runs' data (`make_data_stacked`: run()'s bits), and the arguments of `_runs`
+    """The runs' data (`stacked_arrays`: run()'s bits), and the arguments of their programs
     (graphdefs, then arrays stacked over runs)."""
-    seeds = jnp.asarray(root_seeds, dtype=jnp.int32)
-    dkeys, tkeys, bkeys = jax.vmap(root_keys)(seeds)  # threefry: each key's bits
-    data = make_data_stacked(dkeys)
+    arrays, mc_state, ens_state, bkeys = _stacked_inputs(jnp.asarray(root_seeds, jnp.int32), c)
+    data = ToyData.from_arrays(*arrays)
     mc_def, ens_def = _graphdefs(c)
-    mc_state, ens_state = _initial_states(seeds, tkeys, c=c)
     return data, (
         mc_def,
         ens_def,
@@ -255,6 +255,25 @@ def _inputs(root_seeds: Sequence[int], nudges: Sequence[int | None], c: Uncertai
         data.y,
         data.grid,
     )
+
+
+def _stacked_inputs(seeds: jax.Array, c: UncertaintyConfig):
+    """Each run's data arrays, initial states and bootstrap key, from its root seed, stacked
+    over the runs; traced by `jax.eval_shape`, their shapes (`_argument_shapes`)."""
+    dkeys, tkeys, bkeys = jax.vmap(root_keys)(seeds)  # threefry: each key's bits
+    data = stacked_arrays(dkeys)
+    mc_state, ens_state = _initial_states(seeds, tkeys, c=c)
+    return data, mc_state, ens_state, bkeys
+
+
+def _argument_shapes(n_runs: int, c: UncertaintyConfig, mesh: Mesh | None):
+    """The array arguments `_inputs` gives the programs of `n_runs` runs, as shapes placed
+    as `run_many` places them: drawn and computed by no program."""
+    seeds = jax.ShapeDtypeStruct((n_runs,), jnp.int32)
+    (x, _, y, grid), mc_state, ens_state, bkeys = jax.eval_shape(
+        functools.partial(_stacked_inputs, c=c), seeds
+    )
+    return input_shapes((mc_state, ens_state, bkeys, x, y, grid), mesh)
 
 
 def _models(seed: jax.Array, tkey: jax.Array, c: UncertaintyConfig):
@@ -306,19 +325,31 @@ def _nudged(graphdef, states, nudges: Sequence[int | None]):
     return jax.tree.map(lambda a: jax.device_put(a) if isinstance(a, np.ndarray) else a, host)
 
 
-def _runs(mc_def, ens_def, mc_state, ens_state, bkey, x, y, grid, *, c, mesh, batch_mc):
-    """Every run's outputs, from two programs: the MC-Dropout nets', then the ensembles' (which
-    draw their bootstrap resamples from the keys the MC-Dropout training leaves). The second
-    compiles in a thread while the first compiles and runs: on a TPU the two side by side
-    compile in under half the time one program takes (docs/GPU.md)."""
+def _compile_runs(
+    pool: ThreadPoolExecutor, n_runs: int, c: UncertaintyConfig, mesh: Mesh | None, batch_mc: bool
+) -> tuple[Future, Future]:
+    """The two programs of `n_runs` runs, compiling side by side in `pool` from their inputs'
+    shapes while `_inputs` draws the inputs: the MC-Dropout nets' and the ensembles'. On a
+    TPU the two side by side compile in under half the time one program takes, and its many
+    small programs drawing the inputs compile meanwhile (docs/GPU.md)."""
+    mc_def, ens_def = _graphdefs(c)
+    mc_state, ens_state, bkey, x, y, grid = _argument_shapes(n_runs, c, mesh)
     shared = {"c": c, "mesh": mesh}
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="compile-ensembles") as pool:
-        lower = full_precision(_ensemble_runs.lower)  # precision is set per thread
-        ensemble = pool.submit(
-            lambda: lower(ens_def, ens_state, bkey, x, y, grid, **shared).compile()
-        )
-        mc_out, bkey = _mc_runs(mc_def, mc_state, bkey, x, y, grid, batch_mc=batch_mc, **shared)
-        return mc_out | ensemble.result()(ens_state, bkey, x, y, grid)
+    return (
+        compile_aside(
+            pool, _mc_runs, mc_def, mc_state, bkey, x, y, grid, batch_mc=batch_mc, **shared
+        ),
+        compile_aside(pool, _ensemble_runs, ens_def, ens_state, bkey, x, y, grid, **shared),
+    )
+
+
+def _runs(programs: tuple[Future, Future], mc_state, ens_state, bkey, x, y, grid):
+    """Every run's outputs from the two programs (`_compile_runs`): the MC-Dropout nets', then
+    the ensembles', which draw their bootstrap resamples from the keys the MC-Dropout
+    training leaves."""
+    mc_program, ensemble_program = programs
+    mc_out, bkey = mc_program.result()(mc_state, bkey, x, y, grid)
+    return mc_out | ensemble_program.result()(ens_state, bkey, x, y, grid)
 
 
 @functools.partial(jax.jit, static_argnames=("mc_def", "c", "mesh", "batch_mc"))
