@@ -124,7 +124,7 @@ def stacked_shapes(
     net: str, n_seeds: int, train_images: np.ndarray
 ) -> tuple[nnx.GraphDef, nnx.State]:
     """What `build_models` returns for `n_seeds` seeds, with `jax.ShapeDtypeStruct`s for the
-    states: traced, drawn from no seed and computed by no program."""
+    states: traced, computed by no program (the prototypes' shape is one seed's rows)."""
     one = train_images[_prototype_rows(net, (0,), len(train_images))]
     prototypes = jax.ShapeDtypeStruct((n_seeds, *one.shape[1:]), one.dtype)
     seeds = jax.ShapeDtypeStruct((n_seeds,), jnp.int32)
