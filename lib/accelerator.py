@@ -10,7 +10,7 @@ before JAX starts a backend, from what the machine shows without opening the dev
 JAX_PLATFORMS when set, else an installed accelerator plugin together with its device nodes.
 
 The faithful orders (the documents' own computation, docs/RECIPES.md) run on the host's CPU
-on every machine (`faithful_placement`): that is where they reproduce the published figures
+on every machine (`host_placement`): that is where they reproduce the published figures
 (issue 48); the other orders run on the default device. On a CPU-only machine this changes
 nothing.
 """
@@ -135,9 +135,10 @@ def open_in_background() -> threading.Thread:
     return thread
 
 
-def faithful_placement() -> contextlib.AbstractContextManager:
-    """Where a faithful order computes: the host's CPU. A no-op where the CPU is JAX's
-    default device already, so a CPU-only machine's figures do not change by a bit."""
+def host_placement() -> contextlib.AbstractContextManager:
+    """The host's CPU as JAX's default device: where a faithful order computes, and where a
+    sweep draws its inputs. A no-op where the CPU is JAX's default device already, so a
+    CPU-only machine's figures do not change by a bit."""
     import jax
 
     if jax.default_backend() == "cpu":
@@ -147,8 +148,8 @@ def faithful_placement() -> contextlib.AbstractContextManager:
 
 @contextlib.contextmanager
 def placed(faithful: bool) -> Iterator[None]:
-    """`faithful_placement()` for a faithful order, else the default device."""
-    with faithful_placement() if faithful else contextlib.nullcontext():
+    """`host_placement()` for a faithful order, else the default device."""
+    with host_placement() if faithful else contextlib.nullcontext():
         yield
 
 

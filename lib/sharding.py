@@ -60,6 +60,14 @@ def replicate(tree: Any, mesh: Mesh) -> Any:
     return jax.device_put(tree, NamedSharding(mesh, PartitionSpec()))
 
 
+def placed_inputs(tree: Any, mesh: Mesh | None) -> Any:
+    """`tree`'s arrays, wherever they were computed (the host's CPU, say), placed as
+    `input_shapes` places a program's inputs: replicated over `mesh`, or with no mesh on the
+    default device."""
+    host = jax.device_get(tree)  # `device_put` would leave another device's array there
+    return jax.device_put(host) if mesh is None else replicate(host, mesh)
+
+
 def input_shapes(tree: Any, mesh: Mesh | None) -> Any:
     """The shapes (`jax.ShapeDtypeStruct`s) of `tree`'s arrays or shapes, placed as a
     program's inputs are: replicated over `mesh` (`replicate`), or with no mesh on the

@@ -120,10 +120,10 @@ def test_placement_of_each_process_on_a_tpu_machine(worker, workers, config, chi
     assert json.loads(done.stdout) == {"config": config, "env": children}
 
 
-def test_the_faithful_placement_changes_nothing_on_a_cpu():
+def test_the_host_placement_changes_nothing_on_a_cpu():
     if jax.default_backend() != "cpu":
         pytest.skip("a machine with an accelerator")
-    with accelerator.faithful_placement():
+    with accelerator.host_placement():
         assert jax.config.jax_default_device is None
 
 

@@ -203,6 +203,20 @@ def test_nets_trained_side_by_side_equal_nets_trained_alone():
             assert same_values(nnx.state(a), nnx.state(b))
 
 
+def test_seeds_in_chunks_train_as_each_chunk_alone(monkeypatch):
+    """`train_nets` trains its seeds `SEED_CHUNK` at a time, one chunk after another: every
+    chunk's nets and losses, and the remainder's, are those of training its seeds alone."""
+    images, labels, config = toy_training_set()
+    monkeypatch.setattr(training, "SEED_CHUNK", 2)
+    models, losses = train_nets("yat", (0, 1, 2, 3, 4), images, labels, config)
+    monkeypatch.undo()
+    for chunk in ((0, 1), (2, 3), (4,)):
+        alone, alone_losses = train_nets("yat", chunk, images, labels, config)
+        np.testing.assert_array_equal(losses[list(chunk)], alone_losses)
+        for seed, model in zip(chunk, alone, strict=True):
+            assert same_values(nnx.state(models[seed]), nnx.state(model))
+
+
 # --- The documents' computation order (docs/RECIPES.md, Computation order) -------------------------------------------
 
 ONE_EPOCH = TrainConfig(epochs=1)

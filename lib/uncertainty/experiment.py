@@ -20,9 +20,10 @@ import numpy as np
 from flax import nnx
 from jax.sharding import Mesh
 
+from ..accelerator import host_placement
 from ..metrics import decompose_variance
 from ..numerics import full_precision
-from ..sharding import compile_aside, input_shapes, over_runs, replicate
+from ..sharding import compile_aside, input_shapes, over_runs, placed_inputs
 from .config import (
     ENSEMBLE_PRINT_EVERY,
     MC_PRINT_EVERY,
@@ -200,11 +201,13 @@ def run_many(
     """``run(root_seeds[i], nudge=nudges[i])`` for every i, as jitted programs over the runs.
 
     Every run draws the random streams of :func:`run` (data, initial weights, batches,
-    dropout masks, bootstrap resamples); the initial weights of all runs are drawn in one
+    dropout masks, bootstrap resamples). The data and initial weights are a CPU run's bits:
+    beside an accelerator they are drawn on the host's CPU, where their programs compile in
+    a fraction of the chip's time (docs/GPU.md); the initial weights of all runs in one
     batched program, which gives the same bits as drawing them one run at a time. The
-    MC-Dropout nets train one after another, unbatched as in :func:`run`, so their outputs
-    equal ``run``'s bit for bit (batched, XLA computes their small matrix products in
-    another order). The ensembles of all runs train stacked under one ``jax.vmap``, a valid
+    MC-Dropout nets train one after another, unbatched as in :func:`run`, so on a CPU their
+    outputs equal ``run``'s bit for bit (batched, XLA computes their small matrix products
+    in another order). The ensembles of all runs train stacked under one ``jax.vmap``, a valid
     computation order that XLA compiles differently from ``run``'s once the batch is large
     (on this CPU from about 8 runs): their outputs then move by float rounding, which
     training can amplify a lot. So this is for spreads over reruns, where any valid order
@@ -221,10 +224,9 @@ def run_many(
         raise ValueError(f"got {len(root_seeds)} root seeds but {len(nudges)} nudges")
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="compile-runs") as pool:
         programs = _compile_runs(pool, len(root_seeds), config, mesh, batch_mc)
-        data, (_, _, *inputs) = _inputs(root_seeds, nudges, config)
-        if mesh is not None:
-            inputs = replicate(inputs, mesh)
-        out = jax.device_get(_runs(programs, *inputs))
+        with host_placement():
+            data, (_, _, *inputs) = _inputs(root_seeds, nudges, config)
+        out = jax.device_get(_runs(programs, *placed_inputs(inputs, mesh)))
     drawn = jax.device_get({name: getattr(data, name) for name in ("x", "y", "noise_std")})
     grid, masks = np.asarray(data.grid), {name: getattr(data, name) for name in REGION_MASKS}
     return [
@@ -240,8 +242,8 @@ def run_many(
 
 
 def _inputs(root_seeds: Sequence[int], nudges: Sequence[int | None], c: UncertaintyConfig):
-    """The runs' data (`stacked_arrays`: run()'s bits), and the arguments of their programs
-    (graphdefs, then arrays stacked over runs)."""
+    """The runs' data (`stacked_arrays`: run()'s bits on the same device), and the arguments
+    of their programs (graphdefs, then arrays stacked over runs)."""
     arrays, mc_state, ens_state, bkeys = _stacked_inputs(jnp.asarray(root_seeds, jnp.int32), c)
     data = ToyData.from_arrays(*arrays)
     mc_def, ens_def = _graphdefs(c)
