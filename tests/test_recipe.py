@@ -30,7 +30,9 @@ from uncertainty_claims.uncertainty.experiment import run
 from uncertainty_claims.uncertainty.model import GaussianMLP
 from uncertainty_claims.uncertainty.training import (
     make_ensemble,
+    mc_batch_key_after,
     train_ensemble_loop,
+    train_mc_dropout,
     train_mc_dropout_loop,
 )
 
@@ -333,6 +335,18 @@ def test_scan_mc_dropout_equals_the_guides_loop():
     faithful = run(0, config=small, implementation="faithful")
     for name in ("mc_loss", "mc_grid_means", "mc_grid_vars", "mc_train_means", "mc_off_grid_means"):
         np.testing.assert_array_equal(getattr(scan, name), getattr(faithful, name), err_msg=name)
+
+
+def test_the_ensembles_batch_key_is_the_one_mc_dropout_training_leaves():
+    """`run_many` draws the ensembles' bootstrap key without the MC-Dropout training (its two
+    programs then run independently): the key the guide's loop and the scan leave."""
+    small = UncertaintyConfig(mc_steps=40)
+    dkey, _, bkey = root_keys(3)
+    data = make_data(dkey)
+    drawn = jax.random.key_data(mc_batch_key_after(bkey, small.mc_steps))
+    for train in (train_mc_dropout_loop, train_mc_dropout):
+        left = train(data, bkey, small, model_seed=3)[2]
+        np.testing.assert_array_equal(jax.random.key_data(left), drawn, err_msg=train.__name__)
 
 
 @pytest.mark.parametrize("broken", ["record-fails", "replay-differs"])

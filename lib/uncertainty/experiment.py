@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from typing import Literal
 
 import jax
@@ -36,6 +36,7 @@ from .training import (
     _mc_scan,
     bootstrap_indices,
     make_ensemble,
+    mc_batch_key_after,
     new_mc_model,
     nudge_params,
     train_ensemble,
@@ -346,18 +347,24 @@ def _compile_runs(
 
 
 def _runs(programs: tuple[Future, Future], mc_state, ens_state, bkey, x, y, grid):
-    """Every run's outputs from the two programs (`_compile_runs`): the MC-Dropout nets', then
-    the ensembles', which draw their bootstrap resamples from the keys the MC-Dropout
-    training leaves."""
+    """Every run's outputs from the two programs (`_compile_runs`): the MC-Dropout nets' and
+    the ensembles'. Neither waits on the other's outputs, so each starts as soon as it is
+    compiled."""
     mc_program, ensemble_program = programs
-    mc_out, bkey = mc_program.result()(mc_state, bkey, x, y, grid)
-    return mc_out | ensemble_program.result()(ens_state, bkey, x, y, grid)
+    arguments = {
+        mc_program: (mc_state, bkey, x, y, grid),
+        ensemble_program: (ens_state, bkey, x, y, grid),
+    }
+    out = {}
+    for compiled in as_completed(arguments):
+        out |= compiled.result()(*arguments[compiled])
+    return out
 
 
 @functools.partial(jax.jit, static_argnames=("mc_def", "c", "mesh", "batch_mc"))
 def _mc_runs(mc_def, mc_state, bkey, x, y, grid, *, c: UncertaintyConfig, mesh, batch_mc: bool):
     def mc_run(mc_state, bkey, x, y, grid):
-        mc_state, bkey, mc_loss = _mc_scan(
+        mc_state, _, mc_loss = _mc_scan(
             mc_def, mc_state, bkey, x, y, steps=c.mc_steps, batch=c.mc_batch
         )
         # The MC passes continue the dropout stream as run() does: grid, then x, then dropout off.
@@ -371,7 +378,7 @@ def _mc_runs(mc_def, mc_state, bkey, x, y, grid, *, c: UncertaintyConfig, mesh, 
                 out["mc_off_grid_means"] = means
             else:
                 out |= {f"mc_{name}_means": means, f"mc_{name}_vars": variances}
-        return out, bkey
+        return out
 
     def runs(mc_state, bkey, x, y, grid):
         if batch_mc:
@@ -386,6 +393,9 @@ def _mc_runs(mc_def, mc_state, bkey, x, y, grid, *, c: UncertaintyConfig, mesh, 
 @functools.partial(jax.jit, static_argnames=("ens_def", "c", "mesh"))
 def _ensemble_runs(ens_def, ens_state, bkey, x, y, grid, *, c: UncertaintyConfig, mesh):
     def ensemble_run(ens_state, bkey, x, y, grid):
+        # The bootstrap resamples come from the key the MC-Dropout training leaves (as in
+        # run()), drawn here so that this program need not wait for that training's.
+        bkey = mc_batch_key_after(bkey, c.mc_steps)
         idx = bootstrap_indices(bkey, members=c.members, n=x.shape[0])
         ens_state, loss = _ensemble_scan(ens_def, ens_state, x[idx], y[idx], steps=c.ensemble_steps)
         models = nnx.merge(ens_def, ens_state)[0]

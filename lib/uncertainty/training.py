@@ -120,6 +120,13 @@ def _mc_scan(graphdef, state, bkey, x, y, *, steps: int, batch: int):
     return state, bkey, losses
 
 
+def mc_batch_key_after(bkey: jax.Array, steps: int) -> jax.Array:
+    """The batch key the MC-Dropout training leaves after `steps` steps (one split per step,
+    in `_mc_scan` as in the guide's loop), without training: the key the ensemble's bootstrap
+    resamples are drawn from."""
+    return jax.lax.fori_loop(0, steps, lambda _, key: jax.random.split(key)[0], bkey)
+
+
 def train_mc_dropout(
     data: ToyData,
     bkey: jax.Array,
