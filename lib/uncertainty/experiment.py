@@ -333,8 +333,8 @@ def _compile_runs(
 ) -> tuple[Future, Future]:
     """The two programs of `n_runs` runs, compiling side by side in `pool` from their inputs'
     shapes while `_inputs` draws the inputs: the MC-Dropout nets' and the ensembles'. On a
-    TPU the two side by side compile in under half the time one program takes, and its many
-    small programs drawing the inputs compile meanwhile (docs/GPU.md)."""
+    TPU both are compiled side by side in little more than the longer one takes alone, while
+    the host draws the inputs (docs/GPU.md)."""
     mc_def, ens_def = _graphdefs(c)
     mc_state, ens_state, bkey, x, y, grid = _argument_shapes(n_runs, c, mesh)
     shared = {"c": c, "mesh": mesh}
