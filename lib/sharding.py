@@ -55,24 +55,23 @@ def padded_length(n_runs: int, n_devices: int) -> int:
     return max(per_device, 2 if n_runs > 1 else 1) * n_devices
 
 
-def replicate(tree: Any, mesh: Mesh) -> Any:
-    """Every leaf (host or single-device values) copied to all of `mesh`."""
-    return jax.device_put(tree, NamedSharding(mesh, PartitionSpec()))
+def _input_sharding(mesh: Mesh | None) -> NamedSharding | None:
+    """Where a program's inputs go: replicated over `mesh`, or with no mesh (None) on the
+    default device."""
+    return None if mesh is None else NamedSharding(mesh, PartitionSpec())
 
 
 def placed_inputs(tree: Any, mesh: Mesh | None) -> Any:
     """`tree`'s arrays, wherever they were computed (the host's CPU, say), placed as
-    `input_shapes` places a program's inputs: replicated over `mesh`, or with no mesh on the
-    default device."""
+    `input_shapes` places a program's inputs (`_input_sharding`)."""
     host = jax.device_get(tree)  # `device_put` would leave another device's array there
-    return jax.device_put(host) if mesh is None else replicate(host, mesh)
+    return jax.device_put(host, _input_sharding(mesh))
 
 
 def input_shapes(tree: Any, mesh: Mesh | None) -> Any:
     """The shapes (`jax.ShapeDtypeStruct`s) of `tree`'s arrays or shapes, placed as a
-    program's inputs are: replicated over `mesh` (`replicate`), or with no mesh on the
-    default device."""
-    sharding = None if mesh is None else NamedSharding(mesh, PartitionSpec())
+    program's inputs are (`_input_sharding`)."""
+    sharding = _input_sharding(mesh)
     return jax.tree.map(
         lambda a: jax.ShapeDtypeStruct(
             a.shape, a.dtype, sharding=sharding, weak_type=getattr(a, "weak_type", False)
