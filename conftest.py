@@ -165,15 +165,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: places[_file_of(item)])  # stable: collection order in a file
 
 
+EXTRA_TWIN_BATCHES = 2
+"""The batches of calibration twins a claim left undecided by the first orders may add (8
+orders become 20): 20 of 20 draws alone show a claim that at least 80% of valid computations
+give at the error rate of a second look (docs/VERDICTS.md, "More draws"). A batch trains 36
+nets, about 65 s of CPU; the guide's 22 orders decide its claims without more."""
+
+
 @pytest.fixture(scope="session")
 def calibration(order_count: int | None) -> Orders[CalibrationResults]:
     """Both calibration nets on seeds 0, 1, 2, trained per recipe in every valid float order
-    (or loaded from the cache; at least --orders of them); the faithful order first."""
+    (or loaded from the cache; at least --orders of them); the faithful order first. A claim
+    they leave undecided is judged again over EXTRA_TWIN_BATCHES more batches of twins."""
     from claim_audit.engine.claim import Orders
 
     from uncertainty_claims.calibration.evaluation import calibration_orders
+    from uncertainty_claims.calibration.experiment import TWIN_BATCH
 
-    return Orders(*calibration_orders(n_orders=order_count))
+    results, digests = calibration_orders(n_orders=order_count)
+    budget = len(results) + EXTRA_TWIN_BATCHES * TWIN_BATCH
+    return Orders(
+        results,
+        digests,
+        more=lambda: Orders(*calibration_orders(n_orders=budget)),
+        budget=budget,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -10,14 +10,49 @@ under others), and the jax.config options set from the environment that can chan
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 from typing import Any
 
 from uncertainty_claims.jax_facts import beyond_jax_defaults, device, jax_environment
 
+# The widest vectors XLA's CPU backend may use, by the instruction set named (--xla_cpu_max_isa)
+# or found in the CPU's flags: the faithful figures depend on it (docs/VERDICTS.md).
+VECTOR_BITS = {"AVX512F": 512, "AVX2": 256, "AVX": 256, "SSE4_2": 128}
+
+
+def cpu_vector_width(cpuinfo: str, xla_flags: str) -> str | None:
+    """The CPU vector width XLA computes with here, e.g. "512 bits (AVX512F)", or None where
+    the CPU's flags cannot be read."""
+    flags = (
+        set(re.search(r"^flags\s*:(.*)$", cpuinfo, re.M)[1].split())
+        if "flags" in cpuinfo
+        else set()
+    )
+    found = next((isa for isa in VECTOR_BITS if isa.lower() in flags), None)
+    if found is None:
+        return None
+    capped = re.findall(r"--xla_cpu_max_isa=(\w+)", xla_flags)
+    if capped and capped[-1].upper() in VECTOR_BITS:
+        cap = capped[-1].upper()
+        found = min(found, cap, key=lambda isa: VECTOR_BITS[isa])
+    return f"{VECTOR_BITS[found]} bits ({found})"
+
+
+def _cpuinfo() -> str:
+    try:
+        return Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return ""
+
 
 def pytest_claims_audit_environment() -> dict[str, Any]:
     found = device()
-    metadata: dict[str, Any] = {"device": found, "xla_flags": os.environ.get("XLA_FLAGS")}
+    metadata: dict[str, Any] = {
+        "device": found,
+        "xla_flags": os.environ.get("XLA_FLAGS"),
+        "cpu_vector_width": cpu_vector_width(_cpuinfo(), os.environ.get("XLA_FLAGS", "")),
+    }
     if found is not None:
         metadata["platform"] = {"jax_backend": found["backend"]}
     settings = jax_environment()

@@ -1,5 +1,5 @@
-"""A second reading of a claim's words, recorded beside the one its verdict judges: the
-same sentence counted once, with each reading's result over every float order.
+"""A second reading of a claim's words, judged beside the one the claim's verdict judges:
+the same sentence counted once, with each reading's verdict and result over every order.
 
 A claim body is handed one order's results at a time; a reading recorded beside it needs
 all of them, so it reads the `*_every_order` fixtures (claims/conftest.py), which hold every
@@ -12,7 +12,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from claim_audit import Region
+from claim_audit.engine.share import share_bounds
 
 
 @dataclass(frozen=True, repr=False)
@@ -33,12 +35,17 @@ def reading_over_orders(
     region: Region,
     reading: str,
 ) -> dict[str, Any]:
-    """A reading recorded beside a claim: its rule, its value in each order, and in how many
-    orders the value lies in its region (`holds in k of n orders`). Never judged."""
+    """A reading judged beside a claim: its rule, its value in each order, in how many orders
+    the value lies in its region (`holds in k of n orders`), and its verdict by the share
+    rule over those orders (never counted in the summary: the sentence is one claim)."""
     values = {name: float(statistic(result)) for name, result in every.results.items()}
-    k = sum(region.contains(v) for v in values.values())
+    holds = [region.contains(v) for v in values.values()]
+    k = sum(holds)
+    judged = share_bounds(holds, np.array(list(values.values()))[:, None], [region], ["linear"])
     return {
         "reading": reading,
+        "verdict": judged.verdict,
+        "share_interval": [judged.low, judged.high],
         "region": str(region),
         "faithful": next(iter(values.values())),
         "range_over_orders": [min(values.values()), max(values.values())],

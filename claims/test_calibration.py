@@ -32,7 +32,7 @@ from calibration.measures import (
     std_ratio,
     values,
 )
-from claim_audit import Claims, Region, figure, satisfied, within
+from claim_audit import Claims, Region, fact, figure, satisfied, within
 from claim_audit.engine.verdict import Comparison, Effect, PerSeed
 from flax import nnx
 from readings import reading_over_orders
@@ -478,7 +478,7 @@ def test_softmax_reads_gaps(calibration):
         moved = metrics.softmax(logits + shift) - metrics.softmax(logits)
         worst = max(worst, float(np.max(np.abs(moved))))
     # float64 rounding of logits near 100 is ~1e-14; probabilities then move by at most that.
-    return satisfied(worst <= 1e-12, measured=worst, tolerance="1e-12 (float64 rounding)")
+    return fact(worst <= 1e-12, measured=worst, tolerance="1e-12 (float64 rounding)")
 
 
 # --- One knob, fit on held-out data ----------------------------------------------------------
@@ -492,7 +492,7 @@ def test_softmax_reads_gaps(calibration):
 )
 def test_temperature_keeps_accuracy(calibration):
     pairs = [(f["acc"], f["acc_T"]) for net in NETS for f in calibration.per_seed[net]]
-    return satisfied(
+    return fact(
         all(a == b for a, b in pairs),
         measured=max(abs(a - b) for a, b in pairs),
         tolerance="0 (exact)",
@@ -515,7 +515,7 @@ def test_heldout_nll_interior_minimum(calibration):
                 np.array([0.05, seed_figures["T"], 20.0]),
             )
             interior.append(bool(curve[1] < curve[0] and curve[1] < curve[2]))
-    return satisfied(all(interior), measured=f"{sum(interior)}/6 nets")
+    return fact(all(interior), measured=f"{sum(interior)}/6 nets")
 
 
 @CLAIMS(
@@ -601,7 +601,7 @@ def knob_paths(c: CalibrationResults) -> list[dict[str, Any]]:
 def test_heldout_loss_draws_down_along_the_knob(calibration):
     paths = knob_paths(calibration)
     rises = [int(np.sum(np.diff(p["nll"]) > 0)) for p in paths]
-    return satisfied(
+    return fact(
         not any(rises),
         measured=f"steps where the held-out NLL rises, per seed: {rises}",
         tolerance="0 (exact)",
@@ -631,8 +631,8 @@ def knob_bins_nearer(c: CalibrationResults) -> float:
     "reported together in this one claim. Judged, the curve as a whole: its "
     "count-weighted gap to the diagonal (the test ECE) is smaller at the fitted T than at "
     "T = 1 on every seed (the largest ratio below 1); the ECE along the path of cal-08d, "
-    "and how many of its steps rise, are recorded beside. Recorded beside with its value "
-    "and result in every order (bin_by_bin), never judged, the strict one: every "
+    "and how many of its steps rise, are recorded beside. Judged beside by the same rule, "
+    "with its verdict, value and result in every order (bin_by_bin), the strict one: every "
     f"reliability bin of at least {DIAGONAL_MIN_COUNT} images at both ends (cal-04b's "
     "floor against sampling noise) is nearer the diagonal at the fitted T; softening moves "
     "every confidence down, so bins already above the diagonal can only move away, which "
@@ -1127,11 +1127,11 @@ AUTHORS_BASELINE = (
     published=f"0 < Yat - ReLU softmax AUROC < {BARELY}",
     reading="'the bad retraining': the seed where the Yat softmax AUROC is lowest; 'barely "
     f"better': ahead by more than 0 and less than {BARELY} AUROC. 'The ReLU baseline' has "
-    "two readings, reported together in this one claim. Judged: the ReLU net's own "
+    "two readings, both judged and reported together in this one claim. The claim's verdict: the ReLU net's own "
     "softmax channel (max probability) on that seed and subsample, like for like with the "
     "channel it is set against, and the score Hendrycks and Gimpel (cited by the post) "
-    "name the baseline. Recorded beside with its value and result in every order "
-    "(authors_figure_baseline), never judged: the baseline the authors' own figure of "
+    "name the baseline. Judged beside by the same rule, with its verdict, value and result "
+    "in every order (authors_figure_baseline): the baseline the authors' own figure of "
     "the section draws, the ReLU max-logit AUROC (full sets, mean over seeds 0-2); the "
     "post's own softmax list (cal-13b) lies below that baseline (cal-11b) on every seed, "
     "so under that reading the sentence contradicts the post's printed figures "
@@ -1235,6 +1235,52 @@ def test_kernel_saturates_softmax(calibration):
         mean_gap_yat_minus_relu=mean_gap(("yat", "share_saturated"), ("relu", "share_saturated"))(
             per_seed
         ),
+    )
+
+
+# Where each figure the post prints comes from, read in its public script
+# scripts/yat_calibration.py (github.com/mlnomadpy/blog, commit a601818; docs/RECIPES.md):
+# "printed" where the script prints it, else where the figure does come from.
+POST_FIGURES_IN_SCRIPT = {
+    "per-seed and mean ECE, NLL, Brier, T, ECE at T, max-probability AUROC (cal-02, cal-03, "
+    "cal-08b, cal-09, cal-10, cal-11a)": "printed",
+    "the field magnitude's AUROC, per seed and mean (cal-11a, cal-11d)": "printed",
+    "207 and 27, the median strongest kernel match on test and MNIST (cal-05a, cal-12a)": "not "
+    "computed: the script takes no median of the kernel scores",
+    "28.9 and 7.2, the median top logits (cal-05b, cal-05c)": "render_calibration_gifs.py, "
+    "on the 4,000-image subsample of logits.json",
+    "the six subsample AUROCs of the two channels (cal-13a, cal-13b)": "channels.json, "
+    "ranked by the post's panel (FieldVsSoftmax.astro)",
+    "0.935 +- 0.005, the ReLU max-logit AUROC over seeds (cal-11b, cal-11e)": "summary.json only; the "
+    "script prints no max-logit aggregate",
+    "the energy score's AUROC (cal-11f, cal-11g)": "not computed: the script has no energy score",
+}
+
+
+@CLAIMS(
+    "cal-19",
+    S_SETTLED,
+    "Every number in the post is printed by its script, scripts/yat_calibration.py.",
+    published="every number printed by yat_calibration.py",
+    reading="provenance, read in the public script at the commit docs/RECIPES.md names: "
+    "each kind of figure the post prints, and whether the script prints it "
+    "(POST_FIGURES_IN_SCRIPT); the figures themselves are judged by their own claims",
+    once=True,
+    finding="the script prints the per-seed and mean calibration figures and the "
+    "max-probability and field AUROCs, but not 207 or 27 (it takes no median of the kernel "
+    "scores), nor 28.9 and 7.2 (another script, on a 4,000-image subsample), nor the six "
+    "subsample AUROCs (its channels.json export, ranked by the post's panel), nor 0.935 +- "
+    "0.005 (written to summary.json only), nor an energy score",
+)
+def test_every_number_printed_by_the_script():
+    elsewhere = {
+        kind: source for kind, source in POST_FIGURES_IN_SCRIPT.items() if source != "printed"
+    }
+    return fact(
+        not elsewhere,
+        measured=f"{len(elsewhere)} of {len(POST_FIGURES_IN_SCRIPT)} kinds of figure not "
+        "printed by the script",
+        **elsewhere,
     )
 
 
@@ -1357,7 +1403,7 @@ def test_identical_confidence_pipeline(calibration):
             differ += [
                 f"{net} seed {seed_figures['seed']} {k}" for k in used if used[k] != recomputed[k]
             ]
-    return satisfied(
+    return fact(
         not differ,
         measured=f"figures not from max softmax of float64 logits: {', '.join(differ) or 'none'}",
         tolerance="0 (exact)",

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
-from claim_audit import FAITHFUL, Claims, Orders, Region, satisfied
+from claim_audit import FAITHFUL, Claims, Orders, Region, fact, satisfied
 from claim_audit.engine.verdict import Comparison, Effect, Judgement
 from flax import nnx
 from readings import EveryOrder, reading_over_orders
@@ -119,7 +119,7 @@ def test_data(uncertainty):
         np.sqrt(np.mean(residual[np.abs(x) > 3] ** 2)),
         np.sqrt(np.mean(residual[np.abs(x) <= 3] ** 2)),
     )
-    return satisfied(
+    return fact(
         len(x) == 120 and left.sum() == 60 and right.sum() == 60 and outer > inner,
         measured=f"{len(x)} points ({left.sum()} + {right.sum()}); residual RMS |x|>3: {outer:.3f}, |x|<=3: {inner:.3f}",
     )
@@ -148,7 +148,7 @@ def test_total_is_sum(uncertainty):
         mu, var = np.asarray(means, np.float64), np.asarray(variances, np.float64)
         direct = (mu**2 + var).mean(0) - mu.mean(0) ** 2
         worst = max(worst, float(np.max(np.abs(parts.total - direct) / direct)))
-    return satisfied(worst <= 1e-9, measured=worst, tolerance="1e-9 (float64 cancellation)")
+    return fact(worst <= 1e-9, measured=worst, tolerance="1e-9 (float64 cancellation)")
 
 
 @CLAIMS(
@@ -162,7 +162,7 @@ def test_dropout_off_collapses(uncertainty):
     on = metrics.decompose_variance(uncertainty.mc_grid_means, uncertainty.mc_grid_vars).epistemic
     identical = bool(np.all(off == off[0]))
     epistemic_off = float(np.max(np.asarray(off, np.float64).var(axis=0)))
-    return satisfied(
+    return fact(
         identical and epistemic_off == 0.0 and float(on.max()) > 0,
         measured=f"identical={identical}, max epistemic off {epistemic_off}, on {float(on.max()):.3g}",
         tolerance="0 (exact)",
@@ -410,7 +410,8 @@ BAND_READING = (
     "epistemic sd is below the mean true noise sd 0.05 + 0.05|x|; and the strict one, "
     "'negligible': the mean epistemic variance there is at most "
     f"{NEGLIGIBLE:g} of the true noise variance, an order of magnitude below, recorded "
-    "beside with its value and result in every order (strict_reading), never judged: the "
+    "beside by the same rule, with its verdict, value and result in every order "
+    "(strict_reading): the "
     "guide's own printed in-cluster ensemble figure fails it, so it reads the words more "
     "strictly than the guide itself does"
 )
@@ -772,7 +773,7 @@ def _shapes_hold(result: UncertaintyResult, method: str, expected: int) -> Judge
     ok = k == expected and all(
         a.shape == (k, n[name], 1) for name, pair in arrays.items() for a in pair
     )
-    return satisfied(ok, measured=str(shapes))
+    return fact(ok, measured=str(shapes))
 
 
 @CLAIMS(
@@ -798,7 +799,7 @@ def test_mc_passes_differ(uncertainty):
     means = np.asarray(uncertainty.mc_grid_means)[:, :, 0]
     t = len(means)
     identical = sum(np.array_equal(means[a], means[b]) for a in range(t) for b in range(a + 1, t))
-    return satisfied(identical == 0, measured=f"{identical} identical pairs of {t * (t - 1) // 2}")
+    return fact(identical == 0, measured=f"{identical} identical pairs of {t * (t - 1) // 2}")
 
 
 @CLAIMS(
@@ -818,7 +819,7 @@ def test_bootstrap_resamples_differ(uncertainty):
     pairs = [(a, b) for a in range(members) for b in range(a + 1, members)]
     same_pairs = sum(np.array_equal(counts[a], counts[b]) for a, b in pairs)
     overlap = [len(set(idx[a].tolist()) & set(idx[b].tolist())) / n for a, b in pairs]
-    return satisfied(
+    return fact(
         same_pairs == 0 and max(distinct) < n,
         measured=f"{same_pairs} identical pairs; distinct points per member {distinct} of {n}",
         # A bootstrap resample of n leaves out about (1 - 1/n)^n of the points: 36.6% at 120.
@@ -1210,7 +1211,7 @@ def test_wrong_axis_differs(uncertainty):
         np.isclose(figure, axis_0, rtol=1e-9, atol=0) and not np.isclose(figure, wrong, rtol=1e-3)
         for figure, axis_0, wrong in rows.values()
     )
-    return satisfied(
+    return fact(
         holds,
         measured="; ".join(
             f"{region}: figure {figure:.5f} (axis 0 {axis_0:.5f}), all axes {wrong:.5f}"

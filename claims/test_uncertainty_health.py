@@ -64,8 +64,8 @@ S_HEALTH = "Model health"
             "converged",
             origin="suite",
             finding="the worst ensemble member is still moving at step 1000 (last-tenth change "
-            "6.9% of its range; 6.9% to 7.6% over the float orders). Typical: the worst member "
-            "has converged on only 6 of root keys 1-20",
+            "6.9% of its range; 6.8% to 7.6% over the float orders). Typical: the worst member "
+            "has converged on only 5 of root keys 1-20",
             beside=health_over_root_keys("ensemble", "converged"),
         ),
         CLAIMS.case(

@@ -341,7 +341,7 @@ def test_known_finding_whose_fixture_fails_at_setup_is_an_error(tmp_path):
     assert result.returncode == 1, result.stdout
     assert claim_rows(result.stdout) == {"c-ok": "holds", "f-setup": "ERROR"}
     assert (
-        "2 document claims: 1 hold, 0 refuted (0 known findings), 0 sensitive, 0 inconclusive, 1 errors"
+        "2 document claims: 1 hold, 0 refuted (0 known findings), 0 sensitive, 0 unpinned, 0 inconclusive, 1 errors"
         in " ".join(result.stdout.split())
     )
     assert (

@@ -121,15 +121,15 @@ def test_a_published_zero_is_checked_to_one_unit_of_its_last_digit():
     over ± 0.8, a claim that could not fail."""
     spread = (0.0, 0.0001, -0.0001, 0.05, -0.05, 0.03)
     verdict = judge_figure(spread, "0.00")
-    assert verdict.holds and verdict.verdict == "inconclusive"
+    # No number of orders pins it: the spread itself is wider than 0.01, so it is unpinned.
+    assert verdict.holds and verdict.verdict == "unpinned" and not verdict.pinnable
     assert (verdict.high - verdict.low) / 2 > 2 * half_unit("0.00")
-    needed = verdict.orders_to_conclude  # none: the spread itself is wider than 0.01
-    assert needed is None
+    assert verdict.orders_to_conclude is None
     exact = judge_figure((0.001, 0.001, 0.001), "0.00")  # reproduced to the printed digits
     assert exact.verdict == "holds" and exact.orders_to_conclude == 1
     calm = (0.0, 0.0001, -0.0001, 0.00005, -0.00005, 0.0)  # sd 7e-5: a few orders conclude
     assert judge_figure(calm, "0.00").verdict == "holds"
-    assert judge_figure(calm, "0.0000").verdict == "inconclusive"
+    assert judge_figure(calm, "0.0000").verdict == "unpinned"  # its spread is 1.4 units wide
     near = (0.03, 0.0305, 0.0295, 0.0302, 0.0298, 0.0301, 0.0299, 0.03)  # 0.03, sd 3e-4
     assert judge_figure(near, "0.00").verdict == "refuted"
 

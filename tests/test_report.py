@@ -35,8 +35,9 @@ DEMO_TESTS = textwrap.dedent(
 
     @pytest.fixture
     def value():
-        # Half the draws reproduce the figure: the claim depends on the order.
-        others = {f"o{i}": 1.004 if i % 2 else 1.3 + i / 1000 for i in range(1, 40)}
+        # Half the draws reproduce the figure: the claim depends on the order. (Each draw its
+        # own value: draws equal to float noise would be one draw, copies by value.)
+        others = {f"o{i}": 1.004 + i / 1e6 if i % 2 else 1.3 + i / 1000 for i in range(1, 40)}
         return Orders({"faithful": 1.004, **others})
 
     @CLAIMS("d-4", "Demo", "claim d-4")
@@ -111,7 +112,7 @@ def test_verdicts_and_exit_status(demo_run):
     assert claims["d-4"]["details"]["range_over_orders"] == [1.004, 1.338]
     assert result.returncode == 1
     assert (
-        "4 document claims: 1 hold, 1 refuted (1 known findings), 1 sensitive, 0 inconclusive, 1 errors"
+        "4 document claims: 1 hold, 1 refuted (1 known findings), 1 sensitive, 0 unpinned, 0 inconclusive, 1 errors"
         in flat(result.stdout)
     )
 
@@ -206,7 +207,7 @@ def test_quiet_tables():
     quiet = "\n".join(render(records, expected, verbosity=-1))
     assert "d-2" in quiet and "H-cal-relu-converged" not in quiet
     assert render(records, expected, verbosity=-2) == [
-        "2 document claims: 1 hold, 1 refuted (1 known findings), 0 sensitive, 0 inconclusive, 0 errors"
+        "2 document claims: 1 hold, 1 refuted (1 known findings), 0 sensitive, 0 unpinned, 0 inconclusive, 0 errors"
     ]
     holding = render(records[:1], {"H-cal-relu-converged": True})
     assert not any(line.startswith("refuted*") for line in holding)
@@ -292,7 +293,7 @@ def test_documents_claims_and_suite_checks_are_counted_apart(tmp_path):
         timeout=120,
     )
     assert result.returncode == 0, result.stdout
-    summary = "1 document claim: 1 hold, 0 refuted (0 known findings), 0 sensitive, 0 inconclusive, 0 errors; 1 suite check: 1 hold"
+    summary = "1 document claim: 1 hold, 0 refuted (0 known findings), 0 sensitive, 0 unpinned, 0 inconclusive, 0 errors; 1 suite check: 1 hold"
     assert summary in flat(result.stdout)
     audit = json.loads((tmp_path / "out" / "audit.json").read_text())
     assert {c["id"]: c["origin"] for c in audit["claims"]} == {"o-1": "document", "o-2": "suite"}

@@ -19,6 +19,7 @@ from claim_audit.engine.share import (
     SENSITIVE_BETWEEN,
     SHARE_ALPHA,
     count_bounds,
+    draws_to_conclude,
     share_bounds,
     verdict_of,
 )
@@ -132,3 +133,46 @@ def test_identical_draws_of_a_chaotic_recipe_neither_hold_nor_refute():
     for value in (5.0, -5.0):
         bounds = share_bounds([value > 0], np.array([[value]]), [Region(0.0)], ["linear"], 7)
         assert bounds.method == "collapsed" and bounds.verdict == "inconclusive"
+
+
+def standard_draws(m: int) -> np.ndarray:
+    """m draws with mean exactly 0 and sd exactly 1 that look normal (normal quantiles)."""
+    z = stats.norm.ppf((np.arange(1, m + 1) - 0.5) / m)
+    return (z - z.mean()) / z.std(ddof=1)
+
+
+@pytest.mark.parametrize("alpha", (SHARE_ALPHA, SHARE_ALPHA / 2))
+@pytest.mark.parametrize(("k", "n"), ((8, 8), (0, 8), (3, 8), (6, 8), (20, 22), (1, 3)))
+def test_draws_to_conclude_is_the_count_at_which_the_counts_rule_concludes(k, n, alpha):
+    """By the counts alone: the rule itself, `share_bounds` at the same alpha, concludes at the
+    count draws_to_conclude names (the same share holding), and not one draw before it."""
+    holds = [True] * k + [False] * (n - k)
+    m = draws_to_conclude(holds, alpha=alpha)
+    assert m is not None and m > n
+
+    def verdict(count: int) -> str:
+        held = round(k / n * count)
+        return share_bounds([True] * held + [False] * (count - held), alpha=alpha).verdict
+
+    assert verdict(m) != "inconclusive"
+    assert m == n + 1 or verdict(m - 1) == "inconclusive"
+
+
+@pytest.mark.parametrize("distance", (2.5, 3.0, 4.0))
+def test_draws_to_conclude_counts_the_margins_the_rule_reads(distance):
+    """With the margins: normal-looking draws `distance` sds above their line, all in it. At
+    the count draws_to_conclude names, draws with the same mean and sd conclude under
+    `share_bounds`; one fewer does not. The margins conclude long before the counts could."""
+    region, alpha = Region(0.0, closed=False), SHARE_ALPHA / 2
+    first = standard_draws(6) + distance
+    m = draws_to_conclude([True] * 6, first[:, None], [region], ["linear"], alpha)
+    assert m is not None and m > 6
+
+    def verdict(count: int) -> str:
+        y = standard_draws(count) + distance
+        assert np.all(y > 0)
+        return share_bounds([True] * count, y[:, None], [region], ["linear"], alpha=alpha).verdict
+
+    assert verdict(m) == "holds"
+    assert m == 7 or verdict(m - 1) == "inconclusive"
+    assert m < draws_to_conclude([True] * 6, alpha=alpha)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+from claim_audit.engine.share import agree
 
 from uncertainty_claims import metrics
 from uncertainty_claims.uncertainty.data import true_function
@@ -59,8 +60,15 @@ def aleatoric_fit(result: UncertaintyResult, method: str) -> tuple[float, float]
     predicted = np.sqrt(aleatoric[result.in_cluster])
     true = true_noise_sd(result)
     ratio = float(np.mean(predicted / true))
-    correlation = float(np.corrcoef(predicted, true)[0, 1]) if predicted.std() > 0 else 0.0
-    return ratio, correlation
+    return ratio, _correlation(predicted, true)
+
+
+def _correlation(predicted: np.ndarray, true: np.ndarray) -> float:
+    """Pearson's correlation; 0 (no rise) for a predicted series constant to float noise,
+    whose correlation would be the sign of its rounding."""
+    if agree(float(predicted.min()), float(predicted.max())):
+        return 0.0
+    return float(np.corrcoef(predicted, true)[0, 1])
 
 
 def _decomposed(result: UncertaintyResult, method: str) -> metrics.VarianceDecomposition:

@@ -3,7 +3,7 @@
 from .engine.claim import FAITHFUL, Claims, Orders, figure, over_seeds
 from .engine.share import draws_to_conclude
 from .engine.sweep import seed_section
-from .engine.verdict import Comparison, Effect, Region, ranking, satisfied, within
+from .engine.verdict import Comparison, Effect, Region, fact, ranking, satisfied, within
 
 __version__ = "0.1.0"
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "Orders",
     "Region",
     "draws_to_conclude",
+    "fact",
     "figure",
     "over_seeds",
     "ranking",

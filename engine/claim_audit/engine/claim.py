@@ -16,12 +16,20 @@ import numpy as np
 import pytest
 
 from .prediction import FIGURE_ALPHA, FigureVerdict, judge_figure, scale_named
-from .share import HOLDS_AT, REFUTED_AT, SHARE_ALPHA, draws_to_conclude, share_bounds
+from .share import (
+    HOLDS_AT,
+    REFUTED_AT,
+    SHARE_ALPHA,
+    agree,
+    count_bounds,
+    draws_to_conclude,
+    share_bounds,
+)
 from .verdict import Judgement, Measured, as_json, fmt, mean_and_sd, printed_figures, verdict_shares
 
 FAITHFUL = "faithful"
 PROPERTY = "claim_record"
-VERDICTS = ("holds", "refuted", "sensitive", "inconclusive", "error")
+VERDICTS = ("holds", "refuted", "sensitive", "unpinned", "inconclusive", "error")
 ORIGINS = ("document", "suite")  # who makes a claim: reports count them apart
 SPEC_FIELDS = ("id", "document", "section", "statement", "origin")  # copied into its record
 CLAIM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -41,15 +49,46 @@ class FindingGone(AssertionError):
 
 
 class Orders(dict[str, R]):
-    """Order name -> one experiment's results, `FAITHFUL` first; `digests` tell copies apart."""
+    """Order name -> one experiment's results, `FAITHFUL` first; `digests` tell copies apart.
 
-    def __init__(self, results: Mapping[str, R], digests: Mapping[str, str] | None = None):
+    `more`, with `budget`: how to compute these orders and more, `budget` in all (a callable
+    returning `Orders` that start with these). A claim these orders leave undecided, which
+    `budget` orders could decide, is judged again over them (`extended`)."""
+
+    def __init__(
+        self,
+        results: Mapping[str, R],
+        digests: Mapping[str, str] | None = None,
+        *,
+        more: Callable[[], Orders[R]] | None = None,
+        budget: int = 0,
+    ):
         super().__init__(results)
         if not self or next(iter(self)) != FAITHFUL:
             raise ValueError(f"the first order must be {FAITHFUL!r}; got {list(self)}")
         if digests is not None and set(digests) != set(self):
             raise ValueError(f"digests name the orders {sorted(digests)}, the results {list(self)}")
+        if (more is None) != (budget == 0) or (more is not None and budget <= len(self)):
+            raise ValueError(
+                f"more and budget come together, budget above the {len(self)} orders given; got budget={budget!r}"
+            )
         self.digests: dict[str, str] | None = None if digests is None else dict(digests)
+        self.budget = budget
+        self._more = more
+        self._extended: Orders[R] | None = None
+
+    def extended(self) -> Orders[R]:
+        """These orders and the more that `budget` allows, computed once."""
+        if self._more is None:
+            raise ValueError("these orders were given no way to compute more (`more=`)")
+        if self._extended is None:
+            extended = self._more()
+            if not isinstance(extended, Orders) or list(extended)[: len(self)] != list(self):
+                raise ValueError(
+                    f"more= must return Orders that start with {list(self)}; got {extended!r}"
+                )
+            self._extended = extended
+        return self._extended
 
     def copies(self) -> set[str]:
         """The orders whose results repeat an earlier order's bit for bit."""
@@ -61,7 +100,9 @@ class Orders(dict[str, R]):
         return self[FAITHFUL]
 
     def map(self, compute: Callable[[R], S]) -> Orders[S]:
-        return Orders({name: compute(value) for name, value in self.items()}, self.digests)
+        more = None if self._more is None else (lambda: self.extended().map(compute))
+        mapped = {name: compute(value) for name, value in self.items()}
+        return Orders(mapped, self.digests, more=more, budget=self.budget)
 
     def __repr__(self) -> str:
         return f"Orders({list(self)})"
@@ -278,9 +319,12 @@ def _order_entry(judgement: Judgement | Measured) -> dict[str, Any]:
     return entry
 
 
+_WORST_FIRST = ("refuted", "inconclusive", "unpinned", "holds")
+
+
 def _worst(verdicts: Iterable[str]) -> str:
-    """A figure claim's verdict from its figures': refuted, else inconclusive, else holds."""
-    return min(verdicts, key=("refuted", "inconclusive", "holds").index)
+    """A figure claim's verdict from its figures': refuted, inconclusive, unpinned, holds."""
+    return min(verdicts, key=_WORST_FIRST.index)
 
 
 def _collapsed_note(copies: int) -> str:
@@ -291,31 +335,37 @@ def _collapsed_note(copies: int) -> str:
 
 
 def _figure_verdict(
-    measured: Mapping[str, Measured], scale: str, copies: int
+    measured: Mapping[str, Measured], scale: str, copies: int, alpha: float
 ) -> tuple[str, str, dict[str, Any]]:
     """A figure claim: each published figure against its prediction interval over orders."""
     faithful = measured[FAITHFUL]
     columns = np.array([m.measured for m in measured.values()], np.float64)
+    n = len(measured)
 
     def judged(rows: Any = slice(None), **kw: Any) -> list[FigureVerdict]:
         figures = enumerate(faithful.published)
-        return [judge_figure(columns[rows][:, i], p, scale=scale, **kw) for i, p in figures]
+        return [
+            judge_figure(columns[rows][:, i], p, scale=scale, alpha=alpha, **kw) for i, p in figures
+        ]
 
     verdicts = judged(copies=copies)
     verdict = _worst(v.verdict for v in verdicts)
     rule = {
-        "rule": f"prediction interval over {len(measured)} distinct orders on the {scale} "
-        f"scale, false-refutation rate {FIGURE_ALPHA:g} per figure",
+        "rule": f"prediction interval over {n} distinct draws on the {scale} scale, "
+        f"false-refutation rate {alpha:g} per figure at this look",
         "figures": [v.to_json() for v in verdicts],
     }
-    if len(measured) > 1:
+    if n > 1:
         rule["verdict_shares"] = verdict_shares(
-            len(measured), lambda rows: _worst(v.verdict for v in judged(rows, power=False))
+            n,
+            lambda rows: _worst(
+                v.verdict for v in judged(rows, power=False, copies=copies + n - len(rows))
+            ),
         )
     if any(v.collapsed for v in verdicts):
         rule["collapsed"] = _collapsed_note(copies)
     elif verdict == "inconclusive":
-        needed = [v.orders_to_conclude for v in verdicts if not v.conclusive]
+        needed = [v.orders_to_conclude for v in verdicts if not v.conclusive and v.pinnable]
         rule["orders_to_conclude"] = None if None in needed else max(needed)  # type: ignore[type-var]
     one = len(faithful.measured) == 1
     rule["measured_value" if one else "measured_values"] = as_json(faithful.measured)
@@ -323,16 +373,21 @@ def _figure_verdict(
     return verdict, tolerance, rule
 
 
+def shown_share(k: int, n: int, alpha: float = SHARE_ALPHA) -> str:
+    """What k of n draws show by their counts alone: "holds in 8 of 8: at least 69% at 95%"."""
+    low, high = count_bounds(k, n, alpha)
+    bound = f"at least {low:.0%}" if k > n - k else f"at most {high:.0%}"
+    return f"holds in {k} of {n} draws: {bound} of valid computations give it, at {1 - alpha:.0%}"
+
+
 def _qualitative_verdict(
-    judged: Mapping[str, Judgement], copies: int
+    judged: Mapping[str, Judgement], copies: int, alpha: float
 ) -> tuple[str, str, dict[str, Any]]:
     """A qualitative claim: the share of distinct orders in which it holds (one: its answer)."""
     holds = [j.holds for j in judged.values()]
     k, n = sum(holds), len(holds)
     faithful = judged[FAITHFUL]
     rule: dict[str, Any] = {"holds_in_orders": [k, n]}
-    if n == 1 and not copies:
-        return "holds" if k else "refuted", fmt(faithful.tolerance), rule
     thresholds = faithful.thresholds
     values = None
     if thresholds:
@@ -355,44 +410,93 @@ def _qualitative_verdict(
             }
             for i, t in enumerate(thresholds)
         ]
+    if n == 1 and not copies:  # one draw of a computation no order moves: its answer
+        return "holds" if k else "refuted", fmt(faithful.tolerance), rule
     regions, scales = [t.region for t in thresholds], [t.scale for t in thresholds]
-    bounds = share_bounds(holds, values, regions, scales, copies)
+    bounds = share_bounds(holds, values, regions, scales, copies, alpha)
 
     def resampled(rows: np.ndarray) -> str:
         picked = None if values is None else values[rows]
-        return share_bounds([holds[i] for i in rows], picked, regions, scales, copies).verdict
+        again = copies + n - len(rows)  # a draw resampled twice is its own copy
+        return share_bounds([holds[i] for i in rows], picked, regions, scales, again, alpha).verdict
 
     rule |= {
-        "rule": f"share of {n} distinct draws in which it holds, bounded at "
-        f"{1 - SHARE_ALPHA:.0%} from {bounds.method}: holds at >= {HOLDS_AT:g}, refuted at "
+        "rule": f"share of {n} distinct draws in which it holds, each bound wrong at most "
+        f"{alpha:g} at this look, from {bounds.method}: holds at >= {HOLDS_AT:g}, refuted at "
         f"<= {REFUTED_AT:g}",
         "share_interval": [bounds.low, bounds.high],
         "share_method": bounds.method,
         "copies": copies,
         "verdict_shares": verdict_shares(n, resampled),
+        "shown_by_counts": shown_share(k, n),
     }
     if bounds.method == "collapsed":
         rule["collapsed"] = _collapsed_note(copies)
     elif bounds.verdict == "inconclusive":
-        rule["draws_to_conclude"] = draws_to_conclude(k, n)
+        rule["draws_to_conclude"] = draws_to_conclude(holds, values, regions, scales, alpha)
     return bounds.verdict, fmt(faithful.tolerance), rule
 
 
+FACT_RULE = (
+    "an identity or a property of the code, judged as one fact: it holds when it holds in "
+    "every order computed, and any order where it fails refutes it"
+)
+
+
+def _fact_verdict(judged: Mapping[str, Judgement]) -> tuple[str, str, dict[str, Any]]:
+    """An identity or property of the code: holds in every order, else refuted where it fails."""
+    for order, judgement in judged.items():
+        if not judgement.fact:
+            raise TypeError(
+                f"order {order!r} returned a judgement that is not a fact(...), the faithful order a fact: a claim is a fact in every order or in none"
+            )
+    failing = [order for order, judgement in judged.items() if not judgement.holds]
+    rule: dict[str, Any] = {
+        "holds_in_orders": [len(judged) - len(failing), len(judged)],
+        "rule": FACT_RULE,
+    }
+    if failing:
+        rule["fails_in_orders"] = failing
+    return "refuted" if failing else "holds", fmt(judged[FAITHFUL].tolerance), rule
+
+
 def decide(
-    spec: ClaimSpec, judgements: Mapping[str, Judgement | Measured], copies: int = 0
+    spec: ClaimSpec,
+    judgements: Mapping[str, Judgement | Measured],
+    copies: int = 0,
+    *,
+    copies_by_value: int = 0,
+    looks: int = 1,
 ) -> ClaimRecord:
-    """The claim's verdict over its judgements per distinct order (`copies`: repeats left out)."""
+    """The claim's verdict over its judgements per distinct order (`copies`: repeats left out,
+    bit for bit; `copies_by_value`: orders left out as equal to float noise; `looks`: how
+    many times the claim may be judged, over more draws each time, sharing the error rates)."""
     for name, judgement in judgements.items():
         _refuse_unjudgeable(spec.id, name, judgement)
     faithful = judgements[FAITHFUL]
     details: dict[str, Any] = {"reading": spec.reading} if spec.reading else {}
     if isinstance(faithful, Measured):
-        verdict, tolerance, rule = _figure_verdict(judgements, spec.scale, copies)  # type: ignore[arg-type]
+        verdict, tolerance, rule = _figure_verdict(
+            judgements,  # type: ignore[arg-type]
+            spec.scale,
+            copies,
+            FIGURE_ALPHA / looks,
+        )
+    elif faithful.fact:
+        verdict, tolerance, rule = _fact_verdict(judgements)  # type: ignore[arg-type]
     else:
-        verdict, tolerance, rule = _qualitative_verdict(judgements, copies)  # type: ignore[arg-type]
+        verdict, tolerance, rule = _qualitative_verdict(
+            judgements,  # type: ignore[arg-type]
+            copies,
+            SHARE_ALPHA / looks,
+        )
         reasons = sorted({j.inconclusive for j in judgements.values() if j.inconclusive})  # type: ignore[union-attr]
         if reasons:
             verdict, rule["inconclusive"] = "inconclusive", "; ".join(reasons)
+    if copies_by_value:
+        rule["copies_by_value"] = copies_by_value
+        for figure_rule in rule.get("figures", ()):
+            figure_rule["copies_by_value"] = copies_by_value
     details |= {**rule, **faithful.details, **(spec.beside() if spec.beside else {})}
     if spec.finding:
         details["finding"] = spec.finding
@@ -417,7 +521,56 @@ def _jsonable(value: Any) -> Any:
     return value.tolist() if isinstance(value, np.ndarray | np.generic) else float(value)
 
 
-def judge_body(spec: ClaimSpec, body: Body, arguments: Mapping[str, Any]) -> ClaimRecord:
+def _leaves(value: Any) -> list[Any]:
+    """The numbers (as floats) and other leaves of `value`, walked in order."""
+    if hasattr(value, "tolist") and hasattr(value, "ndim"):  # a numpy array or scalar
+        value = value.tolist()
+    if isinstance(value, dict):
+        return [leaf for key, item in value.items() for leaf in (str(key), *_leaves(item))]
+    if isinstance(value, list | tuple):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [float(value) if _is_number(value) else value]
+
+
+def _fingerprint(judgement: Judgement | Measured) -> list[Any]:
+    """Everything a claim body returned in one order: what it is judged on (its figures or
+    compared values, or whether it holds), what it measured and what it recorded beside."""
+    if isinstance(judgement, Measured):
+        judged: list[Any] = list(judgement.measured)
+    else:
+        judged = [t.value for t in judgement.thresholds] + [judgement.holds]
+    return [*judged, *_leaves(judgement.measured), *_leaves(judgement.details)]
+
+
+def _same(a: list[Any], b: list[Any]) -> bool:
+    """Two fingerprints alike: their numbers agree to float noise, all else is equal."""
+    return len(a) == len(b) and all(
+        agree(x, y) if isinstance(x, float) and isinstance(y, float) else x == y
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+def copies_by_value(judgements: Mapping[str, Judgement | Measured]) -> dict[str, str]:
+    """The orders whose claim body returned what an earlier order's returned, every number to
+    float noise (FLOAT_NOISE, relative), each with the order it copies, whether or not digests
+    said so. A body that returned no number at all is judged on its orders as given."""
+    prints = {name: _fingerprint(j) for name, j in judgements.items()}
+    if not any(isinstance(leaf, float) for p in prints.values() for leaf in p):
+        return {}
+    kept: dict[str, list[Any]] = {}
+    copies = {}
+    for name, found in prints.items():
+        original = next((k for k, earlier in kept.items() if _same(found, earlier)), None)
+        if original is None:
+            kept[name] = found
+        else:
+            copies[name] = original
+    return copies
+
+
+def _judge_orders(
+    spec: ClaimSpec, body: Body, arguments: Mapping[str, Any], looks: int
+) -> ClaimRecord:
     """Run `body` once per distinct order of its `Orders` arguments and decide the claim."""
     orders = {name: value for name, value in arguments.items() if isinstance(value, Orders)}
     names, copies = [FAITHFUL], 0
@@ -436,7 +589,50 @@ def judge_body(spec: ClaimSpec, body: Body, arguments: Mapping[str, Any]) -> Cla
         )
         for name in names
     }
-    return decide(spec, judgements, copies=copies)
+    for name, judgement in judgements.items():
+        _refuse_unjudgeable(spec.id, name, judgement)  # before its numbers are compared
+    faithful = judgements[FAITHFUL]
+    by_value = (
+        {} if isinstance(faithful, Judgement) and faithful.fact else copies_by_value(judgements)
+    )
+    kept = {name: j for name, j in judgements.items() if name not in by_value}
+    record = decide(spec, kept, copies=copies, copies_by_value=len(by_value), looks=looks)
+    orders = record.details["orders"]
+    for name, judgement in judgements.items():  # every order computed, in order, copies marked
+        orders[name] = orders.pop(name, None) or {
+            **_order_entry(judgement),
+            "copy_of": by_value[name],
+        }
+    return record
+
+
+def _more_could_decide(record: ClaimRecord, budget: int) -> bool:
+    """Whether `budget` orders could decide a claim its first look left undecided."""
+    details = record.details
+    if record.verdict != "inconclusive" or "collapsed" in details or "inconclusive" in details:
+        return False
+    needed = details.get("orders_to_conclude", details.get("draws_to_conclude"))
+    return needed is not None and needed <= budget
+
+
+def judge_body(spec: ClaimSpec, body: Body, arguments: Mapping[str, Any]) -> ClaimRecord:
+    """Judge the claim over the orders given; where they leave it undecided and the orders
+    can be extended to a budget that could decide it, judge it again over the extension. A
+    claim that may be judged twice has each look at half the error rates."""
+    orders = [value for value in arguments.values() if isinstance(value, Orders)]
+    budget = min((o.budget for o in orders), default=0)
+    looks = 2 if orders and budget and not spec.once else 1
+    record = _judge_orders(spec, body, arguments, looks)
+    if looks == 2:
+        first = {"orders": len(orders[0]), "verdict": record.verdict, "budget": budget}
+        first["extended"] = _more_could_decide(record, budget)
+        if first["extended"]:
+            extended = {
+                k: v.extended() if isinstance(v, Orders) else v for k, v in arguments.items()
+            }
+            record = _judge_orders(spec, body, extended, looks)
+        record.details["first_look"] = first
+    return record
 
 
 def run_claim(

@@ -13,7 +13,7 @@ from scipy import stats
 
 FAMILY_ALPHA = 0.01
 FAMILY_SIZE = 50
-FIGURE_ALPHA = FAMILY_ALPHA / FAMILY_SIZE  # a false refutation per figure (Bonferroni)
+FIGURE_ALPHA = FAMILY_ALPHA / FAMILY_SIZE  # a false refutation per figure over all its looks
 CONCLUSIVE_HALF_WIDTH = 0.5  # an interval wider than +- this share of its figure cannot check it
 POWER_TARGET = 0.8
 POWER_DRAWS = 20_000
@@ -78,7 +78,8 @@ def half_unit(printed: str) -> float:
 
 @dataclass(frozen=True)
 class FigureVerdict:
-    """A figure's interval and power; `copies`: orders repeating another's value bit for bit."""
+    """A figure's interval and power; `copies`: orders repeating another's value bit for bit;
+    `pinnable`: whether enough orders would make the interval conclusive."""
 
     printed: str
     holds: bool
@@ -94,6 +95,7 @@ class FigureVerdict:
     orders_to_conclude: int | None = None
     scale: str = "linear"
     copies: int = 0
+    pinnable: bool = True
 
     @property
     def collapsed(self) -> bool:
@@ -102,12 +104,19 @@ class FigureVerdict:
 
     @property
     def verdict(self) -> str:
-        """inconclusive when collapsed or the interval cannot check, refuted outside it, else holds."""
-        if self.holds or self.collapsed:
-            return "holds" if self.conclusive and not self.collapsed else "inconclusive"
-        return "refuted"
+        """refuted outside its interval; inside it, holds where the interval checks the figure,
+        unpinned where no number of orders would (the recipe's own spread is wider than the
+        figure can be checked against), else inconclusive (as when the draws collapsed)."""
+        if self.collapsed:
+            return "inconclusive"
+        if not self.holds:
+            return "refuted"
+        if self.conclusive:
+            return "holds"
+        return "inconclusive" if self.pinnable else "unpinned"
 
     def to_json(self) -> dict:
+        recipe_range = {} if self.pinnable else {"recipe_range": [self.low, self.high]}
         return {
             "published": self.printed,
             "verdict": self.verdict,
@@ -121,25 +130,29 @@ class FigureVerdict:
             "orders_to_conclude": self.orders_to_conclude,
             "scale": self.scale,
             "copies": self.copies,
+            **recipe_range,
         }
 
 
-def t_quantile(n_orders: np.ndarray | int) -> np.ndarray:
+def t_quantile(n_orders: np.ndarray | int, alpha: float = FIGURE_ALPHA) -> np.ndarray:
     """t_{n-1}(1 - alpha/2) sqrt(1 + 1/n): the half width in orders' sds (0 for one order)."""
     n = np.asarray(n_orders, dtype=np.float64)
     df = np.maximum(n - 1, 1)
-    return np.where(n > 1, stats.t.ppf(1 - FIGURE_ALPHA / 2, df) * np.sqrt(1 + 1 / n), 0.0)
+    return np.where(n > 1, stats.t.ppf(1 - alpha / 2, df) * np.sqrt(1 + 1 / n), 0.0)
 
 
 def interval_bounds(
-    values: np.ndarray, slack: np.ndarray | float = 0.0, scale: str = "linear"
+    values: np.ndarray,
+    slack: np.ndarray | float = 0.0,
+    scale: str = "linear",
+    alpha: float = FIGURE_ALPHA,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The prediction intervals (low, high) of `values` [..., n orders], widened by `slack`."""
     s = scale_named(scale)
     y = s.to_scale(values)
     n = y.shape[-1]
     sd = y.std(axis=-1, ddof=1) if n > 1 else np.zeros(y.shape[:-1])
-    return _ends(s, y.mean(axis=-1), t_quantile(n) * sd, slack)
+    return _ends(s, y.mean(axis=-1), t_quantile(n, alpha) * sd, slack)
 
 
 def _ends(s: Scale, mean: np.ndarray, half: np.ndarray, slack: np.ndarray | float) -> tuple:
@@ -156,13 +169,18 @@ def conclusive(low: float, high: float, published: float, slack: float) -> bool:
 
 
 def orders_to_conclude(
-    mean: float, sd: float, slack: float, published: float, scale: str = "linear"
+    mean: float,
+    sd: float,
+    slack: float,
+    published: float,
+    scale: str = "linear",
+    alpha: float = FIGURE_ALPHA,
 ) -> int | None:
     """The fewest orders whose interval would be conclusive at this mean and sd, or None."""
     s = scale_named(scale)
 
     def fits(n: int) -> bool:
-        low, high = _ends(s, np.float64(mean), float(t_quantile(n)) * sd, slack)
+        low, high = _ends(s, np.float64(mean), float(t_quantile(n, alpha)) * sd, slack)
         return conclusive(float(low), float(high), published, slack)
 
     if sd == 0:
@@ -173,13 +191,18 @@ def orders_to_conclude(
 
 
 def detectable_shift(
-    sd: float, n_orders: int, slack: float, scale: str = "linear", mean: float = 0.0
+    sd: float,
+    n_orders: int,
+    slack: float,
+    scale: str = "linear",
+    mean: float = 0.0,
+    alpha: float = FIGURE_ALPHA,
 ) -> float:
     """The least shift of the figure refuted with probability POWER_TARGET (simulated), or inf."""
     s = scale_named(scale)
     rng = np.random.default_rng(0)
     orders = mean + rng.standard_normal((POWER_DRAWS, n_orders)) * sd
-    low, high = interval_bounds(s.back(orders), slack, scale)
+    low, high = interval_bounds(s.back(orders), slack, scale, alpha)
     noise = rng.standard_normal(POWER_DRAWS) * sd
     printing = rng.uniform(-slack, slack, POWER_DRAWS)
     centre = float(s.back(np.float64(mean)))
@@ -209,8 +232,10 @@ def judge_figure(
     scale: str = "linear",
     copies: int = 0,
     power: bool = True,
+    alpha: float = FIGURE_ALPHA,
 ) -> FigureVerdict:
-    """`printed` against its value in each distinct order (`power=False`: no power figures)."""
+    """`printed` against its value in each distinct order (`power=False`: no power figures;
+    `alpha`: the false-refutation rate of this look)."""
     h = half_unit(printed)
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 1 or len(x) == 0 or not np.all(np.isfinite(x)):
@@ -220,7 +245,7 @@ def judge_figure(
     scale, y = s.name, s.to_scale(x)
     n = len(x)
     mean, sd = float(y.mean()), float(y.std(ddof=1)) if n > 1 else 0.0
-    low, high = (float(b) for b in _ends(s, np.float64(mean), t_quantile(n) * sd, h))
+    low, high = (float(b) for b in _ends(s, np.float64(mean), t_quantile(n, alpha) * sd, h))
     published = float(printed)
     t_score = p_value = None
     if sd > 0 and n > 1:
@@ -229,8 +254,10 @@ def judge_figure(
         nearest = min(max(nearest, np.nextafter(s.low, 1)), np.nextafter(s.high, 0))
         t_score = (float(s.to_scale(np.float64(nearest))) - mean) / (sd * math.sqrt(1 + 1 / n))
         p_value = float(2 * stats.t.sf(abs(t_score), n - 1))
-    shift = detectable_shift(sd, n, h, scale=scale, mean=mean) if power else math.inf
+    shift = detectable_shift(sd, n, h, scale=scale, mean=mean, alpha=alpha) if power else math.inf
     collapsed = n == 1 and copies > 0
+    limit = _ends(s, np.float64(mean), float(t_quantile(MAX_ORDERS, alpha)) * sd, h)
+    pinnable = conclusive(float(limit[0]), float(limit[1]), published, h)
     return FigureVerdict(
         printed=printed,
         holds=low <= published <= high,
@@ -244,10 +271,11 @@ def judge_figure(
         conclusive=conclusive(low, high, published, h) and not collapsed,
         detectable=shift / abs(published) if published and math.isfinite(shift) else None,
         orders_to_conclude=None
-        if collapsed or not power
-        else orders_to_conclude(mean, sd, h, published, scale),
+        if collapsed or not power or not pinnable
+        else orders_to_conclude(mean, sd, h, published, scale, alpha),
         scale=scale,
         copies=copies,
+        pinnable=pinnable,
     )
 
 

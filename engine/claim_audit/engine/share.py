@@ -13,13 +13,14 @@ from scipy import special, stats
 from .prediction import scale_named
 from .verdict import Region
 
-SHARE_ALPHA = 0.05  # the rate at which each bound on p may be wrong
+SHARE_ALPHA = 0.05  # the rate at which each bound on p may be wrong, over all of a claim's looks
 HOLDS_AT = 0.8
 REFUTED_AT = 0.2
 SENSITIVE_BETWEEN = (0.1, 0.9)  # between these and HOLDS_AT / REFUTED_AT, either verdict is right
 MIN_NORMAL_DRAWS = 3  # Shapiro-Wilk needs 3
 NORMALITY_P = 0.05
-UNMOVED = 1e-12  # draws this close (relatively) differ only in float64 rounding
+FLOAT_NOISE = 2.0**-20  # relative: about 8 float32 units in the last place
+NEAR_COPY = 0.01  # draws closer than this share of their sd are one point to the shape test
 MAX_DRAWS = 1000  # the most draws `draws_to_conclude` considers
 _GRID = 161
 
@@ -49,6 +50,11 @@ def verdict_of(low: float, high: float) -> str:
     return "inconclusive"
 
 
+def agree(a: float, b: float) -> bool:
+    """Whether two values differ by no more than float rounding (FLOAT_NOISE, relative)."""
+    return a == b or abs(a - b) <= FLOAT_NOISE * max(abs(a), abs(b))
+
+
 @functools.cache  # the resampled verdicts ask for the same few counts thousands of times
 def count_bounds(k: int, n: int, alpha: float = SHARE_ALPHA) -> tuple[float, float]:
     """One-sided Clopper-Pearson bounds on p from k of n draws, each wrong at most `alpha`."""
@@ -59,19 +65,18 @@ def count_bounds(k: int, n: int, alpha: float = SHARE_ALPHA) -> tuple[float, flo
     return low, high
 
 
-def draws_to_conclude(k: int, n: int) -> int | None:
-    """The fewest draws (> n) whose counts would conclude at share k / n, or None."""
-    share = k / n
-    for m in range(n + 1, MAX_DRAWS + 1):
-        if verdict_of(*count_bounds(round(share * m), m)) != "inconclusive":
-            return m
-    return None
+@dataclass(frozen=True)
+class Margins:
+    """One compared value over the draws, on its scale: what the margins route reads of it."""
+
+    mean: float
+    sd: float
+    method: str  # "unmoved values", "normal margins" or "Cantelli margins"
+    region: Region  # on the scale
 
 
-def _box(y: np.ndarray, alpha: float) -> tuple[float, float, float, float]:
+def _box(mean: float, sd: float, n: int, alpha: float) -> tuple[float, float, float, float]:
     """A 1 - alpha confidence box for the draws' (mean low, mean high, sd low, sd high)."""
-    n = len(y)
-    mean, sd = float(y.mean()), float(y.std(ddof=1))
     t, chi2_high, chi2_low = _box_quantiles(n, alpha)
     half = t * sd / math.sqrt(n)
     sd_low = sd * math.sqrt((n - 1) / chi2_high)
@@ -89,9 +94,19 @@ def _box_quantiles(n: int, alpha: float) -> tuple[float, float, float]:
     )
 
 
-def _normal_bounds(y: np.ndarray, region: Region, alpha: float) -> tuple[float, float]:
-    """Bounds on P(X in region) for normal draws `y`: the extremes over the confidence box."""
-    mean_low, mean_high, sd_low, sd_high = _box(y, alpha)
+def _normal_bounds(m: Margins, n: int, alpha: float) -> tuple[float, float]:
+    """Bounds on P(X in region) for normal draws: the extremes over the confidence box."""
+    region = m.region
+    mean_low, mean_high, sd_low, sd_high = _box(m.mean, m.sd, n, alpha)
+    if math.isinf(region.low) or math.isinf(region.high):
+        # One-sided: the share is monotone in the mean, and in the sd at any mean, so its
+        # extremes over the box lie at its corners.
+        means, sds = np.array([mean_low, mean_high]), np.array([[sd_low, sd_high]])
+        cdf = special.ndtr
+        shares = cdf((region.high - means[:, None]) / sds) - cdf(
+            (region.low - means[:, None]) / sds
+        )
+        return float(shares.min()), float(shares.max())
     means = np.linspace(mean_low, mean_high, _GRID)
     middle = (region.low + region.high) / 2 if math.isfinite(region.low + region.high) else None
     if middle is not None and mean_low < middle < mean_high:
@@ -107,40 +122,76 @@ def _cantelli(distance: float, sd: float) -> float:
     return 1.0 if distance <= 0 else sd**2 / (sd**2 + distance**2)
 
 
-def _free_bounds(y: np.ndarray, region: Region, alpha: float) -> tuple[float, float]:
+def _free_bounds(m: Margins, n: int, alpha: float) -> tuple[float, float]:
     """Bounds on P(X in region) for draws of any shape: Cantelli at the box's worst corner."""
-    mean_low, mean_high, _, sd = _box(y, alpha)
+    region = m.region
+    mean_low, mean_high, _, sd = _box(m.mean, m.sd, n, alpha)
     missed = _cantelli(mean_low - region.low, sd) + _cantelli(region.high - mean_high, sd)
     reached = min(_cantelli(region.low - mean_high, sd), _cantelli(mean_low - region.high, sd))
     return max(0.0, 1.0 - missed), reached
 
 
-def margin_bounds(
-    values: np.ndarray, regions: Sequence[Region], scales: Sequence[str], alpha: float
-) -> tuple[tuple[float, float], str] | None:
-    """Bounds on p from the margins of `values` [draws, thresholds] and their method, or None."""
-    m = values.shape[1]
-    lows, highs, methods = [], [], set()
-    for column, given, scale_name in zip(values.T, regions, scales, strict=True):
-        scale = scale_named(scale_name)
-        if not scale.inside(column):
-            return None
-        y = scale.to_scale(column)
-        ends = [float(scale.to_scale(scale.clip(b))) for b in (given.low, given.high)]
-        region = Region(*ends, given.closed)
-        if float(np.ptp(y)) <= UNMOVED * float(np.abs(y).max()):
-            low = high = float(region.contains(float(y[0])))
-            methods.add("unmoved values")
-        elif len(y) >= MIN_NORMAL_DRAWS and float(stats.shapiro(y).pvalue) >= NORMALITY_P:
-            low, high = _normal_bounds(y, region, alpha / m)
-            methods.add("normal margins")
+def _points(y: np.ndarray, gap: float) -> np.ndarray:
+    """The distinct points of `y`, sorted: a value within `gap` of the last one kept merges."""
+    ordered = np.sort(y)
+    kept = [ordered[0]]
+    for value in ordered[1:]:
+        if value - kept[-1] > gap:
+            kept.append(value)
+    return np.array(kept)
+
+
+def _looks_normal(y: np.ndarray) -> bool:
+    """Shapiro-Wilk on the draws' distinct points (near-copies, within NEAR_COPY of their sd,
+    are one point: ties and tight clusters say nothing of the shape), when there are 3."""
+    points = _points(y, NEAR_COPY * float(y.std(ddof=1)))
+    if len(points) < MIN_NORMAL_DRAWS:
+        return False
+    z = (points - points.mean()) / points.std()  # the test is scale-free; tiny values are not
+    return float(stats.shapiro(z).pvalue) >= NORMALITY_P
+
+
+def margins_of(column: np.ndarray, given: Region, scale_name: str) -> Margins | None:
+    """One compared value's `Margins` over the draws, or None off its scale's domain."""
+    scale = scale_named(scale_name)
+    if not scale.inside(column):
+        return None
+    y = scale.to_scale(column)
+    ends = [float(scale.to_scale(scale.clip(b))) for b in (given.low, given.high)]
+    region = Region(*ends, given.closed)
+    mean = float(y.mean())
+    if len(y) < 2 or all(agree(float(v), float(y[0])) for v in y):
+        return Margins(mean, 0.0, "unmoved values", region)
+    sd = float(y.std(ddof=1))
+    method = "normal margins" if _looks_normal(y) else "Cantelli margins"
+    return Margins(mean, sd, method, region)
+
+
+def margin_bounds(margins: Sequence[Margins], n: int, alpha: float) -> tuple[float, float]:
+    """Bounds on p from each compared value's margins over n draws (Bonferroni over them)."""
+    lows, highs = [], []
+    for m in margins:
+        if m.method == "unmoved values":
+            low = high = float(m.region.contains(m.mean))
+        elif m.method == "normal margins":
+            low, high = _normal_bounds(m, n, alpha / len(margins))
         else:
-            low, high = _free_bounds(y, region, alpha / m)
-            methods.add("Cantelli margins")
+            low, high = _free_bounds(m, n, alpha / len(margins))
         lows.append(low)
         highs.append(high)
-    method = " and ".join(sorted(methods))
-    return (max(0.0, 1.0 - sum(1.0 - low for low in lows)), min(highs)), method
+    return max(0.0, 1.0 - sum(1.0 - low for low in lows)), min(highs)
+
+
+def _bounds(k: int, n: int, margins: Sequence[Margins] | None, alpha: float) -> ShareBounds:
+    """The counts' bounds, intersected with the margins' where there are any (alpha split)."""
+    if margins:
+        low, high = margin_bounds(margins, n, alpha / 2)
+        counted = count_bounds(k, n, alpha / 2)
+        low, high = max(counted[0], low), min(counted[1], high)
+        if low <= high:
+            method = " and ".join(sorted({m.method for m in margins}))
+            return ShareBounds(low, high, f"counts and {method}")
+    return ShareBounds(*count_bounds(k, n, alpha), "counts")
 
 
 def share_bounds(
@@ -149,17 +200,40 @@ def share_bounds(
     regions: Sequence[Region] = (),
     scales: Sequence[str] = (),
     copies: int = 0,
+    alpha: float = SHARE_ALPHA,
 ) -> ShareBounds:
-    """What the distinct draws say of p (`values`: the numbers a threshold claim compares)."""
+    """What the distinct draws say of p (`values`: the numbers a threshold claim compares;
+    `alpha`: the error rate of each bound, the rule's share of SHARE_ALPHA at this look)."""
     k, n = sum(bool(h) for h in holds), len(holds)
     if n == 1 and copies:
         return ShareBounds(0.0, 1.0, "collapsed")
-    if values is not None and len(regions):
-        margins = margin_bounds(np.asarray(values, np.float64), regions, scales, SHARE_ALPHA / 2)
-        if margins is not None:
-            (low, high), method = margins
-            counted = count_bounds(k, n, SHARE_ALPHA / 2)
-            low, high = max(counted[0], low), min(counted[1], high)
-            if low <= high:
-                return ShareBounds(low, high, f"counts and {method}")
-    return ShareBounds(*count_bounds(k, n), "counts")
+    return _bounds(k, n, _all_margins(values, regions, scales), alpha)
+
+
+def _all_margins(
+    values: np.ndarray | None, regions: Sequence[Region], scales: Sequence[str]
+) -> list[Margins] | None:
+    if values is None or not len(regions):
+        return None
+    columns = np.asarray(values, np.float64).T
+    margins = [margins_of(c, r, s) for c, r, s in zip(columns, regions, scales, strict=True)]
+    return None if any(m is None for m in margins) else margins  # type: ignore[return-value]
+
+
+def draws_to_conclude(
+    holds: Sequence[bool],
+    values: np.ndarray | None = None,
+    regions: Sequence[Region] = (),
+    scales: Sequence[str] = (),
+    alpha: float = SHARE_ALPHA,
+    limit: int | None = None,
+) -> int | None:
+    """The fewest draws (more than these) at which the rule that judges these draws would
+    conclude, were the new draws like these (the same share holding, the same margins), or
+    None within `limit` (MAX_DRAWS). The rule's own `share_bounds`, at its `alpha`, decides."""
+    k, n = sum(bool(h) for h in holds), len(holds)
+    margins = _all_margins(values, regions, scales)
+    for m in range(n + 1, (limit or MAX_DRAWS) + 1):
+        if _bounds(round(k / n * m), m, margins, alpha).verdict != "inconclusive":
+            return m
+    return None

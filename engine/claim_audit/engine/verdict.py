@@ -89,7 +89,8 @@ class Threshold:
 
 @dataclass(frozen=True)
 class Judgement:
-    """A qualitative claim on one order's results; `inconclusive`: why it cannot be judged."""
+    """A qualitative claim on one order's results; `inconclusive`: why it cannot be judged;
+    `fact`: an identity or a property of the code, which no float order may break (`fact()`)."""
 
     holds: bool
     published: Any
@@ -98,6 +99,7 @@ class Judgement:
     details: dict[str, Any] = field(default_factory=dict)
     thresholds: tuple[Threshold, ...] = ()
     inconclusive: str | None = None
+    fact: bool = False
 
     def beside(self, **details: Any) -> Judgement:
         """This judgement with `details` recorded beside it (never judged)."""
@@ -150,6 +152,20 @@ def satisfied(
     return Judgement(
         bool(condition), published, measured, tolerance, dict(details), inconclusive=inconclusive
     )
+
+
+def fact(
+    condition: bool,
+    *,
+    published: Any = None,
+    measured: Any,
+    tolerance: Any = "-",
+    **details: Any,
+) -> Judgement:
+    """An identity or a property of the code (softmax ignores a shift, a shape, a bit-for-bit
+    recomputation): judged as one fact, never as a share of draws. It holds when `condition`
+    is true in every order, and is refuted by any order where it is not."""
+    return Judgement(bool(condition), published, measured, tolerance, dict(details), fact=True)
 
 
 def within(
@@ -234,9 +250,10 @@ def ranking(
 
 
 def verdict_shares(n: int, verdict_of: Callable[[np.ndarray], str]) -> dict[str, float]:
-    """The share of each verdict over RESAMPLES bootstrap resamples of the n draws."""
+    """The share of each verdict over RESAMPLES bootstrap resamples of the n draws; a draw
+    resampled twice is a copy, and counts once, as the rule counts copies."""
     rng = np.random.default_rng(0)
-    counts = Counter(verdict_of(rng.integers(0, n, n)) for _ in range(RESAMPLES))
+    counts = Counter(verdict_of(np.unique(rng.integers(0, n, n))) for _ in range(RESAMPLES))
     return {verdict: count / RESAMPLES for verdict, count in sorted(counts.items())}
 
 

@@ -40,6 +40,10 @@ NOTES = {
     "sensitive": "sensitive: the share of valid computations that give the claim lies "
     f"confidently between {SENSITIVE_BETWEEN[0]:.0%} and {SENSITIVE_BETWEEN[1]:.0%} (it "
     "depends on the machine); never fails the run",
+    "unpinned": "unpinned: the recipe's own spread over valid computations is wider than the "
+    "printed figure can be checked against (no number of draws would pin it); the figure lies "
+    "inside the recipe's range, shown as its tolerance; a figure outside it is refuted; never "
+    "fails the run",
     "inconclusive": "inconclusive: the draws cannot yet tell (too few, or collapsed to one), or "
     "a figure's interval holds 0 or is wider than half the figure either way, or the run "
     "cannot measure the claim; never a pass, never fails the run",
@@ -81,7 +85,10 @@ def _figure_note(figure: dict) -> str:
     n, published = figure["orders"], figure["published"]
     if figure.get("copies") and n == 1:
         return f"{published}: the draws collapsed to one"
-    if figure["t_score"] is None:
+    if figure["t_score"] is None and n == 1 and figure.get("copies_by_value"):
+        agreeing = n + figure["copies_by_value"]
+        text = f"{published}: all {agreeing} orders agree to float noise, one draw: exact to the printed digits"
+    elif figure["t_score"] is None:
         text = f"{published}: all {n} orders agree, exact to the printed digits"
     else:
         t, p, scale = figure["t_score"], figure["p_value"], figure.get("scale", "linear")
@@ -93,6 +100,9 @@ def _figure_note(figure: dict) -> str:
     if figure.get("verdict") == "inconclusive":
         needed = figure["orders_to_conclude"]
         text += f"; inconclusive: {needed or 'no number of'} orders would conclude it"
+    if figure.get("recipe_range"):
+        low, high = figure["recipe_range"]
+        text += f"; unpinned: the recipe's range {low:.4g} to {high:.4g} is wider than the figure can be checked against"
     return text
 
 
@@ -107,6 +117,10 @@ def _share_note(details: dict) -> str:
     (k, n), (low, high) = details["holds_in_orders"], details["share_interval"]
     copies = f" ({details['copies']} copies left out)" if details.get("copies") else ""
     text = f"holds in {k} of {n} draws{copies}; share of valid computations {low:.0%} to {high:.0%} ({details['share_method']})"
+    if details.get("copies_by_value"):
+        text += (
+            f"; {details['copies_by_value']} orders equal to another's to float noise counted once"
+        )
     if "draws_to_conclude" in details:
         needed = details["draws_to_conclude"]
         text += f"; {f'about {needed}' if needed else 'no number of'} draws would conclude it"
@@ -120,7 +134,25 @@ def verdict_note(details: dict) -> str:
     notes.append(details.get("collapsed"))
     if "share_interval" in details and figures is None:
         notes += [_share_note(details), *map(_effect_note, details.get("effects", ()))]
+    if "fails_in_orders" in details or str(details.get("rule", "")).startswith("an identity"):
+        k, n = details["holds_in_orders"]
+        failing = ", ".join(details.get("fails_in_orders", ()))
+        notes.append(
+            f"a fact, judged once: holds in {k} of {n} orders"
+            + (f", fails in {failing}" if failing else "")
+        )
+    notes.append(_look_note(details))
     return "; ".join(filter(None, notes))
+
+
+def _look_note(details: dict) -> str | None:
+    """How many draws the claim took: its first look's, and the budget's where it took more."""
+    first = details.get("first_look")
+    if not first:
+        return None
+    if first.get("extended"):
+        return f"undecided over the first {first['orders']} orders: judged over {first['budget']}"
+    return None
 
 
 def link_address(url: str | None) -> str | None:
@@ -225,7 +257,8 @@ def render(
 def _claim_row(c: dict, figure: dict | None) -> tuple[str, ...]:
     details = c.get("details") or {}
     label = verdict_label(c["verdict"], details, c["expected_to_hold"])
-    emphasis = {"holds": "{}", "sensitive": "*{}*", "inconclusive": "*{}*"}.get(label, "**{}**")
+    emphasis = {"holds": "{}", "sensitive": "*{}*", "unpinned": "*{}*", "inconclusive": "*{}*"}
+    emphasis = emphasis.get(label, "**{}**")
     verdict = emphasis.format(_escape(label))
     for note in (verdict_note(details), "; ".join(map(ci_text, details.get("ci") or []))):
         verdict += f" ({_escape(note)})" if note else ""

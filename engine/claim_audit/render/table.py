@@ -60,7 +60,8 @@ def summary_line(records: list[ClaimRecord], expected: dict[str, bool]) -> str:
             parts.append(
                 f"{c['total']} {counted}: {c['holds']} hold, "
                 f"{c['refuted']} refuted ({c['known_findings']} known findings{timings}), "
-                f"{c['sensitive']} sensitive, {c['inconclusive']} inconclusive, {c['error']} errors"
+                f"{c['sensitive']} sensitive, {c['unpinned']} unpinned, "
+                f"{c['inconclusive']} inconclusive, {c['error']} errors"
             )
     return "; ".join(parts)
 
