@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 import pytest
-from claim_audit import Claims, Orders, Region, figure, over_seeds, satisfied, within
+from claim_audit import Claims, Orders, Region, fact, figure, over_seeds, satisfied, within
 from claim_audit.engine.claim import PROPERTY, ClaimRefuted, run_claim
 from fault_tools import run_audit_pytest, write_test_folder
 
@@ -28,6 +28,7 @@ for claim_id, published in [
     ("w-mean", "2.0"),
     ("w-within", "> 4"),
     ("w-once", "same"),
+    ("w-fact", "no change"),
 ]:
     _define(claim_id, published)
 
@@ -179,3 +180,45 @@ def test_a_region_that_holds_no_value_is_refused(low, high, closed, says):
     with pytest.raises(ValueError, match=says):
         Region(low, high, closed=closed)
     assert Region(1, 1).contains(1) and Region(high=0, closed=False).contains(-1)
+
+
+def test_orders_that_give_one_value_are_one_draw_worded_without_a_t_statistic():
+    """14 orders, no digests, every one the same figure bit for bit or to float64 rounding
+    (a spread of 2.3e-16): one draw, its 13 copies counted once, judged as reproduced to
+    the printed digits, with no t statistic of float noise."""
+    for spread in (0.0, 2.3e-16):
+        values = [5.0 + spread * (i % 2) for i in range(14)]
+        record = judge("w-figure", lambda x: x, x=orders(*values))
+        (figure,) = record["details"]["figures"]
+        assert (record["verdict"], figure["orders"], figure["t_score"]) == ("holds", 1, None)
+        assert record["details"]["copies_by_value"] == 13
+        assert sum("copy_of" in e for e in record["details"]["orders"].values()) == 13
+    # Not float noise: 1e-4 apart, two draws, with their spread.
+    two = judge("w-figure", lambda x: x, x=orders(5.0, 5.0001, 5.0))
+    assert two["details"]["figures"][0]["orders"] == 2 and two["details"]["copies_by_value"] == 1
+
+
+def test_copies_are_found_by_everything_a_body_returns():
+    """A coarse figure equal in two orders whose other numbers differ is two draws."""
+    record = judge(
+        "w-within",
+        lambda x: within(round(x), Region(4.0, closed=False), exact=x),
+        x=orders(5.0, 5.1, 4.9, 5.2, 5.05),
+    )
+    assert "copies_by_value" not in record["details"]
+    assert record["details"]["holds_in_orders"] == [5, 5]
+
+
+def test_a_fact_holds_in_every_order_or_is_refuted_by_those_where_it_fails():
+    """Never judged as a share of draws: two orders or forty, it holds or is refuted."""
+    for n in (2, 40):
+        record = judge("w-fact", lambda x: fact(x == x, measured=0.0), x=orders(*[1.0] * n))
+        assert record["verdict"] == "holds" and record["details"]["holds_in_orders"] == [n, n]
+    broken = judge("w-fact", lambda x: fact(x < 3, measured=x), x=orders(1.0, 2.0, 4.0))
+    assert broken["verdict"] == "refuted" and broken["details"]["fails_in_orders"] == ["o1"]
+    with pytest.raises(TypeError, match="a fact in every order or in none"):
+        judge(
+            "w-fact",
+            lambda x: fact(True, measured=x) if x < 2 else satisfied(True, measured=x),
+            x=orders(1.0, 3.0),
+        )
