@@ -25,6 +25,7 @@ from claim_audit import Orders, Region, satisfied, within
 from claim_audit.engine import claim as engine_claim
 from claim_audit.engine import share
 from claim_audit.engine.claim import ClaimSpec, judge_body
+from claim_audit.engine.prediction import FIGURE_ALPHA, conclusive, interval_bounds
 from scipy import stats
 
 from uncertainty_claims.calibration.experiment import ORDERS, TWIN_BATCH
@@ -153,3 +154,34 @@ def test_a_claim_undecided_by_its_first_orders_takes_the_extension():
         "extended": True,
     }
     assert yes.verdict == "holds" and yes.details["holds_in_orders"] == [budget, budget]
+
+
+FIGURE_DRAWS = 200_000
+H = 0.005  # printing's half unit of a figure printed to two decimals
+
+
+@pytest.mark.parametrize("noise", (0.3, 1.0, 3.0, 30.0))
+def test_a_true_figure_is_refuted_at_most_alpha_over_both_looks(noise):
+    """The figure rule's two looks, in the calibration's situation: a published figure that
+    is a draw of the recipe (printed to its digits) is refuted at the first look (8 orders)
+    or, undecided there, at the second (20), at most FIGURE_ALPHA of the time; each look runs
+    at half of it. `noise`: the orders' sd in printing's half units (30: a figure the recipe
+    cannot pin, which must still not be refuted wrongly)."""
+    first, budget = AUDITS["calibration"]
+    alpha = FIGURE_ALPHA / 2
+    rng = np.random.default_rng(int(noise * 10))
+    sd = noise * H
+    values = rng.normal(1.0, sd, (FIGURE_DRAWS, budget))
+    published = np.round(rng.normal(1.0, sd, FIGURE_DRAWS) / (2 * H)) * (2 * H)
+
+    def looked(n: int) -> tuple[np.ndarray, np.ndarray]:
+        low, high = interval_bounds(values[:, :n], H, alpha=alpha)
+        refuted = (published < low) | (published > high)
+        return refuted, ~refuted & ~np.vectorize(conclusive)(low, high, published, H)
+
+    refuted_first, undecided = looked(first)
+    refuted_second, _ = looked(budget)
+    rate = float(np.mean(refuted_first | (undecided & refuted_second)))
+    limit = FIGURE_ALPHA + 3 * np.sqrt(FIGURE_ALPHA / FIGURE_DRAWS)
+    print(f"noise {noise} half units: a true figure refuted {rate:.2e} (limit {limit:.2e})")
+    assert rate <= limit
