@@ -1,4 +1,4 @@
-"""The engine's commands (`python -m claim_audit`, or `python -m claim_audit.report`)."""
+"""The engine's commands: `python -m claim_audit new | diff | portability`."""
 
 from __future__ import annotations
 
