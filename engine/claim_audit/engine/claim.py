@@ -17,7 +17,16 @@ import pytest
 
 from .prediction import FIGURE_ALPHA, FigureVerdict, judge_figure, scale_named
 from .share import HOLDS_AT, REFUTED_AT, SHARE_ALPHA, draws_to_conclude, share_bounds
-from .verdict import Judgement, Measured, as_json, fmt, mean_and_sd, printed_figures, verdict_shares
+from .verdict import (
+    Judgement,
+    Measured,
+    SecondReading,
+    as_json,
+    fmt,
+    mean_and_sd,
+    printed_figures,
+    verdict_shares,
+)
 
 FAITHFUL = "faithful"
 PROPERTY = "claim_record"
@@ -378,6 +387,39 @@ def _qualitative_verdict(
     return bounds.verdict, fmt(faithful.tolerance), rule
 
 
+def _second_readings(
+    claim_id: str, judgements: Mapping[str, Judgement | Measured]
+) -> dict[str, dict[str, Any]]:
+    """The second readings returned beside the claim (`second_reading`), each over every
+    order: its words and region, its value in each order, and in how many it holds."""
+    out = {}
+    faithful = judgements[FAITHFUL].details
+    for name, first in faithful.items():
+        if not isinstance(first, SecondReading):
+            continue
+        values = {}
+        for order, judgement in judgements.items():
+            mine = judgement.details.get(name)
+            if not isinstance(mine, SecondReading) or (mine.reading, mine.region) != (
+                first.reading,
+                first.region,
+            ):
+                raise ValueError(
+                    f"{claim_id}: its second reading {name!r} is {mine!r:.80} in order {order!r}, {first!r:.80} in the faithful order: every order returns the same reading (words and region)"
+                )
+            values[order] = mine.value
+        k = sum(first.region.contains(v) for v in values.values())
+        out[name] = {
+            "reading": first.reading,
+            "region": str(first.region),
+            "faithful": first.value,
+            "values": values,
+            "range_over_orders": [min(values.values()), max(values.values())],
+            "holds_in_orders": [k, len(values)],
+        }
+    return out
+
+
 def decide(
     spec: ClaimSpec, judgements: Mapping[str, Judgement | Measured], copies: int = 0
 ) -> ClaimRecord:
@@ -393,7 +435,11 @@ def decide(
         reasons = sorted({j.inconclusive for j in judgements.values() if j.inconclusive})  # type: ignore[union-attr]
         if reasons:
             verdict, rule["inconclusive"] = "inconclusive", "; ".join(reasons)
-    details |= {**rule, **faithful.details, **(spec.beside() if spec.beside else {})}
+    readings = _second_readings(spec.id, judgements)
+    beside = {k: v for k, v in faithful.details.items() if k not in readings}
+    details |= {**rule, **beside, **(spec.beside() if spec.beside else {})}
+    if readings:
+        details["second_readings"] = readings
     if spec.finding:
         details["finding"] = spec.finding
     if not spec.gates:
@@ -439,6 +485,28 @@ def judge_body(spec: ClaimSpec, body: Body, arguments: Mapping[str, Any]) -> Cla
     return decide(spec, judgements, copies=copies)
 
 
+def what_failed(details: Mapping[str, Any]) -> list[str]:
+    """What refuted a claim, a line each: the published figures outside their intervals, the
+    effects outside their regions, else in how many draws the claim held."""
+    figures = details.get("figures") or []
+    lines = [
+        f"published {f['published']} lies outside [{low:.6g}, {high:.6g}] (figure {i} of {len(figures)})"
+        for i, f in enumerate(figures, 1)
+        if f.get("verdict") == "refuted"
+        for low, high in [f["interval"]]
+    ]
+    for effect in details.get("effects") or []:
+        (k, n), (low, high) = effect["in_region"], effect["range"]
+        if k < n:
+            name = repr(effect["effect"]) if effect["effect"] else "its value"
+            spread = f"{low:.6g}" if low == high else f"{low:.6g} to {high:.6g}"
+            lines.append(f"{name} lies {effect['region']} in {k} of {n} draws ({spread})")
+    if not lines and "holds_in_orders" in details:
+        k, n = details["holds_in_orders"]
+        lines.append(f"holds in {k} of {n} draws")
+    return lines
+
+
 def run_claim(
     spec: ClaimSpec, body: Body, arguments: Mapping[str, Any], user_properties: list
 ) -> ClaimRecord:
@@ -452,7 +520,8 @@ def run_claim(
     if record.verdict == "refuted" and spec.gates:
         if spec.finding:
             pytest.xfail(spec.finding)
-        raise ClaimRefuted(f"{spec.id}: {figures}: {spec.statement}")
+        failed = "".join(f"\n  {line}" for line in what_failed(record.details))
+        raise ClaimRefuted(f"{spec.id} refuted: {spec.statement}{failed}\n  ({figures})")
     if record.verdict != "refuted" and spec.finding:
         raise FindingGone(
             f"{spec.id}: recorded as a finding ({spec.finding}), but it is now {record.verdict} ({figures}): update the record"
