@@ -489,12 +489,14 @@ def what_failed(details: Mapping[str, Any]) -> list[str]:
     """What refuted a claim, a line each: the published figures outside their intervals, the
     effects outside their regions, else in how many draws the claim held."""
     figures = details.get("figures") or []
-    lines = [
-        f"published {f['published']} lies outside [{low:.6g}, {high:.6g}] (figure {i} of {len(figures)})"
-        for i, f in enumerate(figures, 1)
-        if f.get("verdict") == "refuted"
-        for low, high in [f["interval"]]
-    ]
+    lines = []
+    for i, f in enumerate(figures, 1):
+        if f.get("verdict") == "refuted":  # its ends to two digits past the published figure's
+            digits = len(re.sub(r"[eE].*|[^0-9]", "", f["published"]).lstrip("0")) + 2
+            low, high = (f"{end:.{max(6, digits)}g}" for end in f["interval"])
+            lines.append(
+                f"published {f['published']} lies outside [{low}, {high}] (figure {i} of {len(figures)})"
+            )
     for effect in details.get("effects") or []:
         (k, n), (low, high) = effect["in_region"], effect["range"]
         if k < n:
