@@ -51,11 +51,11 @@ class Moved:
     def ratio(self) -> str:
         """new / old, and how many times over it moved where that is `FOLD` or more."""
         a, b = self.old, self.new
-        if a == 0:
-            return "from 0"
-        if (a > 0) != (b > 0) and b != 0:  # type: ignore[operator]
+        if a == 0 or b == 0:
+            return "from 0" if a == 0 else "to 0"
+        if (a > 0) != (b > 0):  # type: ignore[operator]
             return f"new/old {b / a:.3g}, changed sign"  # type: ignore[operator]
-        fold = math.inf if b == 0 else max(abs(b / a), abs(a / b))  # type: ignore[operator]
+        fold = max(abs(b / a), abs(a / b))  # type: ignore[operator]
         several = f", {fold:.3g}-fold" if fold >= FOLD else ""
         return f"new/old {b / a:.4g}{several}"  # type: ignore[operator]
 
