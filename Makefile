@@ -11,9 +11,10 @@ audit: setup  ## reproduce both documents, print the claims table, write report/
 	$(BIN)/pytest claims -n auto -m "claim or health" $(PYTEST_ARGS)
 
 # The audit's folder (claims/: claims, health, properties) and the harness's own tests
-# (tests/: cache, faults, report, scheduling, ...), in one run; the slow gates are skipped.
+# (tests/: cache, faults, report, scheduling, ...) and the engine's (engine/tests/), in one run;
+# the slow gates are skipped.
 test: setup  ## the suite: claims/ and tests/ (claims, health, properties, faults; the slow gates: make gate)
-	@$(BIN)/pytest claims tests -n auto $(PYTEST_ARGS); status=$$?; \
+	@$(BIN)/pytest claims tests engine/tests -n auto $(PYTEST_ARGS); status=$$?; \
 		echo "make test skips the slow gates (cold audits in two float orders, cold reruns): run them with make gate"; \
 		exit $$status
 

@@ -153,26 +153,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         forget_warm(_selection(config))
 
 
-# --- Every order at once, for a reading recorded beside a claim (claims/readings.py) ---------
-
-
-@pytest.fixture(scope="session")
-def calibration_every_order(calibration):
-    """Every order's calibration results in one `EveryOrder`, which the engine hands to a
-    claim body whole (the `calibration` fixture is handed over one order at a time)."""
-    from readings import EveryOrder
-
-    return EveryOrder(dict(calibration))
-
-
-@pytest.fixture(scope="session")
-def uncertainty_every_order(uncertainty):
-    """Every order's uncertainty results in one `EveryOrder` (see calibration_every_order)."""
-    from readings import EveryOrder
-
-    return EveryOrder(dict(uncertainty))
-
-
 @pytest.fixture(scope="session")
 def bootstrap_ablations(uncertainty):
     """unc-12b's ablation in every order of the `uncertainty` fixture: that order's ensemble

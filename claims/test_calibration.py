@@ -32,10 +32,10 @@ from calibration.measures import (
     std_ratio,
     values,
 )
-from claim_audit import Claims, Region, fact, figure, satisfied, within
+from calibration.sections import S_BRAG, S_FORECAST, S_HEAD, S_KNOB, S_OOD, S_SETTLED, S_WOBBLE
+from claim_audit import Claims, Region, fact, figure, satisfied, second_reading, within
 from claim_audit.engine.verdict import Comparison, Effect, PerSeed
 from flax import nnx
-from readings import reading_over_orders
 
 from uncertainty_claims import data, metrics
 from uncertainty_claims.calibration.evaluation import (
@@ -59,14 +59,6 @@ from uncertainty_claims.calibration.training import TrainConfig, batch_indices
 from uncertainty_claims.numerics import full_precision
 
 CLAIMS = Claims("calibration")
-
-S_HEAD = "Two nets, one head"
-S_FORECAST = "The forecaster's test, in code"
-S_BRAG = "Why the bounded net brags"
-S_KNOB = "One knob, fit on held-out data"
-S_OOD = "The number the softmax throws away"
-S_WOBBLE = "The channel that does not wobble"
-S_SETTLED = "What the experiment settled"
 
 # Printed figures that more than one claim reads.
 ECE_RELU, ECE_YAT = "1.76", "6.20"
@@ -638,7 +630,7 @@ def knob_bins_nearer(c: CalibrationResults) -> float:
     "every confidence down, so bins already above the diagonal can only move away, which "
     "is the bent curve of cal-10d",
 )
-def test_knob_rotates_curve_toward_diagonal(calibration, calibration_every_order):
+def test_knob_rotates_curve_toward_diagonal(calibration):
     paths = knob_paths(calibration)
     return within(
         knob_ece_ratio(paths),
@@ -650,11 +642,10 @@ def test_knob_rotates_curve_toward_diagonal(calibration, calibration_every_order
         ece_largest_rise_along_path=[float(np.diff(p["ece"]).max()) for p in paths],
         bins_nearer_per_seed=[p["bins_nearer"] for p in paths],
         bins_compared_per_seed=[p["bins"] for p in paths],
-        bin_by_bin=reading_over_orders(
-            calibration_every_order,
-            knob_bins_nearer,
-            Region(1.0),
+        bin_by_bin=second_reading(
             "every bin nearer the diagonal: the share of bins, smallest over seeds",
+            knob_bins_nearer(calibration),
+            Region(1.0),
         ),
     )
 
@@ -1137,15 +1128,12 @@ AUTHORS_BASELINE = (
     "so under that reading the sentence contradicts the post's printed figures "
     "themselves. The ReLU softmax channel's seed mean is recorded beside too",
 )
-def test_bad_retraining_barely_better(calibration, calibration_every_order):
+def test_bad_retraining_barely_better(calibration):
     per_seed = calibration.per_seed
     return BAD_RETRAINING.judge(per_seed).beside(
         **other_baselines(per_seed),
-        authors_figure_baseline=reading_over_orders(
-            calibration_every_order,
-            lambda c: authors_baseline_gap(c.per_seed),
-            BAD_RETRAINING.effects[0].region,
-            AUTHORS_BASELINE,
+        authors_figure_baseline=second_reading(
+            AUTHORS_BASELINE, authors_baseline_gap(per_seed), BAD_RETRAINING.effects[0].region
         ),
     )
 

@@ -24,10 +24,9 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
-from claim_audit import FAITHFUL, Claims, Orders, Region, fact, satisfied
-from claim_audit.engine.verdict import Comparison, Effect, Judgement
+from claim_audit import FAITHFUL, Claims, Orders, Region, fact, satisfied, second_reading
+from claim_audit.engine.verdict import Comparison, Effect, Judgement, SecondReading
 from flax import nnx
-from readings import EveryOrder, reading_over_orders
 from uncertainty.measures import (
     METHODS,
     REGIONS,
@@ -417,13 +416,12 @@ BAND_READING = (
 )
 
 
-def strict_band_reading(every: EveryOrder, method: str) -> dict[str, Any]:
-    """The strict reading of 'near-zero width' over every order, recorded beside."""
-    return reading_over_orders(
-        every,
-        lambda r: band_variance_ratio(r, method),
-        NEGLIGIBLE_REGION,
+def strict_band_reading(uncertainty: UncertaintyResult, method: str) -> SecondReading:
+    """The strict reading of 'near-zero width' in one order, recorded beside."""
+    return second_reading(
         "negligible: in-cluster mean epistemic variance / mean true noise variance",
+        band_variance_ratio(uncertainty, method),
+        NEGLIGIBLE_REGION,
     )
 
 
@@ -453,7 +451,7 @@ def strict_band_reading(every: EveryOrder, method: str) -> dict[str, Any]:
         ),
     ],
 )
-def test_band_collapses_in_clusters(uncertainty, uncertainty_every_order, method):
+def test_band_collapses_in_clusters(uncertainty, method):
     sd, noise = band_sd(uncertainty, method)
     return (
         BAND[method]
@@ -462,7 +460,7 @@ def test_band_collapses_in_clusters(uncertainty, uncertainty_every_order, method
             epistemic_sd_in_clusters=sd,
             noise_sd_in_clusters=noise,
             band_half_width_2sd=2 * sd,
-            strict_reading=strict_band_reading(uncertainty_every_order, method),
+            strict_reading=strict_band_reading(uncertainty, method),
         )
     )
 
@@ -551,7 +549,7 @@ BALLOON_READING = (
         ),
     ],
 )
-def test_band_balloons(uncertainty, uncertainty_every_order, method, region):
+def test_band_balloons(uncertainty, method, region):
     """The width reading is judged; the variance reading (unc-06's rule) is recorded beside,
     with its value in every order (its verdict is unc-06-*'s own)."""
     return (
@@ -559,11 +557,10 @@ def test_band_balloons(uncertainty, uncertainty_every_order, method, region):
         .judge(uncertainty)
         .beside(
             variance_ratio=epistemic_ratios(uncertainty, method)[region],
-            variance_reading=reading_over_orders(
-                uncertainty_every_order,
-                lambda r: epistemic_ratios(r, method)[region],
-                Region(MARKEDLY),
+            variance_reading=second_reading(
                 f"in variance, judged by unc-06-{method[:3]}-{region}",
+                epistemic_ratios(uncertainty, method)[region],
+                Region(MARKEDLY),
             ),
         )
     )

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The engine alone, as a third document's author installs it: a fresh virtual environment
 # with claim-audit and its drawing extra from engine/ (pytest, pytest-xdist, numpy, scipy,
-# filelock, rich, markdown-it-py, matplotlib; no JAX), the worked example of docs/ADDING_A_DOCUMENT.md written
-# into an empty folder, and pytest run there; then `python -m claim_audit new`. Passes when
-# JAX is absent, `pytest --help` shows the engine's options, and both audits are green.
+# filelock, rich, markdown-it-py, matplotlib; no JAX), the engine's own tests (engine/tests),
+# the worked example of docs/ADDING_A_DOCUMENT.md written into an empty folder, and pytest run
+# there; then `python -m claim_audit new`. Passes when installing left the clone as it was
+# (ignored files included), JAX is absent, the engine's tests pass, `pytest --help` shows the
+# engine's options, and both audits are green.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -11,12 +13,24 @@ python=${PYTHON:-python3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$python" -m venv "$work/venv"
+# Installing builds the wheel from engine/: nothing may be written into the clone, not even
+# a file git ignores (a build/ or an .egg-info). git's view of engine/, ignored files
+# included, before and after.
+before=$(git status --porcelain --ignored --untracked-files=all -- engine)
 "$work/venv/bin/python" -m pip install --quiet "$repo/engine[draw]"
-rm -rf "$repo/engine/build"  # what pip's build of a local folder leaves
+after=$(git status --porcelain --ignored --untracked-files=all -- engine)
+if [[ "$before" != "$after" ]]; then
+    echo "engine_alone: installing the engine wrote into the clone:" >&2
+    diff <(echo "$before") <(echo "$after") >&2 || true
+    exit 1
+fi
 if "$work/venv/bin/python" -c "import jax" 2>/dev/null; then
     echo "engine_alone: jax is installed beside the engine" >&2
     exit 1
 fi
+# The engine's own tests (its API page against its code), outside this repository's settings.
+"$work/venv/bin/python" -m pytest -p no:cacheprovider -c /dev/null --rootdir "$repo/engine" \
+    --confcutdir "$repo/engine" -q "$repo/engine/tests"
 mkdir "$work/project"
 "$work/venv/bin/python" "$repo/scripts/guide_files.py" "$repo/docs/ADDING_A_DOCUMENT.md" "$work/project"
 cd "$work/project"

@@ -6,8 +6,8 @@
 #
 # Runs `pytest claims -m "claim or health"` (the gate), writes the report to REPORT_DIR
 # (default report/device), prints what moved against CPU_AUDIT_JSON (python -m
-# claim_audit.report diff), then how many verdicts changed against what the rule's own error
-# predicts (python -m claim_audit.report portability, docs/VERDICTS.md). Exits with the
+# claim_audit diff), then how many verdicts changed against what the rule's own error
+# predicts (python -m claim_audit portability, docs/VERDICTS.md). Exits with the
 # gate's status, else 1 when a verdict crossed between holds and refuted or more verdicts
 # changed than predicted. PYTHON picks the interpreter (default .venv/bin/python, else python3);
 # WORKERS the xdist worker count (default 4). pytest-benchmark, where installed, refuses
@@ -29,11 +29,11 @@ status=0
     -p no:cacheprovider "--report-dir=$report_dir" || status=$?
 echo
 echo "== against the CPU audit $cpu_audit =="
-"$python" -m claim_audit.report diff --verdicts-only "$cpu_audit" "$report_dir/audit.json" || true
+"$python" -m claim_audit diff --verdicts-only "$cpu_audit" "$report_dir/audit.json" || true
 echo
 echo "== verdicts changed, against the rule's own error =="
 portable=0
-"$python" -m claim_audit.report portability "$cpu_audit" "$report_dir/audit.json" || portable=$?
+"$python" -m claim_audit portability "$cpu_audit" "$report_dir/audit.json" || portable=$?
 if [[ "$status" -eq 0 ]]; then
     status=$portable
 fi

@@ -139,7 +139,7 @@ EOF
 for name in audit.json audit-partial.json; do
     if [ -f .dev/cpu_audit.json ] && [ -f "$OUT/$name" ]; then
         echo "== $name against .dev/cpu_audit.json ==" | tee -a "$OUT/summary.txt"
-        $PYTHON -m claim_audit.report portability .dev/cpu_audit.json "$OUT/$name" 2>&1 | tee -a "$OUT/summary.txt"
+        $PYTHON -m claim_audit portability .dev/cpu_audit.json "$OUT/$name" 2>&1 | tee -a "$OUT/summary.txt"
     fi
 done
 [ -z "$FRESH_CACHE" ] || rm -rf "$FRESH_CACHE"

@@ -9,8 +9,20 @@ import json
 
 import numpy as np
 import pytest
-from claim_audit import Claims, Orders, Region, fact, figure, over_seeds, satisfied, within
-from claim_audit.engine.claim import PROPERTY, ClaimRefuted, run_claim
+from claim_audit import (
+    Claims,
+    Orders,
+    Region,
+    fact,
+    figure,
+    over_seeds,
+    satisfied,
+    second_reading,
+    within,
+)
+from claim_audit.engine.claim import PROPERTY, ClaimRecord, ClaimRefuted, run_claim
+from claim_audit.render import markdown, table
+from claim_audit.render.markdown import second_reading_notes
 from fault_tools import run_audit_pytest, write_test_folder
 
 claims = Claims("written-doc")
@@ -222,3 +234,92 @@ def test_a_fact_holds_in_every_order_or_is_refuted_by_those_where_it_fails():
             lambda x: fact(True, measured=x) if x < 2 else satisfied(True, measured=x),
             x=orders(1.0, 3.0),
         )
+
+
+REFUTED_MODULE = """
+    import pytest
+    from claim_audit import Claims, Orders, Region, figure, within
+
+    claims = Claims("demo")
+
+    @pytest.fixture
+    def x():
+        return Orders({"faithful": 1.0, "b": 1.0001, "c": 0.9999, "d": 1.0002})
+
+    @claims("d-1", "S", "Three figures print 1.0, 2.0 and 5.0.", published=("1.0", "2.0", "5.0"))
+    def test_figures(x):
+        return figure([x, 2 * x, 2 * x])
+
+    @claims("d-2", "S", "The ratio is below 0.5.", published="< 0.5")
+    def test_threshold(x):
+        return within(x, Region(high=0.5), name="ratio")
+"""
+
+
+def test_a_refuted_claims_failure_names_what_failed_without_the_engines_frames(tmp_path):
+    """The failure of a refuted claim's test: the claim, the published figure that lay
+    outside which interval (of the claim's three), or the effect that left its region, and no
+    traceback through the engine's functions or the plugin's hook wrappers."""
+    done = run_audit_pytest(write_test_folder(tmp_path, REFUTED_MODULE), "--no-report")
+    assert done.returncode == 1, done.stdout + done.stderr
+    failures = done.stdout.split("= FAILURES =")[1].split("CLAIMS AUDIT")[0]
+    assert "ClaimRefuted: d-1 refuted: Three figures print 1.0, 2.0 and 5.0." in failures
+    assert "published 5.0 lies outside [1.9" in failures and "(figure 3 of 3)" in failures
+    assert "published 1.0 lies" not in failures and "published 2.0 lies" not in failures
+    assert "'ratio' lies <= 0.5 in 0 of 4 draws (0.9999 to 1.0002)" in failures
+    for frame in ("def run_claim", "timeouts.py", "claim.py", "yield"):
+        assert frame not in failures, failures
+
+
+def test_a_second_reading_is_gathered_over_every_order_and_never_judged():
+    """`second_reading(...)` beside a judgement: the record holds its words, region, value in
+    each order and in how many it holds, under its name; the verdict is the judged reading's."""
+    _define("w-second", "< 2")
+    record = judge(
+        "w-second",
+        lambda x: within(x, Region(high=2.0)).beside(
+            strict=second_reading("negligible: below 1.0", x, Region(high=1.0))
+        ),
+        x=orders(0.99, 1.01, 0.98, 1.02),
+    )
+    assert record["verdict"] == "holds"
+    assert "strict" not in record["details"]
+    assert record["details"]["second_readings"] == {
+        "strict": {
+            "reading": "negligible: below 1.0",
+            "region": "<= 1",
+            "faithful": 0.99,
+            "values": {"faithful": 0.99, "o0": 1.01, "o1": 0.98, "o2": 1.02},
+            "range_over_orders": [0.98, 1.02],
+            "holds_in_orders": [2, 4],
+        }
+    }
+    note = (
+        "second reading (strict), negligible: below 1.0: <= 1 holds in 2 of 4 draws "
+        "(0.98 to 1.02); recorded, never judged"
+    )
+    assert second_reading_notes(record["details"]) == [note]
+    fields = {k: v for k, v in record.items() if k in ClaimRecord.__dataclass_fields__}
+    terminal = "\n".join(table.render([ClaimRecord(**fields)], {}, width=200))
+    assert note in terminal
+    audit = {
+        "claims": [record | {"expected_to_hold": True}],
+        "summary": "1 claim",
+        "metadata": {"cache": {}, "git": {}},
+    }
+    page = markdown.render(audit, [])  # in the statement's cell, "<" escaped
+    assert "*Second reading (strict), negligible: below 1.0: &lt;= 1 holds in 2 of 4 draws (0.98 to 1.02); recorded, never judged.*" in page  # fmt: skip
+
+
+def test_a_second_reading_must_be_the_same_in_every_order():
+    _define("w-second-differs", "< 2")
+    with pytest.raises(ValueError, match="every order returns the same reading"):
+        judge(
+            "w-second-differs",
+            lambda x: within(x, Region(high=2.0)).beside(
+                strict=second_reading("below x", x, Region(high=x))
+            ),
+            x=orders(0.99, 1.01),
+        )
+    with pytest.raises(ValueError, match="not a finite number"):
+        second_reading("never", float("nan"), Region(high=1.0))

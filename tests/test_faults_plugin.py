@@ -241,7 +241,7 @@ def test_jax_settings_from_the_environment_never_become_the_complete_report(tmp_
         [
             sys.executable,
             "-m",
-            "claim_audit.report",
+            "claim_audit",
             "diff",
             "out/audit.json",
             "out/partial/audit.json",

@@ -1,4 +1,4 @@
-"""`python -m claim_audit.report portability`: two audits may differ on as many verdicts as
+"""`python -m claim_audit portability`: two audits may differ on as many verdicts as
 the rule's own error predicts, and never between holds and refuted."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from claim_audit.__main__ import main
 from claim_audit.engine.verdict import change_probability, expected_changes
 from claim_audit.render.documents import SCHEMA_VERSION
-from claim_audit.report.__main__ import main
 
 
 def audit(path: Path, verdicts: dict[str, str], shares: dict[str, float]) -> str:

@@ -243,6 +243,7 @@ def test_markdown_names_the_documents_and_places_each_figure_by_its_claims():
                     "title": "Calibrating a Bounded Net, in JAX/Flax NNX",
                     "kind": "blog post",
                     "url": "https://tahabouhsine.com/blog/calibration-of-a-bounded-net-jax-flax-nnx/",
+                    "headings": ["The forecaster's test, in code"],
                 }
             },
         },

@@ -1,4 +1,4 @@
-"""`python -m claim_audit.report diff OLD.json NEW.json`: verdicts, figures and metadata that moved."""
+"""`python -m claim_audit diff OLD.json NEW.json`: verdicts, figures and metadata that moved."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def write(folder: Path, name: str, audit: dict) -> Path:
 
 def run_diff(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "claim_audit.report", "diff", *args],
+        [sys.executable, "-m", "claim_audit", "diff", *args],
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,
@@ -84,8 +84,7 @@ def test_same_file_exits_zero(tmp_path):
     path = write(tmp_path, "a.json", AUDIT)
     result = run_diff(str(path), str(path))
     assert result.returncode == 0, result.stderr
-    assert "Verdicts: none changed" in result.stdout
-    assert "Figures: none moved" in result.stdout
+    assert "Claims: none changed" in result.stdout
     assert "Metadata: unchanged" in result.stdout
 
 
@@ -94,9 +93,9 @@ def test_changed_verdict_exits_one_and_is_shown(tmp_path):
     new["claims"][0].update(verdict="refuted", measured="1.2", details={"measured_value": 1.2})
     result = run_diff(str(write(tmp_path, "a.json", AUDIT)), str(write(tmp_path, "b.json", new)))
     assert result.returncode == 1
-    assert "Verdicts changed (1):" in result.stdout
-    assert "c-1              holds -> refuted" in result.stdout
-    assert "measured 1.004 -> 1.2" in result.stdout
+    assert "Claims changed (1):" in result.stdout
+    assert "c-1              holds -> refuted (measured 1.004 -> 1.2" in result.stdout
+    assert "measured_value 1.004 -> 1.2 (new/old 1.195, tolerance 0.01)" in result.stdout
 
 
 def test_any_verdict_string_is_compared(tmp_path):
@@ -117,7 +116,8 @@ def test_claims_in_one_file_only_exit_one(tmp_path):
     assert [c["id"] for c in changes.only_new] == ["c-9"]
     result = run_diff(str(write(tmp_path, "a.json", AUDIT)), str(write(tmp_path, "b.json", new)))
     assert result.returncode == 1
-    assert "Claims only in" in result.stdout and "c-9" in result.stdout
+    assert f"c-9              holds, only in {tmp_path / 'b.json'}" in result.stdout
+    assert f"c-1              holds, only in {tmp_path / 'a.json'}" in result.stdout
 
 
 def test_figures_beyond_their_tolerance_are_listed_with_both_values(tmp_path):
@@ -136,8 +136,14 @@ def test_figures_beyond_their_tolerance_are_listed_with_both_values(tmp_path):
     old_path, new_path = write(tmp_path, "a.json", AUDIT), write(tmp_path, "b.json", new)
     result = run_diff(str(old_path), str(new_path))
     assert result.returncode == 3  # figures moved, no verdict changed
-    assert "Figures that moved beyond their tolerance (2):" in result.stdout
-    assert "measured_values[1]     2.1 -> 2.45 (moved 0.35, tolerance 0.2)" in result.stdout
+    assert "Claims changed (2):" in result.stdout
+    assert (
+        "c-2              measured_values[1] 2.1 -> 2.45 (new/old 1.167, tolerance 0.2)"
+        in result.stdout
+    )
+    verbose = run_diff("-v", str(old_path), str(new_path))
+    assert "Figures that moved beyond their tolerance (2):" in verbose.stdout
+    assert "measured_values[1]     2.1 -> 2.45 (moved 0.35, tolerance 0.2)" in verbose.stdout
     assert run_diff("--verdicts-only", str(old_path), str(new_path)).returncode == 0
 
 
@@ -209,7 +215,7 @@ def test_a_changed_tolerance_or_published_figure_is_shown():
     ],
 )
 def test_unreadable_input_exits_two_with_a_clear_message(tmp_path, content, message):
-    """`python -m claim_audit.report diff` given a missing file, not JSON, no `claims` list, a claim
+    """`python -m claim_audit diff` given a missing file, not JSON, no `claims` list, a claim
     without a verdict or not an object, a repeated id, or `metadata` not an object: exit 2,
     one line on stderr naming the file and the problem, nothing on stdout."""
     good = write(tmp_path, "good.json", AUDIT)
@@ -234,7 +240,7 @@ def test_tolerances_are_read_as_recorded():
 
 
 def test_figure_that_became_non_finite_or_disappeared_is_a_move(tmp_path):
-    """`python -m claim_audit.report diff` with a figure that became NaN or infinite, or that a claim no
+    """`python -m claim_audit diff` with a figure that became NaN or infinite, or that a claim no
     longer records: listed as a move, exit 1. Bug fixed: it printed "none moved" and exited 0
     (engine/claim_audit/report/diff.py `_compare_figures`). A figure of an order the new run
     did not compute is no loss: the number of orders moved, shown as metadata."""
@@ -252,9 +258,10 @@ def test_figure_that_became_non_finite_or_disappeared_is_a_move(tmp_path):
     old_path = write(tmp_path, "a.json", AUDIT)
     result = run_diff(str(old_path), str(write(tmp_path, "b.json", new)))
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "Figures lost: non-finite or disappeared (2):" in result.stdout
+    assert "c-1              lost measured_value (1.004 -> nan)" in result.stdout
+    assert "c-2              lost measured_values[0] (1.05 -> inf)" in result.stdout
     assert "orders per claim: 2 -> 1 (1 claim: c-4)" in result.stdout
-    assert "Verdicts: none changed" not in result.stdout
+    assert "Claims: none changed" not in result.stdout
     assert run_diff(str(write(tmp_path, "c.json", new)), str(old_path)).returncode == 0
 
 
@@ -279,7 +286,7 @@ def test_figure_that_became_non_finite_or_disappeared_is_a_move(tmp_path):
     ],
 )
 def test_hostile_but_valid_json_exits_two_in_one_line(tmp_path, content, message):
-    """`python -m claim_audit.report diff` given hostile but valid JSON (an integer of 400 or 5,000
+    """`python -m claim_audit diff` given hostile but valid JSON (an integer of 400 or 5,000
     digits, nesting 100,000 deep, a schema_version from the future or the past, whose
     figures were text): exit 2 with one line
     naming the file and the problem. Bug fixed: a traceback with exit 1, the code of "a
@@ -295,7 +302,7 @@ def test_hostile_but_valid_json_exits_two_in_one_line(tmp_path, content, message
 
 
 def test_a_huge_metadata_value_is_printed_cut(tmp_path):
-    """`python -m claim_audit.report diff` with a 200 MB metadata value: the value is cut to 200
+    """`python -m claim_audit diff` with a 200 MB metadata value: the value is cut to 200
     characters, with its length said. Bug fixed: it was printed whole (engine/claim_audit/report/diff.py)."""
     new = copy.deepcopy(AUDIT)
     new["metadata"]["device"]["kinds"] = "x" * 1_000_000
@@ -333,7 +340,7 @@ def with_claims(*claims: dict) -> dict:
 
 
 def test_a_qualitative_claims_figure_that_moved_is_seen(tmp_path):
-    """`python -m claim_audit.report diff` where a qualitative claim's figure (printed
+    """`python -m claim_audit diff` where a qualitative claim's figure (printed
     as text in each order) moved from 3.39 to 12345 with its verdict kept: listed, exit 3;
     exit 0 with --verdicts-only. Bug fixed: only `measured_value(s)` were compared, so it
     printed "Figures: none moved beyond its tolerance." and exited 0 (engine/claim_audit/report/diff.py
@@ -342,9 +349,11 @@ def test_a_qualitative_claims_figure_that_moved_is_seen(tmp_path):
     new_path = write(tmp_path, "b.json", with_claims(ratio_claim(12345.0)))
     result = run_diff(str(old_path), str(new_path))
     assert result.returncode == 3, result.stdout + result.stderr
-    assert "Verdicts: none changed" in result.stdout
-    assert "Figures that moved beyond their tolerance (1):" in result.stdout
-    assert "r-1              orders.faithful.measured 3.39 -> 12345" in result.stdout
+    assert "Claims changed (1):" in result.stdout
+    assert (
+        "r-1              orders.faithful.measured 3.39 -> 12345 (new/old 3642, 3.64e+03-fold"
+        in result.stdout
+    )
     assert run_diff("--verdicts-only", str(old_path), str(new_path)).returncode == 0
 
 
@@ -477,7 +486,7 @@ def test_a_threshold_claims_effects_are_compared():
 
 @pytest.mark.fault
 def test_hostile_figure_records_are_compared_without_a_traceback(tmp_path):
-    """`python -m claim_audit.report diff` given figure records no engine writes (a
+    """`python -m claim_audit diff` given figure records no engine writes (a
     published figure of 1e999, an sd that is text, a count that is a bool, an interval with a
     string, effects that are not objects, figures in each order spanning float64):
     compared as far as they are figures, listed, no traceback."""
@@ -505,7 +514,10 @@ def test_hostile_figure_records_are_compared_without_a_traceback(tmp_path):
     old_path = write(tmp_path, "a.json", with_claims(hostile))
     result = run_diff(str(old_path), str(write(tmp_path, "b.json", with_claims(moved))))
     assert result.returncode == 3, result.stdout + result.stderr
-    assert "orders.faithful.measured[0] 1e+308 -> 5 (moved 1e+308, tolerance 0.01)" in result.stdout
+    assert (
+        "orders.faithful.measured[0] 1e+308 -> 5 (new/old 5e-308, 2e+307-fold, tolerance 0.01)"
+        in result.stdout
+    )
     assert "Traceback" not in result.stderr
     assert run_diff(str(old_path), str(old_path)).returncode == 0
 
@@ -525,7 +537,7 @@ def test_a_nul_in_a_printed_figure_is_compared_without_a_traceback(tmp_path):
     new = write(tmp_path, "b.json", with_claims(orders_claim("1, 3")))
     result = run_diff(str(old), str(new))
     assert (result.returncode, result.stderr) == (3, ""), result.stdout + result.stderr
-    assert 'orders.faithful        "1, \\u0000" -> "1, 3" (changed)' in result.stdout
+    assert 'q-1              orders.faithful "1, \\u0000" -> "1, 3" (changed)' in result.stdout
     assert run_diff(str(old), str(old)).returncode == 0
 
 
@@ -589,27 +601,23 @@ def test_a_moved_dot_a_changed_definition_and_a_flipped_expectation_are_seen(tmp
     result = run_diff(str(write(tmp_path, "a.json", old)), str(write(tmp_path, "b.json", flipped)))
     assert result.returncode == 1, result.stdout + result.stderr
     assert "c-1              expected_to_hold: true -> false" in result.stdout
-    assert "Verdicts: none changed" in result.stdout
 
 
-def test_the_engine_command_has_diff_and_its_readme_documents_it(tmp_path):
-    """`python -m claim_audit diff OLD NEW` is `python -m claim_audit.report diff`, and the
-    engine's own README shows it in CI, with where the baseline comes from and the exit
-    codes. Bug fixed: "invalid choice: 'diff' (choose from 'new')" (issue 50)."""
-    new = copy.deepcopy(AUDIT)
-    new["claims"][0]["verdict"] = "refuted"
-    old_path, new_path = write(tmp_path, "a.json", AUDIT), write(tmp_path, "b.json", new)
-    engine = subprocess.run(
-        [sys.executable, "-m", "claim_audit", "diff", str(old_path), str(new_path)],
+def test_the_engine_command_is_the_one_spelling_and_its_readme_documents_it():
+    """`python -m claim_audit diff` is the engine's one spelling of the command (no second
+    `python -m claim_audit.report`), and the engine's own README shows it in CI, with where
+    the baseline comes from and the exit codes."""
+    second = subprocess.run(
+        [sys.executable, "-m", "claim_audit.report", "diff", "a.json", "b.json"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,
         cwd=REPO,
     )
-    report = run_diff(str(old_path), str(new_path))
-    assert (engine.returncode, engine.stdout) == (report.returncode, report.stdout) == (1, report.stdout)  # fmt: skip
+    assert second.returncode != 0 and "claim_audit.report" in second.stderr
     readme = (REPO / "engine" / "README.md").read_text()
     assert "python -m claim_audit diff" in readme and "baseline" in readme
+    assert "claim_audit.report diff" not in readme
     for code in "0123":
         assert f"| {code} |" in readme
 
@@ -654,11 +662,17 @@ def test_a_several_fold_move_is_seen_whatever_the_old_spread(tmp_path):
     moved = {m.figure: m for m in changes.moved}
     assert moved["orders.faithful.measured"].fold == pytest.approx(0.08566 / 0.01343)
     assert moved["orders.faithful.measured"].tolerance > 0.08566 - 0.01343  # the old spread
-    result = run_diff(str(write(tmp_path, "a.json", old)), str(write(tmp_path, "b.json", new)))
+    old_path, new_path = write(tmp_path, "a.json", old), write(tmp_path, "b.json", new)
+    result = run_diff(str(old_path), str(new_path))
     assert result.returncode == 3, result.stdout + result.stderr
+    assert (  # the most-moved of its three orders' figures, the others counted
+        "calib-7          orders.float32-1.measured 0.3 -> 0.0138 (new/old 0.046, 21.7-fold "
+        "beyond both runs' orders, tolerance 14.2538); 2 more figures moved" in result.stdout
+    )
+    verbose = run_diff("--verbose", str(old_path), str(new_path)).stdout
     assert (
         "0.08566 -> 0.01343 (moved 0.07223, 6.38-fold beyond both runs' orders, tolerance"
-        in result.stdout
+        in verbose
     )
     overlapping = with_claims(threshold_claim([0.01343, 0.0131, 0.04], 2))
     assert diff.compare(old, overlapping).moved == []
@@ -693,8 +707,8 @@ def test_a_changed_reading_or_region_is_a_changed_definition_not_a_moved_figure(
         "effects[0].region",
     ]
     text = "\n".join(diff.render(changes, "a", "b"))
-    assert "calib-7          reading: 'small': below 0.02 -> 'small': below 0.03" in text
-    assert "Figures: none moved beyond its tolerance." in text
+    assert "reading: 'small': below 0.02 -> 'small': below 0.03" in text
+    assert sum("calib-7" in line for line in text.splitlines()) == 1
 
 
 def test_more_orders_move_the_metadata_not_the_figures(tmp_path):
@@ -713,7 +727,7 @@ def test_more_orders_move_the_metadata_not_the_figures(tmp_path):
     result = run_diff(str(write(tmp_path, "a.json", old)), str(write(tmp_path, "b.json", new)))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "orders per claim: 3 -> 6 (1 claim: calib-7)" in result.stdout
-    assert "recorded in one file only" not in result.stdout
+    assert "new figures" not in result.stdout
 
 
 def test_a_closed_pipe_ends_the_diff_quietly(tmp_path):
@@ -729,3 +743,111 @@ def test_a_closed_pipe_ends_the_diff_quietly(tmp_path):
     assert result.stdout == f"old: {old_path}\n"
     assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr
     assert result.returncode == 0, result.stderr
+
+
+def test_a_six_fold_move_of_one_claims_figures_is_one_line_naming_its_ratio(tmp_path):
+    """Every figure of one claim moved six-fold (its figure in each of 8 orders, its measured
+    figure and its prediction interval): the diff prints one line naming the claim, with
+    its most-moved figure old -> new and the ratio, the other moves counted; --verbose
+    lists every order's figure."""
+    values = [0.0120, 0.0121, 0.0119, 0.0122, 0.0118, 0.0120, 0.0121, 0.0119]
+    old = with_claims(threshold_claim(values, 8), figure_claim(orders=8))
+    new = with_claims(threshold_claim([6 * v for v in values], 0), figure_claim(low=6 * 2.4427, high=6 * 2.4527, orders=8))  # fmt: skip
+    new["claims"][0]["verdict"] = "refuted"
+    new["claims"][1]["details"] |= {"measured_value": 6 * 2.44772}
+    for entry in new["claims"][1]["details"]["orders"].values():
+        entry["measured"] *= 6
+    old_path, new_path = write(tmp_path, "a.json", old), write(tmp_path, "b.json", new)
+    result = run_diff(str(old_path), str(new_path))
+    assert result.returncode == 1, result.stdout + result.stderr
+    for claim_id in ("calib-7", "f-1"):
+        naming = [line for line in result.stdout.splitlines() if claim_id in line]
+        assert len(naming) == 1, result.stdout
+        assert "new/old 6, 6-fold" in naming[0], naming[0]
+    (calib,) = [line for line in result.stdout.splitlines() if "calib-7" in line]
+    assert "inconclusive -> refuted" in calib and "7 more figures moved" in calib
+    verbose = run_diff("--verbose", str(old_path), str(new_path)).stdout
+    assert sum("calib-7" in line for line in verbose.splitlines()) >= 9  # each order's own
+
+
+def robustness(holding: int | None, seeds: list[int] | None) -> dict:
+    """audit.json's robustness section: claim c-1 on the published seed, and on a sweep."""
+    claim = {"published": {"seeds": [0], "holds": True}}
+    if holding is not None:
+        claim["sweep"] = {"holding": holding, "total": 10, "label": "fragile", "seeds": seeds}
+    return {"published_seeds": [0], "sweep_seeds": seeds, "claims": {"c-1": claim}}
+
+
+def test_a_sweeps_changes_are_seen(tmp_path):
+    """A claim whose sweep over other seeds went from 8/10 to 5/10 seeds: one line naming
+    it, exit 3 (no verdict moved, the sweep did); a run with `--seeds` against one without:
+    the sweep's seeds as changed metadata, exit 3, not 0; --verdicts-only: 0."""
+    swept = list(range(10))
+    old = {**copy.deepcopy(AUDIT), "robustness": robustness(8, swept)}
+    new = {**copy.deepcopy(AUDIT), "robustness": robustness(5, swept)}
+    unswept = {**copy.deepcopy(AUDIT), "robustness": robustness(None, None)}
+    paths = {name: write(tmp_path, f"{name}.json", a) for name, a in [("old", old), ("new", new), ("unswept", unswept)]}  # fmt: skip
+    result = run_diff(str(paths["old"]), str(paths["new"]))
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "c-1              seeds holding 8/10 (fragile) -> 5/10 (fragile)" in result.stdout
+    for a, b in (("unswept", "old"), ("old", "unswept")):
+        result = run_diff(str(paths[a]), str(paths[b]))
+        assert result.returncode == 3, result.stdout + result.stderr
+        shown = ("none", "0-9 (10 seeds)") if a == "unswept" else ("0-9 (10 seeds)", "none")
+        assert f"sweep seeds (--seeds): {shown[0]} -> {shown[1]}" in result.stdout
+        assert run_diff("--verdicts-only", str(paths[a]), str(paths[b])).returncode == 0
+    assert run_diff(str(paths["unswept"]), str(paths["unswept"])).returncode == 0
+
+
+def run_accept(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "claim_audit", "accept", *args],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        cwd=REPO,
+    )
+
+
+def test_accept_makes_a_complete_run_the_baseline(tmp_path):
+    """`python -m claim_audit accept NEW BASELINE`: NEW's bytes become BASELINE/audit.json
+    (a folder, made if need be) or the .json named, replacing the old baseline whole, and
+    diff against it then finds nothing."""
+    new = copy.deepcopy(AUDIT)
+    new["claims"][0]["verdict"] = "refuted"
+    run = write(tmp_path, "run.json", new)
+    baseline = tmp_path / "audit-baseline"
+    done = run_accept(str(run), str(baseline))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (baseline / "audit.json").read_bytes() == run.read_bytes()
+    assert "accepted" in done.stdout and str(baseline / "audit.json") in done.stdout
+    assert run_diff(str(baseline / "audit.json"), str(run)).returncode == 0
+    named = tmp_path / "base.json"
+    named.write_text(json.dumps(AUDIT))
+    assert run_accept(str(run), str(named)).returncode == 0
+    assert named.read_bytes() == run.read_bytes()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".audit-")] == []
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ({**AUDIT, "partial": ["-k was given"]}, "is a partial run (-k was given)"),
+        ("not json", "cannot be read as JSON"),
+        ({"schema_version": 1, "claims": []}, "schema_version 1 is not one"),
+    ],
+    ids=["partial", "not-json", "old-schema"],
+)
+def test_accept_refuses_what_is_no_complete_audit(tmp_path, content, says):
+    """A partial run, a file that is no audit, or an audit of another schema: exit 2, one
+    line on stderr, and the baseline as it was."""
+    run = tmp_path / "run.json"
+    run.write_text(content if isinstance(content, str) else json.dumps(content))
+    baseline = write(tmp_path, "baseline.json", AUDIT)
+    before = baseline.read_bytes()
+    done = run_accept(str(run), str(baseline))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
+    assert done.stderr.startswith("error: not accepted:") and done.stdout == ""
+    assert baseline.read_bytes() == before

@@ -8,7 +8,6 @@ written by the controller, reads them from the cache.
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import subprocess
@@ -23,7 +22,6 @@ from calibration.measures import figure
 from claim_audit.engine.sweep import MAX_SUBSETS, across_runs, across_seeds, label
 from claim_audit.render import drawing, markdown, table
 from fault_tools import claim_body
-from readings import EveryOrder
 from suite import robustness_section
 
 from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
@@ -73,14 +71,9 @@ def test_comparisons_give_the_audits_figures(calibration):
 def test_every_calibration_comparison_holds_on_the_published_seeds_as_in_the_audit(calibration):
     """As in the faithful audit: each comparison holds on the published seeds exactly when its
     claim's judge finds it holding in the faithful order."""
-    arguments = {
-        "calibration": calibration,
-        "calibration_every_order": EveryOrder({"faithful": calibration}),
-    }
     for comparison in test_calibration.COMPARISONS:
         body = claim_body(test_calibration, comparison.claim_id)
-        wanted = inspect.signature(body).parameters
-        audit = body(**{k: v for k, v in arguments.items() if k in wanted}).holds
+        audit = body(calibration=calibration).holds
         assert comparison.judge(calibration.per_seed).holds == audit, comparison.claim_id
 
 

@@ -21,6 +21,7 @@ from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
 from uncertainty_claims.calibration.health import calibration_health
 
 from . import figures
+from .sections import HEADINGS
 
 SEED_INDEX = 0  # the post's figures are of its first seed
 NETS = ("yat", "relu")
@@ -155,6 +156,7 @@ DOCUMENT = Document(
         "Calibrating a Bounded Net, in JAX/Flax NNX",
         "blog post by Taha Bouhsine (2026)",
         "https://tahabouhsine.com/blog/calibration-of-a-bounded-net-jax-flax-nnx/",
+        headings=HEADINGS,
     ),
     calibration_section,
     FIGURES,

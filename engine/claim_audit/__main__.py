@@ -1,11 +1,13 @@
-"""The engine's commands (`python -m claim_audit`, or `python -m claim_audit.report`)."""
+"""The engine's commands: `python -m claim_audit new | diff | accept | portability`."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 from .engine.verdict import CHANGES_LEVEL, crossing, expected_changes
@@ -16,8 +18,11 @@ from .starter import write_starter
 MAX_INT_DIGITS = 20  # an audit's integers are counts; more digits would overflow a float
 EXIT_CODES = {
     "diff": "Exit status: 0 nothing moved; 1 a verdict, a claim or an expected_to_hold changed, "
-    "or a figure was lost (NaN, infinite, gone); 2 a file is no audit of this schema; 3 only "
-    "figures moved (--verdicts-only makes that 0).",
+    "or a figure was lost (NaN, infinite, gone); 2 a file is no audit of this schema; 3 no "
+    "verdict moved, but a figure or the sweep over other seeds did (--verdicts-only makes "
+    "that 0). A line per changed claim; -v: a line per figure.",
+    "accept": "Exit status: 0 the baseline is now AUDIT.json's copy; 2 AUDIT.json is no "
+    "complete audit (partial, unreadable, another schema) or the baseline cannot be written.",
     "portability": "Exit status: 0 they do not; 1 a verdict crossed between holds and refuted, "
     "or more changed than OLD's verdict shares predict at 99%; 2 a file is not an audit.",
 }
@@ -91,7 +96,39 @@ def _diff(args: argparse.Namespace, old: dict, new: dict) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if diff.gate_fails:
         return 1
-    return 3 if diff.moved and not args.verdicts_only else 0
+    return 3 if (diff.moved or diff.sweep_moved) and not args.verdicts_only else 0
+
+
+def _accept(args: argparse.Namespace) -> int:
+    """Copy a complete audit.json over the baseline, atomically (a reader sees old or new)."""
+    try:
+        audit = load(args.audit)
+    except AuditFileError as error:
+        print(printable(f"error: not accepted: {error}"), file=sys.stderr)
+        return 2
+    if partial := audit.get("partial"):
+        why = "; ".join(map(str, partial)) if isinstance(partial, list) else str(partial)
+        print(printable(f"error: not accepted: {args.audit} is a partial run ({cut(why)}); a baseline is a complete audit"), file=sys.stderr)  # fmt: skip
+        return 2
+    target = Path(args.baseline)
+    if target.suffix != ".json":
+        target = target / "audit.json"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists() and target.samefile(args.audit):
+            print(f"{target} is that file already")
+            return 0
+        with tempfile.NamedTemporaryFile(dir=target.parent, prefix=".audit-", delete=False) as out:
+            out.write(Path(args.audit).read_bytes())
+        os.replace(out.name, target)
+    except OSError as error:
+        with contextlib.suppress(NameError, OSError):
+            os.unlink(out.name)
+        print(printable(f"error: not accepted: cannot write {target}: {error.strerror or error}"), file=sys.stderr)  # fmt: skip
+        return 2
+    commit = (audit.get("metadata", {}).get("git") or {}).get("commit") or "no commit"
+    print(printable(f"accepted {args.audit} as the baseline {target} ({len(audit['claims'])} claims, {str(commit)[:12]})"))  # fmt: skip
+    return 0
 
 
 def _portability(old: dict, new: dict) -> int:
@@ -127,7 +164,12 @@ def main(argv: list[str] | None = None) -> int:
     new.add_argument("name", help="the document's name: a module name, e.g. my_paper")
     new.add_argument("folder", nargs="?", default=".", help="where to write (default: here)")
     diff = commands.add_parser("diff", help="what changed between two audit.json files")
-    diff.add_argument("-v", "--verbose", action="store_true", help="list untoleranced figures")
+    diff.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="a line per moved figure (every order's), and the figures without a tolerance",
+    )
     diff.add_argument("--verdicts-only", action="store_true", help="exit 0 if only figures moved")
     summary = "do two audits differ on no more verdicts than the rule's error predicts?"
     portability = commands.add_parser("portability", help=summary)
@@ -135,9 +177,17 @@ def main(argv: list[str] | None = None) -> int:
         command.description = EXIT_CODES[name]
         command.add_argument("old", metavar="OLD.json")
         command.add_argument("new", metavar="NEW.json")
+    accept = commands.add_parser("accept", help="make a complete run the baseline diff reads")
+    accept.description = EXIT_CODES["accept"]
+    accept.add_argument("audit", metavar="AUDIT.json", help="the run to accept")
+    accept.add_argument(
+        "baseline", metavar="BASELINE", help="the baseline's file (.json), or its folder"
+    )
     args = parser.parse_args(argv)
     if args.command == "new":
         return _new(args)
+    if args.command == "accept":
+        return _accept(args)
     try:
         old, new_audit = load(args.old), load(args.new)
     except AuditFileError as error:

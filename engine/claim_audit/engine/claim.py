@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import cmath
+import dataclasses
 import functools
 import inspect
 import json
@@ -25,7 +26,16 @@ from .share import (
     draws_to_conclude,
     share_bounds,
 )
-from .verdict import Judgement, Measured, as_json, fmt, mean_and_sd, printed_figures, verdict_shares
+from .verdict import (
+    Judgement,
+    Measured,
+    SecondReading,
+    as_json,
+    fmt,
+    mean_and_sd,
+    printed_figures,
+    verdict_shares,
+)
 
 FAITHFUL = "faithful"
 PROPERTY = "claim_record"
@@ -460,6 +470,45 @@ def _fact_verdict(judged: Mapping[str, Judgement]) -> tuple[str, str, dict[str, 
     return "refuted" if failing else "holds", fmt(judged[FAITHFUL].tolerance), rule
 
 
+def _second_readings(
+    claim_id: str, judgements: Mapping[str, Judgement | Measured], alpha: float
+) -> dict[str, dict[str, Any]]:
+    """The second readings returned beside the claim (`second_reading`), each over every
+    distinct order: its words and region, its value in each order, in how many it holds, and
+    its verdict by the share rule (at `alpha`), shown beside the claim's and never counted."""
+    out = {}
+    faithful = judgements[FAITHFUL].details
+    for name, first in faithful.items():
+        if not isinstance(first, SecondReading):
+            continue
+        values = {}
+        for order, judgement in judgements.items():
+            mine = judgement.details.get(name)
+            if not isinstance(mine, SecondReading) or (mine.reading, mine.region) != (
+                first.reading,
+                first.region,
+            ):
+                raise ValueError(
+                    f"{claim_id}: its second reading {name!r} is {mine!r:.80} in order {order!r}, {first!r:.80} in the faithful order: every order returns the same reading (words and region)"
+                )
+            values[order] = mine.value
+        holds = [first.region.contains(v) for v in values.values()]
+        column = np.array(list(values.values()), np.float64)[:, None]
+        judged = share_bounds(holds, column, [first.region], ["linear"], alpha=alpha)
+        k = sum(holds)
+        out[name] = {
+            "reading": first.reading,
+            "verdict": judged.verdict if len(values) > 1 else ("holds" if k else "refuted"),
+            "share_interval": [judged.low, judged.high],
+            "region": str(first.region),
+            "faithful": first.value,
+            "values": values,
+            "range_over_orders": [min(values.values()), max(values.values())],
+            "holds_in_orders": [k, len(values)],
+        }
+    return out
+
+
 def decide(
     spec: ClaimSpec,
     judgements: Mapping[str, Judgement | Measured],
@@ -497,7 +546,11 @@ def decide(
         rule["copies_by_value"] = copies_by_value
         for figure_rule in rule.get("figures", ()):
             figure_rule["copies_by_value"] = copies_by_value
-    details |= {**rule, **faithful.details, **(spec.beside() if spec.beside else {})}
+    readings = _second_readings(spec.id, judgements, SHARE_ALPHA / looks)
+    beside = {k: v for k, v in faithful.details.items() if k not in readings}
+    details |= {**rule, **beside, **(spec.beside() if spec.beside else {})}
+    if readings:
+        details["second_readings"] = readings
     if spec.finding:
         details["finding"] = spec.finding
     if not spec.gates:
@@ -525,6 +578,8 @@ def _leaves(value: Any) -> list[Any]:
     """The numbers (as floats) and other leaves of `value`, walked in order."""
     if hasattr(value, "tolist") and hasattr(value, "ndim"):  # a numpy array or scalar
         value = value.tolist()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # a second reading
+        value = dataclasses.asdict(value)
     if isinstance(value, dict):
         return [leaf for key, item in value.items() for leaf in (str(key), *_leaves(item))]
     if isinstance(value, list | tuple):
@@ -635,6 +690,30 @@ def judge_body(spec: ClaimSpec, body: Body, arguments: Mapping[str, Any]) -> Cla
     return record
 
 
+def what_failed(details: Mapping[str, Any]) -> list[str]:
+    """What refuted a claim, a line each: the published figures outside their intervals, the
+    effects outside their regions, else in how many draws the claim held."""
+    figures = details.get("figures") or []
+    lines = []
+    for i, f in enumerate(figures, 1):
+        if f.get("verdict") == "refuted":  # its ends to two digits past the published figure's
+            digits = len(re.sub(r"[eE].*|[^0-9]", "", f["published"]).lstrip("0")) + 2
+            low, high = (f"{end:.{max(6, digits)}g}" for end in f["interval"])
+            lines.append(
+                f"published {f['published']} lies outside [{low}, {high}] (figure {i} of {len(figures)})"
+            )
+    for effect in details.get("effects") or []:
+        (k, n), (low, high) = effect["in_region"], effect["range"]
+        if k < n:
+            name = repr(effect["effect"]) if effect["effect"] else "its value"
+            spread = f"{low:.6g}" if low == high else f"{low:.6g} to {high:.6g}"
+            lines.append(f"{name} lies {effect['region']} in {k} of {n} draws ({spread})")
+    if not lines and "holds_in_orders" in details:
+        k, n = details["holds_in_orders"]
+        lines.append(f"holds in {k} of {n} draws")
+    return lines
+
+
 def run_claim(
     spec: ClaimSpec, body: Body, arguments: Mapping[str, Any], user_properties: list
 ) -> ClaimRecord:
@@ -648,7 +727,8 @@ def run_claim(
     if record.verdict == "refuted" and spec.gates:
         if spec.finding:
             pytest.xfail(spec.finding)
-        raise ClaimRefuted(f"{spec.id}: {figures}: {spec.statement}")
+        failed = "".join(f"\n  {line}" for line in what_failed(record.details))
+        raise ClaimRefuted(f"{spec.id} refuted: {spec.statement}{failed}\n  ({figures})")
     if record.verdict != "refuted" and spec.finding:
         raise FindingGone(
             f"{spec.id}: recorded as a finding ({spec.finding}), but it is now {record.verdict} ({figures}): update the record"

@@ -139,6 +139,30 @@ def printed_figures(published: str | tuple[str, ...]) -> tuple[str, ...]:
     return mean_and_sd(published) or (published,)
 
 
+@dataclass(frozen=True)
+class SecondReading:
+    """Another fair reading of a claim's sentence in one order: its words, its value and the
+    region where it would hold. Recorded beside the verdict with its result in every order,
+    never judged (`second_reading`)."""
+
+    reading: str
+    value: float
+    region: Region
+
+
+def second_reading(reading: str, value: float, region: Region) -> SecondReading:
+    """A second reading of the claim's sentence, returned beside its judgement under a name
+    (`.beside(strict=second_reading(...))`, `figure(..., strict=...)`): the record and every
+    report show its value and result in each order; it never changes the verdict."""
+    if not (isinstance(reading, str) and reading.strip()):
+        raise ValueError(f"a second reading's words are a non-empty string; got {reading!r}")
+    if not isinstance(region, Region):
+        raise TypeError(f"a second reading's region is a Region; got {region!r:.60}")
+    if not math.isfinite(value := float(value)):
+        raise ValueError(f"second reading {reading!r}: its value is {value}, not a finite number")
+    return SecondReading(reading, value, region)
+
+
 def satisfied(
     condition: bool,
     *,

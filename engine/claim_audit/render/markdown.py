@@ -15,6 +15,7 @@ from markdown_it import MarkdownIt
 
 from ..engine.prediction import POWER_TARGET
 from ..engine.share import HOLDS_AT, REFUTED_AT, SENSITIVE_BETWEEN, SHARE_ALPHA
+from .documents import heading_anchor
 
 _DATE = "%Y-%m-%d %H:%M UTC"
 
@@ -127,6 +128,19 @@ def _share_note(details: dict) -> str:
     return text
 
 
+def second_reading_notes(details: dict) -> list[str]:
+    """Each second reading of the claim's sentence (`second_reading`): its result, unjudged."""
+    notes = []
+    for name, r in (details.get("second_readings") or {}).items():
+        (k, n), (low, high) = r["holds_in_orders"], r["range_over_orders"]
+        spread = f"{low:.4g}" if low == high else f"{low:.4g} to {high:.4g}"
+        notes.append(
+            f"second reading ({name}), {r['reading']}: {r['region']} holds in {k} of {n} "
+            f"draws ({spread}); recorded, never judged"
+        )
+    return notes
+
+
 def verdict_note(details: dict) -> str:
     """How the draws bore a verdict out: its figures, or a qualitative claim's share and ranges."""
     figures = details.get("figures")
@@ -160,6 +174,19 @@ def link_address(url: str | None) -> str | None:
     if not url or urllib.parse.urlsplit(url).scheme not in ("http", "https"):
         return None
     return urllib.parse.quote(url, safe=":/?#@!$&*+,;=%~-._")
+
+
+def section_link(source: dict | None, section: str) -> str | None:
+    """The address of `section` in its document, where the source names its anchor (its
+    `anchors`, or its `headings`: sections named as the document's headings), else None."""
+    url = link_address((source or {}).get("url"))
+    if url is None:
+        return None
+    if section in (source.get("headings") or ()):  # type: ignore[union-attr]
+        anchor = heading_anchor(section)
+    elif (anchor := (source.get("anchors") or {}).get(section)) is None:  # type: ignore[union-attr]
+        return None
+    return f"{url.split('#')[0]}#{urllib.parse.quote(anchor, safe='')}"
 
 
 def anchor_of(kind: str, name: str) -> str:
@@ -226,10 +253,10 @@ def render(
         for section, rows in groupby(claims, key=lambda c: c["section"]):
             rows = list(rows)
             lines += [f"### {_escape(section)}", ""]
-            url = link_address((document_source or {}).get("url"))
-            if url is not None and rows[0].get("origin") != "suite":  # the published section
-                slug = re.sub(r"[^a-z0-9]+", "-", re.sub("['’]", "", section.lower())).strip("-")
-                lines += [f"In the document: [{_escape(section)}]({url.split('#')[0]}#{slug})", ""]
+            if rows[0].get("origin") != "suite" and (
+                link := section_link(document_source, section)
+            ):
+                lines += [f"In the document: [{_escape(section)}]({link})", ""]
             header = "id | claim | published | measured | tolerance | verdict | figure"
             lines += _table(header, [_claim_row(c, figure_of.get(c["id"])) for c in rows])
             for figure in figures:  # those illustrating this section's claims, right below
@@ -265,6 +292,8 @@ def _claim_row(c: dict, figure: dict | None) -> tuple[str, ...]:
     statement = _escape(c["statement"])
     if details.get("reading"):
         statement += f" *Reading: {_escape(details['reading'])}.*"
+    for note in second_reading_notes(details):
+        statement += f" *{_escape(note[0].upper() + note[1:])}.*"
     anchor = f'<a id="{anchor_of("claim", c["id"])}"></a>{_escape(c["id"])}'
     link = f"[{_escape(figure['file'])}](#{_figure_anchor(figure['file'])})" if figure else "-"
     cells = (c["published"], c["measured"], c["tolerance"])

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from ..engine.claim import VERDICTS, ClaimRecord
 from . import markdown
-from .markdown import NOTES, ci_text, verdict_label
+from .markdown import NOTES, ci_text, second_reading_notes, verdict_label
 
 # The columns, and the figures' shares of the width that id and verdict leave.
 _COLUMNS = {"id": 0, "published": 5, "measured": 5, "tolerance": 4, "verdict": 0}
@@ -113,8 +113,8 @@ def render(
     for (document, section), group in groupby(shown, key=lambda r: (r.document, r.section)):
         parts.append(f"[{document}] {section}")
         for r in group:
-            cis = r.details.get("ci") or []
-            parts += [next(rows), *(f"{'':{id_width + 1}}{ci_text(ci)}" for ci in cis)]
+            notes = [*map(ci_text, r.details.get("ci") or []), *second_reading_notes(r.details)]
+            parts += [next(rows), *(f"{'':{id_width + 1}}{note}" for note in notes)]
     lines = ["", " CLAIMS AUDIT ".center(rule, "="), *_lines(list(map(Text, parts)), width)]
     lines.append("-" * rule)
     lines.extend(textwrap.wrap(summary, width))

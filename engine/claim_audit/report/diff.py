@@ -44,11 +44,45 @@ class Moved:
     tolerance: float | None  # None for words, which any change moves
     fold: float | None = None  # how many times over a draw moved, when FOLD judged it
 
+    @property
+    def words(self) -> bool:
+        return isinstance(self.old, str) or isinstance(self.new, str)
+
+    def ratio(self) -> str:
+        """new / old, and how many times over it moved where that is `FOLD` or more."""
+        a, b = self.old, self.new
+        if a == 0 or b == 0:
+            return "from 0" if a == 0 else "to 0"
+        if (a > 0) != (b > 0):  # type: ignore[operator]
+            return f"new/old {b / a:.3g}, changed sign"  # type: ignore[operator]
+        fold = max(abs(b / a), abs(a / b))  # type: ignore[operator]
+        several = f", {fold:.3g}-fold" if fold >= FOLD else ""
+        return f"new/old {b / a:.4g}{several}"  # type: ignore[operator]
+
+    def size(self) -> tuple[float, float]:
+        """How far it moved, to rank a claim's moves: words first, then by fold, then by
+        tolerances."""
+        if self.words:
+            return (math.inf, math.inf)
+        a, b = abs(self.old), abs(self.new)  # type: ignore[arg-type]
+        fold = math.inf if min(a, b) == 0 or (self.old > 0) != (self.new > 0) else max(a, b) / min(a, b)  # type: ignore[operator]  # fmt: skip
+        over = abs(self.new - self.old) / self.tolerance if self.tolerance else math.inf  # type: ignore[operator]
+        return (fold, over)
+
+    def change(self) -> str:
+        """`figure` old -> new, with its ratio (or words changed), its fold and tolerance."""
+        if self.words:
+            old, new = (cut(json.dumps(v, ensure_ascii=False)) for v in (self.old, self.new))
+            return f"{self.figure} {old} -> {new} (changed)"
+        beyond = "" if self.fold is None else " beyond both runs' orders"
+        limit = "" if self.tolerance is None else f", tolerance {self.tolerance:.6g}"
+        return f"{self.figure} {self.old:.6g} -> {self.new:.6g} ({self.ratio()}{beyond}{limit})"
+
     def line(self) -> str:
-        if isinstance(self.old, str) or isinstance(self.new, str):
+        if self.words:
             old, new = (cut(json.dumps(v, ensure_ascii=False)) for v in (self.old, self.new))
             return f"{self.claim_id:<16} {self.figure:<22} {old} -> {new} (changed)"
-        change = f"{self.old:.6g} -> {self.new:.6g} (moved {abs(self.new - self.old):.6g}"
+        change = f"{self.old:.6g} -> {self.new:.6g} (moved {abs(self.new - self.old):.6g}"  # type: ignore[operator]
         if self.fold is not None:
             fold = "changed sign" if math.isinf(self.fold) else f"{self.fold:.3g}-fold"
             change += f", {fold} beyond both runs' orders"
@@ -70,10 +104,17 @@ class AuditDiff:
     definitions: list[tuple[str, str, Any, Any]] = field(default_factory=list)  # id, key, old, new
     orders: dict[tuple[int, int], list[str]] = field(default_factory=dict)  # counts: ids
     metadata: list[tuple[str, Any, Any]] = field(default_factory=list)
+    sweep_seeds: tuple[str, str] | None = None  # the sweeps' seeds, where they differ
+    sweeps: list[tuple[str, str, str]] = field(default_factory=list)  # id, old, new: k/n (label)
 
     @property
     def verdicts_moved(self) -> bool:
         return bool(self.verdicts or self.only_old or self.only_new)
+
+    @property
+    def sweep_moved(self) -> bool:
+        """The sweep over other seeds differs: its seeds, or a claim's count of seeds."""
+        return bool(self.sweep_seeds or self.sweeps)
 
     @property
     def gate_fails(self) -> bool:
@@ -243,6 +284,7 @@ def compare(old: dict, new: dict) -> AuditDiff:
             != values[1]
         ],
     )
+    _compare_sweeps(old, new, diff)
     for claim_id, was in old_claims.items():
         if (now := new_claims.get(claim_id)) is None:
             continue
@@ -290,6 +332,49 @@ def compare(old: dict, new: dict) -> AuditDiff:
     return diff
 
 
+def _sweep(audit: dict) -> tuple[list | None, dict[str, str]]:
+    """A run's sweep seeds (None: no sweep) and each claim's result on them: "k/n (label)"."""
+    section = _get(audit, "robustness", dict)
+    seeds = section.get("sweep_seeds")
+    seeds = seeds if isinstance(seeds, list) and seeds else None
+    out = {}
+    for claim_id, claim in _get(section, "claims", dict).items():
+        sweep = _get(claim, "sweep", dict)
+        holding, total, label = (sweep.get(key) for key in ("holding", "total", "label"))
+        if _is_number(holding) and _is_number(total):
+            out[claim_id] = f"{holding:g}/{total:g}" + (f" ({label})" if isinstance(label, str) else "")  # fmt: skip
+    return seeds, out
+
+
+def seeds_text(seeds: list | None) -> str:
+    """A sweep's seeds as `--seeds` takes them ("0-9", "0,3,5-7"), or "none"."""
+    if not seeds:
+        return "none"
+    if not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        return cut(seeds)
+    runs: list[list[int]] = []
+    for seed in sorted(seeds):
+        if runs and seed == runs[-1][1] + 1:
+            runs[-1][1] = seed
+        else:
+            runs.append([seed, seed])
+    text = ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+    return f"{cut(text)} ({len(seeds)} seed{'s' * (len(seeds) != 1)})"
+
+
+def _compare_sweeps(old: dict, new: dict, diff: AuditDiff) -> None:
+    """A sweep run against one without, or on other seeds: its seeds; on the same seeds,
+    each claim whose count of seeds it holds on (or label) changed, or that one run swept."""
+    (seeds_a, claims_a), (seeds_b, claims_b) = _sweep(old), _sweep(new)
+    if seeds_a != seeds_b:
+        diff.sweep_seeds = (seeds_text(seeds_a), seeds_text(seeds_b))
+        return
+    for claim_id in dict.fromkeys([*claims_a, *claims_b]):
+        a, b = claims_a.get(claim_id, "not swept"), claims_b.get(claim_id, "not swept")
+        if a != b:
+            diff.sweeps.append((claim_id, a, b))
+
+
 def cut(value: Any, key: str = "") -> str:
     """`value` as text (a list joined, a `command` as a shell reads it), cut to `SHOWN_CHARS`."""
     if isinstance(value, list):
@@ -300,7 +385,93 @@ def cut(value: Any, key: str = "") -> str:
 
 
 def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = False) -> list[str]:
-    """The lines diff prints (`verbose`: with untoleranced moves)."""
+    """The lines diff prints: a line per changed claim (`verbose`: a line per figure, with
+    the figures that have no tolerance to judge by), then the run's metadata."""
+    if verbose:
+        return _render_every_figure(diff, old_name, new_name)
+    lines = [f"old: {old_name}", f"new: {new_name}", ""]
+    changed = claim_lines(diff, old_name, new_name)
+    if changed:
+        lines += [f"Claims changed ({len(changed)}):", *(f"  {line}" for line in changed)]
+    else:
+        lines.append("Claims: none changed (verdict, figures, definition or sweep).")
+    if diff.changed_untoleranced:
+        lines.append(
+            f"{len(diff.changed_untoleranced)} figures with no tolerance to judge by changed "
+            "(-v lists them)."
+        )
+    lines += ["", *_metadata_lines(diff)]
+    return lines
+
+
+def claim_lines(diff: AuditDiff, old_name: str, new_name: str) -> list[str]:
+    """One line per claim that changed: its verdict (or the run it is only in), its
+    most-moved figure with old -> new and the ratio, what else moved, counted."""
+    parts: dict[str, list[str]] = {}
+    verdict: dict[str, str] = {}
+    for a, b in diff.verdicts:
+        verdict[b["id"]] = (
+            f"{a['verdict']} -> {b['verdict']} (measured {a.get('measured', '?')} -> "
+            f"{b.get('measured', '?')}, published {b.get('published', '?')}, tolerance "
+            f"{b.get('tolerance', '?')})"
+        )
+    for claims, side in ((diff.only_old, old_name), (diff.only_new, new_name)):
+        for c in claims:
+            verdict[c["id"]] = f"{c['verdict']}, only in {side} [{c.get('document', '?')}] {c.get('section', '?')}"  # fmt: skip
+
+    def add(claim_id: str, text: str) -> None:
+        parts.setdefault(claim_id, []).append(text)
+
+    lost: dict[str, list[tuple[str, str]]] = {}
+    for claim_id, name, what in diff.lost:
+        lost.setdefault(claim_id, []).append((name, what))
+    for claim_id, figures in lost.items():
+        more = f" and {len(figures) - 1} more" if len(figures) > 1 else ""
+        add(claim_id, f"lost {figures[0][0]} ({figures[0][1]}){more}")
+    moved: dict[str, list[Moved]] = {}
+    for m in diff.moved:
+        moved.setdefault(m.claim_id, []).append(m)
+    for claim_id, ms in moved.items():
+        most = max(ms, key=Moved.size)
+        more = f"; {len(ms) - 1} more figures moved" if len(ms) > 1 else ""
+        add(claim_id, f"{most.change()}{more}")
+    for claim_id, a, b in diff.sweeps:
+        add(claim_id, f"seeds holding {a} -> {b}")
+    new_figures: dict[str, list[str]] = {}
+    for claim_id, name, _ in diff.figures_only_in_one:
+        new_figures.setdefault(claim_id, []).append(name)
+    for claim_id, names in new_figures.items():
+        add(claim_id, f"new figures {cut(', '.join(names))}")
+    definitions: dict[str, list[tuple[str, Any, Any]]] = {}
+    for claim_id, key, a, b in diff.definitions:
+        definitions.setdefault(claim_id, []).append((key, a, b))
+    for claim_id, changes in definitions.items():
+        shown = "; ".join(f"{key}: {cut(a)} -> {cut(b)}" for key, a, b in changes)
+        add(claim_id, shown)
+    ids = dict.fromkeys([*verdict, *parts])
+    return [
+        f"{claim_id:<16} " + "; ".join(filter(None, [verdict.get(claim_id), *parts.get(claim_id, [])]))
+        for claim_id in ids
+    ]  # fmt: skip
+
+
+def _metadata_lines(diff: AuditDiff) -> list[str]:
+    metadata = [
+        f"orders per claim: {a} -> {b} ({len(ids)} claim{'s' * (len(ids) > 1)}: "
+        f"{', '.join(ids[:3])}{', ...' * (len(ids) > 3)})"
+        for (a, b), ids in diff.orders.items()
+    ]
+    if diff.sweep_seeds:
+        a, b = diff.sweep_seeds
+        metadata.append(f"sweep seeds (--seeds): {a} -> {b}; the sweeps are not compared")
+    metadata += [f"{cut(key)}: {cut(a, key)} -> {cut(b, key)}" for key, a, b in diff.metadata]
+    if not metadata:
+        return ["Metadata: unchanged (creation time, wall time and cache activity aside)."]
+    return [f"Metadata changed ({len(metadata)}):", *(f"  {row}" for row in metadata)]
+
+
+def _render_every_figure(diff: AuditDiff, old_name: str, new_name: str) -> list[str]:
+    """`render`'s lines with every figure that moved its own line (`--verbose`)."""
     lines = [f"old: {old_name}", f"new: {new_name}", ""]
 
     def section(title: str, rows: list[str], otherwise: str | None = None) -> None:
@@ -329,20 +500,11 @@ def render(diff: AuditDiff, old_name: str, new_name: str, *, verbose: bool = Fal
     lines.append("")
     section("Figures that moved beyond their tolerance", moved, none)
     untoleranced = [m.line() for m in diff.changed_untoleranced]
-    hidden = f"{len(untoleranced)} figures with no tolerance to judge by changed (-v lists them)."
-    title = "Figures with no tolerance to judge by that changed"
-    section(title, untoleranced if verbose else [], hidden if untoleranced else None)
+    section("Figures with no tolerance to judge by that changed", untoleranced)
+    sweeps = [f"{c:<16} seeds holding {a} -> {b}" for c, a, b in diff.sweeps]
+    section("Sweeps over other seeds that changed", sweeps)
     new_figures = [f"{c:<16} {n} (only in {new_name})" for c, n, _ in diff.figures_only_in_one]
     section("Figures recorded in one file only", new_figures)
     title = "Published figures, tolerances, readings, regions, expectations, statements, documents or sections changed"
     section(title, [f"{c:<16} {k}: {cut(a)} -> {cut(b)}" for c, k, a, b in diff.definitions])
-    lines.append("")
-    metadata = [
-        f"orders per claim: {a} -> {b} ({len(ids)} claim{'s' * (len(ids) > 1)}: "
-        f"{', '.join(ids[:3])}{', ...' * (len(ids) > 3)})"
-        for (a, b), ids in diff.orders.items()
-    ]
-    metadata += [f"{cut(key)}: {cut(a, key)} -> {cut(b, key)}" for key, a, b in diff.metadata]
-    unchanged = "Metadata: unchanged (creation time, wall time and cache activity aside)."
-    section("Metadata changed", metadata, unchanged)
-    return lines
+    return [*lines, "", *_metadata_lines(diff)]

@@ -10,12 +10,22 @@ import shlex
 import sys
 import threading
 import time
+from collections.abc import Generator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from .. import cache
-from ..engine.claim import PROPERTY, SPEC_FIELDS, ClaimRecord, ClaimSpec, spec_of
+from ..engine.claim import (
+    PROPERTY,
+    SPEC_FIELDS,
+    ClaimRecord,
+    ClaimRefuted,
+    ClaimSpec,
+    FindingGone,
+    spec_of,
+)
 from ..engine.sweep import parse_seeds
 from ..render import table
 from . import hooks, provenance, timeouts
@@ -227,6 +237,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     result = yield  # deselection (-k, -m, --deselect) and the other plugins' ordering
     config.stash[_SELECTED] = [i.nodeid for i in items if i.nodeid in metas]
     return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo
+) -> Generator[None, Any, Any]:
+    """A refuted claim (or a finding gone) fails with its verdict's message alone: a verdict
+    is no error of the code, so the frames of the engine and its hooks are left out."""
+    report = yield
+    if call.excinfo is not None and call.excinfo.errisinstance((ClaimRefuted, FindingGone)):
+        report.longrepr = f"{call.excinfo.typename}: {call.excinfo.value}"
+    return report
 
 
 @pytest.hookimpl(tryfirst=True)

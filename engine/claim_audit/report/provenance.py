@@ -22,7 +22,7 @@ from packaging.utils import canonicalize_name
 
 from .. import __name__ as ENGINE
 from .. import __version__
-from ..render.documents import Document
+from ..render.documents import Document, Source
 
 LOCK_FILE = "requirements.lock"
 
@@ -156,7 +156,7 @@ def metadata(
         "data_digests": dict(project.data),
         "method": project.method,
         **added,
-        "documents": {d.name: asdict(d.source) for d in documents if d.source is not None},
+        "documents": {d.name: _source(d.source) for d in documents if d.source is not None},
         "cache": {
             "hits": statuses["hit"],
             "computed": statuses["computed"],
@@ -164,3 +164,8 @@ def metadata(
             "events": cache_events,
         },
     }
+
+
+def _source(source: Source) -> dict[str, Any]:
+    """A document's source as audit.json records it: its anchors and headings where given."""
+    return {k: v for k, v in asdict(source).items() if v or k not in ("anchors", "headings")}
