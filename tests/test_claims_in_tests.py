@@ -271,9 +271,10 @@ def test_a_refuted_claims_failure_names_what_failed_without_the_engines_frames(t
         assert frame not in failures, failures
 
 
-def test_a_second_reading_is_gathered_over_every_order_and_never_judged():
+def test_a_second_reading_is_gathered_over_every_order_and_judged_beside():
     """`second_reading(...)` beside a judgement: the record holds its words, region, value in
-    each order and in how many it holds, under its name; the verdict is the judged reading's."""
+    each order, in how many it holds and its own verdict by the share rule, under its name;
+    the claim's verdict is the first reading's."""
     _define("w-second", "< 2")
     record = judge(
         "w-second",
@@ -284,9 +285,12 @@ def test_a_second_reading_is_gathered_over_every_order_and_never_judged():
     )
     assert record["verdict"] == "holds"
     assert "strict" not in record["details"]
-    assert record["details"]["second_readings"] == {
+    readings = record["details"]["second_readings"]
+    assert readings["strict"].pop("share_interval")[0] < 0.1  # two of four: undecided
+    assert readings == {
         "strict": {
             "reading": "negligible: below 1.0",
+            "verdict": "inconclusive",
             "region": "<= 1",
             "faithful": 0.99,
             "values": {"faithful": 0.99, "o0": 1.01, "o1": 0.98, "o2": 1.02},
@@ -295,8 +299,8 @@ def test_a_second_reading_is_gathered_over_every_order_and_never_judged():
         }
     }
     note = (
-        "second reading (strict), negligible: below 1.0: <= 1 holds in 2 of 4 draws "
-        "(0.98 to 1.02); recorded, never judged"
+        "second reading (strict), negligible: below 1.0: inconclusive: <= 1 holds in 2 of 4 "
+        "draws (0.98 to 1.02); not counted"
     )
     assert second_reading_notes(record["details"]) == [note]
     fields = {k: v for k, v in record.items() if k in ClaimRecord.__dataclass_fields__}
@@ -308,7 +312,7 @@ def test_a_second_reading_is_gathered_over_every_order_and_never_judged():
         "metadata": {"cache": {}, "git": {}},
     }
     page = markdown.render(audit, [])  # in the statement's cell, "<" escaped
-    assert "*Second reading (strict), negligible: below 1.0: &lt;= 1 holds in 2 of 4 draws (0.98 to 1.02); recorded, never judged.*" in page  # fmt: skip
+    assert "*Second reading (strict), negligible: below 1.0: inconclusive: &lt;= 1 holds in 2 of 4 draws (0.98 to 1.02); not counted.*" in page  # fmt: skip
 
 
 def test_a_second_reading_must_be_the_same_in_every_order():

@@ -129,14 +129,16 @@ def _share_note(details: dict) -> str:
 
 
 def second_reading_notes(details: dict) -> list[str]:
-    """Each second reading of the claim's sentence (`second_reading`): its result, unjudged."""
+    """Each second reading of the claim's sentence (`second_reading`): its own verdict by the
+    share rule and its result, shown beside the claim's verdict and never counted."""
     notes = []
     for name, r in (details.get("second_readings") or {}).items():
         (k, n), (low, high) = r["holds_in_orders"], r["range_over_orders"]
         spread = f"{low:.4g}" if low == high else f"{low:.4g} to {high:.4g}"
+        verdict = f"{r['verdict']}: " if "verdict" in r else ""
         notes.append(
-            f"second reading ({name}), {r['reading']}: {r['region']} holds in {k} of {n} "
-            f"draws ({spread}); recorded, never judged"
+            f"second reading ({name}), {r['reading']}: {verdict}{r['region']} holds in {k} of "
+            f"{n} draws ({spread}); not counted"
         )
     return notes
 
