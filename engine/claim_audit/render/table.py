@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import io
 import re
-import sys
 import textwrap
 from itertools import groupby
 from typing import Any
 
 from rich.console import Console, RenderableType
 from rich.markdown import Markdown
-from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from ..engine.claim import VERDICTS, ClaimRecord
 from . import markdown
+from .cells import figure_cells
 from .markdown import NOTES, ci_text, verdict_label
 
 # The columns, and the figures' shares of the width that id and verdict leave.
@@ -35,6 +34,12 @@ def _lines(renderables: list[RenderableType], width: int, wrap: bool = False) ->
 _COUNTED = {"document": "document claim", "suite": "suite check"}
 
 
+def _unrecorded(record: ClaimRecord, expected: dict[str, bool]) -> bool:
+    """Refuted, gating the run, and not a recorded finding: what fails the run."""
+    gates = record.details.get("gates") is not False
+    return record.verdict == "refuted" and gates and expected.get(record.id, True)
+
+
 def verdict_counts(records: list[ClaimRecord], expected: dict[str, bool]) -> dict[str, dict]:
     """Per origin (document, suite): the total, each verdict's count, known findings, timings."""
     out = {}
@@ -46,6 +51,7 @@ def verdict_counts(records: list[ClaimRecord], expected: dict[str, bool]) -> dic
             **{verdict: sum(r.verdict == verdict for r in mine) for verdict in VERDICTS},
             "known_findings": sum(not expected.get(r.id, True) for r in refuted),
             "timings": sum(r.details.get("gates") is False for r in refuted),
+            "unrecorded": [r.id for r in ordered(refuted) if _unrecorded(r, expected)],
         }
     return out
 
@@ -57,10 +63,12 @@ def summary_line(records: list[ClaimRecord], expected: dict[str, bool]) -> str:
         if c["total"] or origin == "document":
             counted = _COUNTED[origin] + ("" if c["total"] == 1 else "s")
             timings = f", {c['timings']} of this machine's timing" if c["timings"] else ""
+            named = f"; REFUTED: {', '.join(c['unrecorded'])}" if c["unrecorded"] else ""
+            others = [f"{c[v]} {v}" for v in VERDICTS if v not in ("holds", "refuted", "error")]
             parts.append(
                 f"{c['total']} {counted}: {c['holds']} hold, "
-                f"{c['refuted']} refuted ({c['known_findings']} known findings{timings}), "
-                f"{c['sensitive']} sensitive, {c['inconclusive']} inconclusive, {c['error']} errors"
+                f"{c['refuted']} refuted ({c['known_findings']} known findings{timings}{named}), "
+                f"{', '.join(others)}, {c['error']} errors"
             )
     return "; ".join(parts)
 
@@ -83,50 +91,86 @@ def ordered(records: list[ClaimRecord]) -> list[ClaimRecord]:
     )
 
 
+def _widths(natural: list[int], words: list[int], room: int, shares: list[int]) -> list[int]:
+    """Column widths within `room`: the natural widths if they fit; else each column's longest
+    word first (a number is never split where the room allows), the rest by `shares`."""
+    if sum(natural) <= room:
+        return natural
+    if sum(words) > room:  # too narrow for whole numbers: split by shares, folding
+        return [max(1, room * share // sum(shares)) for share in shares]
+    widths = list(words)
+    while (spare := room - sum(widths)) > 0:
+        wanting = [i for i, w in enumerate(widths) if w < natural[i]]
+        total = sum(shares[i] for i in wanting)
+        for i in wanting:
+            widths[i] = min(natural[i], widths[i] + max(1, spare * shares[i] // total))
+            if sum(widths) >= room:
+                break
+    return widths
+
+
+def _row(cells: list[str], widths: list[int], header: bool = False) -> Table:
+    """One row (or the header) in columns of `widths`, each cell wrapped, never cut."""
+    table = Table(box=None, padding=(0, 1, 0, 0), pad_edge=False, show_header=header)
+    table.header_style = ""
+    for name, w in zip(_COLUMNS, widths, strict=True):
+        table.add_column(name, width=w, no_wrap=False, overflow="fold")
+    if not header:
+        table.add_row(*(Text(cell.replace("\n", " ")) for cell in cells))
+    return table
+
+
 def render(
     records: list[ClaimRecord], expected: dict[str, bool], *, width: int = 80, verbosity: int = 0
 ) -> list[str]:
     """Lines of the table `width` columns wide, ids and verdicts whole, the figures sharing the
-    rest, cut with "…". `verbosity` (pytest's -v / -q count): 1 or more, every cell whole;
+    rest, each wrapped in its column (a figure shown to its published digits is never cut).
+    `verbosity` (pytest's -v / -q count): 1 or more, a row a line, as wide as its cells;
     -1, only the claims that do not hold; -2, the summary line alone."""
     summary = summary_line(records, expected)
     if verbosity <= -2:
         return [summary]
     labels = {r.id: verdict_label(r.verdict, r.details, expected.get(r.id, True)) for r in records}
     shown = [r for r in ordered(records) if verbosity > -1 or labels[r.id] != "holds"]
-    id_width = max(map(len, ["id", *(r.id for r in shown)]))
-    whole = verbosity > 0  # every cell whole; else the figures share what id and verdict leave
-    table = Table(box=None, padding=(0, 1, 0, 0), header_style="", pad_edge=False, expand=not whole)
-    for name, share in _COLUMNS.items():
-        share = {"ratio": share} if share and not whole else {}
-        widest = {"id": id_width, "verdict": max(map(len, NOTES))}.get(name)  # never cut
-        table.add_column(name, no_wrap=True, overflow="ellipsis", min_width=widest, **share)
-    for r in shown:  # a row a line: the lines between rows are placed by count
-        cells = (r.id, r.published, r.measured, r.tolerance, labels[r.id])
-        table.add_row(*(Text(cell.replace("\n", " ")) for cell in cells))
-    wide = Console(width=sys.maxsize)
-    rule = Measurement.get(wide, wide.options, table).maximum if whole else width
-    width = max(width, rule)
-    header, *rows = _lines([table], width)
-    parts, rows = [header], iter(rows)
+    cells = {r.id: [r.id, *figure_cells(r.to_json()), labels[r.id]] for r in shown}
+    rows = [list(_COLUMNS), *cells.values()]
+    natural = [max(len(c[i]) for c in rows) for i in range(5)]
+    words = [max(len(word) for c in rows for word in c[i].split() or [""]) for i in range(5)]
+    natural[4] = max(natural[4], *map(len, NOTES))
+    gaps = len(_COLUMNS) - 1
+    if verbosity > 0:
+        widths = natural
+    else:
+        room = max(width - natural[0] - natural[4] - gaps, 3)
+        shares = [_COLUMNS[name] for name in list(_COLUMNS)[1:4]]
+        widths = [natural[0], *_widths(natural[1:4], words[1:4], room, shares), natural[4]]
+    rule = max(width, sum(widths) + gaps)
+    parts: list[RenderableType] = [_row(list(_COLUMNS), widths, header=True)]
     for (document, section), group in groupby(shown, key=lambda r: (r.document, r.section)):
-        parts.append(f"[{document}] {section}")
+        parts.append(Text(f"[{document}] {section}"))
         for r in group:
-            cis = r.details.get("ci") or []
-            parts += [next(rows), *(f"{'':{id_width + 1}}{ci_text(ci)}" for ci in cis)]
-    lines = ["", " CLAIMS AUDIT ".center(rule, "="), *_lines(list(map(Text, parts)), width)]
+            parts.append(_row(cells[r.id], widths))
+            indent = " " * (widths[0] + 1)
+            parts += [Text(f"{indent}{ci_text(ci)}") for ci in r.details.get("ci") or []]
+    lines = ["", " CLAIMS AUDIT ".center(rule, "="), *_lines(parts, rule, wrap=True)]
     lines.append("-" * rule)
-    lines.extend(textwrap.wrap(summary, width))
+    lines.extend(textwrap.wrap(summary, rule))
+    for r in (r for r in ordered(records) if _unrecorded(r, expected)):  # what fails the run
+        published, measured, tolerance = figure_cells(r.to_json())
+        said = f"REFUTED {r.id} ({r.document}, {r.section}): {r.statement} Published {published}"
+        said += f", measured {measured}, tolerance {tolerance}."
+        lines.extend(textwrap.wrap(said, rule, subsequent_indent="  "))
     for label, text in NOTES.items():
         if label in labels.values():
-            lines.extend(textwrap.wrap(text, width, subsequent_indent="  "))
+            lines.extend(textwrap.wrap(text, rule, subsequent_indent="  "))
     return lines
 
 
 def render_robustness(section: dict[str, Any], width: int = 80) -> list[str]:
-    """audit.md's robustness tables but the per-seed figures, laid out `width` columns wide."""
-    lines = markdown.render_robustness({**section, "figure_intervals": None})[1:]
-    if section["figure_intervals"]:
-        lines += ["Each seed's figures with their intervals: audit.md, section Robustness."]
+    """audit.md's robustness tables laid out `width` columns wide, each cell wrapped; each
+    sweep seed's values and the per-seed figures are audit.md's alone (it says so)."""
+    lines = markdown.render_robustness(section, per_seed=False)[1:]
+    if section["figure_intervals"] or section["sweep_seeds"]:
+        lines += ["Each seed's values and figures: audit.md, section Robustness."]
     body = Markdown("\n".join(lines))  # under our own title
     return ["", " ROBUSTNESS ".center(width, "="), *_lines([body], width, wrap=True), "-" * width]
