@@ -197,7 +197,7 @@ def labels_of(audit: dict) -> dict[str, str]:
 def _shown_mark(label: str, page: bool) -> str:
     """A label behind its mark: plain text in audit.md, coloured on the page."""
     if not page:
-        return _escape(reading.marked(label))
+        return _Markdown(_escape(reading.marked(label)))
     m = reading.mark(label)
     return _Markdown(
         f'<span class="mark" style="--c:{m.colour}" title="{m.meaning}">{m.symbol} '
@@ -224,17 +224,18 @@ def _how_to_read(page: bool) -> str:
 def _glance(audit: dict, page: bool) -> list[str]:
     """The counts per verdict for each document, and the claims to look at, linked."""
     labels = labels_of(audit)
-    columns = list(reading.counts_by_label(list(labels.values())))
-    rows, origins = [], {"document": "", "suite": ", suite checks"}
-    for (document, origin), claims in groupby(
-        sorted(audit["claims"], key=lambda c: (c["document"], c.get("origin") != "document")),
-        key=lambda c: (c["document"], c.get("origin", "document")),
-    ):
-        shown = [labels[c["id"]] for c in claims]
-        name = _escape(f"{document}{origins.get(origin, f', {origin}')}")
-        counts = [str(shown.count(label)) if label in shown else "-" for label in columns]
-        rows.append((_Markdown(name), len(shown), *counts))
-    header = " | ".join(["document", "claims", *(_shown_mark(label, page) for label in columns)])
+    verdicts = list(reading.counts_by_label(list(labels.values())))
+    origins, groups = {"document": "", "suite": ", suite checks"}, {}
+    for claim in sorted(audit["claims"], key=lambda c: c.get("origin") != "document"):
+        origin = claim.get("origin", "document")
+        name = f"{claim['document']}{origins.get(origin, f', {origin}')}"
+        groups.setdefault(name, []).append(labels[claim["id"]])
+    rows = [
+        (_shown_mark(label, page), *(str(shown.count(label) or "-") for shown in groups.values()))
+        for label in verdicts
+    ]
+    rows.append(("claims", *(str(len(shown)) for shown in groups.values())))
+    header = " | ".join(["verdict", *(_escape(name) for name in groups)])
     title = '<h2 id="at-a-glance">At a glance</h2>' if page else "## At a glance"
     lines = [title, "", *_table(header, rows)]
     lines += [f"{_escape(audit['summary'])}.", ""]
@@ -242,7 +243,7 @@ def _glance(audit: dict, page: bool) -> list[str]:
     look = [c for c in audit["claims"] if labels[c["id"]] not in reading.HOLDING]
     if look:
         lines += [f"Not holding or undecided ({len(look)}):", ""]
-        for label in columns:
+        for label in verdicts:
             ids = [c["id"] for c in look if labels[c["id"]] == label]
             if ids:
                 linked = ", ".join(f"[{_escape(i)}](#{anchor_of('claim', i)})" for i in ids)
@@ -391,6 +392,10 @@ th, td { border: 1px solid #d0d7de; padding: .3em .5em; text-align: left; vertic
 th { background: #f6f8fa; }
 td:first-child { white-space: nowrap; }
 td:nth-child(6) { min-width: 16em; }
+@media (max-width: 1000px) {  /* narrow: a long figure may break, the claim's words not */
+  td:nth-child(n+3):nth-child(-n+5) { overflow-wrap: anywhere; }
+  td:nth-child(6) { min-width: 10em; }
+}
 #at-a-glance + table { width: auto; }
 #at-a-glance + table td:not(:first-child) { text-align: right; }
 tr:has(a:target) { outline: 2px solid #0969da; }

@@ -116,6 +116,10 @@ def sentence(claim: dict) -> str:
     if details.get("collapsed"):
         parts.append(str(details["collapsed"]))
     counts = details.get("holds_in_orders")
+    if counts == [1, 1] or counts == [0, 1]:  # a claim no float order changes: judged once
+        return "; ".join(
+            [*parts, "judged once: " + ("it holds" if counts[0] else "it does not hold")]
+        )
     if isinstance(counts, list) and len(counts) == 2:
         k, n = counts
         effects = [_effect_sentence(e) for e in details.get("effects") or ()]
