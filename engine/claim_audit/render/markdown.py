@@ -392,8 +392,10 @@ th, td { border: 1px solid #d0d7de; padding: .3em .5em; text-align: left; vertic
 th { background: #f6f8fa; }
 td:first-child { white-space: nowrap; }
 td:nth-child(6) { min-width: 16em; }
-@media (max-width: 1000px) {  /* narrow: a long figure may break, the claim's words not */
-  td:nth-child(n+3):nth-child(-n+5) { overflow-wrap: anywhere; }
+@media (max-width: 1000px) {  /* narrow: a long word or figure may break to fit */
+  td { overflow-wrap: anywhere; }
+  td:first-child { white-space: normal; }
+  td:nth-child(2) { min-width: 8em; }
   td:nth-child(6) { min-width: 10em; }
 }
 #at-a-glance + table { width: auto; }
@@ -403,7 +405,7 @@ img { max-width: 100%; height: auto; border: 1px solid #d0d7de; }
 .mark { color: var(--c); border: 1.5px solid var(--c); border-radius: .3em; padding: 0 .3em;
         font-weight: 600; white-space: nowrap; }
 .strip { display: block; margin-top: .2em; }
-.strip svg { max-width: 100%; height: auto; }
+.strip svg { width: 100%; max-width: 240px; height: auto; }
 details { margin-top: .2em; color: #57606a; font-size: .92em; }
 summary { cursor: pointer; }
 """

@@ -91,21 +91,40 @@ def ordered(records: list[ClaimRecord]) -> list[ClaimRecord]:
     )
 
 
-def _widths(natural: list[int], words: list[int], room: int, shares: list[int]) -> list[int]:
-    """Column widths within `room`: the natural widths if they fit; else each column's longest
-    word first (a number is never split where the room allows), the rest by `shares`."""
-    if sum(natural) <= room:
-        return natural
-    if sum(words) > room:  # too narrow for whole numbers: split by shares, folding
-        return [max(1, room * share // sum(shares)) for share in shares]
-    widths = list(words)
+_NUMBER = re.compile(r"[\[(<>=-]*\d[\d.,e+-]*[\])%]*,?")  # a figure as a cell prints it
+
+
+def _grow(widths: list[int], caps: list[int], room: int, shares: list[int]) -> None:
+    """Widen `widths` toward `caps` within `room`, the spare split by `shares`."""
     while (spare := room - sum(widths)) > 0:
-        wanting = [i for i, w in enumerate(widths) if w < natural[i]]
+        wanting = [i for i, w in enumerate(widths) if w < caps[i]]
+        if not wanting:
+            return
         total = sum(shares[i] for i in wanting)
         for i in wanting:
-            widths[i] = min(natural[i], widths[i] + max(1, spare * shares[i] // total))
+            widths[i] = min(caps[i], widths[i] + max(1, spare * shares[i] // total))
             if sum(widths) >= room:
-                break
+                return
+
+
+def _widths(cells: list[list[str]], room: int, shares: list[int]) -> list[int]:
+    """Column widths within `room` for columns of `cells`: their natural widths if they fit;
+    else each column's longest number first (never split where the room allows; words fold),
+    then widths that hold most cells (four in five) on one line, the columns that need least
+    first, then the rest by `shares`."""
+    natural = [max(map(len, column)) for column in cells]
+    if sum(natural) <= room:
+        return natural
+    words = [
+        max([len(w) for cell in column for w in _NUMBER.findall(cell)] or [1]) for column in cells
+    ]
+    if sum(words) > room:  # too narrow for whole numbers: split by shares, folding
+        return [max(1, room * share // sum(shares)) for share in shares]
+    most = [sorted(map(len, column))[int(0.8 * (len(column) - 1))] for column in cells]
+    widths = list(words)
+    for i in sorted(range(len(cells)), key=lambda i: most[i] - words[i]):  # cheapest first
+        widths[i] += max(0, min(most[i] - widths[i], room - sum(widths)))
+    _grow(widths, natural, room, shares)
     return widths
 
 
@@ -133,9 +152,8 @@ def render(
     labels = {r.id: verdict_label(r.verdict, r.details, expected.get(r.id, True)) for r in records}
     shown = [r for r in ordered(records) if verbosity > -1 or labels[r.id] != "holds"]
     cells = {r.id: [r.id, *figure_cells(r.to_json()), labels[r.id]] for r in shown}
-    rows = [list(_COLUMNS), *cells.values()]
-    natural = [max(len(c[i]) for c in rows) for i in range(5)]
-    words = [max(len(word) for c in rows for word in c[i].split() or [""]) for i in range(5)]
+    columns = [[row[i] for row in [list(_COLUMNS), *cells.values()]] for i in range(5)]
+    natural = [max(map(len, column)) for column in columns]
     natural[4] = max(natural[4], *map(len, NOTES))
     gaps = len(_COLUMNS) - 1
     if verbosity > 0:
@@ -143,7 +161,7 @@ def render(
     else:
         room = max(width - natural[0] - natural[4] - gaps, 3)
         shares = [_COLUMNS[name] for name in list(_COLUMNS)[1:4]]
-        widths = [natural[0], *_widths(natural[1:4], words[1:4], room, shares), natural[4]]
+        widths = [natural[0], *_widths(columns[1:4], room, shares), natural[4]]
     rule = max(width, sum(widths) + gaps)
     parts: list[RenderableType] = [_row(list(_COLUMNS), widths, header=True)]
     for (document, section), group in groupby(shown, key=lambda r: (r.document, r.section)):
@@ -151,7 +169,11 @@ def render(
         for r in group:
             parts.append(_row(cells[r.id], widths))
             indent = " " * (widths[0] + 1)
-            parts += [Text(f"{indent}{ci_text(ci)}") for ci in r.details.get("ci") or []]
+            for ci in r.details.get("ci") or []:
+                wrapped = textwrap.wrap(
+                    ci_text(ci), rule, initial_indent=indent, subsequent_indent=indent
+                )
+                parts += map(Text, wrapped)
     lines = ["", " CLAIMS AUDIT ".center(rule, "="), *_lines(parts, rule, wrap=True)]
     lines.append("-" * rule)
     lines.extend(textwrap.wrap(summary, rule))
