@@ -12,6 +12,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -229,3 +230,44 @@ def test_audit_html_in_headless_chromium(audit, tmp_path: Path, width: int):
         assert row["colour"] != "rgb(31, 35, 40)", row  # the mark's colour, not the text's
         assert len(row["pictures"]) == len(reading.strips(by_id[claim_id])), row
         assert all(w > 50 for w in row["pictures"]), row
+
+
+DIGITS_CLAIM = """
+
+@claims("toy-6", "Fit", "The fit prints the intercept to twelve digits.", published="{published}")
+def test_intercept_digits(fit):
+    return fit.intercept
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("columns", [70, 160])
+def test_the_terminal_tables_fit_columns_and_cut_no_figure(tmp_path: Path, columns: int):
+    """The starter with the guide's comparative claim and a figure printed to twelve digits,
+    run as a user runs it with COLUMNS set: the claims and robustness tables fit the width,
+    nothing is cut with "…", the figure shows to its digits, the sweep's label once."""
+    from fault_tools import pytest_command, starter_project, user_env
+    from test_seed_section import guide_blocks
+
+    folder = starter_project(tmp_path / "paper")
+    printed = "import toy; print(f'{toy.fit(*toy.points()).intercept:.12f}')"
+    intercept = subprocess.run(
+        [sys.executable, "-c", printed], cwd=folder, env=user_env(),
+        capture_output=True, text=True, check=True, timeout=BROWSER_TIMEOUT_S,
+    ).stdout.strip()  # fmt: skip
+    claim, hook = guide_blocks()
+    with (folder / "test_toy.py").open("a") as claims:
+        claims.write("\n" + claim + DIGITS_CLAIM.format(published=intercept))
+    with (folder / "conftest.py").open("a") as conftest:
+        conftest.write("\n" + hook)
+    done = subprocess.run(
+        pytest_command("-p", "no:xdist", "--report-dir=report", "--seeds", "0-3"),
+        cwd=folder, env={**user_env(), "COLUMNS": str(columns)},
+        capture_output=True, text=True, timeout=BROWSER_TIMEOUT_S,
+    )  # fmt: skip
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    tables = done.stdout.split("CLAIMS AUDIT", 1)[1].split("wrote ", 1)[0]
+    assert max(map(len, tables.splitlines())) <= columns and "…" not in tables
+    assert re.search(rf"toy-6 .*{re.escape(intercept)}", tables), tables
+    robustness = tables.split("ROBUSTNESS", 1)[1]
+    assert sum(line.lstrip().startswith("toy-5") for line in robustness.splitlines()) == 1

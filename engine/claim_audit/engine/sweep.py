@@ -248,7 +248,7 @@ def labels_text(unit: str, draws: str = "") -> str:
     return (
         f"A claim holds on one of the sweep's {unit} when every one of its effects lies in its "
         f"region there. The share p of {unit} it holds on is bounded at {1 - SHARE_ALPHA:.0%} "
-        f"from the count (the share rule of docs/VERDICTS.md{draws}): robust when p >= "
+        f"from the count (the share rule, as a claim's draws are{draws}): robust when p >= "
         f"{HOLDS_AT:.0%} is shown, fails when p <= {REFUTED_AT:.0%} is, fragile when p lies "
         f"confidently between {SENSITIVE_BETWEEN[0]:.0%} and {SENSITIVE_BETWEEN[1]:.0%}, "
         "inconclusive otherwise, with about how many seeds would conclude it"

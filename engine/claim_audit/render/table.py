@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import html
 import io
 import re
 import textwrap
 from itertools import groupby
 from typing import Any
 
+from rich import box
 from rich.console import Console, RenderableType
 from rich.markdown import Markdown
 from rich.table import Table
@@ -91,6 +93,7 @@ def ordered(records: list[ClaimRecord]) -> list[ClaimRecord]:
     )
 
 
+_SHORT_WORD = 12  # a word up to this long is kept whole where the room allows
 _NUMBER = re.compile(r"[\[(<>=-]*\d[\d.,e+-]*[\])%]*,?")  # a figure as a cell prints it
 
 
@@ -109,15 +112,17 @@ def _grow(widths: list[int], caps: list[int], room: int, shares: list[int]) -> N
 
 def _widths(cells: list[list[str]], room: int, shares: list[int]) -> list[int]:
     """Column widths within `room` for columns of `cells`: their natural widths if they fit;
-    else each column's longest number first (never split where the room allows; words fold),
-    then widths that hold most cells (four in five) on one line, the columns that need least
-    first, then the rest by `shares`."""
+    else each column's longest number and short word first (a number is never split where the
+    room allows; a longer word folds), then widths that hold most cells (four in five) on one
+    line, the columns that need least first, then the rest by `shares`."""
     natural = [max(map(len, column)) for column in cells]
     if sum(natural) <= room:
         return natural
-    words = [
-        max([len(w) for cell in column for w in _NUMBER.findall(cell)] or [1]) for column in cells
-    ]
+    numbers = [max([len(w) for c in column for w in _NUMBER.findall(c)] or [1]) for column in cells]
+    longest = [max(len(w) for c in column for w in c.split() or [""]) for column in cells]
+    words = [max(n, min(w, _SHORT_WORD)) for n, w in zip(numbers, longest, strict=True)]
+    if sum(words) > room:  # the words fold: the numbers alone kept whole
+        words = numbers
     if sum(words) > room:  # too narrow for whole numbers: split by shares, folding
         return [max(1, room * share // sum(shares)) for share in shares]
     most = [sorted(map(len, column))[int(0.8 * (len(column) - 1))] for column in cells]
@@ -188,11 +193,41 @@ def render(
     return lines
 
 
+def _cells(line: str) -> list[str]:
+    """A Markdown table line's cells as text: escapes and entities undone."""
+    cells = re.split(r"(?<!\\)\|", line.strip()[1:-1])
+    return [
+        html.unescape(re.sub(r"\\(.)", r"\1", cell.strip())).replace("**", "") for cell in cells
+    ]
+
+
+def _blocks(lines: list[str], width: int) -> list[RenderableType]:
+    """Markdown `lines` for the terminal: each table a rich Table whose cells wrap (a word too
+    long for its column folds, never cut with "…"), the text between as Markdown."""
+    out: list[RenderableType] = []
+    for is_table, group in groupby(lines, key=lambda line: line.startswith("|")):
+        group = list(group)
+        if not is_table:
+            out.append(Markdown("\n".join(group)))
+            continue
+        header, _, *rows = map(_cells, group)
+        columns = [[row[k] for row in (header, *rows)] for k in range(len(header))]
+        room = width - 3 * len(header) + 1  # each cell's padding, a rule between columns
+        widths = _widths(columns, room, [1] * len(header))
+        grid = Table(box=box.SIMPLE_HEAD, padding=(0, 1), show_edge=False, header_style="bold")
+        for name, w in zip(header, widths, strict=True):
+            grid.add_column(name, width=w, overflow="fold")
+        for row in rows:
+            grid.add_row(*row)
+        out += [grid, Text("")]
+    return out
+
+
 def render_robustness(section: dict[str, Any], width: int = 80) -> list[str]:
     """audit.md's robustness tables laid out `width` columns wide, each cell wrapped; each
     sweep seed's values and the per-seed figures are audit.md's alone (it says so)."""
     lines = markdown.render_robustness(section, per_seed=False)[1:]
     if section["figure_intervals"] or section["sweep_seeds"]:
         lines += ["Each seed's values and figures: audit.md, section Robustness."]
-    body = Markdown("\n".join(lines))  # under our own title
-    return ["", " ROBUSTNESS ".center(width, "="), *_lines([body], width, wrap=True), "-" * width]
+    body = _blocks(lines, width)  # under our own title
+    return ["", " ROBUSTNESS ".center(width, "="), *_lines(body, width, wrap=True), "-" * width]
