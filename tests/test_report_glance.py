@@ -20,7 +20,7 @@ import pytest
 from claim_audit import Comparison, Effect, Region, seed_section, within
 from claim_audit.engine.claim import ClaimSpec, decide
 from claim_audit.engine.verdict import Measured, satisfied
-from claim_audit.render import markdown, reading, table
+from claim_audit.render import drawing, markdown, reading, table
 from claim_audit.report import audit as report
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -271,3 +271,27 @@ def test_the_terminal_tables_fit_columns_and_cut_no_figure(tmp_path: Path, colum
     assert re.search(rf"toy-6 .*{re.escape(intercept)}", tables), tables
     robustness = tables.split("ROBUSTNESS", 1)[1]
     assert sum(line.lstrip().startswith("toy-5") for line in robustness.splitlines()) == 1
+
+
+def test_robustness_png_colours_each_dot_by_its_own_effect(audit):
+    """In each effect's panel a seed's dot is green exactly when that effect lies in its
+    region (the shaded band), whatever the claim's other effects do: no red dot in the band."""
+    from matplotlib.collections import PathCollection
+    from matplotlib.colors import to_rgba
+
+    section = audit["robustness"]
+    figure = drawing.robustness_figure(section)
+    sweep = section["claims"]["t-two"]["sweep"]
+    panels = [ax for ax in figure.axes if ax.get_visible() and ax.collections]
+    assert len(panels) == len(sweep["effects"]) == 2
+    mixed = 0
+    for k, ax in enumerate(panels):
+        [dots] = [c for c in ax.collections if isinstance(c, PathCollection)]
+        values = [v[k] for v in sweep["subset_values"]]
+        inside = [reading.in_region(v, sweep["regions"][k]) for v in values]
+        colours = [
+            to_rgba(drawing.HOLDS_COLOUR if i else drawing.FAILS_COLOUR, 0.7) for i in inside
+        ]
+        assert np.allclose(dots.get_facecolors(), colours)
+        mixed += sum(i and not h for i, h in zip(inside, sweep["subset_holds"], strict=True))
+    assert mixed > 0  # some seeds hold one effect and not the claim: green in that panel
