@@ -274,6 +274,9 @@ def strip_svg(strip: Strip) -> str:
         p = x(strip.published)
         parts.append(f'<rect x="{p - 1.25}" y="{_TOP - 2}" width="2.5" height="{_BAND + 4}"/>')
         parts.append(_text(p, _TOP - 3, strip.label.removeprefix("published "), "middle"))
+    elif strip.label:  # a threshold's: which quantity, where a claim compares several
+        name = strip.label if len(strip.label) <= 46 else strip.label[:45] + "…"
+        parts.append(_text(1.0, _TOP - 3, name, "start"))
     title = f"{len(strip.draws)} draws from {_g(min(strip.draws))} to {_g(max(strip.draws))}"
     if strip.band is not None:
         ends_text = [
