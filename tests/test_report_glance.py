@@ -52,17 +52,17 @@ def records() -> tuple[list, dict[str, bool]]:
     wide = 1.8 + rng.normal(0, 0.4, 3)
     out = [
         decide(spec("t-long", LONG), figures(LONG, long)),
-        decide(spec("t-mean", "6.20"), figures("6.20", 6.2 + rng.normal(0, 0.15, 8))),
+        decide(spec("t-mean", "6.45"), figures("6.45", 6.45 + rng.normal(0, 0.15, 8))),
         decide(spec("t-off", "2.05"), figures("2.05", 1.999 + rng.normal(0, 0.001, 8))),
         decide(spec("t-found", "0.0858"), figures("0.0858", 0.05 + rng.normal(0, 1e-4, 8))),
-        decide(spec("t-wide", "1.76"), figures("1.76", wide)),
+        decide(spec("t-wide", "1.83"), figures("1.83", wide)),
         decide(
             spec("t-above", "p < 0.05"),
             thresholds(0.03 + rng.normal(0, 0.002, 8), Region(high=0.05), "p-value"),
         ),
         decide(
             spec("t-split", "p < 0.05"),
-            thresholds(np.linspace(0.02, 0.08, 12), Region(high=0.05), "p-value"),
+            thresholds(np.linspace(0.015, 0.085, 12), Region(high=0.05), "p-value"),
         ),
         decide(
             spec("t-once", None, once=True),
@@ -129,8 +129,8 @@ def test_audit_md_reads_as_text_with_marks_sentences_and_statistics(audit):
     assert "• pending review (1)" in glance  # an unknown verdict word: a neutral mark
     assert "REFUTED: t-off" in audit["summary"]
     row = next(line for line in text.splitlines() if 'id="claim-t-mean"' in line)
-    assert "✓ holds: the published 6.20 lies inside the recipe's range" in row
-    assert "(statistics: 6.20: t = " in row and "<details>" not in text and "<svg" not in text
+    assert "✓ holds: the published 6.45 lies inside the recipe's range" in row
+    assert "(statistics: 6.45: t = " in row and "<details>" not in text and "<svg" not in text
     findings = text.split("## Findings", 1)[1]
     assert "[t-off](#claim-t-off)" in findings.split("Claims that do not hold")[0]
     assert "[t-found](#claim-t-found)" not in findings  # a refutation the test did not record
