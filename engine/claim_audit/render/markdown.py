@@ -226,7 +226,10 @@ def _glance(audit: dict, page: bool) -> list[str]:
     labels = labels_of(audit)
     verdicts = list(reading.counts_by_label(list(labels.values())))
     origins, groups = {"document": "", "suite": ", suite checks"}, {}
-    for claim in sorted(audit["claims"], key=lambda c: c.get("origin") != "document"):
+    first = {d: i for i, d in reversed(list(enumerate(c["document"] for c in audit["claims"])))}
+    for claim in sorted(  # each document, then its suite's checks
+        audit["claims"], key=lambda c: (first[c["document"]], c.get("origin") != "document")
+    ):
         origin = claim.get("origin", "document")
         name = f"{claim['document']}{origins.get(origin, f', {origin}')}"
         groups.setdefault(name, []).append(labels[claim["id"]])
