@@ -15,8 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from calibration import bootstrap, sensitivity
 from claim_audit import stats
-from claim_audit.engine.sweep import FAILS, ROBUST, Robustness, across_runs, across_seeds
 from claim_audit.engine.sweep import METHOD as SEED_METHOD
+from claim_audit.engine.sweep import (
+    Robustness,
+    across_runs,
+    across_seeds,
+    labels_text,
+    subsets_counted,
+)
 from claim_audit.engine.verdict import Comparison, PerSeed
 
 from uncertainty_claims.calibration.experiment import POST_SEEDS, PUBLISHED_SEEDS
@@ -152,12 +158,14 @@ def robustness_section(
             f"{stats.SEED}; paired: the same resamples for every net and seed",
             "seeds": SEED_METHOD,
             "level": stats.LEVEL,
-            "labels": f"robust: holds on >= {ROBUST:.0%} of the 3-seed subsets of the sweep "
-            f"(calibration) or of its root keys (uncertainty); fails: on <= {FAILS:.0%}; "
-            "fragile: in between",
+            "labels": labels_text(
+                "3-seed subsets (calibration) or root keys (uncertainty)",
+                subsets_counted(POST_SEEDS),
+            ),
             "note": "The test-image intervals hold the nets fixed (training and the "
             "temperature fit are not resampled).",
-            "holds_on": "of the 3-seed subsets (calibration) or of the root keys (uncertainty)",
+            "holds_on": "of the 3-seed subsets (calibration) or of the root keys (uncertainty), "
+            "those on which every effect of the claim lies in its region",
             "value": "the claim's statistic on all the seeds (calibration) or the mean over "
             "the root keys (uncertainty)",
         },

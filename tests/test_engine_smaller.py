@@ -59,7 +59,7 @@ def test_the_cache_counter_says_what_it_counts():
 
     def header(cache: dict) -> str:
         audit = {"claims": [], "summary": "0 claims", "metadata": {"cache": cache}}
-        return "\n".join(markdown._header(audit))
+        return "\n".join(markdown._method_lines(audit, page=False))
 
     assert "engine cache (claim\\_audit.cache.cached): not used." in header({"hits": 0})
     assert "(claim\\_audit.cache.cached): 2 hits, 1 computed." in header({"hits": 2, "computed": 1})

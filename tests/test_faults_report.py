@@ -371,7 +371,7 @@ def test_finding_that_no_longer_reproduces_says_so(tmp_path):
     assert claim_rows(result.stdout) == {"f-gone": "GONE"}
     assert NOTES["FINDING GONE"] in " ".join(result.stdout.split())
     markdown = (folder / "out" / "audit.md").read_text()
-    assert "| **FINDING GONE**" in markdown and NOTES["FINDING GONE"] in markdown
+    assert "| **! FINDING GONE**" in markdown and NOTES["FINDING GONE"] in markdown
 
 
 CRASH_MODULE = """

@@ -184,13 +184,17 @@ def table_records() -> tuple[list[ClaimRecord], dict[str, bool]]:
     return records, {"H-cal-relu-converged": True, "d-2": False}
 
 
-def test_table_follows_the_terminal_width_and_never_cuts_an_id():
+def test_table_follows_the_terminal_width_and_cuts_no_figure():
+    """The table fits the terminal's width by wrapping each cell in its column: ids whole,
+    and every figure of a long cell whole on some line, never cut with "…"."""
     records, expected = table_records()
     for width in (80, 120):
         lines = render(records, expected, width=width)
         assert max(len(line) for line in lines) <= width
         assert any(line.startswith("H-cal-relu-converged ") for line in lines)
-        assert "…" in "\n".join(lines)  # the long figure is cut to fit
+        assert "…" not in "\n".join(lines)
+        shown = " ".join(lines).replace(",", " ").split()
+        assert all(figure in shown for figure in records[0].measured.split(", "))
     assert "refuted*" in lines[-1]  # the finding's footnote, as there is a finding
 
 

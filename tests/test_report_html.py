@@ -154,7 +154,7 @@ def test_page_parses_inlines_every_figure_and_links_every_claim():
     assert "2026-05-28" in text  # the run's date, from created_unix
     assert "<h3>The forecaster's test</h3>" in text and "<h3>Results</h3>" in text
     assert "script" not in page.tags and "&lt;script&gt;" in text
-    assert "<strong>refuted*</strong>" in text and "<em>sensitive</em>" in text
+    assert "✗ refuted*</span>" in text and "~ sensitive</span>" in text  # marks, coloured
     assert "pytest claims -m 'claim or health'" in text
 
 

@@ -19,9 +19,11 @@ import test_calibration
 import test_uncertainty
 from calibration import bootstrap, sensitivity
 from calibration.measures import figure
-from claim_audit.engine.sweep import MAX_SUBSETS, across_runs, across_seeds, label
+from claim_audit.engine import sweep
+from claim_audit.engine.sweep import MAX_SUBSETS, across_runs, across_seeds
+from claim_audit.engine.verdict import Comparison, Effect, Region
 from claim_audit.render import drawing, markdown, table
-from fault_tools import claim_body
+from fault_tools import REPO_ROOT, claim_body
 from suite import robustness_section
 
 from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
@@ -127,23 +129,65 @@ def test_report_of_a_sweep(calibration, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("holding", "total", "expected"),
+    ("holding", "total", "seeds", "size", "expected"),
     [
-        (10, 10, "robust"),
-        (9, 10, "robust"),
-        (108, 120, "robust"),
-        (107, 120, "fragile"),
-        (2, 10, "fragile"),
-        (13, 120, "fragile"),
-        (1, 10, "fails"),
-        (12, 120, "fails"),
-        (0, 10, "fails"),
+        (14, 14, 14, None, "robust"),  # 14 unanimous draws show p >= 80% at 95%
+        (13, 13, 13, None, "inconclusive"),  # 13 do not: 0.05 ** (1 / 13) < 0.8
+        (0, 14, 14, None, "fails"),
+        (5, 10, 10, None, "fragile"),  # an even split is confidently between 10% and 90%
+        (1, 10, 10, None, "inconclusive"),  # once "fails" at 10%: the seeds cannot yet tell
+        (9, 50, 50, None, "inconclusive"),  # once "fragile"
+        (120, 120, 10, 3, "inconclusive"),  # 10 seeds hold 3 disjoint 3-seed subsets
+        (math.comb(42, 3), math.comb(42, 3), 42, 3, "robust"),  # 14 disjoint subsets
     ],
 )
-def test_labels_at_their_boundaries(holding, total, expected):
-    """Robust from 90% of subsets (keys) holding, fails at 10% or fewer: 1 of 10 fails (a
-    threshold computed as 1 - 0.9 = 0.0999... once called it fragile)."""
-    assert label(holding / total) == expected
+def test_sweep_labels_follow_the_share_rule(holding, total, seeds, size, expected):
+    """A sweep's label is the share rule's verdict on the count of seeds (or disjoint subsets)
+    it holds on, not a fixed share of them."""
+    got, (low, high) = sweep.share_label(holding, total, sweep.independent_draws(seeds, size))
+    assert got == expected and 0 <= low <= holding / total <= high <= 1
+
+
+@pytest.mark.parametrize(("holding", "seeds"), [(1, 10), (9, 50), (13, 13), (3, 5)])
+def test_an_inconclusive_sweep_names_the_seeds_that_would_conclude_it(holding, seeds):
+    """The seeds it names conclude the sweep at the same share; fewer would not."""
+    needed = sweep.seeds_to_conclude(holding, seeds, seeds, None)
+    assert needed is not None and needed > seeds
+    share = holding / seeds
+    assert sweep.share_label(round(share * needed), needed, needed)[0] != "inconclusive"
+    before = needed - 1
+    if before > seeds:
+        assert sweep.share_label(round(share * before), before, before)[0] == "inconclusive"
+
+
+def test_the_docs_give_the_smallest_sweep_the_code_computes():
+    """docs/VERDICTS.md's minimum sweep sizes are `fewest_seeds`'s."""
+    text = " ".join((REPO_ROOT / "docs" / "VERDICTS.md").read_text().split())
+    one, three = sweep.fewest_seeds(), sweep.fewest_seeds(3)
+    assert f"has {one} seeds (root keys) all agreeing, {three} seeds for a claim" in text
+    assert sweep.share_label(one, one, one)[0] == "robust"
+    assert sweep.share_label(one - 1, one - 1, one - 1)[0] == "inconclusive"
+
+
+def test_a_sweep_counts_each_effect_and_the_claim_once():
+    """Two effects: each effect's count of seeds in its region, and the claim's count (a seed
+    counts when both hold) on one row of its own; a seed marked only where its effect is out."""
+    comparison = Comparison(
+        "two",
+        (Effect("a", lambda r: r["a"], Region(0.0)), Effect("b", lambda r: r["b"], Region(0.0))),
+    )
+    runs = [{"a": 1.0, "b": 1.0}, {"a": -1.0, "b": 1.0}, {"a": 1.0, "b": -1.0}]
+    judged = across_runs(comparison, runs, (0, 1, 2)).to_json()
+    assert judged["effect_holding"] == [2, 2] and judged["holding"] == 1
+    header, rows, _ = markdown.sweep_rows({"two": {"sweep": judged}})
+    assert header.split(" | ")[3] == "holds on" and "✗: outside the effect's region" in header
+    claim_rows = [row for row in rows if row[0] == "two"]
+    assert len(claim_rows) == 1 and "not on 1, 2" in claim_rows[0]
+    assert "1/3 seeds" in claim_rows[0] and claim_rows[0][-1].startswith("? inconclusive")
+    effect_a, effect_b = (row for row in rows if row[0] == "")
+    assert effect_a[3] == "2/3" and effect_a[6] == "1, -1 ✗, 1"
+    assert effect_b[3] == "2/3" and effect_b[6] == "1, 1, -1 ✗"
+    assert all(row[-1] == "" for row in (effect_a, effect_b))  # the label once, on the claim
 
 
 def test_seeds_option_rejects_bad_syntax(tmp_path):

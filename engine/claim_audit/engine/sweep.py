@@ -1,4 +1,5 @@
-"""Comparative claims re-judged on other seeds (`--seeds`): robust, fragile or fails."""
+"""Comparative claims re-judged on other seeds (`--seeds`), by the share rule: robust, fragile,
+fails or inconclusive."""
 
 from __future__ import annotations
 
@@ -13,10 +14,20 @@ from typing import Any
 import numpy as np
 
 from .. import stats
+from .share import (
+    HOLDS_AT,
+    REFUTED_AT,
+    SENSITIVE_BETWEEN,
+    SHARE_ALPHA,
+    count_bounds,
+    draws_to_conclude,
+    verdict_of,
+)
 from .verdict import Comparison, PerSeed, Region
 
-ROBUST = 0.9
-FAILS = 0.1  # not 1 - ROBUST: that is 0.0999..., which would call 1 of 10 fragile
+# The share rule's verdicts (share.py), in a sweep's words: it is beside the audit's verdicts.
+LABELS = {"holds": "robust", "refuted": "fails", "sensitive": "fragile"}
+LABELS |= {"inconclusive": "inconclusive"}
 MIN_SEEDS_FOR_INTERVAL = 5  # fewer seeds give too few distinct resamples for an interval
 SEED_B = 2000
 METHOD = f"{stats.METHOD} over seeds (seeds drawn with replacement, B = {SEED_B})"
@@ -49,11 +60,37 @@ def parse_seeds(text: str) -> tuple[int, ...]:
     return tuple(sorted(seeds))
 
 
-def label(fraction: float) -> str:
-    """robust / fragile / fails, from the share of seed subsets (keys) where a claim holds."""
-    if fraction >= ROBUST:
-        return "robust"
-    return "fails" if fraction <= FAILS else "fragile"
+def independent_draws(seeds: int, size: int | None) -> int:
+    """How many independent draws a sweep of `seeds` seeds counts as: one a seed, or, for a
+    claim about `size`-seed subsets, the disjoint subsets (Hoeffding's sample size for a
+    statistic averaged over all subsets: the overlapping subsets add no independent draw)."""
+    return seeds if size is None else seeds // size
+
+
+def share_label(holding: int, total: int, draws: int) -> tuple[str, tuple[float, float]]:
+    """A sweep's label and the bounds on the share p of seeds (subsets) the claim holds on:
+    `holding` of `total` judged, worth `draws` independent draws (count_bounds at the share
+    rule's confidence, the count rounded down for the low bound and up for the high)."""
+    share = holding / total
+    low = count_bounds(math.floor(share * draws + 1e-9), draws)[0]
+    high = count_bounds(math.ceil(share * draws - 1e-9), draws)[1]
+    return LABELS[verdict_of(low, high)], (low, high)
+
+
+def seeds_to_conclude(holding: int, total: int, seeds: int, size: int | None) -> int | None:
+    """About how many seeds would conclude an inconclusive sweep at its share, or None."""
+    draws = independent_draws(seeds, size)
+    needed = draws_to_conclude(round(holding / total * draws), draws)
+    return None if needed is None else needed * (size or 1)
+
+
+def fewest_seeds(size: int | None = None) -> int:
+    """The fewest seeds whose sweep can read robust or fails: every seed (or disjoint subset)
+    agreeing, the share rule's bound passes HOLDS_AT (and, alike, REFUTED_AT)."""
+    draws = 1
+    while count_bounds(draws, draws)[0] < HOLDS_AT:
+        draws += 1
+    return draws * (size or 1)
 
 
 @dataclass(frozen=True)
@@ -72,7 +109,9 @@ class Robustness:
     unit: str
     subset_values: list[list[float]]
     subset_holds: list[bool]
+    effect_holding: list[int]
     population: int
+    size: int | None = None  # the claim's subsets' size (None: a claim about one run)
 
     @property
     def holding(self) -> int:
@@ -86,8 +125,13 @@ class Robustness:
     def fraction(self) -> float:
         return self.holding / self.total
 
+    @property
+    def draws(self) -> int:
+        return independent_draws(len(self.seeds), self.size)
+
     def to_json(self) -> dict[str, Any]:
-        return asdict(self) | {
+        label, (low, high) = share_label(self.holding, self.total, self.draws)
+        out = asdict(self) | {
             "regions": [str(r) for r in self.regions],
             "region_bounds": [
                 [None if math.isinf(b) else b for b in (r.low, r.high)] for r in self.regions
@@ -96,9 +140,15 @@ class Robustness:
             "holding": self.holding,
             "total": self.total,
             "sampled": self.total < self.population,
-            "label": label(self.fraction),
+            "label": label,
+            "share_interval": [low, high],
+            "independent_draws": self.draws,
             "method": METHOD,
         }
+        if label == "inconclusive":
+            needed = seeds_to_conclude(self.holding, self.total, len(self.seeds), self.size)
+            out["seeds_to_conclude"] = needed
+        return out
 
 
 def _judged_on(
@@ -110,6 +160,7 @@ def _judged_on(
     subsets: list[list[float]],
     unit: str,
     population: int,
+    size: int | None,
 ) -> Robustness:
     effects = comparison.effects
     intervals: list[stats.Interval | None] = [None] * len(effects)
@@ -134,7 +185,11 @@ def _judged_on(
         unit=unit,
         subset_values=[list(v) for v in subsets],
         subset_holds=[comparison.holds_for(v) for v in subsets],
+        effect_holding=[
+            sum(e.region.contains(v[k]) for v in subsets) for k, e in enumerate(effects)
+        ],
         population=population,
+        size=size,
     )
 
 
@@ -168,7 +223,7 @@ def across_seeds(
     single = [on([i]) for i in range(n)] if comparison.per_seed else None
     values = comparison.values(per_seed)
     judged = [on(t) for t in subsets]
-    return _judged_on(comparison, seeds, values, on, single, judged, unit, population)
+    return _judged_on(comparison, seeds, values, on, single, judged, unit, population, size)
 
 
 def across_runs(
@@ -181,11 +236,28 @@ def across_runs(
     def resampled(rows: Sequence[int]) -> list[float]:
         return list(single[rows].mean(axis=0))
 
-    return _judged_on(comparison, keys, means, resampled, per_run, per_run, unit, len(keys))
+    return _judged_on(comparison, keys, means, resampled, per_run, per_run, unit, len(keys), None)
 
 
 _PUBLISHED = ("seeds", "effects", "units", "regions", "region_bounds", "values")
 _PUBLISHED += ("per_seed_values", "per_seed_holds")
+
+
+def labels_text(unit: str, draws: str = "") -> str:
+    """How a sweep is labelled, for the sweep's `unit` (`draws`: how they count as draws)."""
+    return (
+        f"A claim holds on one of the sweep's {unit} when every one of its effects lies in its "
+        f"region there. The share p of {unit} it holds on is bounded at {1 - SHARE_ALPHA:.0%} "
+        f"from the count (the share rule, as a claim's draws are{draws}): robust when p >= "
+        f"{HOLDS_AT:.0%} is shown, fails when p <= {REFUTED_AT:.0%} is, fragile when p lies "
+        f"confidently between {SENSITIVE_BETWEEN[0]:.0%} and {SENSITIVE_BETWEEN[1]:.0%}, "
+        "inconclusive otherwise, with about how many seeds would conclude it"
+    )
+
+
+def subsets_counted(size: int) -> str:
+    """How `size`-seed subsets count as draws, said in `labels_text`."""
+    return f"; the overlapping {size}-seed subsets of n seeds count as n / {size} draws"
 
 
 def methods(size: int | None) -> dict[str, Any]:
@@ -195,9 +267,8 @@ def methods(size: int | None) -> dict[str, Any]:
     return {
         "level": stats.LEVEL,
         "seeds": METHOD,
-        "labels": f"robust: holds on >= {ROBUST:.0%} of the sweep's {unit}; fails: on <= "
-        f"{FAILS:.0%}; fragile: in between",
-        "holds_on": f"the sweep's {unit} on which the claim holds",
+        "labels": labels_text(unit, "" if size is None else subsets_counted(size)),
+        "holds_on": f"the sweep's {unit} on which the claim holds (every effect in its region)",
         "value": f"the claim's {value} the sweep's seeds",
         "note": f"No interval with fewer than {MIN_SEEDS_FOR_INTERVAL} seeds.",
     }

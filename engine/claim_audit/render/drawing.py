@@ -25,6 +25,7 @@ from matplotlib.text import Text
 
 from .. import cache
 from .documents import Document, FigureSpec
+from .reading import in_region
 
 DPI = 110
 _CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # a newline breaks a label's line
@@ -142,11 +143,15 @@ def _robustness_panel(ax, claim_id: str, k: int, claim: dict) -> None:
     published, sweep = claim["published"], claim.get("sweep")
     labels, drawn = [], []
     if sweep is not None:
-        values = [v[k] for v in sweep["subset_values"]]
-        colours = [HOLDS_COLOUR if h else FAILS_COLOUR for h in sweep["subset_holds"]]
+        values, region = [v[k] for v in sweep["subset_values"]], sweep["regions"][k]
+        # Each dot is this effect's: green where it lies in its region, red where not (the
+        # claim's count, over all its effects, is the title's).
+        inside = [in_region(v, region) for v in values]
+        inside = [h if i is None else i for i, h in zip(inside, sweep["subset_holds"], strict=True)]
+        colours = [HOLDS_COLOUR if i else FAILS_COLOUR for i in inside]
         jitter = np.linspace(-0.25, 0.25, len(values)) if len(values) > 1 else np.zeros(1)
         ax.scatter(values, jitter, s=12, c=colours, alpha=0.7, linewidths=0, zorder=2)
-        labels.append(f"{sweep['unit']}: {sweep['holding']}/{sweep['total']} hold")
+        labels.append(f"{sweep['unit']}: {sum(inside)}/{sweep['total']} in region")
         drawn += values
         interval = sweep["intervals"][k]
         drawn += _interval_bar(ax, len(labels), sweep["values"][k], interval, SWEEP_COLOUR)
@@ -172,6 +177,10 @@ def _robustness_panel(ax, claim_id: str, k: int, claim: dict) -> None:
     ax.set_yticks(range(len(labels)), labels, fontsize="small")
     ax.set_ylim(-0.6, len(labels) - 0.4)
     title = f"{claim_id}: {published['effects'][k]}, holds {published['regions'][k]}"
+    if sweep is not None and len(published["effects"]) > 1:
+        title += f"\n(the claim, all {len(published['effects'])} effects: {sweep['holding']}/{sweep['total']}, {sweep['label']})"
+    elif sweep is not None:
+        title += f" ({sweep['label']})"
     ax.set_title(title, fontsize="medium", loc="left")
     ax.set_xlabel(published["units"][k], fontsize="small", labelpad=1)
     ax.tick_params(axis="x", labelsize="small")
@@ -199,7 +208,7 @@ def robustness_figure(section: dict) -> Figure:
         _robustness_panel(ax, *panel)
     axes[-1].set_visible(len(panels) % 2 == 0)  # an odd count leaves the last one empty
     handles = [
-        Patch(color=HOLDS_COLOUR, alpha=0.25, label="where the claim holds"),
+        Patch(color=HOLDS_COLOUR, alpha=0.25, label="the effect's region (where it holds)"),
         Line2D([], [], color="black", marker="o", linewidth=2.4, label="published seeds, 95% CI"),
     ]
     if swept:
@@ -207,8 +216,8 @@ def robustness_figure(section: dict) -> Figure:
             Line2D([], [], color=colour, marker="o", label=label, **line)
             for colour, label, line in (
                 (SWEEP_COLOUR, "all sweep seeds, 95% CI over seeds", {"linewidth": 2.4}),
-                (HOLDS_COLOUR, "a subset where it holds", {"linestyle": "none"}),
-                (FAILS_COLOUR, "... where it does not", {"linestyle": "none"}),
+                (HOLDS_COLOUR, "a seed or subset: the effect in its region", {"linestyle": "none"}),
+                (FAILS_COLOUR, "... outside it", {"linestyle": "none"}),
             )
         ]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)

@@ -15,6 +15,8 @@ from markdown_it import MarkdownIt
 
 from ..engine.prediction import POWER_TARGET
 from ..engine.share import HOLDS_AT, REFUTED_AT, SENSITIVE_BETWEEN, SHARE_ALPHA
+from . import reading
+from .cells import figure_cells
 from .documents import heading_anchor
 
 _DATE = "%Y-%m-%d %H:%M UTC"
@@ -221,29 +223,111 @@ def _header(audit: dict) -> list[str]:
     ]
     created = meta.get("created_unix")
     when = "date unknown" if created is None else time.strftime(_DATE, time.gmtime(created))
-    method = f" ({_escape(meta['method'])})" if meta.get("method") else ""
     git, code = meta.get("git") or {}, "Not a git repository"
     if git.get("commit") is not None:
         dirty = " (uncommitted changes)" if git.get("dirty") else ""
         code = f"Commit {_escape(git['commit'][:12] + dirty)}"
     elif git.get("no_commit_yet"):
         code = "A git repository with no commit yet"
-    lines += [f"Audit of {'; '.join(named)}.", "", f"{code}, {when}."]
+    return [*lines, f"Audit of {'; '.join(named)}.", "", f"{code}, {when}."]
+
+
+def _method_lines(audit: dict, page: bool) -> list[str]:
+    """The engine cache's counts and how a verdict is taken (folded on the page)."""
+    meta = audit["metadata"]
+    method = f" ({_escape(meta['method'])})" if meta.get("method") else ""
     counts = meta.get("cache", {})  # the engine cache's only, and said so
     cache = f"{counts.get('hits', 0)} hits, {counts.get('computed', 0)} computed"
     if not any(counts.get(n) for n in ("hits", "computed", "uncached")):
         cache = "not used"
     cache = _escape(f"engine cache (claim_audit.cache.cached): {cache}")
-    return [*lines, "", f"{_escape(audit['summary'])}.", "", f"{cache}.", "", _rule(method)]
+    if not page:
+        return ["### How a verdict is taken", "", f"{cache}.", "", _rule(method), ""]
+    summary = "<details><summary>How a verdict is taken</summary>"
+    return [summary, "", f"{cache}.", "", _rule(method), "", "</details>", ""]
+
+
+def labels_of(audit: dict) -> dict[str, str]:
+    """Each claim's row label (`verdict_label`), by id."""
+    return {
+        c["id"]: verdict_label(c["verdict"], c.get("details") or {}, c["expected_to_hold"])
+        for c in audit["claims"]
+    }
+
+
+def _shown_mark(label: str, page: bool) -> str:
+    """A label behind its mark: plain text in audit.md, coloured on the page."""
+    if not page:
+        return _Markdown(_escape(reading.marked(label)))
+    m = reading.mark(label)
+    return _Markdown(
+        f'<span class="mark" style="--c:{m.colour}" title="{m.meaning}">{m.symbol} '
+        f"{_escape(label)}</span>"
+    )
+
+
+def _how_to_read(page: bool) -> str:
+    """What a row shows, said once."""
+    marks = ", ".join(
+        reading.marked(label)
+        for label in ("holds", "REFUTED", "sensitive", "inconclusive", "unpinned", "ERROR")
+    )
+    text = f"Each claim's row gives its verdict behind a mark ({marks}), in one sentence, "
+    if not page:
+        return _escape(text + "then the statistics behind it.")
+    return _escape(
+        text + "a picture of its draws where it is judged over them (dots: the draws; black "
+        "bar: the published figure; shaded: the recipe's range for a figure, or the region "
+        "where a threshold claim holds, its dots red outside it), and its statistics, folded."
+    )
+
+
+def _glance(audit: dict, page: bool) -> list[str]:
+    """The counts per verdict for each document, and the claims to look at, linked."""
+    labels = labels_of(audit)
+    verdicts = list(reading.counts_by_label(list(labels.values())))
+    origins, groups = {"document": "", "suite": ", suite checks"}, {}
+    first = {d: i for i, d in reversed(list(enumerate(c["document"] for c in audit["claims"])))}
+    for claim in sorted(  # each document, then its suite's checks
+        audit["claims"], key=lambda c: (first[c["document"]], c.get("origin") != "document")
+    ):
+        origin = claim.get("origin", "document")
+        name = f"{claim['document']}{origins.get(origin, f', {origin}')}"
+        groups.setdefault(name, []).append(labels[claim["id"]])
+    rows = [
+        (_shown_mark(label, page), *(str(shown.count(label) or "-") for shown in groups.values()))
+        for label in verdicts
+    ]
+    rows.append(("claims", *(str(len(shown)) for shown in groups.values())))
+    header = " | ".join(["verdict", *(_escape(name) for name in groups)])
+    title = '<h2 id="at-a-glance">At a glance</h2>' if page else "## At a glance"
+    lines = [title, "", *_table(header, rows)]
+    lines += [f"{_escape(audit['summary'])}.", ""]
+    lines += [_how_to_read(page), ""]
+    look = [c for c in audit["claims"] if labels[c["id"]] not in reading.HOLDING]
+    if look:
+        lines += [f"Not holding or undecided ({len(look)}):", ""]
+        for label in verdicts:
+            ids = [c["id"] for c in look if labels[c["id"]] == label]
+            if ids:
+                linked = ", ".join(f"[{_escape(i)}](#{anchor_of('claim', i)})" for i in ids)
+                lines.append(f"- {_shown_mark(label, page)} ({len(ids)}): {linked}")
+        lines.append("")
+    return lines
 
 
 def render(
     audit: dict,
     figure_names: list[str],
     source: Callable[[str], str] = lambda name: "figures/" + urllib.parse.quote(name),
+    *,
+    page: bool = False,
 ) -> str:
-    """audit.md for `audit`, the drawn figures `figure_names` shown from `source(name)`."""
-    lines = ["# Claims audit", "", *_header(audit)]
+    """audit.md for `audit`, the drawn figures `figure_names` shown from `source(name)`;
+    `page`: the Markdown audit.html is parsed from (marks coloured, statistics folded,
+    the draws drawn inline)."""
+    lines = ["# Claims audit", "", *_header(audit), "", *_glance(audit, page)]
+    lines += _method_lines(audit, page)
     figures = [f for f in audit.get("figures", []) if f["file"] in set(figure_names)]
     figure_of = {claim: f for f in figures for claim in f["claims"]}
     audited, placed = {c["id"] for c in audit["claims"]}, set()
@@ -260,20 +344,12 @@ def render(
             ):
                 lines += [f"In the document: [{_escape(section)}]({link})", ""]
             header = "id | claim | published | measured | tolerance | verdict | figure"
-            lines += _table(header, [_claim_row(c, figure_of.get(c["id"])) for c in rows])
+            lines += _table(header, [_claim_row(c, figure_of.get(c["id"]), page) for c in rows])
             for figure in figures:  # those illustrating this section's claims, right below
                 if figure["file"] not in placed and any(c["id"] in figure["claims"] for c in rows):
                     placed.add(figure["file"])
                     lines += _figure_block(figure, source, audited)
-    findings = [
-        f"- **[{_escape(c['id'])}](#{anchor_of('claim', c['id'])})** ({_escape(c['document'])}, "
-        f"{_escape(c['section'])}): {_escape(c['details']['finding'])}"
-        for c in audit["claims"]
-        if c["details"].get("finding")
-    ]
-    if findings:
-        intro = "Claims that do not hold on the faithful reproduction, with what was measured:"
-        lines += ["## Findings", "", intro, "", *findings, ""]
+    lines += _findings(audit)
     if "robustness" in audit:
         lines += render_robustness(audit["robustness"])
     if rest := [f for f in figures if f["file"] not in placed]:
@@ -283,14 +359,49 @@ def render(
     return "\n".join([*lines, *_provenance(audit["metadata"])]) + "\n"
 
 
-def _claim_row(c: dict, figure: dict | None) -> tuple[str, ...]:
+def _findings(audit: dict) -> list[str]:
+    """Every refuted claim: those not recorded (they fail the run) first, then the findings."""
+    labels = labels_of(audit)
+    unrecorded = [c for c in audit["claims"] if labels[c["id"]] == "REFUTED"]
+    recorded = [c for c in audit["claims"] if (c.get("details") or {}).get("finding")]
+    if not unrecorded and not recorded:
+        return []
+
+    def named(c: dict) -> str:
+        where = f"({_escape(c['document'])}, {_escape(c['section'])})"
+        return f"- **[{_escape(c['id'])}](#{anchor_of('claim', c['id'])})** {where}"
+
+    lines = ["## Findings", ""]
+    if unrecorded:
+        intro = "Refuted and not a recorded finding (these fail the run):"
+        lines += [intro, ""]
+        for c in unrecorded:
+            published, measured, tolerance = map(_escape, figure_cells(c))
+            figures = f"published {published}, measured {measured}, tolerance {tolerance}"
+            lines.append(f"{named(c)}: {_escape(c['statement'])} {figures}.")
+        lines.append("")
+    if recorded:
+        intro = "Claims that do not hold on the faithful reproduction, with what was measured:"
+        lines += [intro, ""]
+        lines += [f"{named(c)}: {_escape(c['details']['finding'])}" for c in recorded]
+        lines.append("")
+    return lines
+
+
+def _claim_row(c: dict, figure: dict | None, page: bool = False) -> tuple[str, ...]:
     details = c.get("details") or {}
     label = verdict_label(c["verdict"], details, c["expected_to_hold"])
-    emphasis = {"holds": "{}", "sensitive": "*{}*", "unpinned": "*{}*", "inconclusive": "*{}*"}
-    emphasis = emphasis.get(label, "**{}**")
-    verdict = emphasis.format(_escape(label))
-    for note in (verdict_note(details), "; ".join(map(ci_text, details.get("ci") or []))):
-        verdict += f" ({_escape(note)})" if note else ""
+    notes = (verdict_note(details), "; ".join(map(ci_text, details.get("ci") or [])))
+    statistics = "; ".join(_escape(note) for note in notes if note)
+    said = _escape(reading.sentence(c))
+    if page:
+        pictures = "".join(f'<span class="strip">{svg}</span>' for svg in reading.pictures(c))
+        folded = f"<details><summary>statistics</summary>{statistics}</details>"
+        verdict = f"{_shown_mark(label, True)} {said}{pictures}{folded if statistics else ''}"
+    else:
+        emphasis = "{}" if label in reading.HOLDING else "**{}**"
+        verdict = f"{emphasis.format(_escape(reading.marked(label)))}: {said}"
+        verdict += f" (statistics: {statistics})" if statistics else ""
     statement = _escape(c["statement"])
     if details.get("reading"):
         statement += f" *Reading: {_escape(details['reading'])}.*"
@@ -298,7 +409,7 @@ def _claim_row(c: dict, figure: dict | None) -> tuple[str, ...]:
         statement += f" *{_escape(note[0].upper() + note[1:])}.*"
     anchor = f'<a id="{anchor_of("claim", c["id"])}"></a>{_escape(c["id"])}'
     link = f"[{_escape(figure['file'])}](#{_figure_anchor(figure['file'])})" if figure else "-"
-    cells = (c["published"], c["measured"], c["tolerance"])
+    cells = figure_cells(c)
     return tuple(map(_Markdown, [anchor, statement, *map(_escape, cells), verdict, link]))
 
 
@@ -342,10 +453,27 @@ body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: 
 h2 { margin-top: 2em; border-bottom: 1px solid #d0d7de; }
 h3 { margin: 1.6em 0 .4em; font-size: 1.05em; }
 table { border-collapse: collapse; width: 100%; font-size: .9em; margin-bottom: 1em; }
-th, td { border: 1px solid #d0d7de; padding: .3em .5em; text-align: left; vertical-align: top; }
+th, td { border: 1px solid #d0d7de; padding: .3em .5em; text-align: left; vertical-align: top;
+         overflow-wrap: break-word; }
 th { background: #f6f8fa; }
+td:first-child { white-space: nowrap; }
+td:nth-child(6) { min-width: 16em; }
+@media (max-width: 1000px) {  /* narrow: a long word or figure may break to fit */
+  td { overflow-wrap: anywhere; }
+  td:first-child { white-space: normal; }
+  td:nth-child(2) { min-width: 8em; }
+  td:nth-child(6) { min-width: 10em; }
+}
+#at-a-glance + table { width: auto; }
+#at-a-glance + table td:not(:first-child) { text-align: right; }
 tr:has(a:target) { outline: 2px solid #0969da; }
 img { max-width: 100%; height: auto; border: 1px solid #d0d7de; }
+.mark { color: var(--c); border: 1.5px solid var(--c); border-radius: .3em; padding: 0 .3em;
+        font-weight: 600; white-space: nowrap; }
+.strip { display: block; margin-top: .2em; }
+.strip svg { width: 100%; max-width: 240px; height: auto; }
+details { margin-top: .2em; color: #57606a; font-size: .92em; }
+summary { cursor: pointer; }
 """
 
 # Raw HTML on: audit.md writes its anchors as <a id>; everything else it escapes itself.
@@ -355,7 +483,8 @@ _PARSER = MarkdownIt("commonmark", {"html": True, "xhtmlOut": False}).enable("ta
 def render_html(audit: dict, figures: Mapping[str, bytes]) -> str:
     """audit.md as one HTML page, `figures` (PNG bytes by name, in order) inlined once parsed."""
     names = list(figures)
-    body = _PARSER.render(render(audit, names, lambda name: f"figure-{names.index(name)}"))
+    text = render(audit, names, lambda name: f"figure-{names.index(name)}", page=True)
+    body = _PARSER.render(text)
     for i, png in enumerate(figures.values()):
         uri = f"data:image/png;base64,{base64.b64encode(png).decode('ascii')}"
         body = body.replace(f'src="figure-{i}"', f'src="{uri}"')
@@ -367,11 +496,27 @@ def render_html(audit: dict, figures: Mapping[str, bytes]) -> str:
 
 
 def interval_text(interval: dict[str, Any] | None) -> str:
-    """ "3.67 to >4.99": an interval's ends ('<' / '>' beyond the resamples); "-" for none."""
+    """ "3.67 to >4.99": an interval's ends ('<' / '>' beyond the resamples), in as many
+    significant digits as keep them apart; "-" for none."""
     if interval is None:
         return "-"
-    low = f"{'<' if interval['low_at_edge'] else ''}{interval['low']:.3g}"
-    return f"{low} to {'>' if interval['high_at_edge'] else ''}{interval['high']:.3g}"
+    low, high = interval["low"], interval["high"]
+    digits = next((d for d in range(3, 17) if f"{low:.{d}g}" != f"{high:.{d}g}"), 17)
+    return (
+        f"{'<' if interval['low_at_edge'] else ''}{low:.{digits}g} to "
+        f"{'>' if interval['high_at_edge'] else ''}{high:.{digits}g}"
+    )
+
+
+def value_text(value: float, region: str) -> str:
+    """An effect's value in four significant digits, or as many more as place it in or out of
+    `region` as it lies (1.9996 against [1.995, 2.01] is not "2")."""
+    inside = reading.in_region(value, region)
+    for digits in range(4, 17):
+        text = f"{value:.{digits}g}"
+        if inside is None or reading.in_region(float(text), region) == inside:
+            return text
+    return repr(value)
 
 
 def ci_text(ci: dict[str, Any]) -> str:
@@ -406,11 +551,70 @@ def _p(value: float | None, b: int) -> str:
 
 
 def _per_seed(sweep: dict, k: int) -> str:
-    """Each sweep seed's value of effect `k`, bold where the claim does not hold."""
+    """Each sweep seed's value of effect `k`, "✗" after those outside the effect's region."""
     if sweep["per_seed_values"] is None:
         return "-"
-    values = zip(sweep["per_seed_values"], sweep["per_seed_holds"], strict=True)
-    return _Markdown(", ".join(f"{v[k]:.3g}" if ok else f"**{v[k]:.3g}**" for v, ok in values))
+    region = sweep["regions"][k]
+
+    def shown(value: float) -> str:
+        return value_text(value, region) + (
+            " ✗" if reading.in_region(value, region) is False else ""
+        )
+
+    return ", ".join(shown(v[k]) for v in sweep["per_seed_values"])
+
+
+def _not_holding(sweep: dict) -> str:
+    """The sweep's seeds on which the claim (every effect) does not hold, once per claim."""
+    if sweep.get("per_seed_holds") is None:
+        return "-"
+    seeds = [
+        str(s) for s, ok in zip(sweep["seeds"], sweep["per_seed_holds"], strict=True) if not ok
+    ]
+    return f"not on {', '.join(seeds)}" if seeds else "on every seed"
+
+
+def sweep_label(sweep: dict) -> str:
+    """A sweep's label behind its mark, the bounds on its share and the seeds it would need."""
+    text = reading.marked(sweep["label"])
+    if share := sweep.get("share_interval"):
+        text += f" (share {share[0]:.0%} to {share[1]:.0%})"
+    if sweep["label"] == "inconclusive" and "seeds_to_conclude" in sweep:
+        needed = sweep["seeds_to_conclude"]
+        text += f"; {f'about {needed}' if needed else 'no number of'} seeds would conclude it"
+    return text
+
+
+def sweep_rows(claims: dict[str, Any], per_seed: bool = True) -> tuple[str, list[tuple], bool]:
+    """The sweep's table: a claim's row (its count, label and seeds not holding, once), then
+    each effect's (its own count); whether some effect has no interval."""
+    columns = ["claim", "effect", "holds when", "holds on", "value", "95% CI"]
+    columns += ["per seed (✗: outside the effect's region)"] if per_seed else []
+    rows, bare = [], False
+    for claim_id, claim in claims.items():
+        s = claim.get("sweep")
+        if not s:
+            continue
+        n, counts = len(s["effects"]), s.get("effect_holding")
+        claim_row = [claim_id, "", "", f"{_holding(s)} {s['unit']}", "", ""]
+        if n > 1:
+            claim_row[1:3] = [f"the claim: all {n} effects", "each effect in its region"]
+            rows.append((*claim_row, *([_not_holding(s)] if per_seed else []), sweep_label(s)))
+        for k, effect in enumerate(s["effects"]):
+            value, ci = (
+                value_text(s["values"][k], s["regions"][k]),
+                interval_text(s["intervals"][k]),
+            )
+            held = f"{counts[k]}/{s['total']}" if counts else "-"
+            if n == 1:
+                cells = (claim_id, effect, s["regions"][k], claim_row[3], value, ci)
+                seeds = f"{_per_seed(s, k)} ({_not_holding(s)})"
+                rows.append((*cells, *([seeds] if per_seed else []), sweep_label(s)))
+            else:
+                cells = ("", effect, s["regions"][k], held, value, ci)
+                rows.append((*cells, *([_per_seed(s, k)] if per_seed else []), ""))
+            bare |= s["intervals"][k] is None
+    return " | ".join([*columns, "label"]), rows, bare
 
 
 def _estimate(figure: dict | None) -> str:
@@ -421,8 +625,9 @@ def _holding(counts: dict[str, Any]) -> str:
     return f"{counts['holding']}/{counts['total']}"
 
 
-def render_robustness(section: dict[str, Any]) -> list[str]:
-    """Markdown lines of the robustness section (audit.json's `robustness`)."""
+def render_robustness(section: dict[str, Any], per_seed: bool = True) -> list[str]:
+    """Markdown lines of the robustness section (audit.json's `robustness`); `per_seed`: with
+    each sweep seed's values and the per-seed figures (else where to find them)."""
     methods, claims, sweep = section["methods"], section["claims"], section["sweep_seeds"]
     published = ", ".join(map(str, section["published_seeds"]))  # every seed named
     beside = "Statistics beside the faithful audit: no verdict above depends on them."
@@ -443,15 +648,7 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
     else:
         swept = ", ".join(map(str, sweep))
         lines += [f"### Across seeds {swept}", "", f"{methods['labels']}.", ""]
-        header = "claim | effect | holds when | holds on | value | 95% CI | per seed (**not holding**) | label"
-        rows, bare = [], False
-        for claim_id, claim in claims.items():
-            s = claim.get("sweep") or {"effects": ()}
-            for k, effect in enumerate(s["effects"]):
-                value, ci = f"{s['values'][k]:.4g}", interval_text(s["intervals"][k])
-                cells = (effect, s["regions"][k], f"{_holding(s)} {s['unit']}", value, ci)
-                rows.append((claim_id, *cells, _per_seed(s, k), s["label"]))
-                bare |= s["intervals"][k] is None
+        header, rows, bare = sweep_rows(claims, per_seed)
         note = f"holds on: {methods['holds_on']}. value: {methods['value']}."
         if bare:
             note += (
@@ -473,7 +670,7 @@ def render_robustness(section: dict[str, Any]) -> list[str]:
                 cells += [_holding(row["sweep"]), f"{row['sweep']['values'][0]:.4g}"]
             rows.append((row["claim_id"], variant, *cells))
         lines += ["### Choices the document fixed", "", *_table(header, rows)]
-    if section["figure_intervals"]:
+    if section["figure_intervals"] and per_seed:
         lines += [f"### Per-seed figures with {methods['level']:.0%} intervals", ""]
         columns = [tuple(column) for column in section["figure_columns"]]
         for start in range(0, len(columns), 6):  # at most eight columns: each reads on a laptop

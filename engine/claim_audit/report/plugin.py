@@ -515,8 +515,9 @@ class AuditCollector:
             errors.setdefault(record.details.get("error", ""), []).append(record.id)
         for error, ids in errors.items():
             write(f"ERROR in {_some(ids, 3)}: {error}", red=True)
-        for line in table.render_robustness(self.robustness) if self.robustness is not None else ():
-            write(line)
+        if self.robustness is not None:
+            for line in table.render_robustness(self.robustness, width):
+                write(line)
         findings = [i for i, r in self.records.items() if r.verdict == "refuted"]
         findings = [i for i in findings if not self.expected.get(i, True)]
         if config.option.runxfail and findings:
