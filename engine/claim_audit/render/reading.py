@@ -79,6 +79,10 @@ def _figure_sentence(figure: dict, verdict: str) -> str:
     low, high = figure.get("interval") or (None, None)
     if figure.get("copies") and n == 1:
         return f"the draws collapsed to one value, so nothing checks the published {published}"
+    if n == 1 and figure.get("copies_by_value"):
+        agreeing = _draws(n + figure["copies_by_value"])
+        said = "reproduces" if verdict == "holds" else "does not reproduce"
+        return f"{agreeing} agree to float noise (one draw): it {said} the published {published}"
     if not (_number(low) and _number(high)):
         return f"the published {published} over {_draws(n)}"
     span = f"{measured_text(low, published)} to {measured_text(high, published)}"
@@ -86,6 +90,8 @@ def _figure_sentence(figure: dict, verdict: str) -> str:
         needed = figure.get("orders_to_conclude")
         more = f"; about {needed} draws would conclude it" if needed else ""
         return f"the recipe's range {span} over {_draws(n)} is too wide to check the published {published}{more}"
+    if verdict == "unpinned":
+        return f"the published {published} lies inside the recipe's range {span} over {_draws(n)}, too wide for any number of draws to pin it"
     where = "inside" if verdict == "holds" else "outside"
     return f"the published {published} lies {where} the recipe's range {span} over {_draws(n)}"
 
@@ -116,6 +122,12 @@ def sentence(claim: dict) -> str:
     if details.get("collapsed"):
         parts.append(str(details["collapsed"]))
     counts = details.get("holds_in_orders")
+    if "fails_in_orders" in details or str(details.get("rule", "")).startswith("an identity"):
+        k, n = counts
+        failing = ", ".join(details.get("fails_in_orders", ()))
+        return f"a fact, judged once: it holds in {k} of {n} orders" + (
+            f"; fails in {failing}" if failing else ""
+        )
     if counts == [1, 1] or counts == [0, 1]:  # a claim no float order changes: judged once
         return "; ".join(
             [*parts, "judged once: " + ("it holds" if counts[0] else "it does not hold")]
@@ -126,6 +138,8 @@ def sentence(claim: dict) -> str:
         parts.append(
             f"holds in {k} of {_draws(n)}" + (f": {', '.join(effects[:3])}" if effects else "")
         )
+        if verdict == "inconclusive" and details.get("shown_by_counts"):
+            parts.append(details["shown_by_counts"].partition(": ")[2])  # what they do show
         if details.get("draws_to_conclude"):
             parts.append(f"about {details['draws_to_conclude']} draws would conclude it")
     if not parts:
