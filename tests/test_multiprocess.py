@@ -199,6 +199,7 @@ def test_two_processes_hold_the_one_process_sweep_bit_for_bit(tmp_path):
 # ------------------------------------------------------------------ launches that cannot work
 
 
+@pytest.mark.slow
 def test_launches_that_cannot_work_end_with_clear_errors():
     """Side by side, each process with its expected end:
 
@@ -235,9 +236,7 @@ def test_launches_that_cannot_work_end_with_clear_errors():
         listening(ports[1], cases["expects a third"][0], BAD_LAUNCH_LIMIT_S)
         cases["expects a third"].append(start(*SMALL_SWEEP, *launch(ports[1], 1, 2), timeout))
         everyone = [process for pair in cases.values() for process in pair]
-        started = time.monotonic()
         ended = dict(zip(everyone, finish(everyone, BAD_LAUNCH_LIMIT_S), strict=True))
-        took = time.monotonic() - started
     done = {case: [ended[process] for process in pair] for case, pair in cases.items()}
 
     expected = {
@@ -283,7 +282,6 @@ def test_launches_that_cannot_work_end_with_clear_errors():
         if finished.returncode != status or message not in finished.stderr
     ]
     assert not problems, "\n\n".join(problems)
-    assert took < BAD_LAUNCH_LIMIT_S
 
 
 def test_a_process_id_outside_the_processes_is_a_usage_error():
