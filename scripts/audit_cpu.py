@@ -11,8 +11,8 @@ split by what ran meanwhile:
 - compiling: while XLA compiled (JAX's public monitoring events, one at the start of each
   backend compile and one with its duration), up to one core per compile running;
 - training: the rest while a thread was inside one of the recipes' training functions
-  (`TRAINING`), calibration or uncertainty (its programs run in XLA's own threads, which
-  this process's CPU seconds include);
+  (`TRAINING`), calibration or uncertainty (the programs run in XLA's own threads, which
+  this process's CPU seconds include; anything else running beside them counts too);
 - other: all else (start-up, collection, evaluation, judging, resampling, rendering).
 
 A compile runs in XLA's threads, not the calling thread, so its CPU is not measured
@@ -40,17 +40,15 @@ TRAINING = {
         ("calibration/training.py", name)
         for name in ("train_nets", "train_nets_faithful", "train_twins", "train_net_per_step")
     },
+    # The guide's recipe runs whole: JAX dispatches its programs asynchronously, so their
+    # training finishes where a run reads its results (with its predictions, a small part).
     "uncertainty": {
-        *(
-            ("uncertainty/training.py", name)
-            for name in (
-                "train_mc_dropout",
-                "train_mc_dropout_loop",
-                "train_ensemble",
-                "train_ensemble_loop",
-            )
-        ),
-        ("uncertainty/experiment.py", "_runs"),  # run_many's two programs
+        ("uncertainty/experiment.py", "run"),
+        ("uncertainty/experiment.py", "run_many"),
+        ("uncertainty/no_bootstrap.py", "train_members"),
+        ("uncertainty/no_bootstrap.py", "_faithful_without_bootstrap"),
+        ("uncertainty/no_bootstrap.py", "_twins_without_bootstrap"),
+        ("uncertainty/unclamped.py", "train_unclamped"),
     },
 }
 """The recipes' training functions, by the end of their file's path and their name."""
