@@ -25,7 +25,8 @@ jobs; the CPU times much less so. Sections (`--only`, comma-separated; default a
   empty result and compiled-program caches (cold), then again on them (warm). The cold
   run's CPU seconds are split (scripts/audit_cpu.py, a plugin in every process of the run)
   into training, compiling, the processes the tests start and the rest, and the
-  calibration training is set against its matmul floor (the floor section's, per net).
+  calibration training is set against its matmul floor (the floor section's, in CPU
+  seconds per seed of each net).
 - suite: the same for `pytest claims tests -n WORKERS` (what `make test` runs).
 - scripts: the documents' own two scripts, each in a fresh process on empty caches (the
   guide's example whole, `python -m uncertainty_claims.uncertainty.timing`; the calibration
@@ -274,7 +275,15 @@ def _flops(lhs: tuple[int, int], rhs: tuple[int, int], transposed: bool) -> int:
 def matmul_seconds(
     lhs, rhs, transposed: bool, *, batch: int | None = None, inner: int = 100
 ) -> float:
-    """Median seconds of one float32 matmul of these shapes, per matrix pair.
+    """Median seconds of one float32 matmul of these shapes, per matrix pair (`matmul_timing`)."""
+    return matmul_timing(lhs, rhs, transposed, batch=batch, inner=inner)[0]
+
+
+def matmul_timing(
+    lhs, rhs, transposed: bool, *, batch: int | None = None, inner: int = 100
+) -> tuple[float, float]:
+    """Median wall and CPU seconds (all threads) of one float32 matmul of these shapes, per
+    matrix pair. On a busy machine the wall seconds grow, the CPU seconds much less.
 
     `inner` matmuls run in one lax.scan; each adds the previous result's first entry (times
     0) to its right operand, a cheap dependency that keeps XLA from hoisting the matmul out
@@ -294,20 +303,25 @@ def matmul_seconds(
         return jax.lax.scan(body, jnp.float32(0), length=inner)[0]
 
     f = jax.jit(loop)
-    return timed(lambda: f(a, b), 3)["median_s"] / inner / (batch or 1)
+    timing = timed(lambda: f(a, b), 3)
+    pairs = inner * (batch or 1)
+    return timing["median_s"] / pairs, timing["median_cpu_s"] / pairs
 
 
 def bench_floor(ours_s: float) -> dict:
     shapes = {}
     for lhs, rhs, transposed in sorted({m for ms in STEP_MATMULS.values() for m in ms}):
-        single = matmul_seconds(lhs, rhs, transposed)
-        stacked = matmul_seconds(lhs, rhs, transposed, batch=len(PUBLISHED_SEEDS))
+        (single, single_cpu), (stacked, stacked_cpu) = (
+            matmul_timing(lhs, rhs, transposed, batch=batch)
+            for batch in (None, len(PUBLISHED_SEEDS))
+        )
         flops = _flops(lhs, rhs, transposed)
         shapes[f"{lhs}x{rhs}{'^T' if transposed else ''}"] = {
             "flops": flops,
             "gflops_single": flops / single / 1e9,
             "gflops_stacked_3": flops / stacked / 1e9,
             "seconds": min(single, stacked),
+            "cpu_seconds": min(single_cpu, stacked_cpu),
         }
     n = 2048
     square = jax.random.normal(jax.random.key(1), (n, n), jnp.float32)
@@ -320,14 +334,14 @@ def bench_floor(ours_s: float) -> dict:
         * len(range(0, 55_000 - config.batch_size, config.batch_size))
     )
     flops = floor_s = 0.0
-    per_seed_s = {}
+    per_seed_cpu_s = {}  # CPU seconds: what the cold audit's split compares its training with
     for net, ms in STEP_MATMULS.items():
-        per_seed_s[net] = 0.0
+        per_seed_cpu_s[net] = 0.0
         for lhs, rhs, transposed in ms:
             shape = shapes[f"{lhs}x{rhs}{'^T' if transposed else ''}"]
             flops += steps * shape["flops"]
             floor_s += steps * shape["seconds"]
-            per_seed_s[net] += steps // len(PUBLISHED_SEEDS) * shape["seconds"]
+            per_seed_cpu_s[net] += steps // len(PUBLISHED_SEEDS) * shape["cpu_seconds"]
     return {
         "method": "the matmuls of forward and backward per step, from the layer shapes "
         "(elementwise ops, Adam and the batch gather not counted)",
@@ -335,7 +349,7 @@ def bench_floor(ours_s: float) -> dict:
         "square_2048_gflops": square_gflops,
         "training_matmul_flops": flops,
         "floor_shapes_s": floor_s,
-        "floor_per_seed_s": per_seed_s,
+        "floor_per_seed_cpu_s": per_seed_cpu_s,
         "floor_square_s": flops / (square_gflops * 1e9),
         "floor_ratio": ours_s / floor_s,
         "floor_ratio_vs_square": ours_s / (flops / (square_gflops * 1e9)),
@@ -660,7 +674,8 @@ def split_cpu(total_s: float, processes: list[dict]) -> dict:
 
 def calibration_training_floor(computed: list[dict], per_seed_s: dict[str, float]) -> dict:
     """The matmul floor of the calibration nets a run trained (its computed cache entries:
-    the faithful and scan orders on the published seeds, and the twin batches)."""
+    the faithful and scan orders on the published seeds, and the twin batches), from each
+    net's floor per seed (`per_seed_s`)."""
     nets = Counter[str]()
     for event in computed:
         found = re.fullmatch(r"calibration-(\w+?)(-scan_vmap|-twins-\d+)?", event["entry"])
@@ -707,7 +722,7 @@ def print_cpu_split(cold: dict, per_seed_s: dict[str, float]) -> None:
     nets = split["calibration_floor"]["nets_trained"]
     print(
         f"    of the training: calibration {calibration_s:.1f} ({sum(nets.values())} nets; "
-        f"matmul floor {floor_s:.1f}), uncertainty "
+        f"matmul floor {floor_s:.1f} CPU s), uncertainty "
         f"{split['training_by_recipe_s']['uncertainty']:.1f}",
         flush=True,
     )
@@ -850,7 +865,7 @@ def main() -> None:
                 not args.no_warm,
                 cpu_split=True,
             )
-            print_cpu_split(report[section]["cold"], floor["floor_per_seed_s"])
+            print_cpu_split(report[section]["cold"], floor["floor_per_seed_cpu_s"])
         elif section == "suite":
             report[section] = cold_and_warm(
                 ["claims", "tests", "-n", args.workers], not args.no_warm
