@@ -3,7 +3,9 @@
 A seed sweep (or a spread of reruns) is embarrassingly parallel: every run trains on
 its own, so each device takes a block of runs and nothing is communicated until the
 results are gathered at the end. `over_runs` does this with a 1-D `Mesh` and
-`jax.shard_map`; the same code runs on one CPU and on the GPUs of one host.
+`jax.shard_map`; the same code runs on one CPU and on the GPUs of one host. Over several
+processes (hosts), each process computes the block of runs `process_block` gives it on its
+own devices, and the blocks are gathered (lib/distributed.py).
 
 When the number of runs does not divide the number of devices, the run axis is
 padded by repeating the last run, and every device gets at least two runs (see
@@ -53,6 +55,28 @@ def padded_length(n_runs: int, n_devices: int) -> int:
     """
     per_device = -(-n_runs // n_devices)
     return max(per_device, 2 if n_runs > 1 else 1) * n_devices
+
+
+def process_block(
+    n_runs: int, n_processes: int, devices_per_process: int, process_index: int
+) -> list[int]:
+    """The runs (indices, repeats included) process `process_index` computes on its devices.
+
+    The blocks its devices get when one process holding all `n_processes *
+    devices_per_process` devices splits `n_runs` runs (`over_runs`: padded by repeating the
+    last run, `padded_length`). So each device computes the same program on the same runs
+    either way (for two runs or more: a single run's copies make two runs per device), and
+    the blocks joined in process order are that padded run axis: its first `n_runs` are
+    the sweep. Every process gets as many runs.
+    """
+    if n_runs < 1 or devices_per_process < 1 or not 0 <= process_index < n_processes:
+        raise ValueError(
+            f"need n_runs >= 1, devices_per_process >= 1 and 0 <= process_index < n_processes; "
+            f"got {n_runs}, {devices_per_process}, {process_index} of {n_processes}"
+        )
+    per_process = padded_length(n_runs, n_processes * devices_per_process) // n_processes
+    start = process_index * per_process
+    return [min(run, n_runs - 1) for run in range(start, start + per_process)]
 
 
 def _input_sharding(mesh: Mesh | None) -> NamedSharding | None:

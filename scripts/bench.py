@@ -22,7 +22,11 @@ jobs; the CPU times much less so. Sections (`--only`, comma-separated; default a
 - spread: `run_many` of 20 root keys against 20 `run(scan)` calls (target >= 3x), with the
   bit-for-bit check of the MC-Dropout outputs; `--spread-keys` adds more counts.
 - audit: `pytest claims -n WORKERS -m "claim or health"` (what `make audit` runs) with
-  empty result and compiled-program caches (cold), then again on them (warm).
+  empty result and compiled-program caches (cold), then again on them (warm). The cold
+  run's CPU seconds are split (scripts/audit_cpu.py, a plugin in every process of the run)
+  into training, compiling, the processes the tests start and the rest, and the
+  calibration training is set against its matmul floor (the floor section's, in CPU
+  seconds per seed of each net).
 - suite: the same for `pytest claims tests -n WORKERS` (what `make test` runs).
 - scripts: the documents' own two scripts, each in a fresh process on empty caches (the
   guide's example whole, `python -m uncertainty_claims.uncertainty.timing`; the calibration
@@ -52,6 +56,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -270,7 +275,15 @@ def _flops(lhs: tuple[int, int], rhs: tuple[int, int], transposed: bool) -> int:
 def matmul_seconds(
     lhs, rhs, transposed: bool, *, batch: int | None = None, inner: int = 100
 ) -> float:
-    """Median seconds of one float32 matmul of these shapes, per matrix pair.
+    """Median seconds of one float32 matmul of these shapes, per matrix pair (`matmul_timing`)."""
+    return matmul_timing(lhs, rhs, transposed, batch=batch, inner=inner)[0]
+
+
+def matmul_timing(
+    lhs, rhs, transposed: bool, *, batch: int | None = None, inner: int = 100
+) -> tuple[float, float]:
+    """Median wall and CPU seconds (all threads) of one float32 matmul of these shapes, per
+    matrix pair. On a busy machine the wall seconds grow, the CPU seconds much less.
 
     `inner` matmuls run in one lax.scan; each adds the previous result's first entry (times
     0) to its right operand, a cheap dependency that keeps XLA from hoisting the matmul out
@@ -290,20 +303,25 @@ def matmul_seconds(
         return jax.lax.scan(body, jnp.float32(0), length=inner)[0]
 
     f = jax.jit(loop)
-    return timed(lambda: f(a, b), 3)["median_s"] / inner / (batch or 1)
+    timing = timed(lambda: f(a, b), 3)
+    pairs = inner * (batch or 1)
+    return timing["median_s"] / pairs, timing["median_cpu_s"] / pairs
 
 
 def bench_floor(ours_s: float) -> dict:
     shapes = {}
     for lhs, rhs, transposed in sorted({m for ms in STEP_MATMULS.values() for m in ms}):
-        single = matmul_seconds(lhs, rhs, transposed)
-        stacked = matmul_seconds(lhs, rhs, transposed, batch=len(PUBLISHED_SEEDS))
+        (single, single_cpu), (stacked, stacked_cpu) = (
+            matmul_timing(lhs, rhs, transposed, batch=batch)
+            for batch in (None, len(PUBLISHED_SEEDS))
+        )
         flops = _flops(lhs, rhs, transposed)
         shapes[f"{lhs}x{rhs}{'^T' if transposed else ''}"] = {
             "flops": flops,
             "gflops_single": flops / single / 1e9,
             "gflops_stacked_3": flops / stacked / 1e9,
             "seconds": min(single, stacked),
+            "cpu_seconds": min(single_cpu, stacked_cpu),
         }
     n = 2048
     square = jax.random.normal(jax.random.key(1), (n, n), jnp.float32)
@@ -316,11 +334,14 @@ def bench_floor(ours_s: float) -> dict:
         * len(range(0, 55_000 - config.batch_size, config.batch_size))
     )
     flops = floor_s = 0.0
-    for ms in STEP_MATMULS.values():
+    per_seed_cpu_s = {}  # CPU seconds: what the cold audit's split compares its training with
+    for net, ms in STEP_MATMULS.items():
+        per_seed_cpu_s[net] = 0.0
         for lhs, rhs, transposed in ms:
             shape = shapes[f"{lhs}x{rhs}{'^T' if transposed else ''}"]
             flops += steps * shape["flops"]
             floor_s += steps * shape["seconds"]
+            per_seed_cpu_s[net] += steps // len(PUBLISHED_SEEDS) * shape["cpu_seconds"]
     return {
         "method": "the matmuls of forward and backward per step, from the layer shapes "
         "(elementwise ops, Adam and the batch gather not counted)",
@@ -328,6 +349,7 @@ def bench_floor(ours_s: float) -> dict:
         "square_2048_gflops": square_gflops,
         "training_matmul_flops": flops,
         "floor_shapes_s": floor_s,
+        "floor_per_seed_cpu_s": per_seed_cpu_s,
         "floor_square_s": flops / (square_gflops * 1e9),
         "floor_ratio": ours_s / floor_s,
         "floor_ratio_vs_square": ours_s / (flops / (square_gflops * 1e9)),
@@ -557,9 +579,10 @@ def _peak_rss_kb(pid: int) -> int:
     return int(match.group(1)) if match else 0
 
 
-def pytest_run(args: list[str], cache: Path, report: Path) -> dict:
+def pytest_run(args: list[str], cache: Path, report: Path, cpu_split: bool = False) -> dict:
     """One pytest run on the result and compiled-program caches under `cache`: wall time,
-    CPU time of the process tree, peak RSS of each process, load before and after."""
+    CPU time of the process tree, peak RSS of each process, load before and after; with
+    `cpu_split`, where its CPU seconds went (`split_cpu`)."""
     command = [
         sys.executable,
         "-m",
@@ -575,6 +598,11 @@ def pytest_run(args: list[str], cache: Path, report: Path) -> dict:
     # CLAIMS_CACHE_DIR/jax-programs unless a parent's CLAIMS_COMPILATION_CACHE_DIR says otherwise).
     inherited = {k: v for k, v in os.environ.items() if k != "CLAIMS_COMPILATION_CACHE_DIR"}
     env = {**inherited, "CLAIMS_CACHE_DIR": str(cache)}
+    records = cache.parent / "audit-cpu"
+    if cpu_split:
+        command += ["-p", "audit_cpu"]
+        path = os.pathsep.join(filter(None, [str(REPO / "scripts"), env.get("PYTHONPATH")]))
+        env |= {"PYTHONPATH": path, "AUDIT_CPU_OUT": str(records)}
     load, children = _load(), resource.getrusage(resource.RUSAGE_CHILDREN)
     peaks: dict[int, int] = {}
     start = time.perf_counter()
@@ -598,7 +626,7 @@ def pytest_run(args: list[str], cache: Path, report: Path) -> dict:
         events = json.loads((report / "audit.json").read_text())["metadata"]["cache"]["events"]
     except (OSError, KeyError, ValueError):
         events = []
-    return {
+    out = {
         "wall_s": wall,
         "cpu_s": after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime,
         "exit_code": proc.returncode,
@@ -608,12 +636,62 @@ def pytest_run(args: list[str], cache: Path, report: Path) -> dict:
         "load_before": load,
         "load_after": _load(),
     }
+    if cpu_split:
+        found = [json.loads(path.read_text()) for path in sorted(records.glob("*.json"))]
+        out["cpu_split"] = split_cpu(out["cpu_s"], found)
+    return out
 
 
-def cold_and_warm(args: list[str], warm: bool = True) -> dict:
+def split_cpu(total_s: float, processes: list[dict]) -> dict:
+    """The run's CPU seconds (`total_s`, its whole process tree) split by what the processes'
+    scripts/audit_cpu.py records say ran: training, compiling, the processes the tests
+    started (children), and the rest (start-up, collection, evaluation, judging, resampling,
+    rendering; the run's own CPU outside the plugin's samples)."""
+    sampled = Counter[str]()
+    for record in processes:
+        sampled.update(record["sampled_cpu_s"])
+    training = {recipe: sampled[f"training {recipe}"] for recipe in ("calibration", "uncertainty")}
+    parts = {
+        "training_s": sum(training.values()),
+        "compiling_s": sampled["compiling"],
+        "child_processes_s": sum(record["children_cpu_s"] for record in processes),
+    }
+    return {
+        "total_s": total_s,
+        **parts,
+        "rest_s": total_s - sum(parts.values()),
+        "training_by_recipe_s": training,
+        "compile_wall_s": sum(record["compile_wall_s"] for record in processes),
+        "compiles": sum(record["compiles"] for record in processes),
+        "processes": len(processes),
+        "method": "CPU seconds of the run's process tree; each pytest process samples its CPU "
+        "every 0.2 s (scripts/audit_cpu.py): compiling while XLA compiled (at most a core per "
+        "compile running; JAX's monitoring events), training while a thread was in a recipe's "
+        "training function, child processes from getrusage(RUSAGE_CHILDREN) of the test "
+        "processes, the rest the remainder",
+    }
+
+
+def calibration_training_floor(computed: list[dict], per_seed_s: dict[str, float]) -> dict:
+    """The matmul floor of the calibration nets a run trained (its computed cache entries:
+    the faithful and scan orders on the published seeds, and the twin batches), from each
+    net's floor per seed (`per_seed_s`)."""
+    nets = Counter[str]()
+    for event in computed:
+        found = re.fullmatch(r"calibration-(\w+?)(-scan_vmap|-twins-\d+)?", event["entry"])
+        if found and found[1] in per_seed_s:
+            twins = TWIN_BATCH if (found[2] or "").startswith("-twins") else 1
+            nets[found[1]] += twins * len(PUBLISHED_SEEDS)
+    return {
+        "nets_trained": dict(nets),
+        "floor_s": sum(n * per_seed_s[net] for net, n in nets.items()),
+    }
+
+
+def cold_and_warm(args: list[str], warm: bool = True, cpu_split: bool = False) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-pytest-") as tmp:
         cache, report = Path(tmp, "cache"), Path(tmp, "report")
-        runs = {"cold": pytest_run(args, cache, report)}
+        runs = {"cold": pytest_run(args, cache, report, cpu_split)}
         print(f"  cold  {runs['cold']['wall_s']:.1f} s  {runs['cold']['summary']}", flush=True)
         if warm:
             runs["warm"] = pytest_run(args, cache, report)
@@ -626,6 +704,28 @@ def cold_and_warm(args: list[str], warm: bool = True) -> dict:
         **{f"{kind}_s": r["wall_s"] for kind, r in runs.items()},
         "peak_rss_mb": max(r["peak_rss_mb"] for r in runs.values()),
     }
+
+
+def print_cpu_split(cold: dict, per_seed_s: dict[str, float]) -> None:
+    """Add the calibration training's floor to the cold run's CPU split, and print it."""
+    split = cold["cpu_split"]
+    split["calibration_floor"] = calibration_training_floor(cold["computed"], per_seed_s)
+    floor_s = split["calibration_floor"]["floor_s"]
+    calibration_s = split["training_by_recipe_s"]["calibration"]
+    split["calibration_over_floor"] = calibration_s / floor_s if floor_s else None
+    print(f"  cold audit, CPU seconds of its processes: {split['total_s']:.1f}")
+    for name in ("training_s", "compiling_s", "child_processes_s", "rest_s"):
+        share = split[name] / split["total_s"] if split["total_s"] else float("nan")
+        print(
+            f"    {name.removesuffix('_s').replace('_', ' '):16s} {split[name]:7.1f}  {share:4.0%}"
+        )
+    nets = split["calibration_floor"]["nets_trained"]
+    print(
+        f"    of the training: calibration {calibration_s:.1f} ({sum(nets.values())} nets; "
+        f"matmul floor {floor_s:.1f} CPU s), uncertainty "
+        f"{split['training_by_recipe_s']['uncertainty']:.1f}",
+        flush=True,
+    )
 
 
 # --------------------------------------------------------------------------- scripts
@@ -758,11 +858,17 @@ def main() -> None:
             spread = bench_spread(args.spread_keys, args.repeats)
             report.setdefault("uncertainty", {})["spread"] = spread
             report["uncertainty"]["spread_speedup"] = spread["spread_speedup"]
-        elif section in ("audit", "suite"):
-            folders = ["claims"] if section == "audit" else ["claims", "tests"]
-            marks = ["-m", "claim or health"] if section == "audit" else []
+        elif section == "audit":
+            floor = report.get("floor") or bench_floor(float("nan"))  # before the run, alone
             report[section] = cold_and_warm(
-                [*folders, "-n", args.workers, *marks], not args.no_warm
+                ["claims", "-n", args.workers, "-m", "claim or health"],
+                not args.no_warm,
+                cpu_split=True,
+            )
+            print_cpu_split(report[section]["cold"], floor["floor_per_seed_cpu_s"])
+        elif section == "suite":
+            report[section] = cold_and_warm(
+                ["claims", "tests", "-n", args.workers], not args.no_warm
             )
         elif section == "scripts":
             report[section] = bench_scripts(args.workers)

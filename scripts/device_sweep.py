@@ -10,6 +10,14 @@ by float rounding amplified by training (the performance issue allows 1 point).
 
     python scripts/device_sweep.py --seeds 0-9 --keys 1-20 --out sweep.json
 
+Several processes (hosts) run one sweep when each is started with the same arguments and
+its launch options (lib/distributed.py; docs/GPU.md, "Over several hosts"): each computes
+its block of the seeds and keys on its own devices, every process then holds all results
+and prints their digest, and only process 0 writes `--out` and `--arrays`:
+
+    python scripts/device_sweep.py --coordinator 10.0.0.1:4711 --num-processes 2 \\
+        --process-id 0 --out sweep.json      # on 10.0.0.1; --process-id 1 on the other host
+
 `--nets`, `--epochs`, `--train-rows` and the uncertainty step counts make a small sweep
 (tests, smoke runs); their defaults are the recipes'.
 """
@@ -26,10 +34,12 @@ from typing import Any
 
 import numpy as np
 
-# Light imports only up here: a usage error should not wait for the experiments' imports.
+# Light imports only up here: a usage error, or a process that cannot join the others,
+# should not wait for the experiments' imports.
 from claim_audit.cache import arrays_digest, default_cache_dir
 from claim_audit.engine.sweep import parse_seeds
 
+from uncertainty_claims import distributed
 from uncertainty_claims.numerics import request_deterministic_gpu_ops
 
 
@@ -67,6 +77,11 @@ def _overrides(cls: type, **given: int | None) -> Any:
     return dataclasses.replace(cls(), **{k: v for k, v in given.items() if v is not None})
 
 
+SETTINGS = ("seeds", "keys", "nets", "repeats", "epochs", "train_rows", "batch_mc")
+SETTINGS += ("mc_steps", "ensemble_steps", "mc_samples")
+"""The options every process must agree on: together they define the sweep."""
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=parse_seeds, default=parse_seeds("0-9"))
@@ -75,8 +90,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--repeats", type=_positive, default=2, help="calls per program (first compiles)"
     )
     parser.add_argument("--reference", help="a JSON from another device to compare accuracies with")
-    parser.add_argument("--out", help="write the figures as JSON here")
-    parser.add_argument("--arrays", help="write every trained array as .npz here")
+    parser.add_argument("--out", help="write the figures as JSON here (process 0)")
+    parser.add_argument("--arrays", help="write every trained array as .npz here (process 0)")
     parser.add_argument(
         "--compile-cache",
         action="store_true",
@@ -94,7 +109,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--cpu-devices",
         type=_positive,
         metavar="K",
-        help="when JAX runs on the CPU, split it into K devices (jax_num_cpu_devices)",
+        help="when JAX runs on the CPU, split it into K devices (jax_num_cpu_devices; per process)",
     )
     small = parser.add_argument_group("a smaller sweep (defaults: the recipes')")
     small.add_argument("--nets", type=_nets, help="comma-separated, e.g. yat (default: both)")
@@ -103,7 +118,30 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     small.add_argument("--mc-steps", type=_positive, help="uncertainty: MC-Dropout steps")
     small.add_argument("--ensemble-steps", type=_positive, help="uncertainty: ensemble steps")
     small.add_argument("--mc-samples", type=_positive, help="uncertainty: MC passes")
-    return parser.parse_args(argv)
+    distributed.add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        args.launch = distributed.from_arguments(args)
+    except distributed.LaunchError as error:
+        parser.error(str(error))
+    return args
+
+
+def block_outputs(
+    net: str, models: list, losses: np.ndarray, split: Any, seeds: tuple[int, ...]
+) -> dict[str, np.ndarray]:
+    """The calibration outputs (`forward_outputs`) of a block of trained seeds, each distinct
+    seed evaluated once (a block repeats the last seed to fill its devices): one row per
+    seed of the block."""
+    from uncertainty_claims.calibration.experiment import forward_outputs
+
+    first = [seeds.index(seed) for seed in seeds]
+    distinct = sorted(set(first))
+    outputs = forward_outputs(
+        net, [models[i] for i in distinct], np.asarray(losses)[distinct], split
+    )
+    rows = [distinct.index(i) for i in first]
+    return {name: array[rows] for name, array in outputs.items()}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -118,12 +156,19 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.cpu_devices:
         jax.config.update("jax_num_cpu_devices", args.cpu_devices)
+    try:
+        distributed.join(args.launch)
+        settings = {name: getattr(args, name) for name in SETTINGS} | {"jax": jax.__version__}
+        distributed.check_same_everywhere(settings, args.launch)
+    except distributed.LaunchError as error:
+        sys.exit(f"device_sweep: {error}")
 
     from uncertainty_claims.calibration import experiment as calibration
     from uncertainty_claims.calibration.training import TrainConfig, train_nets
-    from uncertainty_claims.sharding import run_mesh
+    from uncertainty_claims.sharding import process_block, run_mesh
     from uncertainty_claims.uncertainty.experiment import (
         UncertaintyConfig,
+        UncertaintyResult,
         headline_figures,
         run_many,
     )
@@ -138,9 +183,19 @@ def main(argv: list[str] | None = None) -> None:
         ensemble_steps=args.ensemble_steps,
         mc_samples=args.mc_samples,
     )
-    mesh = run_mesh()
+    mesh = run_mesh(jax.local_devices())
+    process = f"process {jax.process_index()} of {jax.process_count()}"
+
+    def block_of(runs: tuple[int, ...]) -> tuple[int, ...]:
+        """This process's block of `runs` (all of them, padded, when it runs alone)."""
+        block = process_block(
+            len(runs), jax.process_count(), len(jax.local_devices()), jax.process_index()
+        )
+        return tuple(runs[i] for i in block)
+
     out: dict = {
         "jax": jax.__version__,
+        "processes": jax.process_count(),
         "devices": [str(d) for d in jax.devices()],
         "device_kind": jax.devices()[0].device_kind,
         "seeds": list(args.seeds),
@@ -152,29 +207,46 @@ def main(argv: list[str] | None = None) -> None:
         "calibration": {},
     }
     arrays: dict[str, np.ndarray] = {}
-    print(f"jax {jax.__version__} on {out['devices']}", flush=True)
+    print(f"{process}: jax {jax.__version__} on {out['devices']}", flush=True)
     split = calibration.load_split()
     rows = slice(args.train_rows)
     train_x, train_y = split.train_x[rows], split.train_y[rows]
+    seeds = block_of(args.seeds)
     for net in nets:
         (models, losses), times = timed(
-            lambda net=net: train_nets(net, args.seeds, train_x, train_y, train_config, mesh=mesh),
+            lambda net=net: train_nets(net, seeds, train_x, train_y, train_config, mesh=mesh),
             args.repeats,
         )
-        outputs = calibration.forward_outputs(net, models, losses, split)
+        outputs = distributed.gather_runs(
+            block_outputs(net, models, losses, split, seeds),
+            len(args.seeds),
+        )
         arrays |= {f"calibration/{net}/{name}": a for name, a in outputs.items()}
         accuracy = (outputs["logits_test"].argmax(-1) == split.test_y).mean(-1)
         out["calibration"][net] = {
             "seconds": times,
             "accuracy": dict(zip(map(str, args.seeds), accuracy.tolist(), strict=True)),
-            "final_loss": np.asarray(losses)[:, -1].tolist(),
+            "final_loss": outputs["train_loss"][:, -1].tolist(),
         }
-        print(f"{net}: {len(args.seeds)} seeds, calls {times} s, accuracy {accuracy}", flush=True)
+        print(
+            f"{process}: {net}: {len(set(seeds))} of {len(args.seeds)} seeds here, "
+            f"calls {times} s, accuracy {accuracy}",
+            flush=True,
+        )
 
-    results, times = timed(
-        lambda: run_many(args.keys, config=uncertainty_config, mesh=mesh, batch_mc=args.batch_mc),
+    keys = block_of(args.keys)
+    block, times = timed(
+        lambda: run_many(keys, config=uncertainty_config, mesh=mesh, batch_mc=args.batch_mc),
         args.repeats,
     )
+    stacked = distributed.gather_runs(
+        {name: np.stack([r.as_arrays()[name] for r in block]) for name in block[0].as_arrays()},
+        len(args.keys),
+    )
+    results = [
+        UncertaintyResult.from_arrays({name: a[i] for name, a in stacked.items()})
+        for i in range(len(args.keys))
+    ]
     for result in results:
         arrays |= {f"uncertainty/{result.root_seed}/{k}": a for k, a in result.as_arrays().items()}
     figures = [headline_figures(r) for r in results]
@@ -182,7 +254,11 @@ def main(argv: list[str] | None = None) -> None:
         "seconds": times,
         "figures": {name: [f[name] for f in figures] for name in figures[0]},
     }
-    print(f"uncertainty: {len(args.keys)} root keys, calls {times} s", flush=True)
+    print(
+        f"{process}: uncertainty: {len(set(keys))} of {len(args.keys)} root keys here, "
+        f"calls {times} s",
+        flush=True,
+    )
 
     if args.reference:
         with open(args.reference) as handle:
@@ -198,7 +274,10 @@ def main(argv: list[str] | None = None) -> None:
         out["accuracy_moved_points"] = moved
         print(f"accuracy moved vs reference (points): {moved}", flush=True)
     out["arrays_sha256"] = arrays_digest(arrays)
-    print(f"arrays sha256 {out['arrays_sha256']}", flush=True)
+    # Every process holds every result: equal digests show they agree.
+    print(f"{process}: arrays sha256 {out['arrays_sha256']}", flush=True)
+    if jax.process_index() != 0:
+        return
     if args.out:
         with open(args.out, "w") as handle:
             json.dump(out, handle, indent=1)

@@ -189,6 +189,8 @@ STARTUP_WARNINGS = [
     (
         "Transparent hugepages are not enabled. TPU runtime ...",
         "UserWarning",
+        # The module JAX warns from, as pyproject.toml's filter names it: a name matched
+        # against the warning's origin, never imported.
         "jax._src.cloud_tpu_init",
     ),
     ("cloud_tpu_init failed: RuntimeError('x')", "UserWarning", "jax"),
