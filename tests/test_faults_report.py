@@ -106,6 +106,36 @@ def test_non_finite_figure_is_an_error_not_a_refutation(check):
         judged_once(check)
 
 
+@pytest.mark.parametrize("worst", [NAN, INF, -INF])
+def test_within_a_value_that_is_not_finite_is_an_error_not_a_refutation(worst):
+    """`within` comparing NaN or an infinity while `measured` is text (the largest gap over
+    bins, one of them empty): ValueError naming the claim and the value, never "refuted" (a
+    known finding would read as reproduced). Bug fixed: only `measured` was checked, so a
+    NaN lay in no region and every order "did not hold" (claim.py `_refuse_unjudgeable`)."""
+    body = lambda: within(  # noqa: E731
+        worst, Region(high=0.005), name="largest gap", measured=f"largest gap {worst:.3f}"
+    )
+    with pytest.raises(ValueError, match=r"largest gap = (nan|-?inf), is NaN or infinite"):
+        judged_once(body)
+
+
+@pytest.mark.parametrize("value", [True, np.bool_(False), np.array(True)])
+def test_within_refuses_a_bool_as_figure_does(value):
+    """A bool handed to `within` is a TypeError, as `figure(...)` refuses one. Bug fixed: True
+    was taken as 1.0 and held in [0.5, 1.5] (verdict.py `within`)."""
+    with pytest.raises(TypeError, match=r"within.*compares a number; got the bool"):
+        within(value, Region(0.5, 1.5), name="flag")
+
+
+def test_within_an_int_too_large_for_a_float_is_worded():
+    """10**400 given to `within`: the figure path's ValueError, not Python's raw
+    OverflowError (verdict.py `within`, `as_float`)."""
+    with pytest.raises(
+        ValueError, match=r"within\(\.\.\.\) was given size: .* too large for a float"
+    ):
+        within(10**400, Region(0.0), name="size")
+
+
 INPUTS = Claims("inputs")
 
 
