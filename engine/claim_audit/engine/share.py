@@ -20,6 +20,7 @@ SENSITIVE_BETWEEN = (0.1, 0.9)  # between these and HOLDS_AT / REFUTED_AT, eithe
 MIN_NORMAL_DRAWS = 3  # Shapiro-Wilk needs 3
 NORMALITY_P = 0.05
 UNMOVED = 1e-12  # draws this close (relatively) differ only in float64 rounding
+FAR = 2.0**64  # from draws below 1 in size, a region's end this far is as far as infinity
 MAX_DRAWS = 1000  # the most draws `draws_to_conclude` considers
 _GRID = 161
 
@@ -127,7 +128,11 @@ def margin_bounds(
             return None
         y = scale.to_scale(column)
         ends = [float(scale.to_scale(scale.clip(b))) for b in (given.low, given.high)]
-        region = Region(*ends, given.closed)
+        # p is the same for the draws and the region scaled alike: by a power of two, exactly,
+        # to |draws| < 1, so that tiny or subnormal draws' spread squares without underflow
+        unit = math.ldexp(1.0, math.frexp(float(np.abs(y).max()))[1])
+        ends = [e / unit if abs(e / unit) < FAR else math.copysign(math.inf, e) for e in ends]
+        y, region = y / unit, Region(*ends, given.closed)
         if float(np.ptp(y)) <= UNMOVED * float(np.abs(y).max()):
             low = high = float(region.contains(float(y[0])))
             methods.add("unmoved values")
