@@ -24,7 +24,8 @@ EXIT_CODES = {
     "or a figure was lost (NaN, infinite, gone); 2 a file is no audit of this schema; 3 only "
     "figures moved (--verdicts-only makes that 0).",
     "portability": "Exit status: 0 they do not; 1 a verdict crossed between holds and refuted, "
-    "or more changed than OLD's verdict shares predict at 99%; 2 a file is not an audit.",
+    "or more changed than OLD's verdict shares predict at 99%; 2 a file is not an audit, or the "
+    "two were judged over different numbers of orders.",
 }
 
 
