@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from .accelerator import carry_placement, computing_platform, on_the_host, placed
-from .cpu_child import in_cpu_child
+from .cpu_child import in_cpu_child, stoppable
 from .numerics import NARROW_VECTORS_FLAG
 from .sharding import default_mesh
 
@@ -94,9 +94,13 @@ def _halves(
         with placed(True):
             return list(here(items[:first]))
 
+    task, stop = stoppable(carry_placement(lambda: list(other(items[first:]))))
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="other-arithmetic") as pool:
-        pending = pool.submit(carry_placement(lambda: list(other(items[first:]))))
-        return [*host_part(), *pending.result()]
+        pending = pool.submit(task)
+        try:
+            return [*host_part(), *pending.result()]
+        finally:  # here past pytest-timeout's budget, say: leaving waits for no child
+            stop.set()
 
 
 def backends() -> list[str]:

@@ -114,7 +114,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         cache.progress_writer = write_live
     # no test waits on another process's cache lock past its own budget
-    cache.lock_timeout_s = _budget(config) or cache.lock_timeout_s
+    cache.lock_timeout_s = budget_s(config) or cache.lock_timeout_s
     config.pluginmanager.register(timeouts, "claims-audit-timeouts")
     if not hasattr(config, "workerinput"):
         config.stash[_REPORT_DIR] = _report_dir(config)
@@ -122,7 +122,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(AuditCollector(config), "claims-audit-collector")
 
 
-def _budget(config: pytest.Config) -> float:
+def budget_s(config: pytest.Config) -> float:
     """pytest-timeout's budget for one test in seconds; 0 when it is off or not loaded."""
     if (pytest_timeout := config.pluginmanager.getplugin("timeout")) is None:  # the module
         return 0.0
