@@ -108,7 +108,9 @@ def test_a_child_past_the_tests_budget_is_ended_and_said(monkeypatch, tmp_path):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
     started = time.monotonic()
-    with pytest.raises(cpu_child.ChildStopped, match=r"sleep>, 60\) ran past a test's budget of 1 s"):
+    with pytest.raises(
+        cpu_child.ChildStopped, match=r"sleep>, 60\) ran past a test's budget of 1 s"
+    ):
         cpu_child.in_cpu_child(functools.partial(time.sleep, LONG_S))
     assert time.monotonic() - started < MARGIN_S and list(tmp_path.iterdir()) == []
 

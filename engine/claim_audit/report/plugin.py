@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -210,14 +211,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.get_closest_marker("claim") is None:
             continue
         if not isinstance(spec := spec_of(item), ClaimSpec):
-            raise pytest.UsageError(
-                f"{item.nodeid}: a claim is defined on its test with claim_audit.Claims (docs/ADDING_A_DOCUMENT.md), not with a bare @pytest.mark.claim"
+            _refuse(
+                item,
+                f"{item.nodeid}: a claim is defined on its test with claim_audit.Claims (docs/ADDING_A_DOCUMENT.md), not with a bare @pytest.mark.claim",
             )
         if other := next((node for node, m in metas.items() if m["id"] == spec.id), None):
-            raise pytest.UsageError(f"claim id {spec.id!r} is used by {other} and {item.nodeid}")
+            _refuse(item, f"claim id {spec.id!r} is used by {other} and {item.nodeid}")
         if item.get_closest_marker("xfail") is not None:
-            raise pytest.UsageError(
-                f"{item.nodeid}: a claim records a known finding with finding='...' on its spec, not with xfail (its verdict is decided over float orders)"
+            _refuse(
+                item,
+                f"{item.nodeid}: a claim records a known finding with finding='...' on its spec, not with xfail (its verdict is decided over float orders)",
             )
         item.extra_keyword_matches.add(spec.id)  # `pytest -k cal-02c` selects the claim
         meta = {name: getattr(spec, name) for name in SPEC_FIELDS} | {"expected": not spec.finding}
@@ -227,6 +230,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     result = yield  # deselection (-k, -m, --deselect) and the other plugins' ordering
     config.stash[_SELECTED] = [i.nodeid for i in items if i.nodeid in metas]
     return result
+
+
+def _refuse(item: pytest.Item, why: str) -> NoReturn:
+    """A usage error found collecting: in an xdist worker, its session's `shouldfail` too,
+    which the controller prints as its one line (the error alone ends in an INTERNALERROR)."""
+    if hasattr(item.config, "workerinput"):
+        item.session.shouldfail = why
+    raise pytest.UsageError(why)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -353,6 +364,9 @@ class AuditCollector:
         hooked = config.pluginmanager.hook.pytest_claims_audit_claims.get_hookimpls()
         cannot_tell = [] if hooked else _options_leaving_tests_out(config)
         foreign = config.inipath is not None and config.inipath.parent != config.rootpath
+        unloaded = [
+            os.path.relpath(p, config.rootpath.resolve()) for p in _conftests_cut_off(config)
+        ]
         reasons = [
             "interrupted" if interrupted else stopped and f"stopped early: {stopped}",
             named and f"only part of the suite named: {', '.join(named)}",
@@ -366,6 +380,8 @@ class AuditCollector:
             and f"{' and '.join(cannot_tell)} left tests out, and no hook pytest_claims_audit_claims lists the documents' claims: this run cannot tell whether every claim ran",
             foreign  # -c, --rootdir
             and f"pytest's rootdir {config.rootpath} holds not the configuration it read ({config.inipath}; -c, --rootdir?): the project's git and lock provenance cannot be told",
+            unloaded
+            and f"--confcutdir keeps the project's {', '.join(unloaded)} from loading (its documents, its hooks): this run cannot tell whether every claim ran",
             *self.environment["partial"],
         ]
         for why, label in {  # a rerun leaves out the tests, and the files, that did not fail
@@ -378,7 +394,7 @@ class AuditCollector:
         errors = sorted(r.id for r in self.records.values() if r.verdict == "error")
         if not config.getoption("--report-errors-as-complete"):
             reasons.append(errors and f"{len(errors)} claims in error: {_some(errors)}")
-        fails = bool(self.registry_error or cannot_tell or foreign)
+        fails = bool(self.registry_error or cannot_tell or foreign or unloaded)
         return [reason for reason in reasons if reason], fails
 
     def _lost_claims(self, missing: dict[str, str]) -> list[str]:
@@ -524,18 +540,34 @@ def _error_record(meta: dict, reason: str) -> ClaimRecord:
 
 
 def _named_subset(config: pytest.Config) -> list[str]:
-    """The command-line paths that name part of the suite (a folder outside it cuts nothing)."""
-    if config.args_source != pytest.Config.ArgsSource.ARGS:
-        return []  # no paths given: the testpaths, or the current folder
+    """The paths a run was started on that name part of the suite (a folder outside it cuts
+    nothing): the command line's, or without any, the folder pytest was started in. The
+    suite is the testpaths, or without any, the whole rootdir."""
+    if config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+        return []
+    started = config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR
     testpaths = [(config.rootpath / p).resolve() for p in config.getini("testpaths")]
+    testpaths = testpaths or [config.rootpath.resolve()]
     named = []
     for arg in config.args:
         path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
         holds_all = all(t.is_relative_to(path) for t in testpaths)
         outside = not any(t.is_relative_to(path) or path.is_relative_to(t) for t in testpaths)
         if "::" in arg or not path.is_dir() or not (holds_all or outside):
-            named.append(arg)
+            where = os.path.relpath(path, config.rootpath.resolve())
+            named.append(f"{where} (where pytest started, naming no path)" if started else arg)
     return named
+
+
+def _conftests_cut_off(config: pytest.Config) -> list[Path]:
+    """The rootdir's conftest.py files that --confcutdir keeps pytest from loading: those
+    between the rootdir and that folder, which pytest loads only from there down."""
+    if (given := config.getoption("confcutdir")) is None:
+        return []
+    cut, root = (config.invocation_params.dir / given).resolve(), config.rootpath.resolve()
+    folders = [root, *(p for p in cut.parents if p.is_relative_to(root) and p != root)]
+    found = (f / "conftest.py" for f in folders if not f.is_relative_to(cut))
+    return [conftest for conftest in found if conftest.is_file()]
 
 
 def _options_leaving_tests_out(config: pytest.Config) -> list[str]:
