@@ -133,6 +133,16 @@ def budget_s(config: pytest.Config) -> float:
         return 0.0
 
 
+def _ends_the_process(config: pytest.Config) -> bool:
+    """Whether a test past its budget ends pytest's own process: pytest-timeout's thread
+    method (its os._exit) in a run without xdist workers, whose controller would write the
+    table and the report."""
+    if not budget_s(config) or config.pluginmanager.getplugin("dsession") is not None:
+        return False
+    pytest_timeout = config.pluginmanager.getplugin("timeout")
+    return pytest_timeout.get_env_settings(config).method == "thread"
+
+
 def _check_junit_path(config: pytest.Config) -> None:
     """Refuse an unwritable --junitxml up front: pytest's late OSError would cost the report."""
     if not (given := config.option.xmlpath):
@@ -291,6 +301,10 @@ class AuditCollector:
         self.notes: list[tuple[str, dict[str, bool]]] = []  # the summary's last lines, marked up
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if _ends_the_process(self.config):  # xdist's dsession is registered by now
+            raise pytest.UsageError(
+                "--timeout-method=thread ends the whole pytest process at a test past its budget when no xdist worker runs it: no table, no report; run with -n 1 (or more: that test's worker ends instead, its claim an ERROR), or with the signal method (the default)"
+            )
         self.rerun = _rerun_of_failures(self.config)
         distributed = self.config.pluginmanager.getplugin("dsession") is not None
         reporting = not self.config.getoption("--no-report") or self.config.getoption("--seeds")
