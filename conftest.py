@@ -40,13 +40,16 @@ def pytest_configure(config: pytest.Config) -> None:
     """The settings this suite's experiments run under, in the controller and in each xdist
     worker, before any test module imports jax: deterministic GPU ops (XLA_FLAGS must be set
     before JAX's backend starts), the compiled-program cache and the store of the results
-    (the engine's disk cache, both in its cache folder). The first two reach the processes
-    the tests start as environment variables (XLA_FLAGS, CLAIMS_COMPILATION_CACHE_DIR). The
+    (the engine's disk cache, both in its cache folder), a test's budget as the most a
+    child process computing for it may take (lib/cpu_child.py). The first two reach the
+    processes the tests start as environment variables (XLA_FLAGS, CLAIMS_COMPILATION_CACHE_DIR). The
     claims-audit plugin itself leaves JAX alone. On a machine with an accelerator, one
     process of the run holds it (and starts opening it while the tests are collected) and
     the others compute on the host's CPU (lib/accelerator.py)."""
     from claim_audit import cache
+    from claim_audit.report.plugin import budget_s
 
+    from uncertainty_claims import cpu_child
     from uncertainty_claims.accelerator import (
         holds_accelerator,
         open_in_background,
@@ -56,6 +59,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from uncertainty_claims.compile_cache import enable_compilation_cache
     from uncertainty_claims.numerics import request_deterministic_gpu_ops
 
+    cpu_child.timeout_s = budget_s(config) or None  # no child outlives its test's budget
     starts_jax = _may_keep_jax_from_starting()
     request_deterministic_gpu_ops()
     keep_results_in(cache.cached)

@@ -27,6 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
+from .cpu_child import stoppable
+
 P = ParamSpec("P")
 R = TypeVar("R")
 T = TypeVar("T")
@@ -179,10 +181,14 @@ def side_by_side(faithful: Callable[[], T], others: Callable[[], R]) -> tuple[T,
     if jax.default_backend() == "cpu":
         first = faithful()
         return first, others()
+    task, stop = stoppable(faithful)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="faithful") as pool:
-        pending = pool.submit(faithful)
-        rest = others()
-        return pending.result(), rest
+        pending = pool.submit(task)
+        try:
+            rest = others()
+            return pending.result(), rest
+        finally:  # here past pytest-timeout's budget, say: leaving waits for no child
+            stop.set()
 
 
 def on_the_host(function: Callable[..., R], *args: object) -> R:

@@ -14,27 +14,34 @@ from __future__ import annotations
 
 import functools
 import os
-import shlex
+import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from .accelerator import carry_placement, computing_platform, on_the_host, placed
-from .cpu_child import in_cpu_child
+from .cpu_child import in_cpu_child, stoppable
 from .numerics import NARROW_VECTORS_FLAG
 from .sharding import default_mesh
 
-ISA_FLAG = NARROW_VECTORS_FLAG.split("=", 1)[0]
+ISA_FLAG, NARROW_ISA = NARROW_VECTORS_FLAG.split("=", 1)
+# XLA_FLAGS' words as XLA splits them: at spaces outside double quotes (--xla_dump_to="a b")
+_XLA_WORD = re.compile(r'(?:[^\s"]|"[^"]*")+')
 T = TypeVar("T")
 U = TypeVar("U")
 
 
 def other_flags(flags: str) -> str:
-    """XLA_FLAGS for the other arithmetic: without any `--xla_cpu_max_isa` when `flags` has
-    one, else with `NARROW_VECTORS_FLAG`."""
-    words = shlex.split(flags)
+    """XLA_FLAGS for the other arithmetic: `flags` (each other word as written, quotes kept)
+    with the machine's widest vectors where `flags` hold XLA to 128-bit ones (its last
+    `--xla_cpu_max_isa`, which XLA takes, is `NARROW_VECTORS_FLAG`'s), else with
+    `NARROW_VECTORS_FLAG`: a cap at AVX2 (or an ISA XLA ignores) leaves wider vectors than
+    128 bits, and on some machines the same bits as none."""
+    words = _XLA_WORD.findall(flags)
     kept = [w for w in words if w.split("=", 1)[0] != ISA_FLAG]
-    return " ".join(kept if len(kept) < len(words) else [*kept, NARROW_VECTORS_FLAG])
+    isas = [w.split("=", 1)[-1].strip('"').upper() for w in words if w not in kept]
+    narrow_here = bool(isas) and isas[-1] == NARROW_ISA
+    return " ".join(kept if narrow_here else [*kept, NARROW_VECTORS_FLAG])
 
 
 def in_other_arithmetic(function: Callable[..., Any], *args: Any) -> Any:
@@ -94,9 +101,13 @@ def _halves(
         with placed(True):
             return list(here(items[:first]))
 
+    task, stop = stoppable(carry_placement(lambda: list(other(items[first:]))))
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="other-arithmetic") as pool:
-        pending = pool.submit(carry_placement(lambda: list(other(items[first:]))))
-        return [*host_part(), *pending.result()]
+        pending = pool.submit(task)
+        try:
+            return [*host_part(), *pending.result()]
+        finally:  # here past pytest-timeout's budget, say: leaving waits for no child
+            stop.set()
 
 
 def backends() -> list[str]:

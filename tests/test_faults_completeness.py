@@ -228,10 +228,12 @@ def test_report_dir_that_is_empty_or_holds_the_project_is_a_usage_error(tmp_path
 
 
 def test_default_report_folder_is_in_the_rootdir_wherever_pytest_starts(tmp_path):
-    """`cd claims && pytest .`: the report goes to report/ in the rootdir. Bug fixed: it wrote
-    claims/report/, and every later audit recorded the tree as dirty (engine/claim_audit/report/plugin.py
-    `_report_dir`)."""
+    """`cd claims && pytest .` (the testpath): the report goes to report/ in the rootdir. Bug
+    fixed: it wrote claims/report/, and every later audit recorded the tree as dirty
+    (engine/claim_audit/report/plugin.py `_report_dir`)."""
     folder = write_test_folder(tmp_path, "")
+    with (folder / "pytest.ini").open("a") as ini:
+        ini.write("testpaths = tests\n")
     tests = write_test_folder(folder / "tests", MODULE_B)
     (tests / "pytest.ini").unlink()  # the rootdir is `folder`, the one with pytest.ini
     (tests / "conftest.py").write_text(textwrap.dedent(CONFTEST))

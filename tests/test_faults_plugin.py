@@ -375,9 +375,13 @@ def test_a_claim_with_a_wrong_field_is_refused_where_it_is_defined(fields, says)
         ClaimSpec(**given, published="1.0")
 
 
-def test_a_bare_claim_marker_is_a_usage_error(tmp_path):
+@pytest.mark.parametrize(("workers", "status"), [((), USAGE_ERROR), (("-n", "2"), 2)])
+def test_a_bare_claim_marker_is_a_usage_error(tmp_path, workers, status):
     """A test marked `@pytest.mark.claim(id=...)` by hand: a usage error at collection naming
-    the test and `Claims`, exit 4, nothing run (a claim is defined with `Claims` alone)."""
+    the test and `Claims`, nothing run (a claim is defined with `Claims` alone): exit 4, or
+    under xdist the run interrupted (exit 2) with that line. Bug fixed: under xdist, an
+    INTERNALERROR (xdist's `assert not crashitem`) and "no tests ran"
+    (engine/claim_audit/report/plugin.py `_refuse`)."""
     module = """
         import pytest
 
@@ -386,13 +390,12 @@ def test_a_bare_claim_marker_is_a_usage_error(tmp_path):
             pass
     """
     folder = write_test_folder(tmp_path, module)
-    result = run_audit_pytest(folder, "--report-dir", "out")
-    assert result.returncode == USAGE_ERROR, result.stdout + result.stderr
-    assert (
-        "test_module.py::test_claim: a claim is defined on its test with claim_audit.Claims"
-        in result.stderr
-    )
-    assert "Traceback" not in result.stdout + result.stderr
+    result = run_audit_pytest(folder, "--report-dir", "out", *workers)
+    output = result.stdout + result.stderr
+    assert result.returncode == status, output
+    says = "test_module.py::test_claim: a claim is defined on its test with claim_audit.Claims"
+    assert len([line for line in output.splitlines() if says in line]) == 1, output
+    assert "Traceback" not in output and "INTERNALERROR" not in output, output
     assert not (folder / "out").exists()
 
 

@@ -32,6 +32,7 @@ from claim_audit.engine.claim import (
     run_claim,
 )
 from claim_audit.engine.prediction import half_unit
+from claim_audit.engine.share import share_bounds
 from claim_audit.render.markdown import NOTES
 from claim_audit.report import audit
 from fault_tools import (
@@ -106,6 +107,36 @@ def test_non_finite_figure_is_an_error_not_a_refutation(check):
         judged_once(check)
 
 
+@pytest.mark.parametrize("worst", [NAN, INF, -INF])
+def test_within_a_value_that_is_not_finite_is_an_error_not_a_refutation(worst):
+    """`within` comparing NaN or an infinity while `measured` is text (the largest gap over
+    bins, one of them empty): ValueError naming the claim and the value, never "refuted" (a
+    known finding would read as reproduced). Bug fixed: only `measured` was checked, so a
+    NaN lay in no region and every order "did not hold" (claim.py `_refuse_unjudgeable`)."""
+    body = lambda: within(  # noqa: E731
+        worst, Region(high=0.005), name="largest gap", measured=f"largest gap {worst:.3f}"
+    )
+    with pytest.raises(ValueError, match=r"largest gap = (nan|-?inf), is NaN or infinite"):
+        judged_once(body)
+
+
+@pytest.mark.parametrize("value", [True, np.bool_(False), np.array(True)])
+def test_within_refuses_a_bool_as_figure_does(value):
+    """A bool handed to `within` is a TypeError, as `figure(...)` refuses one. Bug fixed: True
+    was taken as 1.0 and held in [0.5, 1.5] (verdict.py `within`)."""
+    with pytest.raises(TypeError, match=r"within.*compares a number; got the bool"):
+        within(value, Region(0.5, 1.5), name="flag")
+
+
+def test_within_an_int_too_large_for_a_float_is_worded():
+    """10**400 given to `within`: the figure path's ValueError, not Python's raw
+    OverflowError (verdict.py `within`, `as_float`)."""
+    with pytest.raises(
+        ValueError, match=r"within\(\.\.\.\) was given size: .* too large for a float"
+    ):
+        within(10**400, Region(0.0), name="size")
+
+
 INPUTS = Claims("inputs")
 
 
@@ -149,6 +180,40 @@ def test_figures_whose_spread_overflows_are_refused_naming_the_claim():
         judged("in-far", lambda v: v, 1e300, -1e300, 1e300)
     with pytest.raises(ValueError, match=r"in-far-q: measured -1e\+300 in order 'faithful'"):
         judged("in-far-q", lambda v: within(v, Region(1.0)), -1e300, 1e300)
+
+
+def test_agreement_whose_draws_barely_moved_gets_a_verdict():
+    """|A - B| = 0 in 10 orders and 1.36e-20 in 4, against <= 1e-9: holds, under the suite's
+    warnings-as-errors. Bug fixed: a range above the engine's relative "unmoved" test but
+    below Shapiro-Wilk's absolute 1e-19 reached it, whose "Input data has range zero"
+    warning made the claim an ERROR (share.py `margin_bounds`)."""
+    body = lambda v: within(v, Region(high=1e-9), name="|A - B|")  # noqa: E731
+    record = judged("in-unmoved-q", body, *[0.0] * 10, *[1.36e-20] * 4)
+    assert record["verdict"] == "holds", record["details"]
+
+
+DRAWS = 1 + 0.01 * np.random.default_rng(0).standard_normal(14)
+
+
+@pytest.mark.parametrize(
+    ("unit", "exact"), [(2.0**-1000, True), (2.0**1000, True), (2.0**-1060, False)]
+)
+def test_agreement_share_bounds_are_the_same_at_any_magnitude(unit, exact):
+    """Draws about 1 (1% spread) against a region ending among them, and the same draws and
+    region scaled by `unit`: the same verdict, by the same method; the same bounds, bit for
+    bit, where the scaled draws are exact (a normal power of two), whereas subnormal draws
+    keep only about 14 of their bits. Bug fixed: draws of size 1e-300 or subnormal ended in
+    Shapiro-Wilk's "range zero" warning or a zero sd (share.py `margin_bounds`)."""
+
+    def bounds(scale: float, high: float):
+        values, region = DRAWS * scale, Region(high=high * scale)
+        return share_bounds([region.contains(v) for v in values], values[:, None], [region], ["linear"])  # fmt: skip
+
+    for high in (1.0, 1.02):
+        scaled, at_one = bounds(unit, high), bounds(1.0, high)
+        assert (scaled.verdict, scaled.method) == (at_one.verdict, at_one.method)
+        if exact:
+            assert scaled == at_one
 
 
 def test_numpy_arrays_from_a_body_are_judged_and_recorded():

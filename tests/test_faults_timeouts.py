@@ -152,6 +152,23 @@ def test_a_test_blocked_past_its_budget_ends_its_worker_once_and_its_file_goes_o
     assert verdicts(folder) == {"c-1": "holds", "c-2": "error", "c-3": "holds", "d-1": "holds"}
 
 
+def test_the_thread_method_without_xdist_workers_is_refused_at_start(tmp_path):
+    """--timeout-method=thread in a run without xdist workers: a usage error at start naming
+    -n 1 and the signal method, nothing run, the complete report kept. Bug fixed:
+    pytest-timeout's os._exit ended the whole process at the blocked test, with no table and
+    no report (engine/claim_audit/report/plugin.py `_ends_the_process`)."""
+    folder = write_test_folder(tmp_path, BLOCKED)
+    command = pytest_command(*PLUGINS, "--timeout", "1", "--timeout-method=thread", "--report-dir=out")  # fmt: skip
+    result = subprocess.run(
+        command, cwd=folder, env=tiny_pytest_env(), capture_output=True, text=True, timeout=150
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 4, output
+    assert "--timeout-method=thread ends the whole pytest process" in result.stderr, output
+    assert "run with -n 1" in result.stderr and "passed" not in output, output
+    assert not (folder / "out").exists()
+
+
 CACHED = """
     import time
     import numpy as np

@@ -19,8 +19,12 @@ from uncertainty_claims.other_arithmetic import in_other_arithmetic, other_flags
         (NARROW_VECTORS_FLAG, ""),
         (
             "--xla_cpu_max_isa=AVX2 --xla_force_host_platform_device_count=2",
-            "--xla_force_host_platform_device_count=2",
+            f"--xla_force_host_platform_device_count=2 {NARROW_VECTORS_FLAG}",
         ),
+        ("--xla_cpu_max_isa=bogus", NARROW_VECTORS_FLAG),
+        ("--xla_cpu_max_isa=SSE4_2 --xla_cpu_max_isa=AVX2", NARROW_VECTORS_FLAG),
+        ("--xla_cpu_max_isa=AVX2 --xla_cpu_max_isa=SSE4_2", ""),
+        ('--xla_dump_to="my dump"', f'--xla_dump_to="my dump" {NARROW_VECTORS_FLAG}'),
         (
             "--xla_gpu_deterministic_ops=true",
             f"--xla_gpu_deterministic_ops=true {NARROW_VECTORS_FLAG}",
@@ -28,6 +32,12 @@ from uncertainty_claims.other_arithmetic import in_other_arithmetic, other_flags
     ],
 )
 def test_the_other_arithmetic_swaps_the_vector_width_and_keeps_other_flags(flags, other):
+    """128-bit vectors (XLA takes the last --xla_cpu_max_isa) against the widest, any other
+    cap (AVX2, an ISA XLA ignores) against 128-bit ones; the other flags as written, quotes
+    kept. Bugs fixed: any cap was dropped, so AVX2 met the widest vectors (on an AVX-512
+    machine, the same bits) and a bogus ISA met itself; a quoted value holding a space
+    reached the child unquoted, and XLA took its first word (lib/other_arithmetic.py
+    `other_flags`)."""
     assert other_flags(flags) == other
 
 

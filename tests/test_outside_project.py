@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fault_tools import REPO_ROOT, TIMEOUT_S, child_env
+from fault_tools import REPO_ROOT, TIMEOUT_S, child_env, run_pytest, starter_project, user_env
 
 pytestmark = pytest.mark.slow  # three pytest processes
 
@@ -282,3 +282,62 @@ def test_a_report_dir_outside_the_project_never_moves_the_rootdir(tmp_path):
     assert kept.returncode == 0, kept.stdout[-3000:] + kept.stderr[-3000:]
     assert f"rootdir: {project}\nconfigfile: pytest.ini" in kept.stdout
     assert run("--report-dir", "report").returncode == 0  # inside the project: harmless
+
+
+SUB_CLAIM = """from claim_audit import Claims, satisfied
+
+claims = Claims("toy")
+
+
+@claims("toy-5", "Fit", "One more claim of the document, in a subfolder.", published="ok")
+def test_one_more():
+    return satisfied(True, measured="ok")
+"""
+
+
+@pytest.fixture
+def starter_with_a_subfolder(tmp_path) -> tuple[Path, bytes]:
+    """A starter project with a sub/ folder of one more claim, and its complete audit."""
+    project = starter_project(tmp_path / "project")
+    (project / "sub").mkdir()
+    (project / "sub" / "test_sub.py").write_text(SUB_CLAIM)
+    whole = run_pytest(project, "-p", "no:xdist", env=user_env())
+    assert whole.returncode == 0, whole.stdout[-3000:] + whole.stderr[-3000:]
+    complete = (project / "report" / "audit.json").read_bytes()
+    assert len(json.loads(complete)["claims"]) == len(EXAMPLE_CLAIMS) + 1
+    return project, complete
+
+
+@pytest.mark.parametrize(
+    ("started_in", "args", "named"),
+    [("sub", (), "sub (where pytest started, naming no path)"), (".", ("sub",), "sub")],
+    ids=["started-in-the-subfolder", "subfolder-named"],
+)
+def test_a_starter_run_of_a_subfolder_keeps_the_complete_report(
+    starter_with_a_subfolder, started_in, args, named
+):
+    """`cd sub && pytest` or `pytest sub` in a starter project: a partial run (its one claim
+    in report/partial/), the complete report left byte for byte. Bug fixed: with no
+    testpaths any folder "held all of them", and a run started in a subfolder named no path,
+    so it replaced report/audit.json with one claim, labelled complete
+    (engine/claim_audit/report/plugin.py `_named_subset`: the suite is the rootdir)."""
+    project, complete = starter_with_a_subfolder
+    part = run_pytest(project / started_in, "-p", "no:xdist", *args, env=user_env())
+    assert part.returncode == 0, part.stdout[-3000:] + part.stderr[-3000:]
+    assert f"partial run (only part of the suite named: {named})" in part.stdout, part.stdout
+    assert (project / "report" / "audit.json").read_bytes() == complete
+    written = json.loads((project / "report" / "partial" / "audit.json").read_text())
+    assert [c["id"] for c in written["claims"]] == ["toy-5"]
+
+
+def test_a_starter_run_without_its_conftest_keeps_the_complete_report(starter_with_a_subfolder):
+    """`--confcutdir=sub`: the project's conftest.py (its document's registration) is not
+    loaded; the run is partial and fails saying so, the complete report left byte for byte.
+    Bug fixed: every claim ran and the complete report was replaced without the document's
+    section and figures, exit 0 (engine/claim_audit/report/plugin.py `_conftests_cut_off`)."""
+    project, complete = starter_with_a_subfolder
+    cut = run_pytest(project, "-p", "no:xdist", "--confcutdir=sub", env=user_env())
+    assert cut.returncode == 1, cut.stdout[-3000:] + cut.stderr[-3000:]
+    says = "partial run (--confcutdir keeps the project's conftest.py from loading"
+    assert says in cut.stdout, cut.stdout
+    assert (project / "report" / "audit.json").read_bytes() == complete

@@ -8,7 +8,9 @@ import json
 import os
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .engine.verdict import CHANGES_LEVEL, crossing, expected_changes
 from .render.documents import SCHEMA_VERSION
@@ -16,6 +18,9 @@ from .report.diff import compare, cut, render
 from .starter import write_starter
 
 MAX_INT_DIGITS = 20  # an audit's integers are counts; more digits would overflow a float
+SHARES_SUM_TOLERANCE = (
+    1e-9  # a claim's shares are at most 5 counts / RESAMPLES: they sum to 1 within ~1e-15
+)
 EXIT_CODES = {
     "diff": "Exit status: 0 nothing moved; 1 a verdict, a claim or an expected_to_hold changed, "
     "or a figure was lost (NaN, infinite, gone); 2 a file is no audit of this schema; 3 no "
@@ -24,7 +29,8 @@ EXIT_CODES = {
     "accept": "Exit status: 0 the baseline is now AUDIT.json's copy; 2 AUDIT.json is no "
     "complete audit (partial, unreadable, another schema) or the baseline cannot be written.",
     "portability": "Exit status: 0 they do not; 1 a verdict crossed between holds and refuted, "
-    "or more changed than OLD's verdict shares predict at 99%; 2 a file is not an audit.",
+    "or more changed than OLD's verdict shares predict at 99%; 2 a file is not an audit, or the "
+    "two were judged over different numbers of orders.",
 }
 
 
@@ -131,12 +137,81 @@ def _accept(args: argparse.Namespace) -> int:
     return 0
 
 
-def _portability(old: dict, new: dict) -> int:
-    before, after = ({c["id"]: c for c in audit["claims"]} for audit in (old, new))
+@dataclass(frozen=True)
+class Drawn:
+    """What `portability` reads of a claim: its verdict, shares and number of orders."""
+
+    document: str
+    verdict: str
+    shares: dict[str, float] | None  # None: judged on one draw
+    orders: int | None  # valid orders it was judged over, copies included (None: not recorded)
+
+
+def drawn(path: str | Path, audit: dict) -> dict[str, Drawn]:
+    """Claim id -> what `portability` reads of it (AuditFileError where the file lacks it)."""
+    where, claims = f"{path} is not an audit.json portability reads", {}
+    for claim in audit["claims"]:
+        name = f"claim {claim['id']!r}"
+        if not isinstance(details := claim.get("details"), dict):
+            raise AuditFileError(f"{where}: {name} has no 'details' object")
+        shares = details.get("verdict_shares")
+        if shares is not None and not _are_shares(shares):
+            raise AuditFileError(
+                f"{where}: {name}'s verdict_shares {cut(json.dumps(shares))} are not shares by verdict (numbers from 0 to 1, summing to 1)"
+            )
+        orders, figures = details.get("orders"), details.get("figures")
+        copies = details.get("copies", figures[0].get("copies", 0) if _listed(figures) else 0)
+        if not (orders is None or isinstance(orders, dict)) or not _is_count(copies):
+            raise AuditFileError(f"{where}: {name}'s orders or copies are no count of orders")
+        document = claim.get("document")
+        count = None if orders is None else len(orders) + copies
+        claims[claim["id"]] = Drawn(str(document), claim["verdict"], shares or None, count)
+    return claims
+
+
+def _are_shares(shares: Any) -> bool:
+    if not isinstance(shares, dict) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 1
+        for v in shares.values()
+    ):
+        return False  # a NaN fails 0 <= v
+    return not shares or abs(sum(shares.values()) - 1) <= SHARES_SUM_TOLERANCE
+
+
+def _listed(figures: Any) -> bool:
+    return isinstance(figures, list) and bool(figures) and isinstance(figures[0], dict)
+
+
+def _is_count(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
+def unlike_draws(before: dict[str, Drawn], after: dict[str, Drawn]) -> str | None:
+    """How two audits' claims were drawn unlike (other numbers of orders), or None."""
+    unlike: dict[str, set[tuple[int, int]]] = {}
+    for claim_id, was in before.items():
+        now = after.get(claim_id)
+        if now is not None and None not in (was.orders, now.orders) and was.orders != now.orders:
+            unlike.setdefault(was.document, set()).add((was.orders, now.orders))  # type: ignore[arg-type]
+    return (
+        "; ".join(
+            f"{document}: " + ", ".join(f"{a} orders in OLD, {b} in NEW" for a, b in sorted(counts))
+            for document, counts in sorted(unlike.items())
+        )
+        or None
+    )
+
+
+def _portability(old_path: str, old: dict, new_path: str, new: dict) -> int:
+    before, after = drawn(old_path, old), drawn(new_path, new)
+    if unlike := unlike_draws(before, after):
+        raise AuditFileError(
+            f"{old_path} and {new_path} do not draw alike ({unlike}): portability compares two audits over the same orders; run both with the same --orders"
+        )
     both = [i for i in before if i in after]
-    changed = [(i, before[i]["verdict"], after[i]["verdict"]) for i in both]
+    changed = [(i, before[i].verdict, after[i].verdict) for i in both]
     changed = [c for c in changed if c[1] != c[2]]
-    shares = [before[i]["details"].get("verdict_shares") for i in both]
+    shares = [before[i].shares for i in both]
     mean, limit = expected_changes(s for s in shares if s)
     print(f"{len(changed)} of {len(both)} claims changed verdict")
     for claim_id, was, now in changed:
@@ -190,11 +265,11 @@ def main(argv: list[str] | None = None) -> int:
         return _accept(args)
     try:
         old, new_audit = load(args.old), load(args.new)
+        if args.command == "portability":
+            return _portability(args.old, old, args.new, new_audit)
     except AuditFileError as error:
         print(printable(f"error: {error}"), file=sys.stderr)
         return 2
-    if args.command == "portability":
-        return _portability(old, new_audit)
     return _diff(args, old, new_audit)
 
 

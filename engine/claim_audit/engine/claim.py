@@ -7,6 +7,7 @@ import dataclasses
 import functools
 import inspect
 import json
+import math
 import numbers
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -30,6 +31,7 @@ from .verdict import (
     Judgement,
     Measured,
     SecondReading,
+    as_float,
     as_json,
     fmt,
     mean_and_sd,
@@ -216,7 +218,7 @@ def figure(value: float | Sequence[float], **details: Any) -> Figures:
 
 def over_seeds(values: Iterable[float], *, ddof: int) -> Figures:
     """A figure's values over seeds: their mean is judged, and their sd ("6.20 ± 1.13")."""
-    values = tuple(_as_float(v, "over_seeds(...) was given") for v in values)
+    values = tuple(as_float(v, "over_seeds(...) was given") for v in values)
     if ddof not in (0, 1):
         raise ValueError(f"ddof must be 0 (population sd) or 1 (sample sd); got {ddof!r}")
     if len(values) <= ddof:
@@ -229,16 +231,6 @@ def _is_number(value: Any) -> bool:
     if isinstance(value, np.ndarray) and value.ndim == 0:
         return value.dtype.kind in "iuf"
     return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
-
-
-def _as_float(value: Any, where: str) -> float:
-    """`value` as a float; one beyond a float's range is a ValueError saying so."""
-    try:
-        return float(value)
-    except OverflowError:
-        raise ValueError(
-            f"{where} {value!r:.40}... is too large for a float (beyond ±1.8e308); the experiment or its input is broken, so there is no verdict"
-        ) from None
 
 
 def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measured:
@@ -279,9 +271,7 @@ def _as_judgement(spec: ClaimSpec, order: str, value: Any) -> Judgement | Measur
         raise ValueError(
             f"{claim_id}: {len(value.values)} figures measured, {len(printed)} published"
         )
-    measured = tuple(
-        _as_float(v, f"{claim_id}: its body returned the figure") for v in value.values
-    )
+    measured = tuple(as_float(v, f"{claim_id}: its body returned the figure") for v in value.values)
     return Measured(printed, measured, dict(value.details))
 
 
@@ -309,6 +299,11 @@ def _refuse_unjudgeable(claim_id: str, order: str, judgement: Judgement | Measur
         if where is not None:
             raise ValueError(
                 f"{claim_id}: {part}{where} is NaN or infinite in order {order!r}; the experiment or its input is broken, so there is no verdict"
+            )
+    for threshold in () if figures else judgement.thresholds:  # within(...)'s, a Comparison's
+        if not math.isfinite(threshold.value):
+            raise ValueError(
+                f"{claim_id}: the value compared, {threshold.name or 'its effect'} = {threshold.value}, is NaN or infinite in order {order!r}; the experiment or its input is broken, so there is no verdict"
             )
     for value in judgement.measured if figures else [t.value for t in judgement.thresholds]:
         if abs(value) > LARGEST_FIGURE:

@@ -21,6 +21,7 @@ MIN_NORMAL_DRAWS = 3  # Shapiro-Wilk needs 3
 NORMALITY_P = 0.05
 FLOAT_NOISE = 2.0**-20  # relative: about 8 float32 units in the last place
 NEAR_COPY = 0.01  # draws closer than this share of their sd are one point to the shape test
+FAR = 2.0**64  # from draws below 1 in size, a region's end this far is as far as infinity
 MAX_DRAWS = 1000  # the most draws `draws_to_conclude` considers
 _GRID = 161
 
@@ -158,7 +159,11 @@ def margins_of(column: np.ndarray, given: Region, scale_name: str) -> Margins | 
         return None
     y = scale.to_scale(column)
     ends = [float(scale.to_scale(scale.clip(b))) for b in (given.low, given.high)]
-    region = Region(*ends, given.closed)
+    # p is the same for the draws and the region scaled alike: by a power of two, exactly, to
+    # |draws| < 1, so that tiny or subnormal draws' spread squares without underflow
+    unit = math.ldexp(1.0, math.frexp(float(np.abs(y).max()))[1])
+    ends = [e / unit if abs(e / unit) < FAR else math.copysign(math.inf, e) for e in ends]
+    y, region = y / unit, Region(*ends, given.closed)
     mean = float(y.mean())
     if len(y) < 2 or all(agree(float(v), float(y[0])) for v in y):
         return Margins(mean, 0.0, "unmoved values", region)

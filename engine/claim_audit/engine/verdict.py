@@ -192,6 +192,16 @@ def fact(
     return Judgement(bool(condition), published, measured, tolerance, dict(details), fact=True)
 
 
+def as_float(value: Any, where: str) -> float:
+    """`value` as a float; one beyond a float's range is a ValueError saying so."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(
+            f"{where} {value!r:.40}... is too large for a float (beyond ±1.8e308); the experiment or its input is broken, so there is no verdict"
+        ) from None
+
+
 def within(
     value: float,
     region: Region,
@@ -203,7 +213,11 @@ def within(
     **details: Any,
 ) -> Judgement:
     """A threshold claim: holds when `value` lies in `region`, judged over orders on `scale`."""
-    value = float(value)
+    if isinstance(value, bool | np.bool_) or getattr(value, "dtype", None) == np.bool_:
+        raise TypeError(
+            f"within(...) compares a number; got the bool {value!r} ({name or 'unnamed'})"
+        )
+    value = as_float(value, f"within(...) was given {name or 'a value'}:")
     threshold = Threshold(name, value, region, scale)
     shown = value if measured is None else measured
     return Judgement(region.contains(value), published, shown, str(region), details, (threshold,))

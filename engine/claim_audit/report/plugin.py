@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -124,7 +124,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         cache.progress_writer = write_live
     # no test waits on another process's cache lock past its own budget
-    cache.lock_timeout_s = _budget(config) or cache.lock_timeout_s
+    cache.lock_timeout_s = budget_s(config) or cache.lock_timeout_s
     config.pluginmanager.register(timeouts, "claims-audit-timeouts")
     if not hasattr(config, "workerinput"):
         config.stash[_REPORT_DIR] = _report_dir(config)
@@ -132,7 +132,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(AuditCollector(config), "claims-audit-collector")
 
 
-def _budget(config: pytest.Config) -> float:
+def budget_s(config: pytest.Config) -> float:
     """pytest-timeout's budget for one test in seconds; 0 when it is off or not loaded."""
     if (pytest_timeout := config.pluginmanager.getplugin("timeout")) is None:  # the module
         return 0.0
@@ -140,6 +140,16 @@ def _budget(config: pytest.Config) -> float:
         return max(float(pytest_timeout.get_env_settings(config).timeout or 0), 0.0)
     except ValueError:  # pytest-timeout refuses it itself
         return 0.0
+
+
+def _ends_the_process(config: pytest.Config) -> bool:
+    """Whether a test past its budget ends pytest's own process: pytest-timeout's thread
+    method (its os._exit) in a run without xdist workers, whose controller would write the
+    table and the report."""
+    if not budget_s(config) or config.pluginmanager.getplugin("dsession") is not None:
+        return False
+    pytest_timeout = config.pluginmanager.getplugin("timeout")
+    return pytest_timeout.get_env_settings(config).method == "thread"
 
 
 def _check_junit_path(config: pytest.Config) -> None:
@@ -220,14 +230,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.get_closest_marker("claim") is None:
             continue
         if not isinstance(spec := spec_of(item), ClaimSpec):
-            raise pytest.UsageError(
-                f"{item.nodeid}: a claim is defined on its test with claim_audit.Claims (docs/ADDING_A_DOCUMENT.md), not with a bare @pytest.mark.claim"
+            _refuse(
+                item,
+                f"{item.nodeid}: a claim is defined on its test with claim_audit.Claims (docs/ADDING_A_DOCUMENT.md), not with a bare @pytest.mark.claim",
             )
         if other := next((node for node, m in metas.items() if m["id"] == spec.id), None):
-            raise pytest.UsageError(f"claim id {spec.id!r} is used by {other} and {item.nodeid}")
+            _refuse(item, f"claim id {spec.id!r} is used by {other} and {item.nodeid}")
         if item.get_closest_marker("xfail") is not None:
-            raise pytest.UsageError(
-                f"{item.nodeid}: a claim records a known finding with finding='...' on its spec, not with xfail (its verdict is decided over float orders)"
+            _refuse(
+                item,
+                f"{item.nodeid}: a claim records a known finding with finding='...' on its spec, not with xfail (its verdict is decided over float orders)",
             )
         item.extra_keyword_matches.add(spec.id)  # `pytest -k cal-02c` selects the claim
         meta = {name: getattr(spec, name) for name in SPEC_FIELDS} | {"expected": not spec.finding}
@@ -249,6 +261,14 @@ def pytest_runtest_makereport(
     if call.excinfo is not None and call.excinfo.errisinstance((ClaimRefuted, FindingGone)):
         report.longrepr = f"{call.excinfo.typename}: {call.excinfo.value}"
     return report
+
+
+def _refuse(item: pytest.Item, why: str) -> NoReturn:
+    """A usage error found collecting: in an xdist worker, its session's `shouldfail` too,
+    which the controller prints as its one line (the error alone ends in an INTERNALERROR)."""
+    if hasattr(item.config, "workerinput"):
+        item.session.shouldfail = why
+    raise pytest.UsageError(why)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -302,6 +322,10 @@ class AuditCollector:
         self.notes: list[tuple[str, dict[str, bool]]] = []  # the summary's last lines, marked up
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if _ends_the_process(self.config):  # xdist's dsession is registered by now
+            raise pytest.UsageError(
+                "--timeout-method=thread ends the whole pytest process at a test past its budget when no xdist worker runs it: no table, no report; run with -n 1 (or more: that test's worker ends instead, its claim an ERROR), or with the signal method (the default)"
+            )
         self.rerun = _rerun_of_failures(self.config)
         distributed = self.config.pluginmanager.getplugin("dsession") is not None
         reporting = not self.config.getoption("--no-report") or self.config.getoption("--seeds")
@@ -375,6 +399,9 @@ class AuditCollector:
         hooked = config.pluginmanager.hook.pytest_claims_audit_claims.get_hookimpls()
         cannot_tell = [] if hooked else _options_leaving_tests_out(config)
         foreign = config.inipath is not None and config.inipath.parent != config.rootpath
+        unloaded = [
+            os.path.relpath(p, config.rootpath.resolve()) for p in _conftests_cut_off(config)
+        ]
         reasons = [
             "interrupted" if interrupted else stopped and f"stopped early: {stopped}",
             named and f"only part of the suite named: {', '.join(named)}",
@@ -388,6 +415,8 @@ class AuditCollector:
             and f"{' and '.join(cannot_tell)} left tests out, and no hook pytest_claims_audit_claims lists the documents' claims: this run cannot tell whether every claim ran",
             foreign  # -c, --rootdir
             and f"pytest's rootdir {config.rootpath} holds not the configuration it read ({config.inipath}; -c, --rootdir?): the project's git and lock provenance cannot be told",
+            unloaded
+            and f"--confcutdir keeps the project's {', '.join(unloaded)} from loading (its documents, its hooks): this run cannot tell whether every claim ran",
             *self.environment["partial"],
         ]
         for why, label in {  # a rerun leaves out the tests, and the files, that did not fail
@@ -400,7 +429,7 @@ class AuditCollector:
         errors = sorted(r.id for r in self.records.values() if r.verdict == "error")
         if not config.getoption("--report-errors-as-complete"):
             reasons.append(errors and f"{len(errors)} claims in error: {_some(errors)}")
-        fails = bool(self.registry_error or cannot_tell or foreign)
+        fails = bool(self.registry_error or cannot_tell or foreign or unloaded)
         return [reason for reason in reasons if reason], fails
 
     def _lost_claims(self, missing: dict[str, str]) -> list[str]:
@@ -547,18 +576,34 @@ def _error_record(meta: dict, reason: str) -> ClaimRecord:
 
 
 def _named_subset(config: pytest.Config) -> list[str]:
-    """The command-line paths that name part of the suite (a folder outside it cuts nothing)."""
-    if config.args_source != pytest.Config.ArgsSource.ARGS:
-        return []  # no paths given: the testpaths, or the current folder
+    """The paths a run was started on that name part of the suite (a folder outside it cuts
+    nothing): the command line's, or without any, the folder pytest was started in. The
+    suite is the testpaths, or without any, the whole rootdir."""
+    if config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+        return []
+    started = config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR
     testpaths = [(config.rootpath / p).resolve() for p in config.getini("testpaths")]
+    testpaths = testpaths or [config.rootpath.resolve()]
     named = []
     for arg in config.args:
         path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
         holds_all = all(t.is_relative_to(path) for t in testpaths)
         outside = not any(t.is_relative_to(path) or path.is_relative_to(t) for t in testpaths)
         if "::" in arg or not path.is_dir() or not (holds_all or outside):
-            named.append(arg)
+            where = os.path.relpath(path, config.rootpath.resolve())
+            named.append(f"{where} (where pytest started, naming no path)" if started else arg)
     return named
+
+
+def _conftests_cut_off(config: pytest.Config) -> list[Path]:
+    """The rootdir's conftest.py files that --confcutdir keeps pytest from loading: those
+    between the rootdir and that folder, which pytest loads only from there down."""
+    if (given := config.getoption("confcutdir")) is None:
+        return []
+    cut, root = (config.invocation_params.dir / given).resolve(), config.rootpath.resolve()
+    folders = [root, *(p for p in cut.parents if p.is_relative_to(root) and p != root)]
+    found = (f / "conftest.py" for f in folders if not f.is_relative_to(cut))
+    return [conftest for conftest in found if conftest.is_file()]
 
 
 def _options_leaving_tests_out(config: pytest.Config) -> list[str]:
