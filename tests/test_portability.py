@@ -133,4 +133,24 @@ def test_audits_that_do_not_draw_alike_are_exit_2_in_one_line(tmp_path, capsys):
     assert main(["portability", old, _written(tmp_path / "new.json", claims(20))]) == 2
     said = capsys.readouterr()
     assert said.out == "" and said.err.count("\n") == 1
-    assert "do not draw alike (doc: 14 orders in OLD, 20 in NEW)" in said.err
+    assert "do not draw alike (doc: 14 orders in OLD, 20 orders in NEW)" in said.err
+
+
+def test_a_claim_judged_again_over_more_orders_in_one_run_draws_alike(tmp_path, capsys):
+    """A claim the first 8 orders leave undecided is judged again over its budget of 20; on
+    another machine the first 8 may decide it. Both were drawn alike (8 given, up to 20):
+    compared, not refused. Another budget is another draw."""
+
+    def claim(extended: bool, budget: int = 20) -> dict:
+        orders = {f"o{k}": {"measured": 1.0} for k in range(budget if extended else 8)}
+        first = {"orders": 8, "verdict": "inconclusive", "budget": budget, "extended": extended}
+        verdict = "holds" if extended else "inconclusive"
+        shares = {"holds": 0.5, "inconclusive": 0.5}  # either, as resampling says
+        return _claim("a", verdict, verdict_shares=shares, orders=orders, first_look=first)
+
+    old = _written(tmp_path / "old.json", [claim(False)])
+    assert main(["portability", old, _written(tmp_path / "new.json", [claim(True)])]) == 0
+    assert "1 of 1 claims changed verdict" in capsys.readouterr().out
+    other = _written(tmp_path / "other.json", [claim(True, budget=32)])
+    assert main(["portability", old, other]) == 2
+    assert "8 orders (up to 20) in OLD, 8 orders (up to 32) in NEW" in capsys.readouterr().err

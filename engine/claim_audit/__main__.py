@@ -144,7 +144,9 @@ class Drawn:
     document: str
     verdict: str
     shares: dict[str, float] | None  # None: judged on one draw
-    orders: int | None  # valid orders it was judged over, copies included (None: not recorded)
+    # valid orders it was judged over, copies included, or (orders given, budget) where it may
+    # be judged again over more (None: not recorded)
+    orders: int | tuple[int, int] | None
 
 
 def drawn(path: str | Path, audit: dict) -> dict[str, Drawn]:
@@ -165,6 +167,12 @@ def drawn(path: str | Path, audit: dict) -> dict[str, Drawn]:
             raise AuditFileError(f"{where}: {name}'s orders or copies are no count of orders")
         document = claim.get("document")
         count = None if orders is None else len(orders) + copies
+        first = details.get("first_look")  # a claim judged again over more: drawn as given
+        if isinstance(first, dict):
+            given, budget = first.get("orders"), first.get("budget")
+            if not (_is_count(given) and _is_count(budget)):
+                raise AuditFileError(f"{where}: {name}'s first_look holds no count of orders")
+            count = (given, budget)
         claims[claim["id"]] = Drawn(str(document), claim["verdict"], shares or None, count)
     return claims
 
@@ -186,16 +194,26 @@ def _is_count(value: Any) -> bool:
     return type(value) is int and value >= 0
 
 
+def _orders(count: int | tuple[int, int]) -> str:
+    """A claim's orders as drawn: a count, or the orders given and the budget they may reach."""
+    return (
+        f"{count[0]} orders (up to {count[1]})" if isinstance(count, tuple) else f"{count} orders"
+    )
+
+
 def unlike_draws(before: dict[str, Drawn], after: dict[str, Drawn]) -> str | None:
     """How two audits' claims were drawn unlike (other numbers of orders), or None."""
-    unlike: dict[str, set[tuple[int, int]]] = {}
+    unlike: dict[str, set[tuple[Any, Any]]] = {}
     for claim_id, was in before.items():
         now = after.get(claim_id)
         if now is not None and None not in (was.orders, now.orders) and was.orders != now.orders:
-            unlike.setdefault(was.document, set()).add((was.orders, now.orders))  # type: ignore[arg-type]
+            unlike.setdefault(was.document, set()).add((was.orders, now.orders))
     return (
         "; ".join(
-            f"{document}: " + ", ".join(f"{a} orders in OLD, {b} in NEW" for a, b in sorted(counts))
+            f"{document}: "
+            + ", ".join(
+                f"{_orders(a)} in OLD, {_orders(b)} in NEW" for a, b in sorted(counts, key=str)
+            )
             for document, counts in sorted(unlike.items())
         )
         or None
