@@ -25,7 +25,7 @@ from claim_audit import Orders, Region, satisfied, within
 from claim_audit.engine import claim as engine_claim
 from claim_audit.engine import share
 from claim_audit.engine.claim import ClaimSpec, judge_body
-from claim_audit.engine.prediction import FIGURE_ALPHA, conclusive, interval_bounds
+from claim_audit.engine.prediction import FIGURE_ALPHA, conclusive, half_unit, interval_bounds
 from scipy import stats
 
 from uncertainty_claims.calibration.experiment import ORDERS, TWIN_BATCH
@@ -157,7 +157,7 @@ def test_a_claim_undecided_by_its_first_orders_takes_the_extension():
 
 
 FIGURE_DRAWS = 200_000
-H = 0.005  # printing's half unit of a figure printed to two decimals
+H = half_unit("4.56")  # printing's half unit of a figure printed to two decimals
 
 
 @pytest.mark.parametrize("noise", (0.3, 1.0, 3.0, 30.0))

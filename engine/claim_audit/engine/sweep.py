@@ -80,7 +80,8 @@ def share_label(holding: int, total: int, draws: int) -> tuple[str, tuple[float,
 def seeds_to_conclude(holding: int, total: int, seeds: int, size: int | None) -> int | None:
     """About how many seeds would conclude an inconclusive sweep at its share, or None."""
     draws = independent_draws(seeds, size)
-    needed = draws_to_conclude(round(holding / total * draws), draws)
+    held = round(holding / total * draws)
+    needed = draws_to_conclude([True] * held + [False] * (draws - held))
     return None if needed is None else needed * (size or 1)
 
 
