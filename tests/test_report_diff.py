@@ -70,14 +70,19 @@ def write(folder: Path, name: str, audit: dict) -> Path:
     return path
 
 
-def run_diff(*args: str) -> subprocess.CompletedProcess:
+def run_engine(command: str, *args: str) -> subprocess.CompletedProcess:
+    """`python -m claim_audit COMMAND ARGS...`, run as a user runs it."""
     return subprocess.run(
-        [sys.executable, "-m", "claim_audit", "diff", *args],
+        [sys.executable, "-m", "claim_audit", command, *args],
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,
         cwd=REPO,
     )
+
+
+def run_diff(*args: str) -> subprocess.CompletedProcess:
+    return run_engine("diff", *args)
 
 
 def test_same_file_exits_zero(tmp_path):
@@ -800,13 +805,7 @@ def test_a_sweeps_changes_are_seen(tmp_path):
 
 
 def run_accept(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "claim_audit", "accept", *args],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        cwd=REPO,
-    )
+    return run_engine("accept", *args)
 
 
 def test_accept_makes_a_complete_run_the_baseline(tmp_path):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import cmath
-import dataclasses
 import functools
 import inspect
 import json
@@ -11,7 +10,7 @@ import math
 import numbers
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -459,6 +458,7 @@ def _fact_verdict(judged: Mapping[str, Judgement]) -> tuple[str, str, dict[str, 
     rule: dict[str, Any] = {
         "holds_in_orders": [len(judged) - len(failing), len(judged)],
         "rule": FACT_RULE,
+        "fact": True,
     }
     if failing:
         rule["fails_in_orders"] = failing
@@ -573,8 +573,8 @@ def _leaves(value: Any) -> list[Any]:
     """The numbers (as floats) and other leaves of `value`, walked in order."""
     if hasattr(value, "tolist") and hasattr(value, "ndim"):  # a numpy array or scalar
         value = value.tolist()
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # a second reading
-        value = dataclasses.asdict(value)
+    if is_dataclass(value) and not isinstance(value, type):  # a second reading
+        value = asdict(value)
     if isinstance(value, dict):
         return [leaf for key, item in value.items() for leaf in (str(key), *_leaves(item))]
     if isinstance(value, list | tuple):

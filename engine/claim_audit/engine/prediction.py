@@ -180,14 +180,21 @@ def orders_to_conclude(
     s = scale_named(scale)
 
     def fits(n: int) -> bool:
-        low, high = _ends(s, np.float64(mean), float(t_quantile(n, alpha)) * sd, slack)
-        return conclusive(float(low), float(high), published, slack)
+        return _conclusive_at(n, s, mean, sd, slack, published, alpha)
 
     if sd == 0:
         return 1 if fits(1) else None
     if not fits(MAX_ORDERS):
         return None
     return bisect.bisect_left(range(2, MAX_ORDERS), True, key=fits) + 2  # width falls with n
+
+
+def _conclusive_at(
+    n: int, s: Scale, mean: float, sd: float, slack: float, published: float, alpha: float
+) -> bool:
+    """Whether n orders of this mean and sd (on `s`) would give a conclusive interval."""
+    low, high = _ends(s, np.float64(mean), float(t_quantile(n, alpha)) * sd, slack)
+    return conclusive(float(low), float(high), published, slack)
 
 
 def detectable_shift(
@@ -256,8 +263,7 @@ def judge_figure(
         p_value = float(2 * stats.t.sf(abs(t_score), n - 1))
     shift = detectable_shift(sd, n, h, scale=scale, mean=mean, alpha=alpha) if power else math.inf
     collapsed = n == 1 and copies > 0
-    limit = _ends(s, np.float64(mean), float(t_quantile(MAX_ORDERS, alpha)) * sd, h)
-    pinnable = conclusive(float(limit[0]), float(limit[1]), published, h)
+    pinnable = _conclusive_at(MAX_ORDERS, s, mean, sd, h, published, alpha)
     return FigureVerdict(
         printed=printed,
         holds=low <= published <= high,

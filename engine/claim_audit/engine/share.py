@@ -102,19 +102,16 @@ def _normal_bounds(m: Margins, n: int, alpha: float) -> tuple[float, float]:
     if math.isinf(region.low) or math.isinf(region.high):
         # One-sided: the share is monotone in the mean, and in the sd at any mean, so its
         # extremes over the box lie at its corners.
-        means, sds = np.array([mean_low, mean_high]), np.array([[sd_low, sd_high]])
-        cdf = special.ndtr
-        shares = cdf((region.high - means[:, None]) / sds) - cdf(
-            (region.low - means[:, None]) / sds
-        )
-        return float(shares.min()), float(shares.max())
-    means = np.linspace(mean_low, mean_high, _GRID)
-    middle = (region.low + region.high) / 2 if math.isfinite(region.low + region.high) else None
-    if middle is not None and mean_low < middle < mean_high:
-        means = np.append(means, middle)  # where a two-sided region's share peaks
-    sds = np.geomspace(sd_low, sd_high, _GRID)[None, :]
+        means, sds = np.array([mean_low, mean_high]), np.array([sd_low, sd_high])
+    else:
+        means = np.linspace(mean_low, mean_high, _GRID)
+        middle = (region.low + region.high) / 2
+        if mean_low < middle < mean_high:
+            means = np.append(means, middle)  # where a two-sided region's share peaks
+        sds = np.geomspace(sd_low, sd_high, _GRID)
     cdf = special.ndtr  # the standard normal's cdf (stats.norm.cdf's own, without its checks)
-    shares = cdf((region.high - means[:, None]) / sds) - cdf((region.low - means[:, None]) / sds)
+    means, sds = means[:, None], sds[None, :]
+    shares = cdf((region.high - means) / sds) - cdf((region.low - means) / sds)
     return float(shares.min()), float(shares.max())
 
 

@@ -142,8 +142,8 @@ def printed_figures(published: str | tuple[str, ...]) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class SecondReading:
     """Another fair reading of a claim's sentence in one order: its words, its value and the
-    region where it would hold. Recorded beside the verdict with its result in every order,
-    never judged (`second_reading`)."""
+    region where it would hold. Recorded beside the verdict with its result in every order
+    and its own verdict by the share rule, never counted (`second_reading`)."""
 
     reading: str
     value: float
@@ -153,7 +153,8 @@ class SecondReading:
 def second_reading(reading: str, value: float, region: Region) -> SecondReading:
     """A second reading of the claim's sentence, returned beside its judgement under a name
     (`.beside(strict=second_reading(...))`, `figure(..., strict=...)`): the record and every
-    report show its value and result in each order; it never changes the verdict."""
+    report show its value, result and own verdict over the orders; it never changes the
+    claim's verdict."""
     if not (isinstance(reading, str) and reading.strip()):
         raise ValueError(f"a second reading's words are a non-empty string; got {reading!r}")
     if not isinstance(region, Region):

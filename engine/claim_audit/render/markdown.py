@@ -152,7 +152,7 @@ def verdict_note(details: dict) -> str:
     notes.append(details.get("collapsed"))
     if "share_interval" in details and figures is None:
         notes += [_share_note(details), *map(_effect_note, details.get("effects", ()))]
-    if "fails_in_orders" in details or str(details.get("rule", "")).startswith("an identity"):
+    if details.get("fact"):
         k, n = details["holds_in_orders"]
         failing = ", ".join(details.get("fails_in_orders", ()))
         notes.append(

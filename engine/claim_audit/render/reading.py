@@ -122,7 +122,7 @@ def sentence(claim: dict) -> str:
     if details.get("collapsed"):
         parts.append(str(details["collapsed"]))
     counts = details.get("holds_in_orders")
-    if "fails_in_orders" in details or str(details.get("rule", "")).startswith("an identity"):
+    if details.get("fact"):
         k, n = counts
         failing = ", ".join(details.get("fails_in_orders", ()))
         return f"a fact, judged once: it holds in {k} of {n} orders" + (
