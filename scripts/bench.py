@@ -887,5 +887,59 @@ def main() -> None:
     print(f"\nwrote {args.out}")
 
 
+# --------------------------------------------------------------------------- device table
+
+
+def _audit_command(text: str) -> str:
+    """The audit's command as a user types it, from a record's `command`: bench.py's own
+    records add its plugin switches, -q and a sentence on the caches, and join unquoted."""
+    command = text.split(",", 1)[0].replace(" -p no:cacheprovider -p no:benchmark -q", "")
+    return re.sub(r'-m (?!")(.+)$', r'-m "\1"', command)
+
+
+def _device(machine: dict) -> str:
+    if machine["backend"] == "cpu":
+        return f"{machine['cores']}-core CPU ({machine.get('cpu', 'model not recorded')})"
+    return f"{machine['devices']} x {machine['device_kind']}, {machine['cores']} host cores"
+
+
+def device_row(path: Path) -> str:
+    """One markdown row (device, command, cold s, warm s) from a bench JSON file: bench.py's
+    own (`--only audit`) or device_bench.sh's bench-gpu.json (the audit under `parts`)."""
+    try:
+        report = json.loads(path.read_text())
+        machine = report["machine"]
+        audit = report["parts"]["audit"]["audit"] if "parts" in report else report["audit"]
+        command, cold = _audit_command(audit["command"]), audit["cold_s"]
+        device = _device(machine)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ValueError(
+            f"{path}: not a bench record with a machine and a cold audit ({error!r})"
+        ) from None
+    warm = audit.get("warm_s")
+    warm_text = "not measured" if warm is None else f"{warm:.0f}"
+    return f"| {device} | `{command}` | {cold:.0f} | {warm_text} |"
+
+
+def device_table(paths: list[Path]) -> str:
+    """The accelerator runs' table of docs/GPU.md: one row per bench JSON file, in order."""
+    header = "| device | command | cold s | warm s |\n|---|---|---|---|"
+    return "\n".join([header, *(device_row(path) for path in paths)])
+
+
+def device_table_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=device_table.__doc__)
+    parser.add_argument("--device-table", nargs="+", type=Path, required=True, metavar="FILE")
+    args = parser.parse_args(argv)
+    try:
+        print(device_table(args.device_table))
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
 if __name__ == "__main__":
+    if "--device-table" in sys.argv[1:]:
+        sys.exit(device_table_main(sys.argv[1:]))
     main()
