@@ -6,7 +6,7 @@ gives no workers there), whose tests would compute their experiments one after a
 each mostly waiting on XLA compiling the chip's programs, while the host's cores idle. So
 as the session starts, every experiment a complete document's claims read starts in a
 thread of its own: the chip's programs compile side by side, and the faithful orders run on
-the host's CPU meanwhile (lib/accelerator.py). A test that needs one waits for it on its
+the host's CPU meanwhile (lib/placement/_devices.py). A test that needs one waits for it on its
 entry's lock in the results cache, which computes each entry once, and reads it. The
 programs are those the tests would run, so every result is the same to the bit.
 
@@ -56,7 +56,7 @@ def starts_ahead(config: pytest.Config) -> bool:
 
 def computes_on_accelerator() -> bool:
     """Whether JAX computes on an accelerator in this process. Asked once the run is set up:
-    by then its child processes' environment says JAX_PLATFORMS=cpu (lib/accelerator.py)."""
+    by then its child processes' environment says JAX_PLATFORMS=cpu (lib/placement/_devices.py)."""
     import jax
 
     return jax.default_backend() != "cpu"

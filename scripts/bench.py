@@ -594,7 +594,7 @@ def pytest_run(args: list[str], cache: Path, report: Path, cpu_split: bool = Fal
         "no:benchmark",
     ]
     command += ["-q", f"--report-dir={report}"]
-    # Results and compiled programs both under `cache` (lib/compile_cache.py keeps programs in
+    # Results and compiled programs both under `cache` (lib/placement/_compile_cache.py keeps programs in
     # CLAIMS_CACHE_DIR/jax-programs unless a parent's CLAIMS_COMPILATION_CACHE_DIR says otherwise).
     inherited = {k: v for k, v in os.environ.items() if k != "CLAIMS_COMPILATION_CACHE_DIR"}
     env = {**inherited, "CLAIMS_CACHE_DIR": str(cache)}
