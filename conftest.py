@@ -41,46 +41,33 @@ def pytest_configure(config: pytest.Config) -> None:
     worker, before any test module imports jax: deterministic GPU ops (XLA_FLAGS must be set
     before JAX's backend starts), the compiled-program cache and the store of the results
     (the engine's disk cache, both in its cache folder), a test's budget as the most a
-    child process computing for it may take (lib/cpu_child.py). The first two reach the
+    child process computing for it may take. The first two reach the
     processes the tests start as environment variables (XLA_FLAGS, CLAIMS_COMPILATION_CACHE_DIR). The
     claims-audit plugin itself leaves JAX alone. On a machine with an accelerator, one
     process of the run holds it (and starts opening it while the tests are collected) and
-    the others compute on the host's CPU (lib/accelerator.py)."""
+    the others compute on the host's CPU (uncertainty_claims.placement)."""
     from claim_audit import cache
     from claim_audit.report.plugin import budget_s
 
-    from uncertainty_claims import cpu_child
-    from uncertainty_claims.accelerator import (
-        holds_accelerator,
-        open_in_background,
-        place_processes,
-    )
     from uncertainty_claims.cache import keep_results_in
-    from uncertainty_claims.compile_cache import enable_compilation_cache
     from uncertainty_claims.numerics import request_deterministic_gpu_ops
+    from uncertainty_claims.placement import prepare_process
 
-    cpu_child.timeout_s = budget_s(config) or None  # no child outlives its test's budget
     starts_jax = _may_keep_jax_from_starting()
     request_deterministic_gpu_ops()
     keep_results_in(cache.cached)
-    try:
-        enable_compilation_cache(cache.default_cache_dir())
-    except ValueError as error:
-        raise pytest.UsageError(str(error)) from None
-    if starts_jax and not hasattr(config, "workerinput") and not config.option.collectonly:
-        from uncertainty_claims.startup import jax_start_error
-
-        error = jax_start_error()
-        if error is not None:
-            raise pytest.UsageError(
-                f"JAX cannot start with XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}, "
-                f"JAX_PLATFORMS={os.environ.get('JAX_PLATFORMS', '')!r}: {error}"
-            )
     worker = config.workerinput["workerid"] if hasattr(config, "workerinput") else None
-    workers = getattr(config.option, "numprocesses", None) or 0
-    platform = place_processes(worker, workers)
-    if platform and holds_accelerator(worker, workers) and not config.option.collectonly:
-        open_in_background()
+    try:
+        prepare_process(
+            worker,
+            getattr(config.option, "numprocesses", None) or 0,
+            cache_dir=cache.default_cache_dir(),
+            budget_s=budget_s(config) or None,  # no child outlives its test's budget
+            try_start=starts_jax and worker is None and not config.option.collectonly,
+            open_now=not config.option.collectonly,
+        )
+    except (ValueError, RuntimeError) as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -88,15 +75,15 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto` on a machine with an accelerator: no workers. One process holds the chip
     and computes every document's orders (the faithful ones on the host's CPU, side by side
     with the chip's); a worker beside it could only recompute them on the CPU."""
-    from uncertainty_claims.accelerator import accelerator_platform
+    from uncertainty_claims.placement import accelerator
 
-    return 0 if accelerator_platform() is not None else None
+    return 0 if accelerator() is not None else None
 
 
 def _may_keep_jax_from_starting() -> bool:
     """Whether XLA_FLAGS or JAX_PLATFORMS hold anything beyond the suite's own settings (which
     its child processes inherit): then JAX is tried in a child before any worker starts
-    (lib/startup.py), so a bad flag is one usage error naming it."""
+    (`prepare_process`), so a bad flag is one usage error naming it."""
     from uncertainty_claims.numerics import DETERMINISTIC_GPU_FLAG
 
     flags = set(os.environ.get("XLA_FLAGS", "").split()) - {DETERMINISTIC_GPU_FLAG}

@@ -6,7 +6,7 @@ gives no workers there), whose tests would compute their experiments one after a
 each mostly waiting on XLA compiling the chip's programs, while the host's cores idle. So
 as the session starts, every experiment a complete document's claims read starts in a
 thread of its own: the chip's programs compile side by side, and the faithful orders run on
-the host's CPU meanwhile (lib/accelerator.py). A test that needs one waits for it on its
+the host's CPU meanwhile (uncertainty_claims.placement). A test that needs one waits for it on its
 entry's lock in the results cache, which computes each entry once, and reads it. The
 programs are those the tests would run, so every result is the same to the bit.
 
@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 import pytest
 from claim_audit import cache
 
+# Pays only beside an accelerator: scripts/bench.py TARGETS["audit.cold_s"] there (GPU_COLD_AUDIT_S).
 Task = Callable[[], object]
 MARKS = ("claim", "health")  # the tests of a document that read its experiments
 DESELECTED = pytest.StashKey[list[pytest.Item]]()
@@ -56,7 +57,7 @@ def starts_ahead(config: pytest.Config) -> bool:
 
 def computes_on_accelerator() -> bool:
     """Whether JAX computes on an accelerator in this process. Asked once the run is set up:
-    by then its child processes' environment says JAX_PLATFORMS=cpu (lib/accelerator.py)."""
+    by then its child processes' environment says JAX_PLATFORMS=cpu (uncertainty_claims.placement)."""
     import jax
 
     return jax.default_backend() != "cpu"

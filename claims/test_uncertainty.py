@@ -45,7 +45,7 @@ from uncertainty.measures import (
 from uncertainty_rules import over_root_keys, typical
 
 from uncertainty_claims import metrics
-from uncertainty_claims.accelerator import host_placement
+from uncertainty_claims.placement import on_host
 from uncertainty_claims.uncertainty.config import (
     ENSEMBLE_PRINT_EVERY,
     MC_PRINT_EVERY,
@@ -1027,7 +1027,7 @@ def nll_accuracy() -> Orders:
     """Where each NLL form is accurate (`accuracy_over_log_var`) in each float32 arithmetic
     of this machine: the host's CPU, where faithful orders compute on every machine, and
     the accelerator's, where this process holds one."""
-    with host_placement():
+    with on_host():
         results = {FAITHFUL: accuracy_over_log_var(LOG_VAR_GRID, RESIDUAL)}
     if jax.default_backend() != "cpu":
         results[jax.default_backend()] = accuracy_over_log_var(LOG_VAR_GRID, RESIDUAL)

@@ -32,8 +32,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .accelerator import computing_platform
 from .jax_facts import jax_settings
+from .placement import where
 
 __all__ = ["Entry", "cached", "keep_results_in", "project_key"]
 
@@ -107,7 +107,7 @@ def runtime_key() -> dict:
     settings = {k: v for k, v in jax_settings().items() if k != "jax_platforms"}
     return {
         "versions": library_versions(),
-        "backend": computing_platform(),
+        "backend": where().platform,
         "jax_settings": settings,
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
     }

@@ -34,6 +34,7 @@ from jax.extend.core import Primitive, set_current_trace, take_current_trace
 
 from .numerics import same_bits
 
+# Pays for itself in scripts/bench.py TARGETS["audit.cold_s"] (the faithful ensemble's steps).
 CHECKED_STEPS = 2
 """Replayed steps that `replay_steps` also runs eagerly, requiring the same bits."""
 

@@ -3,26 +3,25 @@ products and, on GPUs, run-to-run identical reductions.
 
 Matrix products: JAX's default precision lets a GPU round the inputs of float32 matrix
 products to TensorFloat-32 (10 mantissa bits) on Ampere and Hopper chips; a CPU always
-computes them in full float32. Measured on an H200 (jax 0.11.2, seeds 0-2): under the
-default, four calibration figures left their tolerances (cal-08b, cal-09c, cal-11b,
-cal-14) and the MC-Dropout trace no longer reproduced (unc-04a); under "highest" the MC
-trace matched the guide's to four digits and the calibration figures held. So the
+computes them in full float32. On a GPU under the default, four calibration figures left
+their tolerances (cal-08b, cal-09c, cal-11b, cal-14) and the MC-Dropout trace no longer
+reproduced (unc-04a); under "highest" the MC trace matched the guide's to four digits and
+the calibration figures held. So the
 experiments' programs are traced under "highest"; on a CPU this changes no bit
 (tests/test_recipe.py).
 
 Determinism: by default XLA may sum in a different order from one GPU run to the next
-(atomic reductions), so two runs of the same seeds differed on the H200 (seed-0 Yat
-accuracy 0.8390 vs 0.8368); with `--xla_gpu_deterministic_ops=true` they were bit-identical.
+(atomic reductions), so two runs of the same seeds differed on a GPU (in seed 0's Yat
+accuracy); with `--xla_gpu_deterministic_ops=true` they were bit-identical.
 The flag must be in XLA_FLAGS before JAX starts its backend; a CPU ignores it.
 
 Random bits: JAX lowers its threefry2x32 hash as straight-line code on every backend but
 the CPU, where it emits a loop of five rolled iterations (smaller programs). Both are the
 same uint32 arithmetic, so they give the same bits (tests/test_random_bits.py checks the
 hash's published test vectors and JAX's own CPU lowering); the rolled loop carries its
-rotation amounts as data and passes every intermediate through memory, and on this
-2-core CPU it made the uncertainty recipe's dropout draws cost 2.2x as much as the
-unrolled code (deep ensemble, 1,000 steps: 1.94 s against 0.88 s; the losses equal bit
-for bit). The experiments therefore lower it unrolled on the CPU too.
+rotation amounts as data and passes every intermediate through memory, and on a CPU it
+made the uncertainty recipe's dropout draws cost about twice as much as the unrolled code
+(the losses equal bit for bit). The experiments therefore lower it unrolled on the CPU too.
 """
 
 from __future__ import annotations

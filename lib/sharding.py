@@ -25,9 +25,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .accelerator import carry_placement
 from .numerics import full_precision
+from .placement._devices import carry_placement
 
+# TARGETS["sweep.calibration_first_s"] over several devices; one device takes no mesh.
 RUN_AXIS = "runs"
 
 

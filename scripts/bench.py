@@ -1,6 +1,6 @@
 """Benchmark the suite: its fast paths against the documents' own orders, the sweeps, the audit.
 
-Every figure is measured in this one process run, on this machine, with the machine and
+Every figure is measured in this one process run, on the machine it runs on, with the machine and
 the load average (before and after) beside it. In-process figures give wall and CPU time
 (all threads of this process); a figure's "first" call includes tracing and compiling,
 "steady" is the median of the calls after it. Subprocess figures give wall time and the
@@ -13,13 +13,13 @@ jobs; the CPU times much less so. Sections (`--only`, comma-separated; default a
   documents' per-step loop (`train_net_per_step`); per-seed test accuracy must agree
   within 1 point. And the faithful order against the fast scan order, each as
   `uncertainty_claims.calibration.experiment.train` (training and evaluation outputs), the two nets side
-  by side in threads as `run_nets` does: the verdict issue asks faithful <= 1.5x scan.
+  by side in threads as `run_nets` does (`calibration.faithful_over_scan`).
 - floor: matmul throughput on the recipe's layer shapes and on a 2048^2 matmul; the
   calibration training's matmul FLOPs from the shapes; our time / the floor.
 - uncertainty: `run(0)` in the scan and the faithful order; the faithful ensemble (its
   eager step replayed, lib/eager_replay.py) against the guide's literal eager loop, both
   timed on `--ensemble-steps` steps and extrapolated to the recipe's 1,000.
-- spread: `run_many` of 20 root keys against 20 `run(scan)` calls (target >= 3x), with the
+- spread: `run_many` of 20 root keys against 20 `run(scan)` calls (`uncertainty.spread_speedup`), with the
   bit-for-bit check of the MC-Dropout outputs; `--spread-keys` adds more counts.
 - audit: `pytest claims -n WORKERS -m "claim or health"` (what `make audit` runs) with
   empty result and compiled-program caches (cold), then again on them (warm). The cold
@@ -31,10 +31,10 @@ jobs; the CPU times much less so. Sections (`--only`, comma-separated; default a
 - scripts: the documents' own two scripts, each in a fresh process on empty caches (the
   guide's example whole, `python -m uncertainty_claims.uncertainty.timing`; the calibration
   post's recipe in its faithful order, both nets, seeds 0-2), then the cold audit: the
-  audit's cost over both scripts' (target <= 1.5).
+  audit's cost over both scripts' (`scripts.audit_over_scripts`).
 - sweep: `train_nets` on `--seeds` seeds per net and `run_many` on `--keys` root keys, each
-  a first call (compiling) and a steady one (the GPU targets: 1,000 seeds per net <= 30 s,
-  1,000 keys <= 60 s, both including compilation); `--batch-mc`: `run_many`'s MC-Dropout
+  a first call (compiling) and a steady one (`sweep.calibration_first_s`,
+  `sweep.uncertainty_first_s`, both including compilation); `--batch-mc`: `run_many`'s MC-Dropout
   nets batched (an accelerator's fast path for a sweep).
 
     .venv/bin/python scripts/bench.py [--only calibration,spread] [--out report/bench.json]
@@ -110,7 +110,7 @@ def _load() -> list[float]:
 
 def _cpuinfo() -> dict:
     """The first CPU's model, clock and vector extensions from /proc/cpuinfo: the figures
-    below move with them (two 2-core hosts of this project differ by 1.5x in a cold audit)."""
+    below move with them (two 2-core hosts of one kind may differ a lot in a cold audit)."""
     try:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
@@ -594,7 +594,7 @@ def pytest_run(args: list[str], cache: Path, report: Path, cpu_split: bool = Fal
         "no:benchmark",
     ]
     command += ["-q", f"--report-dir={report}"]
-    # Results and compiled programs both under `cache` (lib/compile_cache.py keeps programs in
+    # Results and compiled programs both under `cache` (lib/placement/_compile_cache.py keeps programs in
     # CLAIMS_CACHE_DIR/jax-programs unless a parent's CLAIMS_COMPILATION_CACHE_DIR says otherwise).
     inherited = {k: v for k, v in os.environ.items() if k != "CLAIMS_COMPILATION_CACHE_DIR"}
     env = {**inherited, "CLAIMS_CACHE_DIR": str(cache)}
@@ -753,7 +753,7 @@ def timed_process(argv: list[str]) -> float:
 
 def bench_scripts(workers: str) -> dict:
     """The cold audit against the documents' own two scripts, one after the other in one
-    sitting on this machine (the issue's bound: the audit costs at most 1.5 times both)."""
+    sitting on this machine (`scripts.audit_over_scripts` bounds the audit's cost over both)."""
     calibration_s = timed_process([sys.executable, "-c", CALIBRATION_SCRIPT])
     print(f"  calibration post's recipe, faithful order  {calibration_s:.1f} s", flush=True)
     guide_s = timed_process([sys.executable, "-m", "uncertainty_claims.uncertainty.timing"])

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# The GPU figures of the performance issue, in one run of a few minutes (scripts/bench.py):
+# The accelerator's figures of scripts/bench.py's TARGETS, in one run of a few minutes:
 #   1. calibration: train_nets on SEEDS seeds per net, one call each, compilation included
-#      (target: <= 30 s per net at 1,000 seeds), and where run_many's time goes on
+#      (TARGETS sweep.calibration_first_s), and where run_many's time goes on
 #      PROFILE_KEYS root keys (host inputs, compile, run; MC-Dropout and ensembles apart;
 #      one key's `run`, the unit of a --seeds sweep);
-#   2. uncertainty: run_many on KEYS root keys, one call, compilation included (target:
-#      <= 60 s at 1,000 keys); --batch-mc: its MC-Dropout nets batched (a sweep's fast path);
+#   2. uncertainty: run_many on KEYS root keys, one call, compilation included (TARGETS
+#      sweep.uncertainty_first_s); --batch-mc: its MC-Dropout nets batched (a sweep's fast path);
 #   3. the cold audit, `pytest claims -n WORKERS -m "claim or health"` on empty caches
-#      (target: <= 25 s).
+#      (TARGETS audit.cold_s, GPU_COLD_AUDIT_S on an accelerator).
 # Each part runs in its own process under a time limit, so one that overruns loses only its
 # own figures. Prints the figures and writes them to $OUT/bench-gpu.json when OUT is set.
 #
@@ -15,7 +15,7 @@
 #       [--profile-keys 50] [--workers 8] [--no-audit] [--batch-mc]
 #
 # PYTHON picks the interpreter (default .venv/bin/python, else python3). CLAIMS_DATA_DIR,
-# when set, must hold both data sets (docs/DATA.md), e.g. from this machine's copies:
+# when set, must hold both data sets (docs/DATA.md), e.g. from Debian's copies:
 #   mkdir -p .data/fashion-mnist .data/mnist
 #   cp /usr/share/datasets/fashion-mnist/*.gz .data/fashion-mnist/; cp fixtures/mnist/*.gz .data/mnist/
 # On a CPU, try it small: scripts/device_bench.sh --seeds 3 --keys 2 --profile-keys 2 --no-audit

@@ -95,7 +95,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--compile-cache",
         action="store_true",
-        help="keep compiled programs between runs (lib/compile_cache.py: "
+        help="keep compiled programs between runs (lib/placement/_compile_cache.py: "
         "$CLAIMS_COMPILATION_CACHE_DIR, else .cache/jax-programs); a first call then compiles only "
         "what no earlier run cached",
     )
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     request_deterministic_gpu_ops()
     if args.compile_cache:
-        from uncertainty_claims.compile_cache import enable_compilation_cache
+        from uncertainty_claims.placement._compile_cache import enable_compilation_cache
 
         enable_compilation_cache(default_cache_dir())
 

@@ -1,4 +1,4 @@
-"""One accelerator, several processes (lib/accelerator.py, issue 52): which process of a run
+"""One accelerator, several processes (lib/placement/_devices.py): which process of a run
 holds the chip, how a machine with one is recognised without opening it, where the faithful
 orders compute, and the start-up warnings of other packages that must not end a run. All of
 it runs on a CPU: the accelerator is stood in for."""
@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from fault_tools import REPO_ROOT, TIMEOUT_S, child_env
 
-from uncertainty_claims import accelerator
 from uncertainty_claims.cache import runtime_key
+from uncertainty_claims.placement import _devices as accelerator
 
 
 def machine(tmp_path: Path, *nodes: str) -> Path:
@@ -85,7 +85,7 @@ def test_one_process_of_a_run_holds_the_accelerator(worker, workers, holds):
 
 PLACE = """
     import json, os, sys
-    from uncertainty_claims import accelerator
+    from uncertainty_claims.placement import _devices as accelerator
     accelerator.accelerator_platform = lambda: "tpu"  # a TPU machine, stood in for
     worker = None if sys.argv[1] == "-" else sys.argv[1]
     accelerator.place_processes(worker, int(sys.argv[2]))
@@ -223,20 +223,19 @@ def test_the_same_words_from_the_suites_code_are_still_errors(tmp_path, warning)
 
 def _stand_in_accelerator(monkeypatch: pytest.MonkeyPatch) -> None:
     """This CPU taken for a one-accelerator machine by the reruns' code paths."""
-    from uncertainty_claims import other_arithmetic
-    from uncertainty_claims.uncertainty import no_bootstrap, results
+    from uncertainty_claims import sharding
+    from uncertainty_claims.placement import _arithmetic, _devices
 
-    for module in (results, other_arithmetic):
+    for module in (_devices, _arithmetic):
         monkeypatch.setattr(module, "computing_platform", lambda: "tpu")
-    for module in (results, no_bootstrap, other_arithmetic):
-        monkeypatch.setattr(module, "default_mesh", lambda: None)
+    monkeypatch.setattr(sharding, "default_mesh", lambda: None)
 
 
 def test_reruns_on_one_accelerator_split_between_host_and_chip(monkeypatch):
     """The first half of the runs batched (run_many, as on a CPU), the rest one by one through
     run()'s scan programs; in the runs' order. MC-Dropout trains unbatched both ways, so its
     losses equal run()'s bit for bit; the ensembles are two valid orders."""
-    from uncertainty_claims.other_arithmetic import split_at
+    from uncertainty_claims.placement import where
     from uncertainty_claims.uncertainty.config import UncertaintyConfig
     from uncertainty_claims.uncertainty.experiment import run
     from uncertainty_claims.uncertainty.results import _reruns
@@ -245,7 +244,7 @@ def test_reruns_on_one_accelerator_split_between_host_and_chip(monkeypatch):
     seeds, nudges = [0, 0, 0, 0], [1, 2, 3, 4]
     _stand_in_accelerator(monkeypatch)
     runs = _reruns(seeds, nudges, config)
-    assert split_at(len(seeds)) == 2
+    assert where().split_at(len(seeds)) == 2
     assert len(runs) == len(seeds)
     for result, nudge in zip(runs, nudges, strict=True):
         alone = run(0, config=config, implementation="scan", nudge=nudge)
@@ -272,28 +271,26 @@ def test_no_bootstrap_twins_follow_their_twins_split(monkeypatch):
 
 
 def test_calibration_twins_split_between_host_and_chip(monkeypatch):
-    """`over_backends` (the calibration's twin batches): all batched here on a CPU-only
-    machine; on one accelerator split as `pooled` splits (the first half here, on the host's
+    """`Where.spread` without a one-by-one path (the calibration's twin batches): all batched
+    here on a CPU-only machine; on one accelerator split as with one (the first half here, on the host's
     CPU, the rest beside it in a thread of its own), in the items' order; the cache keys name
     both backends."""
     import threading
 
-    from uncertainty_claims import other_arithmetic
+    from uncertainty_claims.placement import where
 
     def batched(items):
         return [(item, threading.current_thread().name) for item in items]
 
     here = threading.current_thread().name
-    assert other_arithmetic.over_backends(batched, [1, 2, 3, 4]) == [
-        (i, here) for i in (1, 2, 3, 4)
-    ]
-    assert other_arithmetic.backends() == ["cpu"]
+    assert where().spread(batched, [1, 2, 3, 4]) == [(i, here) for i in (1, 2, 3, 4)]
+    assert where().backends == ["cpu"]
     _stand_in_accelerator(monkeypatch)
-    got = other_arithmetic.over_backends(batched, [1, 2, 3, 4, 5])
+    got = where().spread(batched, [1, 2, 3, 4, 5])
     assert [item for item, _ in got] == [1, 2, 3, 4, 5]
     assert all(name == here for _, name in got[:2])
     assert all(name.startswith("other-arithmetic") for _, name in got[2:])
-    assert other_arithmetic.backends() == ["cpu", "tpu"]
+    assert where().backends == ["cpu", "tpu"]
 
 
 def test_the_accelerator_opens_in_the_background_and_its_errors_wait_for_a_computation(
@@ -317,7 +314,7 @@ def test_the_accelerator_opens_in_the_background_and_its_errors_wait_for_a_compu
 def _host_children(monkeypatch: pytest.MonkeyPatch) -> list:
     """This CPU taken for a machine with an accelerator by `on_the_host`; the functions it
     hands to a child process, as it hands them."""
-    from uncertainty_claims import cpu_child
+    from uncertainty_claims.placement import _child as cpu_child
 
     children, in_cpu_child = [], cpu_child.in_cpu_child
 
@@ -375,7 +372,7 @@ def test_a_faithful_order_beside_an_accelerator_computes_in_a_host_child(monkeyp
     host's CPU, whose figures are this process's to the bit (the guide's faithful order, a
     short config)."""
 
-    from uncertainty_claims import accelerator
+    from uncertainty_claims.placement import _devices as accelerator
     from uncertainty_claims.uncertainty.config import UncertaintyConfig
     from uncertainty_claims.uncertainty.results import _run_arrays
 

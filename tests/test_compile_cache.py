@@ -1,4 +1,4 @@
-"""The compiled-program cache (lib/compile_cache.py): where it lives, when it is off, and that
+"""The compiled-program cache (lib/placement/_compile_cache.py): where it lives, when it is off, and that
 a damaged entry is compiled afresh."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import jax
 import pytest
 from fault_tools import child_env, run_python
 
-from uncertainty_claims import compile_cache
+from uncertainty_claims.placement import _compile_cache as compile_cache
 
 # A child that turns the cache on and prints the bytes of a small jitted computation.
 CHILD = """
     import jax, jax.numpy as jnp
-    from uncertainty_claims.compile_cache import enable_compilation_cache
+    from uncertainty_claims.placement._compile_cache import enable_compilation_cache
     print(enable_compilation_cache())
     x = jnp.linspace(-3.0, 3.0, 4096, dtype=jnp.float32).reshape(64, 64)
     print(jax.jit(lambda a: jnp.tanh(a @ a.T).sum(axis=0))(x).tobytes().hex())
@@ -56,7 +56,7 @@ def test_switched_off_or_unwritable_means_no_cache(tmp_path, monkeypatch, off):
     """`CLAIMS_COMPILATION_CACHE=0` (or false, off, no, in any case), or a folder that cannot
     be created: no compiled-program cache; programs are compiled in each process; a value
     that is no switch is refused, naming it. Bug fixed: only "0" turned it off, "false",
-    "off" and "no" left it on (lib/compile_cache.py `enable_compilation_cache`)."""
+    "off" and "no" left it on (lib/placement/_compile_cache.py `enable_compilation_cache`)."""
     monkeypatch.setenv(compile_cache.SWITCH_VARIABLE, off)
     assert compile_cache.enable_compilation_cache(tmp_path) is None
     assert not (tmp_path / compile_cache.FOLDER_NAME).exists()

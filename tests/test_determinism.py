@@ -1,6 +1,6 @@
 """Determinism: cold runs in fresh processes, each with its own empty result cache, store
 bit-identical results (their compiled programs may come from the run's compilation cache,
-lib/compile_cache.py: the machine code a fresh compile gives); a run killed during training leaves nothing behind and its re-run matches; the audit
+lib/placement/_compile_cache.py: the machine code a fresh compile gives); a run killed during training leaves nothing behind and its re-run matches; the audit
 JSON built twice from the same records is identical apart from its timing fields.
 """
 
@@ -25,7 +25,7 @@ from uncertainty.document import DOCUMENT as uncertainty_doc
 UNCERTAINTY_CHILD = """
     from claim_audit import cache
     from uncertainty_claims.cache import keep_results_in
-    from uncertainty_claims.compile_cache import enable_compilation_cache
+    from uncertainty_claims.placement._compile_cache import enable_compilation_cache
     from uncertainty_claims.uncertainty.results import uncertainty_result
     keep_results_in(cache.cached)
     enable_compilation_cache(cache.default_cache_dir())
@@ -40,7 +40,7 @@ CALIBRATION_CHILD = """
     from uncertainty_claims.cache import keep_results_in
     from uncertainty_claims.calibration.experiment import run_net
     from uncertainty_claims.calibration.training import TrainConfig
-    from uncertainty_claims.compile_cache import enable_compilation_cache
+    from uncertainty_claims.placement._compile_cache import enable_compilation_cache
 
     keep_results_in(cache.cached)
     enable_compilation_cache(cache.default_cache_dir())

@@ -1,4 +1,4 @@
-"""The other arithmetic's child process (lib/cpu_child.py) never outlives what waits for it:
+"""The other arithmetic's child process (lib/placement/_child.py) never outlives what waits for it:
 a test past its budget ends at its budget, its child with it; a stopped child cannot hang the
 run; a child whose parent is killed ends itself and removes its temporary folder."""
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from fault_tools import TIMEOUT_S, child_env, pytest_command, tiny_pytest_env, write_test_folder
 
-from uncertainty_claims import cpu_child
+from uncertainty_claims.placement import _child as cpu_child
 
 pytestmark = pytest.mark.fault
 
@@ -34,7 +34,7 @@ HELPERS = f"""
     import os, signal, sys, time
 
     def in_the_child():
-        return sys.argv[0].endswith("cpu_child.py")
+        return sys.argv[0].endswith("_child.py")
 
     def long_work(items):
         if in_the_child():
@@ -50,7 +50,7 @@ MODULE = """
     import functools
     import pytest
     import helpers
-    from uncertainty_claims.other_arithmetic import pooled
+    from uncertainty_claims.placement._arithmetic import pooled
 
     @pytest.mark.parametrize("work", [helpers.long_work, helpers.stops_itself])
     def test_halves(work):
@@ -78,8 +78,8 @@ def test_a_test_past_its_budget_ends_its_other_arithmetic_child_and_its_folder(t
     budget of BUDGET_S: each test fails on pytest-timeout's Timeout at its budget, no child
     is left running and no temporary folder behind. Bug fixed: leaving the thread pool joined
     the thread that waited for the child with no timeout, so the test ended only when the
-    child did, and a stopped child hung the run (lib/other_arithmetic.py `_halves`,
-    lib/cpu_child.py `_wait`)."""
+    child did, and a stopped child hung the run (lib/placement/_arithmetic.py `halves`,
+    lib/placement/_child.py `_wait`)."""
     folder = write_test_folder(tmp_path / "project", MODULE)
     (folder / "helpers.py").write_text(textwrap.dedent(HELPERS))
     scratch = tmp_path / "tmp"  # the children's temporary folders
@@ -117,7 +117,7 @@ def test_a_child_past_the_tests_budget_is_ended_and_said(monkeypatch, tmp_path):
 
 PARENT = """
     import functools, sys, time
-    from uncertainty_claims.cpu_child import in_cpu_child
+    from uncertainty_claims.placement._child import in_cpu_child
 
     print("started", flush=True)
     in_cpu_child(functools.partial(time.sleep, {long}))
@@ -128,7 +128,7 @@ PARENT = """
 def test_a_killed_parent_leaves_no_child_nor_folder_behind(tmp_path):
     """The process waiting for a child killed (SIGKILL) while the child computes: the child
     ends itself within seconds and removes its temporary folder. Bug fixed: it ran on, and
-    task.pickle stayed (lib/cpu_child.py `_orphaned`)."""
+    task.pickle stayed (lib/placement/_child.py `_orphaned`)."""
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     parent = subprocess.Popen(

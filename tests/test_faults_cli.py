@@ -54,7 +54,7 @@ def test_a_setting_that_keeps_jax_from_starting_is_a_usage_error(setting, says):
     """A garbage XLA_FLAGS, or JAX_PLATFORMS=cuda with no GPU: JAX is tried in a child before
     any worker starts, exit 4 with one line naming the flag or the missing device. Bug fixed:
     XLA aborted every worker (exit 5, no table, the flag never named), or every claim was an
-    ERROR reading only "AssertionError" (conftest.py, lib/startup.py)."""
+    ERROR reading only "AssertionError" (conftest.py, lib/placement/_startup.py)."""
     if "JAX_PLATFORMS" in setting and Path("/dev/nvidiactl").exists():
         pytest.skip("a GPU is visible here: JAX_PLATFORMS=cuda may start")
     result = run_pytest(REPO_ROOT, "claims", "-n", "2", "-k", "nothing", env=child_env(**setting))

@@ -1,4 +1,4 @@
-"""Compiled-program cache faults (lib/compile_cache.py, JAX's own persistent cache): a disk
+"""Compiled-program cache faults (lib/placement/_compile_cache.py, JAX's own persistent cache): a disk
 that cannot take the programs must not stop a run; another program's file under a
 program's name is run (a known limit of JAX's store, kept in view here).
 """
@@ -13,7 +13,7 @@ import textwrap
 import pytest
 from fault_tools import REPO_ROOT, TIMEOUT_S, child_env, pytest_command, run_python
 
-from uncertainty_claims import compile_cache
+from uncertainty_claims.placement import _compile_cache as compile_cache
 
 pytestmark = pytest.mark.fault
 
@@ -31,7 +31,7 @@ def own_cache_env(**overrides: str) -> dict[str, str]:
 TWO_PROGRAMS = """
     from pathlib import Path
     import jax, jax.numpy as jnp
-    from uncertainty_claims.compile_cache import enable_compilation_cache
+    from uncertainty_claims.placement._compile_cache import enable_compilation_cache
     print(enable_compilation_cache(Path({cache_dir!r})))
     x = jnp.linspace(-3.0, 3.0, 4096, dtype=jnp.float32).reshape(64, 64)
     def double(a):
@@ -47,7 +47,7 @@ def test_jax_own_store_runs_a_swapped_program(tmp_path):
     that ties the bytes to it, so `double`'s file copied over `shift`'s is loaded and run,
     and `shift` returns `double`'s numbers. Only a hand-edited cache folder does that; clear
     it (`rm -r .cache/jax-programs`) after copying files into it. When a JAX release checks
-    its entries, this fails: then say so in lib/compile_cache.py and drop this test."""
+    its entries, this fails: then say so in lib/placement/_compile_cache.py and drop this test."""
     script = TWO_PROGRAMS.format(cache_dir=str(tmp_path))
     first = run_python(script, env=own_cache_env())
     assert first.returncode == 0, first.stderr
@@ -75,7 +75,7 @@ FULL_DISK_MODULE = """
 COMPILE_CACHE_CONFTEST = """\
 from claim_audit.cache import default_cache_dir
 
-from uncertainty_claims.compile_cache import enable_compilation_cache
+from uncertainty_claims.placement._compile_cache import enable_compilation_cache
 
 
 def pytest_configure(config):

@@ -1,5 +1,5 @@
 """The fault tests are their own index: each states in its docstring the fault and what the
-suite does (`scripts/faults_index.py` prints them as one table). Read statically: no test
+suite does (`dev/faults_index.py` prints them as one table). Read statically: no test
 module is imported.
 """
 
@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _faults_index():
-    spec = importlib.util.spec_from_file_location("faults_index", REPO / "scripts" / "faults_index.py")  # fmt: skip
+    spec = importlib.util.spec_from_file_location("faults_index", REPO / "dev" / "faults_index.py")  # fmt: skip
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -36,7 +36,7 @@ def test_every_fault_test_has_a_docstring():
 
 
 def test_the_index_has_a_row_for_every_fault_test():
-    """scripts/faults_index.py runs and lists every fault test with its docstring."""
+    """dev/faults_index.py runs and lists every fault test with its docstring."""
     table = faults_index.index(REPO)
     rows = [line for line in table.splitlines() if line.startswith("| `")]
     tests = faults_index.all_fault_tests(REPO)

@@ -1,4 +1,4 @@
-"""Draws in the CPU's other arithmetic (lib/other_arithmetic.py, issue 48 item 1): half of a
+"""Draws in the CPU's other arithmetic (lib/placement/_arithmetic.py): half of a
 batch of twins is computed in a child process whose XLA uses other vectors."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import os
 import pytest
 
 from uncertainty_claims.numerics import NARROW_VECTORS_FLAG
-from uncertainty_claims.other_arithmetic import in_other_arithmetic, other_flags
+from uncertainty_claims.placement._arithmetic import in_other_arithmetic, other_flags
 
 
 @pytest.mark.parametrize(
@@ -36,7 +36,7 @@ def test_the_other_arithmetic_swaps_the_vector_width_and_keeps_other_flags(flags
     cap (AVX2, an ISA XLA ignores) against 128-bit ones; the other flags as written, quotes
     kept. Bugs fixed: any cap was dropped, so AVX2 met the widest vectors (on an AVX-512
     machine, the same bits) and a bogus ISA met itself; a quoted value holding a space
-    reached the child unquoted, and XLA took its first word (lib/other_arithmetic.py
+    reached the child unquoted, and XLA took its first word (lib/placement/_arithmetic.py
     `other_flags`)."""
     assert other_flags(flags) == other
 

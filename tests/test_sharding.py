@@ -54,7 +54,7 @@ _SCRIPT = textwrap.dedent(
     import json, sys, jax, numpy as np
     from flax import nnx
     from uncertainty_claims.calibration.training import TrainConfig, train_nets
-    from uncertainty_claims.compile_cache import enable_compilation_cache
+    from uncertainty_claims.placement._compile_cache import enable_compilation_cache
     from uncertainty_claims.sharding import run_mesh
     from uncertainty_claims.uncertainty.config import UncertaintyConfig
     from uncertainty_claims.uncertainty.experiment import run, run_many

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import metrics
-from ..accelerator import placed, side_by_side
 from ..cache import cached
+from ..placement import on_host, where
 from .experiment import (
     FAITHFUL,
     PUBLISHED_SEEDS,
@@ -181,7 +181,7 @@ def _evaluated(
             raise ValueError(f"the stored figures are not those of {sorted(runs)} on {seeds}")
 
     suffix = "" if order == FAITHFUL else f"-{order}"
-    with placed(order == FAITHFUL):  # keyed by where the runs were computed
+    with on_host(order == FAITHFUL):  # keyed by where the runs were computed
         entry = cached(f"calibration-figures{suffix}", key, compute, validate=validate)
     return json.loads(str(entry.arrays[_FIGURES_FIELD].item()))
 
@@ -204,7 +204,7 @@ def calibration_orders(
     """Both nets on the published seeds in at least `n_orders` valid orders (`order_names`;
     default `ORDERS`), faithful first; and each order's digest of its figures."""
     names = order_names(n_orders)
-    faithful, others = side_by_side(
+    faithful, others = where().side_by_side(
         lambda: calibration_results(order=FAITHFUL),
         lambda: {order: calibration_results(order=order) for order in names[1:]},
     )

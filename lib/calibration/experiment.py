@@ -19,12 +19,10 @@ import numpy as np
 from flax import nnx
 
 from .. import data
-from ..accelerator import computing_platform, on_the_host, placed
 from ..cache import Entry, cached
 from ..numerics import full_precision
 from ..orders import FAITHFUL, twin_batches
-from ..other_arithmetic import backends, over_backends
-from ..sharding import default_mesh
+from ..placement import host_process, on_host, where
 from .training import (
     TrainConfig,
     train_nets,
@@ -200,8 +198,8 @@ def _kernel_max_of(graphdef: nnx.GraphDef, state: nnx.State, x: jax.Array) -> ja
 def _evaluation(model, eager: bool):
     """The model's logits and kernel maxima (Yat) as callables: op by op when `eager`, else
     jitted. On a CPU each model's weights are compiled into its own programs, the order the
-    CPU audits are recorded in; on an accelerator, where compiling costs seconds a program
-    (about 3.5 s a model on a TPU v5e), all models of a net share one program per input shape
+    CPU audits are recorded in; on an accelerator, where compiling costs seconds a program,
+    all models of a net share one program per input shape
     that takes the weights as arguments (XLA may round the Yat kernel otherwise there: another
     valid order)."""
 
@@ -213,7 +211,7 @@ def _evaluation(model, eager: bool):
 
     if eager:
         return logits, kernel_max
-    if computing_platform() == "cpu":
+    if where().platform == "cpu":
         return jax.jit(logits), jax.jit(kernel_max)
     graphdef, state = nnx.split(model)
     return (
@@ -248,7 +246,7 @@ def train(
         return forward_outputs(net, models, losses, split, eager=True)
     if order != "scan_vmap":
         raise ValueError(f"order must be faithful or scan_vmap; got {order!r}")
-    mesh = default_mesh()
+    mesh = where().mesh
     models, losses = train_nets(net, seeds, split.train_x, split.train_y, config, mesh=mesh)
     return forward_outputs(net, models, losses, split)
 
@@ -257,7 +255,7 @@ def train_faithful(
     net: str, seeds: tuple[int, ...], config: TrainConfig = TrainConfig()
 ) -> dict[str, np.ndarray]:
     """`train` in the faithful order on the recipe's split (read here: a child process on
-    the host's CPU, `accelerator.on_the_host`, reads it for itself)."""
+    the host's CPU, `placement.host_process`, reads it for itself)."""
     return train(FAITHFUL, net, seeds, load_split(), config)
 
 
@@ -266,7 +264,7 @@ def train_twin_batch(
 ) -> dict[str, np.ndarray]:
     """The twins of batch `batch` of `net` on `seeds`, uncached: every output with a leading
     axis over the batch's twins, then one over the seeds. On one accelerator the first half
-    of the batch trains on the host's CPU beside the rest (`over_backends`)."""
+    of the batch trains on the host's CPU beside the rest (`Where.spread`)."""
 
     def trained(nudges: Sequence[int]) -> list[list[dict[str, np.ndarray]]]:
         by_twin: list[list[dict[str, np.ndarray]]] = [[] for _ in nudges]
@@ -278,7 +276,7 @@ def train_twin_batch(
                 by_twin[i].append(forward_outputs(net, [model], losses[i : i + 1], split))
         return by_twin
 
-    by_twin = over_backends(trained, twin_nudges(batch))
+    by_twin = where().spread(trained, twin_nudges(batch))
     return {
         name: np.stack([np.concatenate([one[name] for one in seeds_of]) for seeds_of in by_twin])
         for name in by_twin[0][0]
@@ -344,12 +342,12 @@ def run_net(
         return NetRun.from_arrays(net, seeds, arrays, batch.status)
     split = load_split()
     name = f"calibration-{net}" if order == FAITHFUL else f"calibration-{net}-{order}"
-    with placed(order == FAITHFUL):  # in this thread: run_nets trains the nets in threads
+    with on_host(order == FAITHFUL):  # in this thread: run_nets trains the nets in threads
         result: Entry = cached(
             name,
             cache_key(net, seeds, config, order),
             lambda: (
-                on_the_host(train_faithful, net, seeds, config)
+                host_process(train_faithful, net, seeds, config)
                 if order == FAITHFUL
                 else train(order, net, seeds, split, config)
             ),
@@ -366,7 +364,7 @@ def _twin_batch(net: str, seeds: tuple[int, ...], config: TrainConfig, batch: in
     return cached(
         f"calibration-{net}-twins-{batch}",
         cache_key(net, seeds, config, f"twins-{batch}")
-        | {"nudges": list(twin_nudges(batch)), "backends": backends()},
+        | {"nudges": list(twin_nudges(batch)), "backends": where().backends},
         lambda: train_twin_batch(batch, net, seeds, split, config),
         validate=_validator(net, len(seeds), split, config, twins=TWIN_BATCH),
     )
@@ -379,8 +377,8 @@ def run_nets(
 ) -> dict[str, NetRun]:
     """`run_net` for every net, the nets trained side by side in threads.
 
-    One net's program keeps about 1.6 of this machine's 2 cores busy (its matrices are
-    small); two side by side fill them. Each program is the executable it would be alone,
+    One net's program keeps fewer than two cores busy (its matrices are small); two side by
+    side fill a two-core machine. Each program is the executable it would be alone,
     so no result changes (tests/test_recipe.py).
     """
     with ThreadPoolExecutor(max_workers=len(NETS)) as pool:

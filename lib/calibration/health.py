@@ -8,11 +8,11 @@ import json
 import numpy as np
 
 from .. import metrics
-from ..accelerator import on_the_host
 from ..cache import cached
 from ..health import HealthCheck, classifier_health
 from ..metrics.classification import TEMPERATURE_BOUNDS
 from ..orders import FAITHFUL
+from ..placement import host_process
 from .evaluation import CalibrationResults
 from .experiment import NetRun
 
@@ -48,8 +48,8 @@ def temperature_at_nll_minimum(
 
 def compute_calibration_health(results: CalibrationResults) -> dict[str, list[list[HealthCheck]]]:
     """For each net, one list of checks per seed (computed, not cached; beside an
-    accelerator in a child process on the host's CPU, `accelerator.on_the_host`)."""
-    return on_the_host(_health_of, results.runs, results.per_seed, results.split.heldout_y)
+    accelerator in a child process on the host's CPU, `placement.host_process`)."""
+    return host_process(_health_of, results.runs, results.per_seed, results.split.heldout_y)
 
 
 def _health_of(

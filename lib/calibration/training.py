@@ -32,10 +32,11 @@ import optax
 from flax import nnx
 from jax.sharding import Mesh
 
-from ..accelerator import carry_placement, host_placement
 from ..nudge import nudge_params
 from ..numerics import full_precision, same_bits, stack_on_host
 from ..optimizers import adam
+from ..placement import on_host
+from ..placement._devices import carry_placement
 from ..sharding import compile_aside, input_shapes, over_runs, placed_inputs
 from . import orders
 from .models import ReluMLP, YatMLP, build_model, build_models, stacked_shapes
@@ -62,9 +63,8 @@ def _cross_entropy(model: nnx.Module, xb: jax.Array, yb: jax.Array) -> jax.Array
 
 SEED_CHUNK = 125
 """`train_nets` trains its seeds in chunks of this many, one chunk after another, each
-chunk's seeds batched under `jax.vmap`. On a TPU v5e a step of 1,000 seeds takes about 30%
-less time in chunks than with all of them batched at once (docs/GPU.md); on a CPU, about a
-sixth less."""
+chunk's seeds batched under `jax.vmap`: on a TPU and on a CPU a step of 1,000 seeds takes
+less time in chunks than with all of them batched at once (bench.py `sweep.calibration_first_s`)."""
 
 
 @partial(jax.jit, static_argnames=("graphdef", "learning_rate", "mesh", "seed_chunk"))
@@ -94,8 +94,8 @@ def _scan_train(
 
 
 ONE_BY_ONE_SEEDS = 16
-"""`train_nets` builds up to this many nets one by one: one program's compilation (about 3 s
-on a CPU) would cost more."""
+"""`train_nets` builds up to this many nets one by one: one program's compilation (seconds on
+a CPU) would cost more."""
 
 
 @full_precision
@@ -113,7 +113,7 @@ def train_nets(
     The training program compiles in a thread while the batch orders are drawn and the nets
     built: a few seeds' nets one by one (`build_model`) and stacked; a sweep's many by one
     program (`build_models`), which beside an accelerator runs on the host's CPU (a CPU
-    run's initial weights, compiled in a fraction of the chip's time: docs/GPU.md). With a
+    run's initial weights, compiled in a fraction of the chip's time). With a
     `mesh` (`uncertainty_claims.sharding.run_mesh()`), the seeds are split over its devices.
     """
     labels = np.asarray(train_labels, dtype=np.int32)
@@ -134,7 +134,7 @@ def train_nets(
             orders.many_batch_indices, seeds, len(train_images), config.epochs, config.batch_size
         )
         if len(seeds) > ONE_BY_ONE_SEEDS:
-            with host_placement():
+            with on_host():
                 _, stacked = build_models(net, seeds, train_images)
         else:
             _, stacked = _stacked([build_model(net, seed, train_images) for seed in seeds])
@@ -144,8 +144,7 @@ def train_nets(
 
 
 # Stacking and unstacking happen on the host: on an accelerator, each eager stack, slice
-# or conversion of another shape would compile a program of its own there (about 0.1 s on
-# a TPU v5e), and copies are the same bits wherever they are made.
+# or conversion of another shape would compile a program of its own there, and copies are the same bits wherever they are made.
 
 
 def _stacked(models: list[nnx.Module]) -> tuple[nnx.GraphDef, nnx.State]:

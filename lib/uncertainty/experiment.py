@@ -20,9 +20,9 @@ import numpy as np
 from flax import nnx
 from jax.sharding import Mesh
 
-from ..accelerator import host_placement
 from ..metrics import decompose_variance
 from ..numerics import full_precision
+from ..placement import on_host
 from ..sharding import compile_aside, input_shapes, over_runs, placed_inputs
 from .config import (
     ENSEMBLE_PRINT_EVERY,
@@ -204,13 +204,13 @@ def run_many(
     Every run draws the random streams of :func:`run` (data, initial weights, batches,
     dropout masks, bootstrap resamples). The data and initial weights are a CPU run's bits:
     beside an accelerator they are drawn on the host's CPU, where their programs compile in
-    a fraction of the chip's time (docs/GPU.md); the initial weights of all runs in one
+    a fraction of the chip's time; the initial weights of all runs in one
     batched program, which gives the same bits as drawing them one run at a time. The
     MC-Dropout nets train one after another, unbatched as in :func:`run`, so on a CPU their
     outputs equal ``run``'s bit for bit (batched, XLA computes their small matrix products
     in another order). The ensembles of all runs train stacked under one ``jax.vmap``, a valid
     computation order that XLA compiles differently from ``run``'s once the batch is large
-    (on this CPU from about 8 runs): their outputs then move by float rounding, which
+    (on a CPU from about 8 runs): their outputs then move by float rounding, which
     training can amplify a lot. So this is for spreads over reruns, where any valid order
     gives a valid sample; the faithful key-0 result always comes from :func:`run`. With a
     ``mesh`` (``uncertainty_claims.sharding.run_mesh()``), the runs are split over its devices.
@@ -218,14 +218,14 @@ def run_many(
     ``batch_mc=True`` trains the MC-Dropout nets batched too, another valid order (their
     outputs then differ from ``run``'s by float rounding, amplified by training): a large
     sweep's fast path on an accelerator, which otherwise takes every run's small training
-    steps one after another (docs/GPU.md).
+    steps one after another.
     """
     nudges = [None] * len(root_seeds) if nudges is None else list(nudges)
     if len(nudges) != len(root_seeds):
         raise ValueError(f"got {len(root_seeds)} root seeds but {len(nudges)} nudges")
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="compile-runs") as pool:
         programs = _compile_runs(pool, len(root_seeds), config, mesh, batch_mc)
-        with host_placement():
+        with on_host():
             data, (_, _, *inputs) = _inputs(root_seeds, nudges, config)
         out = jax.device_get(_runs(programs, *placed_inputs(inputs, mesh)))
     drawn = jax.device_get({name: getattr(data, name) for name in ("x", "y", "noise_std")})
@@ -334,7 +334,7 @@ def _compile_runs(
     """The two programs of `n_runs` runs, compiling side by side in `pool` from their inputs'
     shapes while `_inputs` draws the inputs: the MC-Dropout nets' and the ensembles'. On a
     TPU both are compiled side by side in little more than the longer one takes alone, while
-    the host draws the inputs (docs/GPU.md)."""
+    the host draws the inputs."""
     mc_def, ens_def = _graphdefs(c)
     mc_state, ens_state, bkey, x, y, grid = _argument_shapes(n_runs, c, mesh)
     shared = {"c": c, "mesh": mesh}

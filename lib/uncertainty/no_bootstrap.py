@@ -20,11 +20,9 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from ..accelerator import on_the_host, placed, side_by_side
 from ..cache import cached
 from ..numerics import full_precision
-from ..other_arithmetic import arithmetics, pooled
-from ..sharding import default_mesh
+from ..placement import host_process, on_host, where
 from .config import UncertaintyConfig
 from .data import GRID_POINTS, N_PER_CLUSTER, make_data, root_keys
 from .experiment import _inputs
@@ -124,12 +122,13 @@ def _twins_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyConfig)
     """Root key 0's float-rounding twins (`results.twins`: the same nudged initial weights),
     every member on every row, each computed where and as its twin is: batched over several
     devices, else pooled over the machine's arithmetics as the twins are
-    (`other_arithmetic.pooled`). [twins, M, G, 1]."""
-    if default_mesh() is not None:
+    (`Where.spread`). [twins, M, G, 1]."""
+    here = where()
+    if here.mesh is not None:
         return _batched_without_bootstrap(nudges, config)
     batched = functools.partial(_batched_without_bootstrap, config=config)
     one_by_one = functools.partial(_one_by_one_without_bootstrap, config=config)
-    return np.stack(pooled(batched, one_by_one, nudges))
+    return np.stack(here.spread(batched, nudges, one_by_one))
 
 
 @full_precision
@@ -172,11 +171,11 @@ def without_bootstrap_in_orders(
     def faithful() -> dict[str, np.ndarray]:
         if "faithful" not in names:
             return {}
-        with placed(True):
+        with on_host():
             entry = cached(
                 "uncertainty-no-bootstrap-faithful",
                 {"root_seed": ROOT_SEED, "config": dataclasses.asdict(config)},
-                lambda: on_the_host(_faithful_without_bootstrap, config),
+                lambda: host_process(_faithful_without_bootstrap, config),
                 validate=lambda a: _expect(a, {"ens_grid_means": shape}),
             )
         return {"faithful": entry.arrays["ens_grid_means"]}
@@ -192,7 +191,7 @@ def without_bootstrap_in_orders(
             out |= {f"twin-{nudge}": means[i] for i, nudge in enumerate(nudges) if nudge in twins}
         return out
 
-    first, rest = side_by_side(faithful, others)
+    first, rest = where().side_by_side(faithful, others)
     out = first | rest
     missing = [name for name in names if name not in out]
     if missing:
@@ -208,7 +207,7 @@ def _twin_batch_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyCo
         "config": dataclasses.asdict(config),
         "nudges": list(nudges),
         "devices": len(jax.devices()),
-        "arithmetics": arithmetics(),
+        "arithmetics": where().arithmetics,
     }
     return cached(
         f"uncertainty-no-bootstrap-twins-{(nudges[0] - 1) // len(nudges)}",

@@ -4,7 +4,7 @@ spread over other keys.
 `uncertainty_result()` is the faithful run (root key 0, the guide's computation order);
 `uncertainty_result(implementation="scan")` the same recipe as one jitted scan per
 training. `twins()` reruns key 0 with 5% of the initial weights moved by one float32 step
-(20 float-rounding twins, half of them in another arithmetic: `other_arithmetic.pooled`), kept whole: `uncertainty_orders()` judges every claim on them.
+(20 float-rounding twins, half of them in another arithmetic: `Where.spread`), kept whole: `uncertainty_orders()` judges every claim on them.
 `root_key_runs()` reruns the recipe from root keys 1..20, kept whole; `spread(kind)` is the
 printed and health figures of the twins ("float_noise") or of those reruns ("root_seeds").
 """
@@ -20,11 +20,9 @@ from typing import Literal
 import jax
 import numpy as np
 
-from ..accelerator import computing_platform, on_the_host, placed, side_by_side
 from ..cache import cached
 from ..orders import FAITHFUL, twin_batches
-from ..other_arithmetic import arithmetics, pooled, split_at
-from ..sharding import default_mesh
+from ..placement import host_process, on_host, where
 from .config import UncertaintyConfig
 from .data import GRID_POINTS, N_PER_CLUSTER
 from .experiment import (
@@ -87,12 +85,12 @@ def uncertainty_result(
 ) -> UncertaintyResult:
     """The recipe from `jax.random.key(root_seed)` (cached on disk and per process)."""
     suffix = "" if implementation == FAITHFUL else f"-{implementation}"
-    with placed(implementation == FAITHFUL):
+    with on_host(implementation == FAITHFUL):
         entry = cached(
             f"uncertainty-seed{root_seed}{suffix}",
             _key(config, root_seed=root_seed, implementation=implementation),
             lambda: (
-                on_the_host(_run_arrays, root_seed, config, implementation)
+                host_process(_run_arrays, root_seed, config, implementation)
                 if implementation == FAITHFUL
                 else _run_arrays(root_seed, config, implementation)
             ),
@@ -130,7 +128,9 @@ def twins(
     entry = cached(
         "uncertainty-twins" if batch == 0 else f"uncertainty-twins-{batch}",
         # Split over several devices, the batched ensembles may round otherwise (run_many).
-        _key(config, nudges=list(nudges), devices=len(jax.devices()), arithmetics=arithmetics()),
+        _key(
+            config, nudges=list(nudges), devices=len(jax.devices()), arithmetics=where().arithmetics
+        ),
         lambda: _stacked(_reruns([0] * len(nudges), nudges, config)),
         validate=lambda arrays: _check_shapes(arrays, expected),
     )
@@ -159,7 +159,9 @@ def uncertainty_orders(
             name: twin for b in range(batches) for name, twin in batch_of_twins(b).items()
         }
 
-    faithful, (scan, twins_all) = side_by_side(lambda: uncertainty_result(0, config), others)
+    faithful, (scan, twins_all) = where().side_by_side(
+        lambda: uncertainty_result(0, config), others
+    )
     first_two = {FAITHFUL: faithful, "scan": scan}
     by_nudge = sorted(twins_all.items(), key=lambda item: int(item[0].removeprefix("twin-")))
     results = first_two | dict(by_nudge)
@@ -208,14 +210,15 @@ def root_key_runs(config: UncertaintyConfig = UncertaintyConfig()) -> tuple[Unce
 
 def _run_root_keys(config: UncertaintyConfig) -> list[UncertaintyResult]:
     seeds = list(SPREAD_ROOT_SEEDS)
-    if computing_platform() != "cpu":
+    here = where()
+    if here.platform != "cpu":
         return _reruns(seeds, [None] * len(seeds), config)
-    mesh = default_mesh()
+    mesh = here.mesh
     if mesh is not None:
         return run_many(seeds, config=config, mesh=mesh)
     # One arithmetic (they sample the recipe's keys), in batches of a twins' half
     # (`split_at`): one compiled `run_many` program serves both.
-    size = split_at(len(SPREAD_NUDGES))
+    size = here.split_at(len(SPREAD_NUDGES))
     return [
         run
         for start in range(0, len(seeds), size)
@@ -227,20 +230,20 @@ def _reruns(
     root_seeds: Sequence[int], nudges: Sequence[int | None], config: UncertaintyConfig
 ) -> list[UncertaintyResult]:
     """The audit's reruns of the recipe, their draws pooled over the machine's arithmetics
-    (`other_arithmetic.pooled`): batched (`run_many`) here and in the CPU's other vector
+    (`Where.spread`): batched (`run_many`) here and in the CPU's other vector
     width; on one accelerator, one by one on the chip through `run`'s scan programs,
-    compiled once for all of them (on a TPU v5e, compiling `run_many` for 20 runs takes
-    about 45 s and running it 3 s, one run of the scan programs 0.1 s). Over several
+    compiled once for all of them (on a TPU, compiling `run_many` for 20 runs takes many
+    times longer than running them one by one through the scan programs). Over several
     devices, one batched program split over them."""
-    mesh = default_mesh()
-    if mesh is not None:
-        return run_many(root_seeds, nudges=nudges, config=config, mesh=mesh)
+    here = where()
+    if here.mesh is not None:
+        return run_many(root_seeds, nudges=nudges, config=config, mesh=here.mesh)
 
     def one_by_one(pairs: Sequence[tuple[int, int | None]]) -> list[UncertaintyResult]:
         return [run(s, config=config, implementation="scan", nudge=n) for s, n in pairs]
 
     pairs = list(zip(root_seeds, nudges, strict=True))
-    return pooled(functools.partial(_run_pairs, config=config), one_by_one, pairs)
+    return here.spread(functools.partial(_run_pairs, config=config), pairs, one_by_one)
 
 
 def _run_pairs(

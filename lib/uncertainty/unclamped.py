@@ -23,10 +23,10 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from ..accelerator import on_the_host, placed
 from ..cache import cached
 from ..numerics import full_precision
 from ..optimizers import adam
+from ..placement import host_process, on_host
 from .config import UncertaintyConfig
 from .data import make_data, root_keys
 from .experiment import _inputs
@@ -115,11 +115,11 @@ def train_unclamped(
 
 def unclamped_runs(config: UncertaintyConfig = UncertaintyConfig()) -> dict[str, np.ndarray]:
     """`train_unclamped` for every key of KEYS (cached on disk). Beside an accelerator it
-    computes on the host's CPU, in a child process (`accelerator.on_the_host`): on a chip
+    computes on the host's CPU, in a child process (`placement.host_process`): on a chip
     its one program takes longer to compile than the host takes to run it."""
     key = {"keys": list(KEYS), "config": config.__dict__}
-    with placed(True):
-        compute = functools.partial(on_the_host, train_unclamped, KEYS, config)
+    with on_host():
+        compute = functools.partial(host_process, train_unclamped, KEYS, config)
         return cached("uncertainty-unclamped", key, compute).arrays
 
 

@@ -19,10 +19,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from .accelerator import carry_placement, computing_platform, on_the_host, placed
-from .cpu_child import in_cpu_child, stoppable
-from .numerics import NARROW_VECTORS_FLAG
-from .sharding import default_mesh
+from ..numerics import NARROW_VECTORS_FLAG
+from ._child import in_cpu_child, stoppable
+from ._devices import carry_placement, computing_platform, on_host, on_the_host
 
 ISA_FLAG, NARROW_ISA = NARROW_VECTORS_FLAG.split("=", 1)
 # XLA_FLAGS' words as XLA splits them: at spaces outside double quotes (--xla_dump_to="a b")
@@ -46,7 +45,7 @@ def other_flags(flags: str) -> str:
 
 def in_other_arithmetic(function: Callable[..., Any], *args: Any) -> Any:
     """`function(*args)` computed on the CPU in a child process with `other_flags`
-    (`cpu_child.in_cpu_child`: the function must be importable by name).
+    (`in_cpu_child`: the function must be importable by name).
 
     Raises:
       RuntimeError: the child failed (its last lines of stderr say why).
@@ -64,7 +63,7 @@ def pooled(
 ) -> list[U]:
     """One result per item, the items' draws pooled over the arithmetics this machine has:
     the first `split_at(n)` computed by `batched` here (beside one accelerator: on the host's
-    CPU, in a child process of its own, `accelerator.on_the_host`), the others beside them in
+    CPU, in a child process of its own, `on_the_host`), the others beside them in
     the other arithmetic: by `batched` in a child process with `other_flags` on a CPU, by
     `one_by_one` on the accelerator otherwise. `batched` must be importable by name."""
 
@@ -73,20 +72,10 @@ def pooled(
             return in_other_arithmetic(batched, part)
         return one_by_one(part)
 
-    return _halves(functools.partial(on_the_host, batched), other, items)
+    return halves(functools.partial(on_the_host, batched), other, items)
 
 
-def over_backends(batched: Callable[[Sequence[T]], Sequence[U]], items: Sequence[T]) -> list[U]:
-    """One result per item, by `batched`: all here on a CPU-only machine or over a mesh; on
-    one accelerator split between the host's CPU and the chip as `pooled` splits, batched on
-    both, in this process. Without the CPU's other vector width: for work whose child process
-    would cost more than its draws add (the calibration's twins, 18 nets a batch)."""
-    if _one_backend():
-        return list(batched(items))
-    return _halves(batched, batched, items)
-
-
-def _halves(
+def halves(
     here: Callable[[Sequence[T]], Sequence[U]],
     other: Callable[[Sequence[T]], Sequence[U]],
     items: Sequence[T],
@@ -98,7 +87,7 @@ def _halves(
     def host_part() -> list[U]:
         if not first:
             return []
-        with placed(True):
+        with on_host():
             return list(here(items[:first]))
 
     task, stop = stoppable(carry_placement(lambda: list(other(items[first:]))))
@@ -110,29 +99,8 @@ def _halves(
             stop.set()
 
 
-def backends() -> list[str]:
-    """Where `over_backends` computes, for the cache keys of what it computes."""
-    return [computing_platform()] if _one_backend() else arithmetics()
-
-
-def _one_backend() -> bool:
-    return computing_platform() == "cpu" or default_mesh() is not None
-
-
 def split_at(n_items: int) -> int:
     """How many of a batch of `n_items` runs are computed in this process's arithmetic (on
     one accelerator: on the host's CPU), the first ones: half, so that a claim which holds
     in one arithmetic and not in the other is seen to depend on it."""
     return n_items // 2
-
-
-def arithmetics() -> list[str]:
-    """Where `pooled` computes, for the cache keys of what it computes: the XLA_FLAGS of the
-    two halves on a CPU, the host CPU and the accelerator on one, "mesh" over several
-    devices (where the callers batch everything)."""
-    if default_mesh() is not None:
-        return ["mesh"]
-    if computing_platform() == "cpu":
-        flags = os.environ.get("XLA_FLAGS", "")
-        return [flags, other_flags(flags)]
-    return ["cpu", computing_platform()]

@@ -1,6 +1,6 @@
 """Screenshot report/audit.html in headless Chromium, to see the page as a reader will.
 
-    python scripts/render_html.py [report/audit.html] [--out-dir DIR] [--width 1280]
+    python dev/render_html.py [report/audit.html] [--out-dir DIR] [--width 1280]
         [--tile 1600]
 
 Writes DIR/audit-page.png (the whole page, trimmed of the blank space below it) and

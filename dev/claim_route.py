@@ -9,7 +9,7 @@ rendering of audit.md, audit.html and the figures (render/, and the documents' s
 figures that the project's `pytest_claims_audit_documents` hook gives it). The files
 counted are those of engine/, claims/, lib/ and conftest.py.
 
-    python scripts/claim_route.py [CLAIM] [-- PYTEST_ARGS...]
+    python dev/claim_route.py [CLAIM] [-- PYTEST_ARGS...]
 
 Run it with the results cached (CLAIMS_CACHE_DIR) to keep it short. Exit status 1 when the
 route passes more than LIMIT files.

@@ -2,7 +2,7 @@
 documents' own computation runs on a machine that has one.
 
 A TPU chip is held by one process at a time: a second process that opens it stops with a
-RuntimeError about libtpu's lockfile (measured on a v5e, issue 52). So on a machine with an
+RuntimeError about libtpu's lockfile. So on a machine with an
 accelerator one process of a run holds it (the controller of a run without xdist workers,
 else worker gw0) and every other process (the other workers, the controller under xdist,
 the child processes any of them starts) computes on the host's CPU. The decision is taken
@@ -10,8 +10,8 @@ before JAX starts a backend, from what the machine shows without opening the dev
 JAX_PLATFORMS when set, else an installed accelerator plugin together with its device nodes.
 
 The faithful orders (the documents' own computation, docs/RECIPES.md) run on the host's CPU
-on every machine (`host_placement`): that is where they reproduce the published figures
-(issue 48); the other orders run on the default device. On a CPU-only machine this changes
+on every machine (`host_placement`): that is where they reproduce the published figures;
+the other orders run on the default device. On a CPU-only machine this changes
 nothing.
 """
 
@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
-from .cpu_child import stoppable
+from ._child import stoppable
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -121,10 +121,10 @@ def place_processes(worker: str | None, workers: int) -> str | None:
     return platform
 
 
+# Pays only beside an accelerator: TARGETS["audit.cold_s"] there (GPU_COLD_AUDIT_S).
 def open_in_background() -> threading.Thread:
-    """Start JAX's backends in a thread of their own, so that opening the accelerator (7 to
-    12 s for a TPU v5e) overlaps what this process does meanwhile (pytest collecting the
-    tests). JAX starts its backends once, under a lock: the first computation waits for this
+    """Start JAX's backends in a thread of their own, so that opening the accelerator (seconds
+    on a TPU) overlaps what this process does meanwhile (pytest collecting the tests). JAX starts its backends once, under a lock: the first computation waits for this
     start, and meets its error, if any, where it belongs."""
     import jax
 
@@ -149,9 +149,9 @@ def host_placement() -> contextlib.AbstractContextManager:
 
 
 @contextlib.contextmanager
-def placed(faithful: bool) -> Iterator[None]:
-    """`host_placement()` for a faithful order, else the default device."""
-    with host_placement() if faithful else contextlib.nullcontext():
+def on_host(when: bool = True) -> Iterator[None]:
+    """`host_placement()` when `when` (a faithful order), else the default device."""
+    with host_placement() if when else contextlib.nullcontext():
         yield
 
 
@@ -172,6 +172,7 @@ def carry_placement(fn: Callable[P, R]) -> Callable[P, R]:
     return placed_fn
 
 
+# Pays only beside an accelerator: TARGETS["audit.cold_s"] there (GPU_COLD_AUDIT_S).
 def side_by_side(faithful: Callable[[], T], others: Callable[[], R]) -> tuple[T, R]:
     """`faithful()` and `others()`: one after the other where JAX computes on the CPU (as
     before, nothing changes there), else the faithful order on the host's CPU in a thread
@@ -194,7 +195,7 @@ def side_by_side(faithful: Callable[[], T], others: Callable[[], R]) -> tuple[T,
 def on_the_host(function: Callable[..., R], *args: object) -> R:
     """`function(*args)`, work for the host's CPU (a faithful order, or the NumPy scoring of
     an order's outputs): here where JAX computes on the CPU (nothing changes there); beside an
-    accelerator, in a child process on the host's CPU (`cpu_child.in_cpu_child`), so that it
+    accelerator, in a child process on the host's CPU (`in_cpu_child`), so that it
     has host cores and an interpreter of its own rather than a thread competing for the
     interpreter with the ones that keep the chip busy. The function must be importable by
     name, its arguments and result picklable."""
@@ -202,7 +203,7 @@ def on_the_host(function: Callable[..., R], *args: object) -> R:
 
     if jax.default_backend() == "cpu":
         return function(*args)
-    from .cpu_child import in_cpu_child
+    from ._child import in_cpu_child
 
     return in_cpu_child(function, *args, what=" on the host's CPU")
 

@@ -5,7 +5,7 @@ Uses the same cached reruns as the claims (lib/uncertainty/results.py): root key
 float32 step). Prints, per figure: published, key-0 value, then mean, std, min and
 max of each spread.
 
-    .venv/bin/python scripts/uncertainty_spread.py [--out spread.json]
+    .venv/bin/python dev/uncertainty_spread.py [--out spread.json]
 """
 
 from __future__ import annotations

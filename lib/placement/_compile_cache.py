@@ -1,7 +1,7 @@
 """Compiled XLA programs kept on disk between runs: JAX's own persistent compilation cache.
 
 On a CPU, compiling the training programs costs more than running them (the uncertainty
-recipe: ~8 s to compile, under 1 s to run), and every fresh process - each pytest-xdist
+recipe's scan order many times more), and every fresh process - each pytest-xdist
 worker, each child process a fault test starts - compiled them again. JAX keeps the
 executables on disk, keyed by the program, its compile options, the jax/jaxlib versions and
 the device; this module only turns that on, through JAX's public options, in the project's
@@ -26,6 +26,7 @@ import os
 import tempfile
 from pathlib import Path
 
+# Pays for itself in scripts/bench.py TARGETS["suite.cold_s"] (every child process compiles).
 FOLDER_VARIABLE = "CLAIMS_COMPILATION_CACHE_DIR"
 SWITCH_VARIABLE = "CLAIMS_COMPILATION_CACHE"
 FOLDER_NAME = "jax-programs"

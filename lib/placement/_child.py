@@ -1,9 +1,9 @@
 """A computation on the host's CPU in a child process of its own (JAX_PLATFORMS=cpu).
 
 For work that needs a process to itself: XLA reads its flags once per process (the CPU's other
-arithmetic, lib/other_arithmetic.py), and beside a process that keeps an accelerator busy, a
+arithmetic, lib/placement/_arithmetic.py), and beside a process that keeps an accelerator busy, a
 faithful order computes on the host's cores with an interpreter of its own
-(`accelerator.on_the_host`).
+(`placement.host_process`).
 
 No child outlives what waits for it: the wait is a poll that ends the child's process group
 when the test's budget (`timeout_s`) is spent, when the waiting thread is interrupted (by

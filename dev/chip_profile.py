@@ -2,10 +2,10 @@
 seconds per phase, and the CPU seconds of this process and of its child processes, printed
 as each ends (docs/GPU.md).
 
-    python scripts/chip_profile.py [calibration] [uncertainty] [faithful] [experiments]
+    python dev/chip_profile.py [calibration] [uncertainty] [faithful] [experiments]
 
 Run it on the machine with the chip, from the repository root, with the project importable
-and CLAIMS_DATA_DIR set (../shared/TPU.md). `faithful` times the guide's faithful order on
+and CLAIMS_DATA_DIR set (docs/DATA.md). `faithful` times the guide's faithful order on
 the host's CPU; `experiments` computes each experiment a complete audit starts ahead
 (claims/ahead.py), alone and in turn, as the audit's process would, on an empty results
 cache.
@@ -96,7 +96,7 @@ def experiments() -> None:
     from claim_audit import cache
 
     from uncertainty_claims.cache import keep_results_in
-    from uncertainty_claims.compile_cache import enable_compilation_cache
+    from uncertainty_claims.placement._compile_cache import enable_compilation_cache
 
     os.environ["CLAIMS_CACHE_DIR"] = tempfile.mkdtemp(prefix="chip-profile-")
     keep_results_in(cache.cached)
@@ -113,9 +113,9 @@ if __name__ == "__main__":
     jax.monitoring.register_event_duration_secs_listener(_listen)
     # As the audit's process: it holds the accelerator, its child processes compute on the
     # host's CPU. Before JAX starts its backends, which it does once.
-    from uncertainty_claims.accelerator import place_processes
+    from uncertainty_claims.placement import prepare_process
 
-    place_processes(None, 0)
+    prepare_process(None, 0, cache_dir=None, budget_s=None, try_start=False, open_now=False)
     print(jax.devices(), jax.__version__, flush=True)
     parts = {
         "calibration": calibration,

@@ -1,7 +1,7 @@
 """Where a one-process audit's time goes: a pytest plugin that samples every thread's stack
 and CPU time twice a second and logs each XLA compilation with its thread (docs/GPU.md).
 
-    PYTHONPATH=scripts AUDIT_PROFILE_OUT=DIR pytest claims -n 0 -m "claim or health" -p audit_profile
+    PYTHONPATH=dev AUDIT_PROFILE_OUT=DIR pytest claims -n 0 -m "claim or health" -p audit_profile
 
 Writes DIR/profile.txt (the run's milestones, compile seconds and CPU seconds per thread, the
 most sampled frames, and a timeline in 10 s buckets) and DIR/compiles.txt (one line per

@@ -3,7 +3,7 @@
 XLA aborts a process on an unknown flag in XLA_FLAGS, so every xdist worker died (exit 5,
 no table) without the flag named; JAX_PLATFORMS=cuda without a visible GPU fails with a
 bare AssertionError in every claim. A child process tries first, and its last words name
-the cause. Kept out of the experiments' import closure: it changes no trained number.
+the cause.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+# No speed piece: an error check, only where XLA_FLAGS or JAX_PLATFORMS hold more than the
+# suite's own, so TARGETS["audit.cold_s"] never pays for it.
 _PROBE = """
 import jax
 try:
