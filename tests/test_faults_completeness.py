@@ -96,7 +96,7 @@ def partial_audit(folder: Path) -> dict:
         ["--ignore=test_b.py"],
         ["--ignore-glob=*_b.py"],
         ["-o", "python_functions=test_o* test_tw*"],
-        ["-m", "claim or health", "--ignore=test_b.py"],
+        ["-m", "claim", "--ignore=test_b.py"],
         ["-n", "2", "--ignore=test_b.py"],
     ],
     ids=["ignore", "ignore-glob", "python-functions", "audit-marks", "xdist"],
@@ -162,6 +162,24 @@ def test_a_project_without_a_claims_hook_cannot_lose_claims_quietly(tmp_path, ar
     assert result.returncode == 1, result.stdout + result.stderr
     assert snapshot(folder / "out") == before
     assert any(says in reason for reason in partial_audit(folder)["partial"]), result.stdout
+
+
+def test_the_audits_marks_are_the_projects_setting(audited):
+    """A project whose audit selects its claims with a mark of its own besides `claim`
+    (`claims_audit_marks = claim check` in its settings): `-m "claim or check"` is then the
+    audit's own selection, so a run under it that lost a claim fails; without the setting the
+    same `-m` is a selection the user asked for, a partial report and exit 0."""
+    folder, complete = audited
+    lost = ("--report-dir", "out", "-m", "claim or check", "--ignore=test_b.py")
+    asked = run_audit_pytest(folder, *lost)
+    assert asked.returncode == 0, asked.stdout + asked.stderr
+    assert "the audit lost" not in asked.stdout
+    ini = folder / "pytest.ini"
+    ini.write_text(ini.read_text() + "claims_audit_marks = claim check\n")
+    result = run_audit_pytest(folder, *lost)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "the audit lost 1 of the documents' claims" in result.stdout
+    assert snapshot(folder / "out") == complete
 
 
 def test_spec_without_a_test_is_missing_not_silent(audited, monkeypatch):
