@@ -32,8 +32,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # The claims-audit plugin: installed with this package it is loaded through its pytest11 entry
 # point under this same name (then naming it adds nothing); named here for runs without
 # plugin autoloading (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1). Beside it, what JAX says in its
-# report (claims/jax_report.py).
-pytest_plugins = ["claim_audit.report.plugin", "jax_report"]
+# report (claims/running/jax_report.py).
+pytest_plugins = ["claim_audit.report.plugin", "running.jax_report"]
 
 
 def pytest_configure(config: pytest.Config) -> None:

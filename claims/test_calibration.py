@@ -17,8 +17,11 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 import optax
-from calibration.bootstrap import claim_intervals
-from calibration.measures import (
+from claim_audit import Claims, Region, fact, figure, satisfied, second_reading, within
+from claim_audit.engine.verdict import Comparison, Effect, PerSeed
+from flax import nnx
+from readings.calibration.bootstrap import claim_intervals
+from readings.calibration.measures import (
     A_TOUCH,
     THREE_TO_FOUR,
     bad_retraining_gap,
@@ -32,10 +35,15 @@ from calibration.measures import (
     std_ratio,
     values,
 )
-from calibration.sections import S_BRAG, S_FORECAST, S_HEAD, S_KNOB, S_OOD, S_SETTLED, S_WOBBLE
-from claim_audit import Claims, Region, fact, figure, satisfied, second_reading, within
-from claim_audit.engine.verdict import Comparison, Effect, PerSeed
-from flax import nnx
+from readings.calibration.sections import (
+    S_BRAG,
+    S_FORECAST,
+    S_HEAD,
+    S_KNOB,
+    S_OOD,
+    S_SETTLED,
+    S_WOBBLE,
+)
 
 from uncertainty_claims import data, metrics
 from uncertainty_claims.calibration.evaluation import (

@@ -27,7 +27,7 @@ import pytest
 from claim_audit import FAITHFUL, Claims, Orders, Region, fact, satisfied, second_reading
 from claim_audit.engine.verdict import Comparison, Effect, Judgement, SecondReading
 from flax import nnx
-from uncertainty.measures import (
+from readings.uncertainty.measures import (
     METHODS,
     REGIONS,
     aleatoric_fit,
@@ -42,7 +42,7 @@ from uncertainty.measures import (
     total_ratio,
     true_model_nll,
 )
-from uncertainty_rules import over_root_keys, typical
+from readings.uncertainty_rules import over_root_keys, typical
 
 from uncertainty_claims import metrics
 from uncertainty_claims.accelerator import host_placement

@@ -28,9 +28,10 @@ if "$work/venv/bin/python" -c "import jax" 2>/dev/null; then
     echo "engine_alone: jax is installed beside the engine" >&2
     exit 1
 fi
-# The engine's own tests (its API page against its code), outside this repository's settings.
-"$work/venv/bin/python" -m pytest -p no:cacheprovider -c /dev/null --rootdir "$repo/engine" \
-    --confcutdir "$repo/engine" -q "$repo/engine/tests"
+# The engine's own tests, under the engine's own settings (engine/pyproject.toml), none of this
+# repository's (its conftest.py, its pyproject.toml) loaded.
+"$work/venv/bin/python" -m pytest -p no:cacheprovider -c "$repo/engine/pyproject.toml" \
+    --rootdir "$repo/engine" --confcutdir "$repo/engine" -q -n auto "$repo/engine/tests"
 mkdir "$work/project"
 "$work/venv/bin/python" "$repo/scripts/guide_files.py" "$repo/docs/ADDING_A_DOCUMENT.md" "$work/project"
 cd "$work/project"

@@ -100,9 +100,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     **{
         (path, calibration.CLAIMS["cal-09e"].published): reason
         for path, reason in (
-            ("claims/calibration/figures.py", "a label's height on a reliability plot"),
+            ("claims/readings/calibration/figures.py", "a label's height on a reliability plot"),
             ("tests/test_figures.py", "a toy interval's upper offset"),
-            ("tests/test_report_diff.py", "a toy tolerance"),
+            ("engine/tests/test_diff.py", "a toy tolerance"),
             ("tests/test_sweep_subsets.py", "the sd of toy ECEs"),
         )
     },
@@ -110,9 +110,9 @@ ALLOWED: dict[tuple[str, str], str] = {
         (path, calibration.CLAIMS["cal-11e"].published): reason
         for path, reason in (
             ("claims/properties/test_figure_rule.py", "printing's half unit"),
-            ("tests/test_faults_report.py", "a sleep in seconds"),
-            ("tests/test_report.py", "a toy tolerance"),
-            ("tests/test_report_diff.py", "a toy figure's move"),
+            ("engine/tests/test_audit_faults.py", "a sleep in seconds"),
+            ("engine/tests/test_plugin.py", "a toy tolerance"),
+            ("engine/tests/test_diff.py", "a toy figure's move"),
         )
     },
 }

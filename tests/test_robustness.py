@@ -1,4 +1,4 @@
-"""Robustness beside the audit (claims/suite.py and the documents' claims packages): its statistics read the claims' own definitions.
+"""Robustness beside the audit (claims/readings/suite.py and the documents' claims packages): its statistics read the claims' own definitions.
 
 Not claims: these tests check that the intervals, the sensitivity variants and the sweep
 are computed from the same figures and definitions as the faithful claims. The sweep tests
@@ -17,14 +17,14 @@ import numpy as np
 import pytest
 import test_calibration
 import test_uncertainty
-from calibration import bootstrap, sensitivity
-from calibration.measures import figure
 from claim_audit.engine import sweep
 from claim_audit.engine.sweep import MAX_SUBSETS, across_runs, across_seeds
 from claim_audit.engine.verdict import Comparison, Effect, Region
 from claim_audit.render import drawing, markdown, table
 from fault_tools import REPO_ROOT, claim_body
-from suite import robustness_section
+from readings.calibration import bootstrap, sensitivity
+from readings.calibration.measures import figure
+from readings.suite import robustness_section
 
 from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
 

@@ -14,10 +14,10 @@ import math
 
 import numpy as np
 import pytest
-from calibration.measures import mean_gap
 from claim_audit.engine import sweep
 from claim_audit.engine.sweep import MAX_SUBSETS, across_seeds, seed_subsets
 from claim_audit.engine.verdict import Comparison, Effect, Region
+from readings.calibration.measures import mean_gap
 
 pytestmark = pytest.mark.robustness
 

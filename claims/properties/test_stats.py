@@ -3,13 +3,13 @@ it resamples, and intervals of known truths."""
 
 import numpy as np
 import pytest
-from calibration.bootstrap import bin_index
 from claim_audit import stats
 from claim_audit.engine.sweep import parse_seeds
 from claim_audit.engine.verdict import Region, safe_ratio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from readings.calibration.bootstrap import bin_index
 
 from uncertainty_claims import metrics
 from uncertainty_claims.metrics import resampled

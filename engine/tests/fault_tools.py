@@ -1,4 +1,4 @@
-"""Helpers of the fault tests (tests/test_faults_*.py and others): child processes and read-only folders.
+"""Helpers of the tests that run child processes (engine/tests/, tests/): child processes and read-only folders.
 
 Every child gets a timeout; `subprocess.run` kills it when the timeout expires, and `Popen`
 users below kill theirs in a `finally`, so no test leaves a process behind.
@@ -18,7 +18,7 @@ from types import ModuleType
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 # How long a child process (a pytest run, a script) may take before it is taken as hung. Not a
 # speed bound: idle, each child takes seconds, but under `make test` it shares a 2-core runner
 # with workers that train, and a child of three pytest processes has been seen to take over

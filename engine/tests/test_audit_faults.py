@@ -45,11 +45,13 @@ from fault_tools import (
     write_test_folder,
 )
 
-from uncertainty_claims.data import DataError
-
 pytestmark = pytest.mark.fault
 
 NAN, INF = math.nan, math.inf
+
+
+class DataError(Exception):
+    """A project's own error, as an experiment raises it while the report is built."""
 GAPS = np.array([-0.1, NAN, -0.2])
 
 
@@ -266,7 +268,7 @@ FINDINGS_MODULE = """
 
 def test_known_finding_that_errors_fails_the_run(tmp_path):
     """A recorded finding whose test crashes or measures NaN is an ERROR that fails the run,
-    each error printed once under the table (test_report.py shows that a run whose finding
+    each error printed once under the table (test_plugin.py shows that a run whose finding
     reproduces still exits 0). Bug fixed: pytest counted the exception as the expected
     failure, so the table said ERROR but the run exited 0 (engine/claim_audit/report/plugin.py
     `AuditCollector.pytest_sessionfinish`, `pytest_terminal_summary`)."""

@@ -131,7 +131,7 @@ def test_racing_processes_compute_once(tmp_path):
 
 
 def test_racing_threads_compute_once(tmp_path):
-    """Three threads of one process racing for one entry (claims/ahead.py computes a
+    """Three threads of one process racing for one entry (claims/running/ahead.py computes a
     document's experiments in threads while its tests ask for them): computed once."""
     compute, calls = compute_counter()
 

@@ -15,7 +15,7 @@ import pytest
 from claim_audit.report import diff
 from fault_tools import TIMEOUT_S
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def claim(claim_id: str, verdict: str = "holds", **fields) -> dict:
@@ -660,7 +660,7 @@ def test_a_several_fold_move_is_seen_whatever_the_old_spread(tmp_path):
     the same verdict: listed as moved, with its fold, exit 3, though the old run's three
     orders spread so wide that the gap of two draws exceeds the move. A move inside the
     range of either run's orders is not several-fold. Bug fixed: "Figures: none moved beyond
-    its tolerance." and exit 0 (issue 50)."""
+    its tolerance." and exit 0."""
     old = with_claims(threshold_claim([0.08566, 0.03, 0.3], 0))
     new = with_claims(threshold_claim([0.01343, 0.0131, 0.0138], 3))
     changes = diff.compare(old, new)
@@ -687,7 +687,7 @@ def test_a_several_fold_move_is_seen_whatever_the_old_spread(tmp_path):
 def test_an_effect_its_old_orders_agreed_on_is_listed_for_any_move(tmp_path):
     """engine/README.md: an effect has no printed digits, so its tolerance is the old orders'
     spread alone; where every old order computed it alike, a move of 1e-4 is listed and the
-    diff exits 3 (found by the trial on scikit-learn's calibration curves, issue 50)."""
+    diff exits 3 (found by the trial on scikit-learn's calibration curves)."""
     old = with_claims(threshold_claim([0.0100] * 3, 3))
     new = with_claims(threshold_claim([0.0101] * 3, 3))
     moved = {m.figure: m for m in diff.compare(old, new).moved}
@@ -699,7 +699,7 @@ def test_an_effect_its_old_orders_agreed_on_is_listed_for_any_move(tmp_path):
 
 def test_a_changed_reading_or_region_is_a_changed_definition_not_a_moved_figure():
     """A qualitative claim whose reading, region or tolerance changed: listed with the
-    published figure, tolerance and statement changes, not as moved figures (issue 50)."""
+    published figure, tolerance and statement changes, not as moved figures."""
     values = [0.01343, 0.0131, 0.0138]
     old = threshold_claim(values, 3)
     new = threshold_claim(values, 3, reading="'small': below 0.03")
@@ -719,7 +719,7 @@ def test_a_changed_reading_or_region_is_a_changed_definition_not_a_moved_figure(
 def test_more_orders_move_the_metadata_not_the_figures(tmp_path):
     """`--orders 3` then `--orders 6`: the shared orders' figures are compared, the new
     orders', the interval ends and the count are not; one metadata line says 3 -> 6; exit 0.
-    Bug fixed: exit 3 with "figures[0].orders 3 -> 6" and a line per new order (issue 50)."""
+    Bug fixed: exit 3 with "figures[0].orders 3 -> 6" and a line per new order."""
     old = with_claims(threshold_claim([0.01343, 0.0131, 0.0138], 3), figure_claim(orders=3))
     new = with_claims(
         threshold_claim([0.01343, 0.0131, 0.0138, 0.0133, 0.0135, 0.0136], 6),
@@ -737,7 +737,7 @@ def test_more_orders_move_the_metadata_not_the_figures(tmp_path):
 
 def test_a_closed_pipe_ends_the_diff_quietly(tmp_path):
     """`python -m claim_audit diff OLD NEW | head -1`: no BrokenPipeError traceback, and the
-    exit status is still the diff's. Bug fixed: a traceback on stderr (issue 50)."""
+    exit status is still the diff's. Bug fixed: a traceback on stderr."""
     new = copy.deepcopy(AUDIT)
     new["metadata"]["versions"] = {f"package-{k}": "1.0" for k in range(20_000)}
     old_path, new_path = write(tmp_path, "a.json", AUDIT), write(tmp_path, "b.json", new)

@@ -247,7 +247,7 @@ def test_the_terminal_tables_fit_columns_and_cut_no_figure(tmp_path: Path, colum
     run as a user runs it with COLUMNS set: the claims and robustness tables fit the width,
     nothing is cut with "…", the figure shows to its digits, the sweep's label once."""
     from fault_tools import pytest_command, starter_project, user_env
-    from test_seed_section import guide_blocks
+    from test_sweep import guide_blocks
 
     folder = starter_project(tmp_path / "paper")
     printed = "import toy; print(f'{toy.fit(*toy.points()).intercept:.12f}')"

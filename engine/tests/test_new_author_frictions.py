@@ -1,4 +1,4 @@
-"""Smaller frictions a new author met (issue 50): a repository with no commit yet, large
+"""Smaller frictions a new author met: a repository with no commit yet, large
 whole figures, natural claim order, starter names, the cache counter, the guide's recipes."""
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ def run_pytest(folder: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
     folder = tmp_path_factory.mktemp("demo")
-    # A claim in error would send the audit to out/partial/ (tests/test_faults_report.py).
+    # A claim in error would send the audit to out/partial/ (test_audit_faults.py).
     return run_pytest(folder, "--report-dir", "out", "--report-errors-as-complete"), folder / "out"
 
 

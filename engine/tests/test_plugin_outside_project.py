@@ -261,7 +261,7 @@ def test_a_report_dir_outside_the_project_never_moves_the_rootdir(tmp_path):
     """`pytest --report-dir /existing/folder/outside`: pytest takes the folder for a test path
     when it looks for the rootdir (pytest-dev/pytest#1435), before the plugin can declare the
     option, so the plugin refuses it, naming the fix; `--report-dir=/outside` (one word)
-    keeps the project's rootdir and pytest.ini (issue 50)."""
+    keeps the project's rootdir and pytest.ini."""
     project, outside = tmp_path / "project", tmp_path / "outside"
     project.mkdir()
     outside.mkdir()

@@ -1,5 +1,5 @@
 """What a user of another document sees speaks the engine's words, not this project's:
-`--help`, the starter's help, the messages of a run, and audit.json's metadata (issue 50)."""
+`--help`, the starter's help, the messages of a run, and audit.json's metadata."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`--seeds` for another document: `seed_section` computes the robustness section from the
-claims' `Comparison`s, and a malformed section is one line naming the key (issue 50)."""
+claims' `Comparison`s, and a malformed section is one line naming the key."""
 
 from __future__ import annotations
 

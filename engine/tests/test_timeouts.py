@@ -1,5 +1,5 @@
 """A test past its budget is an ERROR for its claim, once; the rest of its file runs and the run
-ends with its table and report (issue 51, D5). pytest-timeout ends it: its `signal` method
+ends with its table and report. pytest-timeout ends it: its `signal` method
 inside the test (engine/claim_audit/report/timeouts.py), its `thread` method by ending the
 worker of a test blocked where no signal reaches (engine/claim_audit/report/plugin.py
 `pytest_handlecrashitem`).

@@ -1,4 +1,4 @@
-"""A ranking as a claim with margins (issue 50, item 8): `ranking` makes a `Comparison` with
+"""A ranking as a claim with margins: `ranking` makes a `Comparison` with
 one margin per rival, and the guide's example runs on the starter."""
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from claim_audit import cache
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 STAMP_NAME = "warm-audit.json"
 _ENV_PREFIXES = ("JAX_", "XLA_", "CLAIMS_", "TF_", "CUDA_", "NVIDIA_", "TPU_")
 # What decides an audit's computation: the code and fixtures it runs, and the stack pins.

@@ -1,7 +1,7 @@
 """The calibration post's figures, drawn from data (seed 0 of the post, and the per-seed AUROCs).
 
 Each `*_figure(data)` turns plain data (arrays, numbers, dicts; gathered by
-claims/calibration/document.py) into a matplotlib figure; nothing here runs or loads an
+claims/readings/calibration/document.py) into a matplotlib figure; nothing here runs or loads an
 experiment. The report saves and caches them (engine/claim_audit/render/drawing.py).
 """
 

@@ -1,7 +1,7 @@
 """The uncertainty guide's figure, drawn from data: both methods' bands on the grid.
 
 `uncertainty_band_figure(data)` turns plain data (arrays, numbers; gathered by
-claims/uncertainty/document.py) into a matplotlib figure; nothing here runs or loads an
+claims/readings/uncertainty/document.py) into a matplotlib figure; nothing here runs or loads an
 experiment. The report saves and caches it (engine/claim_audit/render/drawing.py).
 """
 

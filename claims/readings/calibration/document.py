@@ -54,7 +54,7 @@ def calibration_section() -> dict:
 
 
 def figure_data(robustness: dict | None) -> dict[str, Any]:
-    """The data of each figure (claims/calibration/figures.py says what each reads): the post's
+    """The data of each figure (claims/readings/calibration/figures.py says what each reads): the post's
     figures on its first seed, and the per-seed AUROCs with the robustness section's
     test-image intervals where it has them."""
     results = calibration_results()

@@ -30,7 +30,7 @@ from uncertainty_claims.metrics import resampled
 from uncertainty_claims.metrics.classification import PROB_FLOOR
 
 CLAIMS_SOURCE = package_digest(__package__)
-"""sha256 of this package's source (claims/calibration/), taken at import: the resamples are
+"""sha256 of this package's source (claims/readings/calibration/), taken at import: the resamples are
 computed here, so a change here is another cache entry (lib/cache.py keys lib/ alone)."""
 
 CALIBRATION = ("acc", "ece", "nll", "brier", "ece_T", "nll_T")

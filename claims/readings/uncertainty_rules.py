@@ -9,8 +9,8 @@ from typing import Any
 
 from claim_audit.engine.sweep import across_runs
 from claim_audit.engine.verdict import Comparison, Judgement, satisfied
-from uncertainty.measures import Ablation
 
+from readings.uncertainty.measures import Ablation
 from uncertainty_claims.uncertainty.experiment import UncertaintyResult
 from uncertainty_claims.uncertainty.health import uncertainty_health
 from uncertainty_claims.uncertainty.no_bootstrap import without_bootstrap_in_orders

@@ -63,7 +63,7 @@ def computes_on_accelerator() -> bool:
 
 
 def _calibration(n_orders: int | None) -> list[Task]:
-    from calibration.bootstrap import figure_samples
+    from readings.calibration.bootstrap import figure_samples
 
     from uncertainty_claims.calibration.evaluation import calibration_results
     from uncertainty_claims.calibration.experiment import load_split, order_names
@@ -130,7 +130,7 @@ def start(documents: list[str], n_orders: int | None) -> list[threading.Thread]:
     if threads:
         cache.progress_writer(
             f"[claims] beside the accelerator: {len(threads)} experiments of "
-            f"{', '.join(documents)} start side by side (claims/ahead.py)"
+            f"{', '.join(documents)} start side by side (claims/running/ahead.py)"
         )
     for thread in threads:
         thread.start()

@@ -40,7 +40,7 @@ def uncertainty_section() -> dict:
 
 
 def figure_data(robustness: dict | None) -> dict[str, Any]:
-    """The data of the band figure (claims/uncertainty/figures.py `uncertainty_band_figure`)."""
+    """The data of the band figure (claims/readings/uncertainty/figures.py `uncertainty_band_figure`)."""
     result = uncertainty_result()
     grid = np.asarray(result.grid, dtype=np.float64)
     return {

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from calibration import bootstrap, sensitivity
 from claim_audit import stats
 from claim_audit.engine.sweep import METHOD as SEED_METHOD
 from claim_audit.engine.sweep import (
@@ -25,6 +24,7 @@ from claim_audit.engine.sweep import (
 )
 from claim_audit.engine.verdict import Comparison, PerSeed
 
+from readings.calibration import bootstrap, sensitivity
 from uncertainty_claims.calibration.experiment import POST_SEEDS, PUBLISHED_SEEDS
 
 if TYPE_CHECKING:
@@ -36,8 +36,8 @@ KEYS = "root keys"  # what the uncertainty guide's seeds are
 
 def documents() -> list[Document]:
     """Both documents as the report shows them: source, section, figures."""
-    from calibration.document import DOCUMENT as calibration
-    from uncertainty.document import DOCUMENT as uncertainty
+    from readings.calibration.document import DOCUMENT as calibration
+    from readings.uncertainty.document import DOCUMENT as uncertainty
 
     return [calibration, uncertainty]
 
