@@ -117,7 +117,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     if config.stash.get(_RAN_WARM, False):
-        return "claims: the cache holds this run's results (claims/running/warm_audit.py): one process"
+        return (
+            "claims: the cache holds this run's results (claims/running/warm_audit.py): one process"
+        )
     return None
 
 

@@ -17,8 +17,6 @@ pytestmark = pytest.mark.fault
 USAGE_ERROR = pytest.ExitCode.USAGE_ERROR  # 4
 
 
-
-
 def test_unknown_option_is_a_usage_error():
     """`pytest claims --no-such-option`: a usage error, exit 4 naming the option; nothing is
     collected or trained."""
@@ -56,5 +54,3 @@ def test_too_few_sweep_seeds_is_the_documents_usage_error():
     result = run_pytest(REPO_ROOT, "claims", "--seeds", "0,1", "-k", "nothing")
     assert result.returncode == USAGE_ERROR, result.stdout + result.stderr
     assert "needs at least 3 seeds" in result.stderr
-
-

@@ -120,5 +120,3 @@ def test_jax_settings_from_the_environment_never_become_the_complete_report(tmp_
         timeout=TIMEOUT_S,
     )
     assert "jax_environment.jax_enable_x64: (absent) -> true" in diff.stdout, diff.stdout
-
-

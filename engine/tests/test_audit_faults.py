@@ -52,6 +52,8 @@ NAN, INF = math.nan, math.inf
 
 class DataError(Exception):
     """A project's own error, as an experiment raises it while the report is built."""
+
+
 GAPS = np.array([-0.1, NAN, -0.2])
 
 

@@ -148,16 +148,6 @@ def test_a_claim_whose_test_fails_after_its_verdict_is_an_error(tmp_path, worker
     assert written["partial"] == ["3 claims in error: c-assert, c-skipped, c-teardown"]
 
 
-
-
-
-
-
-
-
-
-
-
 def test_a_report_that_cannot_load_keeps_the_table_and_the_report(audited):
     """MPLBACKEND naming no backend, so the report's code cannot be imported after every claim
     ran: the claims table, one line "report not written: cannot load the report's code",

@@ -23,8 +23,6 @@ pytestmark = pytest.mark.fault
 USAGE_ERROR = pytest.ExitCode.USAGE_ERROR  # 4
 
 
-
-
 def test_report_dir_without_a_folder_is_a_usage_error(tmp_path):
     """`--report-dir` given last, without its folder: a usage error, exit 4, "expected one
     argument"."""
@@ -33,10 +31,6 @@ def test_report_dir_without_a_folder_is_a_usage_error(tmp_path):
     assert result.returncode == USAGE_ERROR
     assert "--report-dir: expected one argument" in result.stderr
     assert not (folder / "report").exists()
-
-
-
-
 
 
 def run_new(*args: str) -> subprocess.CompletedProcess:
