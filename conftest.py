@@ -17,7 +17,7 @@ import pytest
 from hypothesis import settings
 
 if TYPE_CHECKING:
-    from claim_audit.engine.claim import Orders
+    from claim_audit import Orders
 
     from uncertainty_claims.calibration.evaluation import CalibrationResults
     from uncertainty_claims.uncertainty.experiment import UncertaintyResult
@@ -46,8 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
     claims-audit plugin itself leaves JAX alone. On a machine with an accelerator, one
     process of the run holds it (and starts opening it while the tests are collected) and
     the others compute on the host's CPU (lib/accelerator.py)."""
-    from claim_audit import cache
-    from claim_audit.report.plugin import budget_s
+    from claim_audit import budget_s, cache
 
     from uncertainty_claims import cpu_child
     from uncertainty_claims.accelerator import (
@@ -181,7 +180,7 @@ def calibration(order_count: int | None) -> Orders[CalibrationResults]:
     """Both calibration nets on seeds 0, 1, 2, trained per recipe in every valid float order
     (or loaded from the cache; at least --orders of them); the faithful order first. A claim
     they leave undecided is judged again over EXTRA_TWIN_BATCHES more batches of twins."""
-    from claim_audit.engine.claim import Orders
+    from claim_audit import Orders
 
     from uncertainty_claims.calibration.evaluation import calibration_orders
     from uncertainty_claims.calibration.experiment import TWIN_BATCH
@@ -200,7 +199,7 @@ def calibration(order_count: int | None) -> Orders[CalibrationResults]:
 def uncertainty(order_count: int | None) -> Orders[UncertaintyResult]:
     """The uncertainty guide's recipe from root key 0 in every valid float order (or loaded
     from the cache; at least --orders of them); the faithful order first."""
-    from claim_audit.engine.claim import Orders
+    from claim_audit import Orders
 
     from uncertainty_claims.uncertainty.results import uncertainty_orders
 

@@ -160,7 +160,7 @@ def bootstrap_ablations(uncertainty):
     """unc-12b's ablation in every order of the `uncertainty` fixture: that order's ensemble
     (with its bootstrap, the recipe) beside the same ensemble in the same kind of order with
     every member trained on every row (lib/uncertainty/no_bootstrap.py)."""
-    from claim_audit.engine.claim import Orders
+    from claim_audit import Orders
     from readings.uncertainty_rules import bootstrap_ablations
 
     return Orders(bootstrap_ablations(uncertainty))

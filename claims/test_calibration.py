@@ -17,8 +17,18 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 import optax
-from claim_audit import Claims, Region, fact, figure, satisfied, second_reading, within
-from claim_audit.engine.verdict import Comparison, Effect, PerSeed
+from claim_audit import (
+    Claims,
+    Comparison,
+    Effect,
+    PerSeed,
+    Region,
+    fact,
+    figure,
+    satisfied,
+    second_reading,
+    within,
+)
 from flax import nnx
 from readings.calibration.bootstrap import claim_intervals
 from readings.calibration.measures import (

@@ -24,8 +24,19 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
-from claim_audit import FAITHFUL, Claims, Orders, Region, fact, satisfied, second_reading
-from claim_audit.engine.verdict import Comparison, Effect, Judgement, SecondReading
+from claim_audit import (
+    FAITHFUL,
+    Claims,
+    Comparison,
+    Effect,
+    Judgement,
+    Orders,
+    Region,
+    SecondReading,
+    fact,
+    satisfied,
+    second_reading,
+)
 from flax import nnx
 from readings.uncertainty.measures import (
     METHODS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from claim_audit.engine.verdict import Judgement, Region, Threshold
+from claim_audit import Judgement, Region, Threshold
 
 from uncertainty_claims.health import HealthCheck
 

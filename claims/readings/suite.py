@@ -13,22 +13,23 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from claim_audit import stats
-from claim_audit.engine.sweep import METHOD as SEED_METHOD
-from claim_audit.engine.sweep import (
+from claim_audit import (
+    SEED_METHOD,
+    Comparison,
+    PerSeed,
     Robustness,
     across_runs,
     across_seeds,
     labels_text,
+    stats,
     subsets_counted,
 )
-from claim_audit.engine.verdict import Comparison, PerSeed
 
 from readings.calibration import bootstrap, sensitivity
 from uncertainty_claims.calibration.experiment import POST_SEEDS, PUBLISHED_SEEDS
 
 if TYPE_CHECKING:
-    from claim_audit.render.documents import Document
+    from claim_audit import Document
 
 PUBLISHED_KEY = 0  # the uncertainty guide's root key
 KEYS = "root keys"  # what the uncertainty guide's seeds are

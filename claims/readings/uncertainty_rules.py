@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from claim_audit.engine.sweep import across_runs
-from claim_audit.engine.verdict import Comparison, Judgement, satisfied
+from claim_audit import Comparison, Judgement, across_runs, satisfied
 
 from readings.uncertainty.measures import Ablation
 from uncertainty_claims.uncertainty.experiment import UncertaintyResult

@@ -162,6 +162,7 @@ ENGINE_FILES = sorted(
     and path.suffix in (".py", ".md", ".toml", ".tmpl")
     and not {"build", "__pycache__"} & set(path.parts)
     and path.relative_to(ENGINE.parent).parts[0] != "tests"  # its tests name what they refuse
+    and not any(part.startswith(".") for part in path.relative_to(ENGINE.parent).parts)
     and not any(part.endswith(".egg-info") for part in path.parts)
 )
 

@@ -13,9 +13,7 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-from claim_audit import stats
-from claim_audit.cache import package_digest
-from claim_audit.engine.verdict import Comparison, PerSeed
+from claim_audit import Comparison, PerSeed, cache, stats
 
 from uncertainty_claims import metrics
 from uncertainty_claims.cache import cached
@@ -29,7 +27,7 @@ from uncertainty_claims.calibration.training import TrainConfig
 from uncertainty_claims.metrics import resampled
 from uncertainty_claims.metrics.classification import PROB_FLOOR
 
-CLAIMS_SOURCE = package_digest(__package__)
+CLAIMS_SOURCE = cache.package_digest(__package__)
 """sha256 of this package's source (claims/readings/calibration/), taken at import: the resamples are
 computed here, so a change here is another cache entry (lib/cache.py keys lib/ alone)."""
 

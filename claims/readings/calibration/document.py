@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from claim_audit.render.documents import Document, FigureSpec, Source
+from claim_audit import Document, FigureSpec, Source
 
 from uncertainty_claims import metrics
 from uncertainty_claims.calibration.evaluation import (

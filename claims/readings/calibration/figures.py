@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from claim_audit.render.drawing import new_figure
+from claim_audit import new_figure
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from claim_audit.engine.verdict import Comparison, Effect, PerSeed, Region, safe_ratio
+from claim_audit import Comparison, Effect, PerSeed, Region, safe_ratio
 
 from uncertainty_claims.calibration.evaluation import aggregate
 

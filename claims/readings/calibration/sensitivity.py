@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from claim_audit.engine.verdict import Comparison, PerSeed
+from claim_audit import Comparison, PerSeed
 
 from uncertainty_claims import metrics
 from uncertainty_claims.calibration.evaluation import CalibrationResults

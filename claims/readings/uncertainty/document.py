@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from claim_audit.render.documents import Document, FigureSpec, Source
+from claim_audit import Document, FigureSpec, Source
 
 from uncertainty_claims.uncertainty.data import LEFT_CLUSTER, RIGHT_CLUSTER, true_function
 from uncertainty_claims.uncertainty.experiment import printed_trace, region_summary

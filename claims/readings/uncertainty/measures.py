@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from claim_audit.engine.share import agree
+from claim_audit import agree
 
 from uncertainty_claims import metrics
 from uncertainty_claims.uncertainty.data import true_function
