@@ -173,9 +173,8 @@ def test_a_sweep_counts_each_effect_and_the_claim_once():
     """Two effects: each effect's count of seeds in its region, and the claim's count (a seed
     counts when both hold) on one row of its own; a seed marked only where its effect is out."""
     comparison = Comparison(
-        "two",
         (Effect("a", lambda r: r["a"], Region(0.0)), Effect("b", lambda r: r["b"], Region(0.0))),
-    )
+    ).for_claim("two")
     runs = [{"a": 1.0, "b": 1.0}, {"a": -1.0, "b": 1.0}, {"a": 1.0, "b": -1.0}]
     judged = across_runs(comparison, runs, (0, 1, 2)).to_json()
     assert judged["effect_holding"] == [2, 2] and judged["holding"] == 1

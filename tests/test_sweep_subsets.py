@@ -23,7 +23,7 @@ pytestmark = pytest.mark.robustness
 
 # "Yat's ECE is higher than ReLU's", on per-seed figures of n synthetic seeds.
 GAP = Comparison(
-    "gap", (Effect("ECE, Yat - ReLU", mean_gap(("yat", "ece"), ("relu", "ece")), Region(0.0)),)
+    (Effect("ECE, Yat - ReLU", mean_gap(("yat", "ece"), ("relu", "ece")), Region(0.0)),)
 )
 
 

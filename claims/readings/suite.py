@@ -71,19 +71,19 @@ def _calibration(
             across_seeds(comparison, results.per_seed, PUBLISHED_SEEDS, size=POST_SEEDS),
             bootstrap.claim_intervals(comparison) if _resampled(comparison) else None,
         )
-        claims[comparison.claim_id] = {"document": "calibration", "published": published}
+        claims[comparison.claim()] = {"document": "calibration", "published": published}
     on_sweep: PerSeed | None = None
     if sweep:
         on_sweep = sensitivity.with_binnings(bootstrap.calibration_on(sweep))
         for comparison in comparisons:
-            claims[comparison.claim_id]["sweep"] = across_seeds(
+            claims[comparison.claim()]["sweep"] = across_seeds(
                 comparison, on_sweep, sweep, size=POST_SEEDS
             ).to_json()
     published_binnings = sensitivity.with_binnings(results)
     rows = []
     for variant in sensitivity.variants():
         row = {
-            "claim_id": variant.comparison.claim_id,
+            "claim_id": variant.comparison.claim(),
             "variant": variant.label,
             "effect": variant.comparison.effects[0].name,
             "region": str(variant.comparison.effects[0].region),
@@ -112,14 +112,14 @@ def _uncertainty(sweep: tuple[int, ...] | None, comparisons: Sequence[Comparison
     runs = [uncertainty_result(key, implementation="scan") for key in sweep] if sweep else []
     claims = {}
     for comparison in comparisons:
-        claims[comparison.claim_id] = {
+        claims[comparison.claim()] = {
             "document": "uncertainty",
             "published": _published(
                 comparison, across_runs(comparison, [faithful], (PUBLISHED_KEY,), unit=KEYS)
             ),
         }
         if sweep:
-            claims[comparison.claim_id]["sweep"] = across_runs(
+            claims[comparison.claim()]["sweep"] = across_runs(
                 comparison, runs, sweep, unit=KEYS
             ).to_json()
     return claims

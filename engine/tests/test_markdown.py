@@ -79,12 +79,11 @@ def records() -> tuple[list, dict[str, bool]]:
 
 def robustness() -> dict:
     two = Comparison(
-        "t-two",
         (
             Effect("gap", lambda run: run["gap"], Region(0.0)),
             Effect("level", lambda run: run["level"], Region(1.0, 2.0)),
         ),
-    )
+    ).for_claim("t-two")
     rng = np.random.default_rng(1)
     runs = {
         seed: {"gap": float(rng.normal(0.5, 0.5)), "level": float(rng.normal(1.5, 0.4))}

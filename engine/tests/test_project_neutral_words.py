@@ -88,7 +88,7 @@ def test_the_robustness_figure_speaks_the_engines_words():
     from claim_audit.render.drawing import ROBUSTNESS, robustness_figure
 
     assert "test-image" not in ROBUSTNESS.caption
-    comparison = Comparison("x-1", (Effect("ratio", lambda s: s["a"], Region(1.0)),))
+    comparison = Comparison((Effect("ratio", lambda s: s["a"], Region(1.0)),)).for_claim("x-1")
     section = seed_section(
         [comparison], lambda seed: {"a": 1.5 + seed}, published=[42], sweep=[0, 1, 2, 3]
     )

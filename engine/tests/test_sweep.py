@@ -1,5 +1,5 @@
 """`--seeds` for another document: `seed_section` computes the robustness section from the
-claims' `Comparison`s, and a malformed section is one line naming the key."""
+claims' `Comparison`s, each given its id by its claim, and a malformed section is one line naming the key."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from claim_audit import Comparison, Effect, Region, seed_section
+from claim_audit import Claims, Comparison, Effect, Region, seed_section
 from claim_audit.render import markdown, table
 from claim_audit.report import audit
 from fault_tools import REPO_ROOT, run_starter, starter_project
@@ -97,8 +97,7 @@ def test_a_malformed_section_is_one_line_naming_the_key(tmp_path):
 
 
 def _comparison(claim_id: str = "c-1") -> Comparison:
-    gap = Effect("a - b", lambda figures: figures["a"] - figures["b"], Region(0.0), unit="gap")
-    return Comparison(claim_id, (gap,))
+    return _comparison_of_no_claim().for_claim(claim_id)
 
 
 def test_seed_section_judges_runs_and_subsets():
@@ -112,7 +111,7 @@ def test_seed_section_judges_runs_and_subsets():
     def mean_gap(per_seed) -> float:
         return sum(f["x"] for f in per_seed["a"]) - sum(f["x"] for f in per_seed["b"])
 
-    means = Comparison("c-2", (Effect("gap", mean_gap, Region(0.0)),))
+    means = Comparison((Effect("gap", mean_gap, Region(0.0)),)).for_claim("c-2")
     subsets = seed_section(
         [means], lambda s: {"a": {"x": s}, "b": {"x": 1}}, published=[0, 1], sweep=[0, 1, 2], size=2
     )
@@ -151,3 +150,41 @@ def test_a_full_section_passes_unchanged():
     assert textwrap.shorten(markdown.methods_text(section["methods"]), 40).startswith(
         "Intervals are 95%: the project's"
     )
+
+
+def test_a_comparison_takes_its_id_from_its_claim():
+    """A claim given a Comparison (`rule=`) gives it its id, once: `Claims.rules()` lists the
+    rules with their claims' ids in definition order; a rule given to a second claim, or a rule
+    that is no Comparison, is refused where the claim is defined."""
+    claims = Claims("toy")
+    first, second = _comparison_of_no_claim(), _comparison_of_no_claim()
+    claims("t-1", "S", "claim t-1", published="a", rule=first)(lambda: None)
+    claims("t-2", "S", "claim t-2", published="b", rule=second)(lambda: None)
+    claims("t-3", "S", "claim t-3", published="c")(lambda: None)
+    rules = claims.rules()
+    assert list(rules) == ["t-1", "t-2"]
+    assert [rule.claim() for rule in rules.values()] == ["t-1", "t-2"]
+    assert rules["t-1"].effects == first.effects and first.claim_id is None
+    with pytest.raises(ValueError, match="claim t-4: its rule is claim t-1's already"):
+        claims("t-4", "S", "claim t-4", published="d", rule=first)(lambda: None)
+    with pytest.raises(ValueError, match="claim t-5: rule must be the Comparison its body judges"):
+        claims("t-5", "S", "claim t-5", published="e", rule="t-1")(lambda: None)
+
+
+def test_a_comparison_of_no_claim_is_refused_before_anything_is_computed():
+    """seed_section given a Comparison that no claim was given: a ValueError naming its
+    effects and how to give it its claim, before any seed's subject is computed."""
+    computed = []
+
+    def subject(seed: int) -> dict:
+        computed.append(seed)
+        return {"a": seed, "b": 1}
+
+    with pytest.raises(ValueError, match=r"the comparison of 'a - b' is no claim's rule: give it to its claim \(rule=\.\.\.\)"):  # fmt: skip
+        seed_section([_comparison_of_no_claim()], subject, published=[0], sweep=[0, 1])
+    assert computed == []
+
+
+def _comparison_of_no_claim() -> Comparison:
+    gap = Effect("a - b", lambda figures: figures["a"] - figures["b"], Region(0.0), unit="gap")
+    return Comparison((gap,))

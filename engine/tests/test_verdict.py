@@ -19,7 +19,7 @@ def score(subject: dict[str, float], name: str) -> float:
 
 
 def test_a_ranking_is_judged_on_its_margins():
-    rank = ranking("r-1", "lr", ["svc", "nb"], score)
+    rank = ranking("lr", ["svc", "nb"], score)
     judged = rank.judge(SCORES)
     assert judged.holds
     margins = {t.name: t.value for t in judged.thresholds}
@@ -31,15 +31,15 @@ def test_a_ranking_is_judged_on_its_margins():
 
 
 def test_higher_is_better_flips_the_margins_region():
-    rank = ranking("r-2", "nb", ["lr", "svc"], score, lower_is_better=False)
+    rank = ranking("nb", ["lr", "svc"], score, lower_is_better=False)
     assert rank.judge(SCORES).holds
     assert {t.region for t in rank.judge(SCORES).thresholds} == {Region(low=0, closed=False)}
 
 
 @pytest.mark.parametrize("rivals", [[], ["svc", "svc"], ["lr", "svc"]])
 def test_a_ranking_without_distinct_rivals_is_refused(rivals):
-    with pytest.raises(ValueError, match="r-3: a ranking needs one or more distinct rivals"):
-        ranking("r-3", "lr", rivals, score)
+    with pytest.raises(ValueError, match="a ranking needs one or more distinct rivals"):
+        ranking("lr", rivals, score)
 
 
 def guide_ranking() -> str:

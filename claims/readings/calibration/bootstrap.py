@@ -156,7 +156,7 @@ class FigureSamples:
         unknown = {n for e in comparison.effects for n in e.inputs} - set(RESAMPLED)
         if unknown or not all(e.inputs for e in comparison.effects):
             raise ValueError(
-                f"{comparison.claim_id} reads figures that are not resampled: {sorted(unknown)}"
+                f"the effects {[e.name for e in comparison.effects]} read figures that are not resampled: {sorted(unknown)}"
             )
         return np.array([comparison.values(self.resample(per_seed, r)) for r in range(self.b)]).T
 

@@ -87,11 +87,10 @@ def bad_retraining_gap(per_seed: PerSeed) -> float:
     return yat[bad] - relu[bad]
 
 
-def ece_ratio(claim_id: str, name: str, label: str) -> Comparison:
+def ece_ratio(name: str, label: str) -> Comparison:
     """A "Yat ECE is three to four times the ReLU ECE" comparison on the figure `name`
     (the claims and their sensitivity variants under other binnings)."""
     return Comparison(
-        claim_id,
         effects=(
             Effect(
                 f"{label}, Yat / ReLU",
@@ -109,7 +108,6 @@ def ood_gap(score: str, label: str) -> Comparison:
     """cal-11c on a ReLU score channel: it beats the Yat field by less than A_TOUCH AUROC
     (the claim, and its variants with other ReLU scores)."""
     return Comparison(
-        "cal-11c",
         effects=(
             Effect(
                 f"AUROC {label} - kmax",
