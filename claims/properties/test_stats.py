@@ -9,7 +9,6 @@ from claim_audit.engine.verdict import Region, safe_ratio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from readings.calibration.bootstrap import bin_index
 
 from uncertainty_claims import metrics
 from uncertainty_claims.metrics import resampled
@@ -48,7 +47,7 @@ def test_binned_gap_of_a_resample_is_the_ece_of_the_resampled_images(n, n_bins, 
     confidence = probs.max(axis=1)
     correct = (probs.argmax(axis=1) == labels).astype(np.float64)
     got = resampled.binned_gap(
-        confidence, correct, bin_index(confidence, n_bins), counts_of(drawn, n)
+        confidence, correct, metrics.bin_index(confidence, n_bins=n_bins), counts_of(drawn, n)
     )
     expected = metrics.ece(probs[drawn], labels[drawn], n_bins=n_bins)
     assert got[0] == pytest.approx(expected, rel=1e-12, abs=1e-15)

@@ -51,12 +51,6 @@ def calibration_on(seeds: tuple[int, ...]) -> CalibrationResults:
     return calibration_results(seeds, order="scan_vmap")
 
 
-def bin_index(confidence: np.ndarray, n_bins: int = metrics.N_BINS) -> np.ndarray:
-    """Equal-width bin of each confidence, by the rule of `metrics.reliability_bins`."""
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    return np.clip(np.digitize(confidence, edges[1:-1]), 0, n_bins - 1)
-
-
 def _calibration_terms(logits: np.ndarray, labels: np.ndarray) -> dict[str, np.ndarray]:
     """Per-image terms whose (binned) means are accuracy, ECE, NLL and Brier score."""
     probs = metrics.softmax(logits)
@@ -65,7 +59,7 @@ def _calibration_terms(logits: np.ndarray, labels: np.ndarray) -> dict[str, np.n
     return {
         "confidence": confidence,
         "correct": (probs.argmax(axis=1) == labels).astype(np.float64),
-        "bin": bin_index(confidence),
+        "bin": metrics.bin_index(confidence),
         "nll": -np.log(np.clip(probs[rows, labels], PROB_FLOOR, 1.0)),
         "brier": np.sum((probs - np.eye(probs.shape[1])[labels]) ** 2, axis=1),
     }
