@@ -34,7 +34,7 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-engine-alone:  ## the engine alone (no JAX) in a fresh venv runs docs/ADDING_A_DOCUMENT.md's example
+engine-alone:  ## the engine alone (no JAX) in a fresh venv: its tests (engine/tests), docs/ADDING_A_DOCUMENT.md's example, the starter
 	PYTHON=$(PYTHON) bash scripts/engine_alone.sh
 
 setup: $(VENV)/.installed data

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import settings
 
 if TYPE_CHECKING:
-    from claim_audit.engine.claim import Orders
+    from claim_audit import Orders
 
     from uncertainty_claims.calibration.evaluation import CalibrationResults
     from uncertainty_claims.uncertainty.experiment import UncertaintyResult
@@ -32,8 +32,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # The claims-audit plugin: installed with this package it is loaded through its pytest11 entry
 # point under this same name (then naming it adds nothing); named here for runs without
 # plugin autoloading (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1). Beside it, what JAX says in its
-# report (claims/jax_report.py).
-pytest_plugins = ["claim_audit.report.plugin", "jax_report"]
+# report (claims/running/jax_report.py).
+pytest_plugins = ["claim_audit.report.plugin", "running.jax_report"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -46,8 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
     claims-audit plugin itself leaves JAX alone. On a machine with an accelerator, one
     process of the run holds it (and starts opening it while the tests are collected) and
     the others compute on the host's CPU (uncertainty_claims.placement)."""
-    from claim_audit import cache
-    from claim_audit.report.plugin import budget_s
+    from claim_audit import budget_s, cache
 
     from uncertainty_claims.cache import keep_results_in
     from uncertainty_claims.numerics import request_deterministic_gpu_ops
@@ -168,7 +167,7 @@ def calibration(order_count: int | None) -> Orders[CalibrationResults]:
     """Both calibration nets on seeds 0, 1, 2, trained per recipe in every valid float order
     (or loaded from the cache; at least --orders of them); the faithful order first. A claim
     they leave undecided is judged again over EXTRA_TWIN_BATCHES more batches of twins."""
-    from claim_audit.engine.claim import Orders
+    from claim_audit import Orders
 
     from uncertainty_claims.calibration.evaluation import calibration_orders
     from uncertainty_claims.calibration.experiment import TWIN_BATCH
@@ -187,7 +186,7 @@ def calibration(order_count: int | None) -> Orders[CalibrationResults]:
 def uncertainty(order_count: int | None) -> Orders[UncertaintyResult]:
     """The uncertainty guide's recipe from root key 0 in every valid float order (or loaded
     from the cache; at least --orders of them); the faithful order first."""
-    from claim_audit.engine.claim import Orders
+    from claim_audit import Orders
 
     from uncertainty_claims.uncertainty.results import uncertainty_orders
 

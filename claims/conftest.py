@@ -1,7 +1,7 @@
 """The audit's own hooks, beside the root conftest.py's settings and experiment fixtures:
 the documents, claims, data and robustness section this suite's report is made of
 (engine/claim_audit/report/hooks.py), the --seeds rule of its documents, and the warm audit (one process
-over a cache the last identical audit filled, claims/warm_audit.py).
+over a cache the last identical audit filled, claims/running/warm_audit.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """An audit's fingerprint for the warm audit, taken as `-n auto` sees the run (before the
     JAX settings reach the environment); and the --seeds rule of the calibration post."""
     if _is_audit(config) and not hasattr(config, "workerinput") and _STARTED_AS not in config.stash:
-        from warm_audit import fingerprint
+        from running.warm_audit import fingerprint
 
         config.stash[_STARTED_AS] = fingerprint(_selection(config))
     seeds = config.getoption("--seeds")
@@ -36,7 +36,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_claims_audit_documents() -> list:
     """This suite's documents in the report: their sections and figures (engine/claim_audit/report/hooks.py)."""
-    from suite import documents
+    from readings.suite import documents
 
     return documents()
 
@@ -65,7 +65,7 @@ def pytest_claims_audit_robustness(
 ) -> dict | None:
     """The robustness section: intervals, other binnings and, with --seeds, other seeds, of
     the comparative claims defined in claims/ (each module's `COMPARISONS`)."""
-    from suite import robustness_section
+    from readings.suite import robustness_section
 
     comparisons: dict[str, tuple] = {}
     for module in claim_modules():
@@ -74,7 +74,7 @@ def pytest_claims_audit_robustness(
     return robustness_section(documents, sweep, comparisons)
 
 
-# --- A warm audit in one process (claims/warm_audit.py) ----------------------------------------
+# --- A warm audit in one process (claims/running/warm_audit.py) ----------------------------------------
 
 _RAN_WARM = pytest.StashKey[bool]()
 _STARTED_AS = pytest.StashKey[str]()
@@ -104,7 +104,7 @@ def _is_audit(config: pytest.Config) -> bool:
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto` for an audit over a cache that the last identical complete audit filled:
     no workers (they would only import JAX and the tests again); otherwise xdist decides."""
-    from warm_audit import fingerprint, is_warm
+    from running.warm_audit import fingerprint, is_warm
 
     if not _is_audit(config):
         return None
@@ -117,20 +117,22 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     if config.stash.get(_RAN_WARM, False):
-        return "claims: the cache holds this run's results (claims/warm_audit.py): one process"
+        return (
+            "claims: the cache holds this run's results (claims/running/warm_audit.py): one process"
+        )
     return None
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
     if items:
-        from ahead import DESELECTED
+        from running.ahead import DESELECTED
 
         items[0].config.stash.setdefault(DESELECTED, []).extend(items)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Beside one accelerator, a complete document's experiments start together (ahead.py)."""
-    from ahead import complete_documents, start, starts_ahead
+    from running.ahead import complete_documents, start, starts_ahead
 
     config = session.config
     if not config.option.collectonly and starts_ahead(config):
@@ -144,7 +146,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     if hasattr(config, "workerinput") or config.option.collectonly or not _is_audit(config):
         return
-    from warm_audit import forget_warm, record_warm
+    from running.warm_audit import forget_warm, record_warm
 
     complete = session.exitstatus == pytest.ExitCode.OK and session.testscollected > 0
     if complete and not (session.shouldstop or session.shouldfail):
@@ -158,7 +160,7 @@ def bootstrap_ablations(uncertainty):
     """unc-12b's ablation in every order of the `uncertainty` fixture: that order's ensemble
     (with its bootstrap, the recipe) beside the same ensemble in the same kind of order with
     every member trained on every row (lib/uncertainty/no_bootstrap.py)."""
-    from claim_audit.engine.claim import Orders
-    from uncertainty_rules import bootstrap_ablations
+    from claim_audit import Orders
+    from readings.uncertainty_rules import bootstrap_ablations
 
     return Orders(bootstrap_ablations(uncertainty))

@@ -17,8 +17,21 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 import optax
-from calibration.bootstrap import claim_intervals
-from calibration.measures import (
+from claim_audit import (
+    Claims,
+    Comparison,
+    Effect,
+    PerSeed,
+    Region,
+    fact,
+    figure,
+    satisfied,
+    second_reading,
+    within,
+)
+from flax import nnx
+from readings.calibration.bootstrap import claim_intervals
+from readings.calibration.measures import (
     A_TOUCH,
     THREE_TO_FOUR,
     bad_retraining_gap,
@@ -32,10 +45,15 @@ from calibration.measures import (
     std_ratio,
     values,
 )
-from calibration.sections import S_BRAG, S_FORECAST, S_HEAD, S_KNOB, S_OOD, S_SETTLED, S_WOBBLE
-from claim_audit import Claims, Region, fact, figure, satisfied, second_reading, within
-from claim_audit.engine.verdict import Comparison, Effect, PerSeed
-from flax import nnx
+from readings.calibration.sections import (
+    S_BRAG,
+    S_FORECAST,
+    S_HEAD,
+    S_KNOB,
+    S_OOD,
+    S_SETTLED,
+    S_WOBBLE,
+)
 
 from uncertainty_claims import data, metrics
 from uncertainty_claims.calibration.evaluation import (
@@ -220,7 +238,7 @@ def test_yat_ece_spread(calibration):
     return seed_spread(calibration, "yat", "ece", scale=100)
 
 
-ECE_RATIO = ece_ratio("cal-02c", "ece", "ECE")
+ECE_RATIO = ece_ratio("ece", "ECE")
 
 
 @CLAIMS(
@@ -230,6 +248,7 @@ ECE_RATIO = ece_ratio("cal-02c", "ece", "ECE")
     published=ratio_published(ECE_YAT, ECE_RELU),
     reading=f"'three to four times': the ratio of the three-seed mean ECEs lies {THREE_TO_FOUR}",
     beside=intervals_of(ECE_RATIO),
+    rule=ECE_RATIO,
 )
 def test_ece_ratio(calibration):
     return ECE_RATIO.judge(calibration.per_seed)
@@ -272,7 +291,6 @@ def test_yat_brier(calibration):
 
 
 SCORING_RULES_AGREE = Comparison(
-    "cal-03e",
     effects=(
         worse("ece", "ECE", "ECE difference (fraction)"),
         worse("nll", "NLL", "NLL difference (nats)"),
@@ -289,6 +307,7 @@ SCORING_RULES_AGREE = Comparison(
     reading="'worse on both': the Yat net's three-seed mean is above the ReLU net's for "
     "ECE, NLL and Brier",
     beside=intervals_of(SCORING_RULES_AGREE),
+    rule=SCORING_RULES_AGREE,
 )
 def test_scoring_rules_agree(calibration):
     return SCORING_RULES_AGREE.judge(calibration.per_seed)
@@ -709,7 +728,6 @@ def test_yat_temperature_range(calibration):
 
 
 TEMPERATURE_SPREADS = Comparison(
-    "cal-09d",
     effects=(
         Effect(
             "T sd, Yat / ReLU",
@@ -729,12 +747,13 @@ TEMPERATURE_SPREADS = Comparison(
     "The Yat temperature varies far more across seeds than the ReLU temperature.",
     published=f"0.29 vs 0.02 (ratio {Region(FAR_MORE)})",
     reading=f"'far more': the Yat temperature's seed sd is at least {FAR_MORE:g}x the ReLU one's",
+    rule=TEMPERATURE_SPREADS,
 )
 def test_yat_temperature_spread(calibration):
     return TEMPERATURE_SPREADS.judge(calibration.per_seed)
 
 
-MORE_CORRECTION = Comparison("cal-09g", effects=(worse("T", "temperature", "difference of T"),))
+MORE_CORRECTION = Comparison(effects=(worse("T", "temperature", "difference of T"),))
 
 
 @CLAIMS(
@@ -744,6 +763,7 @@ MORE_CORRECTION = Comparison("cal-09g", effects=(worse("T", "temperature", "diff
     published="Yat T > ReLU T",
     reading="'more correction': both temperatures are above 1 (the nets are too loud), so the "
     "larger one corrects more; the Yat net's three-seed mean T is above the ReLU net's",
+    rule=MORE_CORRECTION,
 )
 def test_yat_needs_more_correction(calibration):
     return MORE_CORRECTION.judge(calibration.per_seed)
@@ -771,7 +791,7 @@ def test_yat_ece_after_scaling(calibration):
     return seed_mean(calibration, "yat", "ece_T", scale=100)
 
 
-ECE_T_RATIO = ece_ratio("cal-10c", "ece_T", "ECE_T")
+ECE_T_RATIO = ece_ratio("ece_T", "ECE_T")
 
 
 @CLAIMS(
@@ -781,6 +801,7 @@ ECE_T_RATIO = ece_ratio("cal-10c", "ece_T", "ECE_T")
     published=ratio_published(ECE_T_YAT, ECE_T_RELU),
     reading=f"'three to four times': the ratio of the three-seed mean ECEs lies {THREE_TO_FOUR}",
     beside=intervals_of(ECE_T_RATIO),
+    rule=ECE_T_RATIO,
 )
 def test_ece_ratio_after_scaling(calibration):
     return ECE_T_RATIO.judge(calibration.per_seed)
@@ -894,6 +915,7 @@ MAXLOGIT_A_TOUCH_BETTER = ood_gap("maxlogit", "maxlogit")
     published=f"0 < gap < {A_TOUCH} ({AUROC_MAXLOGIT} - {AUROC_KMAX})",
     reading=f"'a touch better': ahead by more than 0 and less than {A_TOUCH} AUROC",
     beside=intervals_of(MAXLOGIT_A_TOUCH_BETTER),
+    rule=MAXLOGIT_A_TOUCH_BETTER,
 )
 def test_maxlogit_a_touch_better(calibration):
     return MAXLOGIT_A_TOUCH_BETTER.judge(calibration.per_seed)
@@ -911,7 +933,6 @@ def test_median_kmax_ood_seed0(calibration):
 
 
 SHALLOW_FIELD = Comparison(
-    "cal-12b",
     effects=(
         Effect(
             "kmax median OOD/test",
@@ -932,6 +953,7 @@ SHALLOW_FIELD = Comparison(
     published=f"ratio < {FAR_BELOW} ({KMAX_OOD} / {KMAX_TEST})",
     reading=f"'far below': on every seed the MNIST median field magnitude is under "
     f"{FAR_BELOW:g} of the test median",
+    rule=SHALLOW_FIELD,
 )
 def test_field_shallow_off_distribution(calibration):
     return SHALLOW_FIELD.judge(calibration.per_seed)
@@ -970,7 +992,6 @@ def test_ten_logits_sink_together(calibration):
 
 
 FIELD_BEFORE_SOFTMAX = Comparison(
-    "cal-16",
     effects=(
         Effect(
             "AUROC kmax - Yat MSP",
@@ -1005,6 +1026,7 @@ def ood_channels_per_seed(per_seed: PerSeed) -> dict[str, Any]:
     "above the Yat softmax channel's. Not seed by seed: on seed 0 the softmax channel "
     "separates slightly better, in the post's own lists too, so a per-seed reading "
     "would be refuted by the post's numbers; the per-seed gaps are recorded beside",
+    rule=FIELD_BEFORE_SOFTMAX,
 )
 def test_field_separates_softmax_smears(calibration):
     per_seed = calibration.per_seed
@@ -1039,7 +1061,6 @@ def test_softmax_auroc_per_seed(calibration):
 
 
 FIELD_STEADIER = Comparison(
-    "cal-13c",
     effects=(
         Effect(
             "AUROC sd, kmax / MSP",
@@ -1063,13 +1084,13 @@ FIELD_STEADIER = Comparison(
     reading="'varies less': the seed sd of the field's subsample AUROC is below that of "
     "the Yat softmax channel",
     beside=intervals_of(FIELD_STEADIER),
+    rule=FIELD_STEADIER,
 )
 def test_field_steadier_than_softmax(calibration):
     return FIELD_STEADIER.judge(calibration.per_seed)
 
 
 BAD_RETRAINING = Comparison(
-    "cal-14",
     effects=(
         Effect(
             "MSP AUROC Yat - ReLU",
@@ -1127,6 +1148,7 @@ AUTHORS_BASELINE = (
     "post's own softmax list (cal-13b) lies below that baseline (cal-11b) on every seed, "
     "so under that reading the sentence contradicts the post's printed figures "
     "themselves. The ReLU softmax channel's seed mean is recorded beside too",
+    rule=BAD_RETRAINING,
 )
 def test_bad_retraining_barely_better(calibration):
     per_seed = calibration.per_seed
@@ -1151,7 +1173,6 @@ def field_worst_lead(per_seed: PerSeed) -> float:
 
 
 NO_BAD_DAY = Comparison(
-    "cal-17",
     effects=(
         Effect(
             "worst-seed lead of kmax over ReLU MSP",
@@ -1176,6 +1197,7 @@ NO_BAD_DAY = Comparison(
     "never has it when on every seed its subsample AUROC leads the ReLU softmax "
     f"channel's by at least {BARELY}. Its lead over the ReLU max logit (full sets; "
     "negative, cal-11c) is recorded beside",
+    rule=NO_BAD_DAY,
 )
 def test_field_never_has_a_bad_day(calibration):
     per_seed = calibration.per_seed
@@ -1190,7 +1212,6 @@ def test_field_never_has_a_bad_day(calibration):
 # --- What the experiment settled -------------------------------------------------------------
 
 SATURATES = Comparison(
-    "cal-18",
     effects=(
         Effect(
             f"share of confidences >= {SATURATED:g}, Yat - ReLU",
@@ -1215,6 +1236,7 @@ SATURATES = Comparison(
     "net than for the ReLU net on every seed (a property of the kernel, not of one "
     "retraining). "
     "Both nets' shares per seed and the seed means' gap are recorded beside",
+    rule=SATURATES,
 )
 def test_kernel_saturates_softmax(calibration):
     per_seed = calibration.per_seed
@@ -1398,7 +1420,5 @@ def test_identical_confidence_pipeline(calibration):
     )
 
 
-COMPARISONS: tuple[Comparison, ...] = tuple(
-    value for value in list(globals().values()) if isinstance(value, Comparison)
-)
+COMPARISONS: tuple[Comparison, ...] = tuple(CLAIMS.rules().values())
 """Every comparative claim of the post, in definition order: what the sweeps re-evaluate."""

@@ -6,9 +6,9 @@ check of lib/calibration/health.py, whose threshold the audit shows as published
 from __future__ import annotations
 
 import pytest
-from calibration.measures import seeds_of
 from claim_audit import Claims
-from health_verdicts import health_judgement
+from readings.calibration.measures import seeds_of
+from readings.health_verdicts import health_judgement
 
 from uncertainty_claims.calibration.experiment import NETS
 from uncertainty_claims.calibration.health import calibration_health

@@ -24,10 +24,21 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
-from claim_audit import FAITHFUL, Claims, Orders, Region, fact, satisfied, second_reading
-from claim_audit.engine.verdict import Comparison, Effect, Judgement, SecondReading
+from claim_audit import (
+    FAITHFUL,
+    Claims,
+    Comparison,
+    Effect,
+    Judgement,
+    Orders,
+    Region,
+    SecondReading,
+    fact,
+    satisfied,
+    second_reading,
+)
 from flax import nnx
-from uncertainty.measures import (
+from readings.uncertainty.measures import (
     METHODS,
     REGIONS,
     aleatoric_fit,
@@ -42,7 +53,7 @@ from uncertainty.measures import (
     total_ratio,
     true_model_nll,
 )
-from uncertainty_rules import over_root_keys, typical
+from readings.uncertainty_rules import over_root_keys, typical
 
 from uncertainty_claims import metrics
 from uncertainty_claims.placement import on_host
@@ -230,7 +241,6 @@ def test_ensemble_epistemic_reproduced(uncertainty):
 
 TIGHT = 0.5  # "fits tightly": at least half the way from the constant predictor to the truth
 NLL_GAP = Comparison(
-    "unc-05c",
     effects=(
         Effect(
             "share of the NLL gap closed",
@@ -259,6 +269,7 @@ NLL_GAP = Comparison(
     "part of the way (the three NLLs and the share, in every order, are in the record); "
     "over root keys 1-20 it comes half the way on few keys (typicality, recorded beside)",
     beside=over_root_keys(NLL_GAP),
+    rule=NLL_GAP,
 )
 def test_ensemble_final_nll_negative(uncertainty):
     final = float(uncertainty.ens_loss[-1].astype(np.float64).mean())
@@ -289,7 +300,6 @@ MARKEDLY = 2.0  # "markedly larger"
 
 def _growth(method: str, region: str) -> Comparison:
     return Comparison(
-        f"unc-06-{method[:3]}-{region}",
         effects=(
             Effect(
                 f"epistemic {region} / in",
@@ -323,6 +333,7 @@ GROWTH_READING = (
             "away",
             published=GROWTH_PUBLISHED,
             reading=GROWTH_READING,
+            rule=GROWTH["mc", "away"],
         ),
         CLAIMS.case(
             "unc-06-mc-gap",
@@ -337,6 +348,7 @@ GROWTH_READING = (
             "larger. The typicality recorded beside gives root keys 1-20, and those whose MC "
             "net trains normally",
             beside=over_root_keys(GROWTH["mc", "gap"]),
+            rule=GROWTH["mc", "gap"],
         ),
         CLAIMS.case(
             "unc-06-mc-tails",
@@ -346,6 +358,7 @@ GROWTH_READING = (
             "tails",
             published=GROWTH_PUBLISHED,
             reading=GROWTH_READING,
+            rule=GROWTH["mc", "tails"],
         ),
         CLAIMS.case(
             "unc-06-ens-away",
@@ -355,6 +368,7 @@ GROWTH_READING = (
             "away",
             published=GROWTH_PUBLISHED,
             reading=GROWTH_READING,
+            rule=GROWTH["ensemble", "away"],
         ),
         CLAIMS.case(
             "unc-06-ens-gap",
@@ -364,6 +378,7 @@ GROWTH_READING = (
             "gap",
             published=GROWTH_PUBLISHED,
             reading=GROWTH_READING,
+            rule=GROWTH["ensemble", "gap"],
         ),
         CLAIMS.case(
             "unc-06-ens-tails",
@@ -373,6 +388,7 @@ GROWTH_READING = (
             "tails",
             published=GROWTH_PUBLISHED,
             reading=GROWTH_READING,
+            rule=GROWTH["ensemble", "tails"],
         ),
     ],
 )
@@ -385,7 +401,6 @@ NEGLIGIBLE = 0.1  # "near-zero", strictly: an order of magnitude below the noise
 
 def _band(method: str) -> Comparison:
     return Comparison(
-        f"unc-06-{method[:3]}-band",
         effects=(
             Effect(
                 "epistemic sd / noise sd",
@@ -440,6 +455,7 @@ def strict_band_reading(uncertainty: UncertaintyResult, method: str) -> SecondRe
             "reading's ratio, in the record); over root keys 1-20 it is narrower on the keys "
             "whose MC net trains normally (typicality, recorded beside)",
             beside=over_root_keys(BAND["mc"]),
+            rule=BAND["mc"],
         ),
         CLAIMS.case(
             "unc-06-ens-band",
@@ -448,6 +464,7 @@ def strict_band_reading(uncertainty: UncertaintyResult, method: str) -> SecondRe
             "ensemble",
             published=BAND_PUBLISHED,
             reading=BAND_READING,
+            rule=BAND["ensemble"],
         ),
     ],
 )
@@ -470,7 +487,6 @@ BALLOON = 2.0  # "balloons": the band at least twice as wide
 
 def _balloon(method: str, region: str) -> Comparison:
     return Comparison(
-        f"unc-10-{method[:3]}-{region}",
         effects=(
             Effect(
                 f"band width {region} / in",
@@ -516,6 +532,7 @@ BALLOON_READING = (
             "in-cluster width (measured, in the record); its value on root keys 1-20 is the "
             "typicality recorded beside",
             beside=over_root_keys(BALLOONS["mc", "gap"]),
+            rule=BALLOONS["mc", "gap"],
         ),
         CLAIMS.case(
             "unc-10-mc-tails",
@@ -525,6 +542,7 @@ BALLOON_READING = (
             "tails",
             published=BALLOON_PUBLISHED,
             reading=BALLOON_READING,
+            rule=BALLOONS["mc", "tails"],
         ),
         CLAIMS.case(
             "unc-10-ens-gap",
@@ -537,6 +555,7 @@ BALLOON_READING = (
             finding="in every float order the ensemble's band is less than twice as wide in "
             "the central gap as in the clusters: it widens there, but does not balloon by the "
             "width reading (the variance reading, unc-06-ens-gap, holds)",
+            rule=BALLOONS["ensemble", "gap"],
         ),
         CLAIMS.case(
             "unc-10-ens-tails",
@@ -546,6 +565,7 @@ BALLOON_READING = (
             "tails",
             published=BALLOON_PUBLISHED,
             reading=BALLOON_READING,
+            rule=BALLOONS["ensemble", "tails"],
         ),
     ],
 )
@@ -568,7 +588,6 @@ def test_band_balloons(uncertainty, method, region):
 
 def _grows_away(method: str) -> Comparison:
     return Comparison(
-        f"unc-11-{method[:3]}",
         effects=(
             Effect(
                 "epistemic variance away / in",
@@ -604,6 +623,7 @@ GROWS_AWAY_READING = (
             "mc",
             published=GROWS_AWAY_PUBLISHED,
             reading=GROWS_AWAY_READING,
+            rule=GROWS_AWAY["mc"],
         ),
         CLAIMS.case(
             "unc-11-ens",
@@ -612,6 +632,7 @@ GROWS_AWAY_READING = (
             "ensemble",
             published=GROWS_AWAY_PUBLISHED,
             reading=GROWS_AWAY_READING,
+            rule=GROWS_AWAY["ensemble"],
         ),
     ],
 )
@@ -625,7 +646,6 @@ def test_uncertainty_grows_away(uncertainty, method):
 
 def _var_mu(method: str) -> Comparison:
     return Comparison(
-        f"unc-09-{method[:3]}",
         effects=(
             Effect(
                 "epistemic / noise variance, high noise",
@@ -664,6 +684,7 @@ VAR_MU_READING = (
             "The published net's: the typicality recorded beside counts the root keys where "
             "Var(mu) is below the noise, and those whose MC net trains normally",
             beside=over_root_keys(VAR_MU["mc"]),
+            rule=VAR_MU["mc"],
         ),
         CLAIMS.case(
             "unc-09-ens",
@@ -672,6 +693,7 @@ VAR_MU_READING = (
             "ensemble",
             published=VAR_MU_PUBLISHED,
             reading=VAR_MU_READING,
+            rule=VAR_MU["ensemble"],
         ),
     ],
 )
@@ -684,7 +706,6 @@ FACTOR = 2.0  # "follows the true noise"
 
 def _aleatoric(method: str) -> Comparison:
     return Comparison(
-        f"unc-07-{method}",
         effects=(
             Effect(
                 "aleatoric sd / true",
@@ -730,6 +751,7 @@ ALEATORIC_READING = (
             "where the MC net trains normally its aleatoric sd is above the true noise and "
             "mostly falls as the noise rises",
             beside=over_root_keys(ALEATORIC["mc"]),
+            rule=ALEATORIC["mc"],
         ),
         CLAIMS.case(
             "unc-07-ensemble",
@@ -743,6 +765,7 @@ ALEATORIC_READING = (
             "the record). Typical of the recipe: it holds on few of root keys 1-20 (typicality, "
             "recorded beside)",
             beside=over_root_keys(ALEATORIC["ensemble"]),
+            rule=ALEATORIC["ensemble"],
         ),
     ],
 )
@@ -826,7 +849,6 @@ def test_bootstrap_resamples_differ(uncertainty):
 
 
 DIVERSITY = Comparison(
-    "unc-12b",
     effects=(
         Effect(
             "epistemic variance, bootstrap / none",
@@ -853,6 +875,7 @@ DIVERSITY = Comparison(
     "own ensemble against the ablation trained in the same kind of order (the guide's "
     "own, the scan, the batched twins; lib/uncertainty/no_bootstrap.py); the ratios "
     "inside the clusters and away are recorded beside",
+    rule=DIVERSITY,
 )
 def test_bootstrap_adds_diversity(bootstrap_ablations):
     return DIVERSITY.judge(bootstrap_ablations).beside(
@@ -1257,11 +1280,9 @@ def test_environment_scales_the_example():
 
 COMPARISONS: tuple[Comparison, ...] = tuple(
     comparison
-    for value in list(globals().values())
-    for comparison in (value.values() if isinstance(value, dict) else (value,))
-    if isinstance(comparison, Comparison)
-    and not CLAIMS[comparison.claim_id].once
-    and comparison is not DIVERSITY  # reads an ablation beside each run, not a run
+    for claim_id, comparison in CLAIMS.rules().items()
+    if not CLAIMS[claim_id].once
+    and CLAIMS[claim_id].rule is not DIVERSITY  # reads an ablation beside each run, not a run
 )
 """The guide's claims about what its two trained methods do in one run, in definition order:
 what the sweep re-evaluates on other root keys (a claim judged once reads runs of its own)."""

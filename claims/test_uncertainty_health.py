@@ -11,8 +11,8 @@ import dataclasses
 
 import pytest
 from claim_audit import Claims
-from health_verdicts import health_judgement
-from uncertainty_rules import health_over_root_keys
+from readings.health_verdicts import health_judgement
+from readings.uncertainty_rules import health_over_root_keys
 
 from uncertainty_claims.uncertainty.health import uncertainty_health
 

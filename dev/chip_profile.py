@@ -7,7 +7,7 @@ as each ends (docs/GPU.md).
 Run it on the machine with the chip, from the repository root, with the project importable
 and CLAIMS_DATA_DIR set (docs/DATA.md). `faithful` times the guide's faithful order on
 the host's CPU; `experiments` computes each experiment a complete audit starts ahead
-(claims/ahead.py), alone and in turn, as the audit's process would, on an empty results
+(claims/running/ahead.py), alone and in turn, as the audit's process would, on an empty results
 cache.
 """
 
@@ -90,7 +90,7 @@ def faithful() -> None:
 
 
 def experiments() -> None:
-    """Each experiment of claims/ahead.py alone, in turn, set up as the audit's process is
+    """Each experiment of claims/running/ahead.py alone, in turn, set up as the audit's process is
     (conftest.py): results kept in a fresh cache folder, its compiled programs beside them,
     child processes on the host's CPU (`__main__` placed them)."""
     from claim_audit import cache
@@ -102,7 +102,7 @@ def experiments() -> None:
     keep_results_in(cache.cached)
     enable_compilation_cache(cache.default_cache_dir())
     sys.path.insert(0, "claims")
-    import ahead
+    from running import ahead
 
     for document, tasks in ahead.TASKS.items():
         for i, task in enumerate(tasks(None)):

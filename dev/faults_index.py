@@ -6,10 +6,10 @@ broke the rule (a wrong number, a stale result, a lost report, a crash naming no
 names the fix ("Bug fixed: ... (file `function`)"). This script reads those docstrings
 statically (no test module is imported) and prints them as one Markdown table:
 
-    python dev/faults_index.py            # claims/ and tests/
+    python dev/faults_index.py            # claims/, tests/ and engine/tests/
     python dev/faults_index.py tests      # the folders given
 
-Run the fault tests themselves with `.venv/bin/pytest tests -m fault -n auto`.
+Run the fault tests themselves with `.venv/bin/pytest tests engine/tests -m fault -n auto`.
 `tests/test_faults_index.py` checks that every fault test has a docstring, and runs `index`.
 """
 
@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-FOLDERS = ("claims", "tests")
+FOLDERS = ("claims", "tests", "engine/tests")
 _FAULT_MARK = re.compile(r"\bmark\.fault\b")
 
 

@@ -36,8 +36,7 @@ import numpy as np
 
 # Light imports only up here: a usage error, or a process that cannot join the others,
 # should not wait for the experiments' imports.
-from claim_audit.cache import arrays_digest, default_cache_dir
-from claim_audit.engine.sweep import parse_seeds
+from claim_audit import cache, parse_seeds
 
 from uncertainty_claims import distributed
 from uncertainty_claims.numerics import request_deterministic_gpu_ops
@@ -150,7 +149,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.compile_cache:
         from uncertainty_claims.placement._compile_cache import enable_compilation_cache
 
-        enable_compilation_cache(default_cache_dir())
+        enable_compilation_cache(cache.default_cache_dir())
 
     import jax
 
@@ -273,7 +272,7 @@ def main(argv: list[str] | None = None) -> None:
         }
         out["accuracy_moved_points"] = moved
         print(f"accuracy moved vs reference (points): {moved}", flush=True)
-    out["arrays_sha256"] = arrays_digest(arrays)
+    out["arrays_sha256"] = cache.arrays_digest(arrays)
     # Every process holds every result: equal digests show they agree.
     print(f"{process}: arrays sha256 {out['arrays_sha256']}", flush=True)
     if jax.process_index() != 0:

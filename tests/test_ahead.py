@@ -1,4 +1,4 @@
-"""Beside one accelerator, a complete document's experiments start together (claims/ahead.py):
+"""Beside one accelerator, a complete document's experiments start together (claims/running/ahead.py):
 which documents, in which runs, and what a failing one says."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-import ahead
 import pytest
 from claim_audit import cache
+from running import ahead
 
 
 class Item:

@@ -63,28 +63,29 @@ def test_an_edit_in_the_package_changes_every_key(tmp_path, inside):
 
 CLAIMS_DIGEST_OF = """
     import sys
-    from calibration import bootstrap
+    from readings.calibration import bootstrap
     assert bootstrap.__file__.startswith(sys.argv[1]), bootstrap.__file__  # the copy
     print(bootstrap.CLAIMS_SOURCE)
 """
 
 
 def test_an_edit_where_the_bootstrap_is_computed_changes_its_key(tmp_path):
-    """The bootstrap samples are computed in claims/calibration/, beside the library: their
-    key carries that package's source too, so an edit there gives them another key."""
-    from calibration import bootstrap
+    """The bootstrap samples are computed in claims/readings/calibration/, beside the
+    library: their key carries that package's source too, so an edit there gives them
+    another key."""
+    from readings.calibration import bootstrap
 
     key = bootstrap.samples_key(("yat",), (0,), "faithful", 10, 1)
     assert key["claims_source"] == bootstrap.CLAIMS_SOURCE
 
     shutil.copytree(
-        REPO_ROOT / "claims" / "calibration",
-        tmp_path / "calibration",
+        REPO_ROOT / "claims" / "readings",
+        tmp_path / "readings",
         ignore=shutil.ignore_patterns("__pycache__"),
     )
 
     original = package_source(tmp_path, CLAIMS_DIGEST_OF)
     assert original == bootstrap.CLAIMS_SOURCE
-    measures = tmp_path / "calibration" / "measures.py"
+    measures = tmp_path / "readings" / "calibration" / "measures.py"
     measures.write_text(measures.read_text() + "\n# an edit beside the bootstrap\n")
     assert package_source(tmp_path, CLAIMS_DIGEST_OF) != original

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from calibration.document import DOCUMENT as calibration_doc
 from claim_audit.engine.claim import ClaimRecord
 from claim_audit.report import audit
 from fault_tools import REPO_ROOT, TIMEOUT_S, child_env, run_python
-from uncertainty.document import DOCUMENT as uncertainty_doc
+from readings.calibration.document import DOCUMENT as calibration_doc
+from readings.uncertainty.document import DOCUMENT as uncertainty_doc
 
 UNCERTAINTY_CHILD = """
     from claim_audit import cache

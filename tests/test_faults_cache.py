@@ -1,7 +1,7 @@
 """Cache faults tried for real: a kill mid-write, racing pytest runs, read-only folders, foreign,
 malformed and wrongly shaped entries of the real experiments.
 
-tests/test_cache.py has the basics (truncated entry, flipped byte, another key's entry, wrong
+engine/tests/test_cache.py has the basics (truncated entry, flipped byte, another key's entry, wrong
 shapes, a folder under a regular file, racing scripts, a kill during the computation).
 """
 

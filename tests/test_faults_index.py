@@ -27,7 +27,7 @@ def test_every_fault_test_has_a_docstring():
     tests = faults_index.all_fault_tests(REPO)
     # The scan must see the three ways of marking, or it checks nothing.
     assert len(tests) > 50
-    assert "tests/test_cache.py::test_second_call_is_a_hit" in tests  # module pytestmark
+    assert "engine/tests/test_cache.py::test_second_call_is_a_hit" in tests  # module pytestmark
     assert "tests/test_data.py::TestBadData::test_unknown_split" in tests  # class decorator
     assert "tests/test_fetch_data.py::test_a_missing_file_is_an_error" in tests  # decorator
     assert "tests/test_data.py::test_to_float_scales_to_unit_interval" not in tests

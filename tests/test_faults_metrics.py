@@ -36,6 +36,7 @@ CALLS = {
     "energy_score": {"logits": Z},
     "scale_logits": {"logits": Z, "temperature": 2.0},
     "accuracy": {"probs_or_logits": Z, "labels": Y},
+    "bin_index": {"confidence": S},
     "reliability_bins": {"probs": P, "labels": Y},
     "ece": {"probs": P, "labels": Y},
     "ece_equal_mass": {"probs": P, "labels": Y},

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from calibration import document as calibration_document
-from calibration.figures import auroc_figure, confidence_figure
 from claim_audit.render import drawing
 from claim_audit.render.documents import Document, FigureSpec
 from claim_audit.render.drawing import draw_all, index
 from fault_tools import child_env
 from matplotlib.collections import LineCollection
-from uncertainty import document as uncertainty_document
-from uncertainty.figures import uncertainty_band_figure
+from readings.calibration import document as calibration_document
+from readings.calibration.figures import auroc_figure, confidence_figure
+from readings.uncertainty import document as uncertainty_document
+from readings.uncertainty.figures import uncertainty_band_figure
 
 from uncertainty_claims.metrics import decompose_variance
 

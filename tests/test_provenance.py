@@ -1,5 +1,5 @@
 """claim_audit.report.provenance: the commit, dirty flag and lock digest audit.json records; and
-claims/jax_report.py, the device, XLA flags and JAX settings this suite adds to them."""
+claims/running/jax_report.py, the device, XLA flags and JAX settings this suite adds to them."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_the_suite_names_the_device_of_the_jax_it_imported(monkeypatch):
     """This suite's report names the JAX backend and devices a process computed on, and the
     JAX settings from its environment; a process that never imported JAX names no device."""
     import jax
-    from jax_report import pytest_claims_audit_environment
+    from running.jax_report import pytest_claims_audit_environment
 
     said = pytest_claims_audit_environment()["metadata"]
     assert said["device"]["backend"] == jax.default_backend()
@@ -203,7 +203,7 @@ def test_xla_flags_are_recorded_so_that_a_diff_shows_them(tmp_path, monkeypatch)
     """A report made under XLA flags that can change the arithmetic says so in its metadata,
     and `diff` against a report made without them names the change."""
     from claim_audit.report.diff import compare
-    from jax_report import pytest_claims_audit_environment
+    from running.jax_report import pytest_claims_audit_environment
 
     monkeypatch.delenv("XLA_FLAGS", raising=False)
     plain = pytest_claims_audit_environment()["metadata"]

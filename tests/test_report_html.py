@@ -15,14 +15,14 @@ import matplotlib.image
 import pytest
 import test_calibration
 import test_uncertainty
-from calibration.document import DOCUMENT as calibration_document
 from claim_audit.engine.claim import ClaimRecord
 from claim_audit.render import markdown
 from claim_audit.report import audit
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from suite import robustness_section
-from uncertainty.document import DOCUMENT as uncertainty_document
+from readings.calibration.document import DOCUMENT as calibration_document
+from readings.suite import robustness_section
+from readings.uncertainty.document import DOCUMENT as uncertainty_document
 
 VOID = {"meta", "img", "br", "hr", "link", "input", "col", "area", "base", "source", "wbr"}
 

@@ -1,4 +1,4 @@
-"""Robustness beside the audit (claims/suite.py and the documents' claims packages): its statistics read the claims' own definitions.
+"""Robustness beside the audit (claims/readings/suite.py and the documents' claims packages): its statistics read the claims' own definitions.
 
 Not claims: these tests check that the intervals, the sensitivity variants and the sweep
 are computed from the same figures and definitions as the faithful claims. The sweep tests
@@ -17,14 +17,14 @@ import numpy as np
 import pytest
 import test_calibration
 import test_uncertainty
-from calibration import bootstrap, sensitivity
-from calibration.measures import figure
 from claim_audit.engine import sweep
 from claim_audit.engine.sweep import MAX_SUBSETS, across_runs, across_seeds
 from claim_audit.engine.verdict import Comparison, Effect, Region
 from claim_audit.render import drawing, markdown, table
 from fault_tools import REPO_ROOT, claim_body
-from suite import robustness_section
+from readings.calibration import bootstrap, sensitivity
+from readings.calibration.measures import figure
+from readings.suite import robustness_section
 
 from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
 
@@ -173,9 +173,8 @@ def test_a_sweep_counts_each_effect_and_the_claim_once():
     """Two effects: each effect's count of seeds in its region, and the claim's count (a seed
     counts when both hold) on one row of its own; a seed marked only where its effect is out."""
     comparison = Comparison(
-        "two",
         (Effect("a", lambda r: r["a"], Region(0.0)), Effect("b", lambda r: r["b"], Region(0.0))),
-    )
+    ).for_claim("two")
     runs = [{"a": 1.0, "b": 1.0}, {"a": -1.0, "b": 1.0}, {"a": 1.0, "b": -1.0}]
     judged = across_runs(comparison, runs, (0, 1, 2)).to_json()
     assert judged["effect_holding"] == [2, 2] and judged["holding"] == 1

@@ -14,16 +14,16 @@ import math
 
 import numpy as np
 import pytest
-from calibration.measures import mean_gap
 from claim_audit.engine import sweep
 from claim_audit.engine.sweep import MAX_SUBSETS, across_seeds, seed_subsets
 from claim_audit.engine.verdict import Comparison, Effect, Region
+from readings.calibration.measures import mean_gap
 
 pytestmark = pytest.mark.robustness
 
 # "Yat's ECE is higher than ReLU's", on per-seed figures of n synthetic seeds.
 GAP = Comparison(
-    "gap", (Effect("ECE, Yat - ReLU", mean_gap(("yat", "ece"), ("relu", "ece")), Region(0.0)),)
+    (Effect("ECE, Yat - ReLU", mean_gap(("yat", "ece"), ("relu", "ece")), Region(0.0)),)
 )
 
 

@@ -1,4 +1,4 @@
-"""A warm audit runs in one process (claims/warm_audit.py, claims/conftest.py): the stamp a
+"""A warm audit runs in one process (claims/running/warm_audit.py, claims/conftest.py): the stamp a
 complete run leaves, what cools it, and `-n auto` choosing no workers over a warm cache."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import warm_audit
 from claim_audit import cache
 from fault_tools import REPO_ROOT, TIMEOUT_S, child_env, pytest_command
+from running import warm_audit
 
 AUDIT = {"args": ["claims"], "markexpr": "claim or health", "keyword": "", "seeds": None}
 SUITE = {**AUDIT, "markexpr": ""}
@@ -62,7 +62,7 @@ def test_a_stamp_that_cannot_be_written_is_said_not_raised(tmp_path, monkeypatch
     """The stamp's folder cannot be written (here below a regular file; a full disk alike): the
     stamp is skipped with one line saying so, and the run that ends is not disturbed. Bug
     fixed: the write, at the session's end after every claim ran, raised: a traceback, no
-    claims table (claims/warm_audit.py `_write`)."""
+    claims table (claims/running/warm_audit.py `_write`)."""
     said: list[str] = []
     monkeypatch.setattr(cache, "progress_writer", said.append)
     (tmp_path / "blocker").write_text("a regular file")
@@ -120,7 +120,7 @@ def test_an_audit_whose_stamp_cannot_be_written_ends_with_its_table_and_report(t
     written (a folder stands in its place; a full disk alike): the session ends green, with
     the claims table, its (partial) report written and one line saying the stamp was
     skipped. Bug fixed: the stamp's write at the session's end raised after every claim ran,
-    so the run ended in a traceback (claims/warm_audit.py `_write`)."""
+    so the run ended in a traceback (claims/running/warm_audit.py `_write`)."""
     (tmp_path / "cache" / warm_audit.STAMP_NAME).mkdir(parents=True)
     run = _run(
         tmp_path,

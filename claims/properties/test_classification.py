@@ -13,6 +13,7 @@ from scipy.optimize import minimize_scalar
 
 from uncertainty_claims.metrics import (
     accuracy,
+    bin_index,
     brier,
     ece,
     ece_equal_mass,
@@ -205,8 +206,7 @@ def test_ece_is_near_zero_when_labels_are_drawn_from_the_stated_confidences(
     # P(ECE > E[ECE] + t) <= exp(-2 N t^2); t = sqrt(ln(1e9) / (2N)) ~= 0.023 at N = 20000 makes
     # a false failure a 1e-9 event. The same argument holds for equal-mass bins.
     slack = math.sqrt(math.log(1e9) / (2 * LARGE_N))
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    width_bins = np.clip(np.digitize(conf, edges[1:-1]), 0, n_bins - 1)
+    width_bins = bin_index(conf, n_bins=n_bins)
     mass_bins = np.empty(LARGE_N, dtype=np.int64)
     for b, group in enumerate(np.array_split(np.argsort(conf, kind="stable"), n_bins)):
         mass_bins[group] = b

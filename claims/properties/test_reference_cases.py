@@ -11,6 +11,7 @@ import pytest
 from uncertainty_claims.metrics import (
     accuracy,
     auroc,
+    bin_index,
     brier,
     decompose_variance,
     ece,
@@ -94,6 +95,14 @@ def test_confidence_exactly_on_a_default_edge_goes_to_the_upper_bin():
     assert reliability_bins(probs, labels).count.tolist() == [0] * 9 + [1] + [0] * 5
     assert ece(probs, labels) == pytest.approx(0.4, rel=1e-14)
     assert mce(probs, labels) == pytest.approx(0.4, rel=1e-14)
+
+
+def test_bin_index_by_hand():
+    # Four bins, edges [0, 0.25, 0.5, 0.75, 1]: a confidence on an inner edge goes to the upper
+    # bin, 1.0 to the last; the rule reliability_bins, the bootstrap and the ECE over
+    # temperatures all bin by.
+    confidence = np.array([0.0, 0.24, 0.25, 0.5, 0.74, 0.75, 1.0])
+    assert bin_index(confidence, n_bins=4).tolist() == [0, 0, 1, 2, 2, 3, 3]
 
 
 def test_auroc_by_hand():

@@ -3,7 +3,6 @@ it resamples, and intervals of known truths."""
 
 import numpy as np
 import pytest
-from calibration.bootstrap import bin_index
 from claim_audit import stats
 from claim_audit.engine.sweep import parse_seeds
 from claim_audit.engine.verdict import Region, safe_ratio
@@ -48,7 +47,7 @@ def test_binned_gap_of_a_resample_is_the_ece_of_the_resampled_images(n, n_bins, 
     confidence = probs.max(axis=1)
     correct = (probs.argmax(axis=1) == labels).astype(np.float64)
     got = resampled.binned_gap(
-        confidence, correct, bin_index(confidence, n_bins), counts_of(drawn, n)
+        confidence, correct, metrics.bin_index(confidence, n_bins=n_bins), counts_of(drawn, n)
     )
     expected = metrics.ece(probs[drawn], labels[drawn], n_bins=n_bins)
     assert got[0] == pytest.approx(expected, rel=1e-12, abs=1e-15)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import re
+import types
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ def entry(name: str) -> str:
     obj = _resolve(name)
     if isinstance(obj, staticmethod | classmethod):
         obj = obj.__func__
-    if not callable(obj):
+    if not callable(obj) or isinstance(obj, types.GenericAlias):  # a constant, a type alias
         return f"### `{name} = {obj!r}`"
     return f"### `{name}{_signature(obj, method='.' in name)}`"
 

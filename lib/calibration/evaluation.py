@@ -60,8 +60,8 @@ def ece_over_temperatures(
     logits: np.ndarray, labels: np.ndarray, temperatures: np.ndarray
 ) -> np.ndarray:
     """`metrics.ece(metrics.softmax(logits / T), labels)` for every T, with the same
-    arithmetic (claims/properties/test_classification.py checks it), binned as
-    `metrics.reliability_bins` bins. One temperature at a time: stacked, the arrays of all
+    arithmetic (claims/properties/test_classification.py checks it), binned by
+    `metrics.bin_index`. One temperature at a time: stacked, the arrays of all
     120 outgrow the CPU's caches and cost five times as much."""
     return np.array([_ece_at(logits, labels, t) for t in temperatures])
 
@@ -72,8 +72,7 @@ def _ece_at(logits: np.ndarray, labels: np.ndarray, temperature: float) -> float
     probs = e / e.sum(axis=1, keepdims=True)
     conf = probs.max(axis=1)
     correct = (probs.argmax(axis=1) == labels).astype(np.float64)
-    edges = np.linspace(0.0, 1.0, metrics.N_BINS + 1)
-    index = np.clip(np.digitize(conf, edges[1:-1]), 0, metrics.N_BINS - 1)
+    index = metrics.bin_index(conf)
     conf_sum = np.bincount(index, weights=conf, minlength=metrics.N_BINS)
     hits = np.bincount(index, weights=correct, minlength=metrics.N_BINS)
     return float(np.abs(hits - conf_sum).sum() / len(labels))

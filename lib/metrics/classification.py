@@ -84,13 +84,33 @@ def softmax(logits: ArrayLike) -> np.ndarray:
     return _softmax(as_real_array(logits, name="logits", ndim=2))
 
 
-def reliability_bins(
-    probs: ArrayLike, labels: ArrayLike, *, n_bins: int = N_BINS
-) -> ReliabilityBins:
-    """Bin examples by confidence into `n_bins` equal-width bins on [0, 1].
+def _bin_edges(n_bins: int = N_BINS) -> np.ndarray:
+    """The `n_bins + 1` edges of `n_bins` equal-width bins on [0, 1]."""
+    return np.linspace(0.0, 1.0, as_count(n_bins, name="n_bins", minimum=1) + 1)
+
+
+def bin_index(confidence: ArrayLike, *, n_bins: int = N_BINS) -> np.ndarray:
+    """The equal-width bin of each confidence, the one binning rule of every binned figure.
 
     The bin of confidence c is `clip(digitize(c, edges[1:-1]), 0, n_bins - 1)`: a confidence
     exactly on an inner edge goes to the upper bin and a confidence of exactly 1.0 to the last.
+
+    Args:
+      confidence: [N] confidences in [0, 1].
+      n_bins: number of bins, >= 1.
+
+    Returns:
+      [N] int64 bin indices in [0, n_bins).
+    """
+    conf = as_real_array(confidence, name="confidence", ndim=1)
+    edges = _bin_edges(n_bins)
+    return np.clip(np.digitize(conf, edges[1:-1]), 0, len(edges) - 2)
+
+
+def reliability_bins(
+    probs: ArrayLike, labels: ArrayLike, *, n_bins: int = N_BINS
+) -> ReliabilityBins:
+    """Bin examples by confidence into `n_bins` equal-width bins on [0, 1] (`bin_index`).
 
     Args:
       probs: [N, C] predicted probabilities.
@@ -106,8 +126,8 @@ def reliability_bins(
     p, y = _probs_and_labels(probs, labels)
     n_bins = as_count(n_bins, name="n_bins", minimum=1)
     conf, correct = _confidence_and_correct(p, y)
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    index = np.clip(np.digitize(conf, edges[1:-1]), 0, n_bins - 1)
+    edges = _bin_edges(n_bins)
+    index = bin_index(conf, n_bins=n_bins)
     count = np.bincount(index, minlength=n_bins)
     denominator = np.maximum(count, 1)
     return ReliabilityBins(

@@ -27,6 +27,7 @@ from .share import (
     share_bounds,
 )
 from .verdict import (
+    Comparison,
     Judgement,
     Measured,
     SecondReading,
@@ -135,6 +136,7 @@ class ClaimSpec:
     origin: str = "document"
     gates: bool = True
     scale: str = "linear"
+    rule: Comparison | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not CLAIM_ID.fullmatch(self.id):
@@ -161,6 +163,14 @@ class ClaimSpec:
             f"got {self.published!r}",
         )
         scale_named(self.scale)  # a ValueError names the known scales
+        check(
+            self.rule is None or isinstance(self.rule, Comparison),
+            f"rule must be the Comparison its body judges, or None; got {self.rule!r:.60}",
+        )
+        check(
+            self.rule is None or self.rule.claim_id in (None, self.id),
+            f"its rule is claim {self.rule and self.rule.claim_id}'s already",
+        )
         check(not (self.figure_count and self.once), "a figure claim is judged over every order")
         for printed in printed_figures(self.published) if self.figure_count else ():  # type: ignore[arg-type]
             check(  # "1e309" parses as inf
@@ -766,12 +776,21 @@ class Claims(dict[str, ClaimSpec]):
 
         return decorate
 
+    def rules(self) -> dict[str, Comparison]:
+        """Claim id -> the Comparison its claim was given (`rule=`), with that id, in the
+        order the claims are defined: what a robustness sweep re-judges."""
+        return {i: spec.rule.for_claim(i) for i, spec in self.items() if spec.rule is not None}
+
     def _define(
         self, id: str, section: str, statement: str, published: Any = None, **kw: Any
     ) -> ClaimSpec:
         spec = ClaimSpec(id, self.document, section, statement, published, **kw)
         if spec.id in self:
             raise ValueError(f"claim id {spec.id!r} is defined twice")
+        if spec.rule is not None and (
+            twice := [i for i, other in self.items() if other.rule is spec.rule]
+        ):
+            raise ValueError(f"claim {spec.id}: its rule is claim {twice[0]}'s already")
         self[spec.id] = spec
         return spec
 

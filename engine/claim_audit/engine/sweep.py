@@ -296,6 +296,9 @@ def seed_section(
     document: str | None = None,
 ) -> dict[str, Any]:
     """audit.json's `robustness` section; `subject(seed)`: a run, or figures per group (`size`)."""
+    comparisons = list(comparisons)
+    for comparison in comparisons:
+        comparison.claim()  # a comparison of no claim is an error before anything is computed
     seeds = sorted(set(published) | set(sweep or ()))
     subjects = {seed: subject(seed) for seed in seeds}
     claims: dict[str, dict[str, Any]] = {}
@@ -304,7 +307,7 @@ def seed_section(
         entry = {name: v for name, v in on_published.to_json().items() if name in _PUBLISHED}
         entry["holds"] = comparison.holds_for(list(on_published.values))
         entry["intervals"] = None  # intervals on the published seeds: the project's to add
-        claim = claims[comparison.claim_id] = {"published": entry}
+        claim = claims[comparison.claim()] = {"published": entry}
         if document is not None:
             claim["document"] = document
         if sweep:

@@ -239,12 +239,28 @@ class Effect:
 
 @dataclass(frozen=True)
 class Comparison:
-    """A claim holding when each effect lies in its region (`extreme`: no seed bootstrap)."""
+    """A claim holding when each effect lies in its region (`extreme`: no seed bootstrap).
+    Its claim's id is the claim's to give (`rule=` of the claim, or `for_claim`)."""
 
-    claim_id: str
     effects: tuple[Effect, ...]
     per_seed: bool = True
     extreme: bool = False
+    claim_id: str | None = field(default=None, init=False)
+
+    def for_claim(self, claim_id: str) -> Comparison:
+        """This comparison as the rule of the claim `claim_id`, as `Claims.rules()` gives it."""
+        bound = replace(self)
+        object.__setattr__(bound, "claim_id", claim_id)
+        return bound
+
+    def claim(self) -> str:
+        """The id of the claim this comparison is the rule of; a ValueError where it has none."""
+        if self.claim_id is None:
+            effects = ", ".join(repr(e.name) for e in self.effects)
+            raise ValueError(
+                f"the comparison of {effects} is no claim's rule: give it to its claim (rule=...) and take it from the claims' registry (Claims.rules()), or name its claim with for_claim(id)"
+            )
+        return self.claim_id
 
     def judge(self, subject: Any, *, published: str | None = None) -> Judgement:
         """The claim on `subject`: every effect's value against its region."""
@@ -265,7 +281,6 @@ class Comparison:
 
 
 def ranking(
-    claim_id: str,
     best: str,
     rivals: Sequence[str],
     score: Callable[[Any, str], float],
@@ -277,7 +292,7 @@ def ranking(
     rivals = tuple(rivals)
     if not rivals or len(set(rivals)) != len(rivals) or best in rivals:
         raise ValueError(
-            f"{claim_id}: a ranking needs one or more distinct rivals other than {best!r}; got {list(rivals)}"
+            f"a ranking needs one or more distinct rivals other than {best!r}; got {list(rivals)}"
         )
     region = Region(high=0, closed=False) if lower_is_better else Region(low=0, closed=False)
 
@@ -285,7 +300,7 @@ def ranking(
         return lambda subject: score(subject, best) - score(subject, rival)
 
     effects = (Effect(f"{best} - {r}", margin(r), region, 0.0, unit=unit) for r in rivals)
-    return Comparison(claim_id, tuple(effects))
+    return Comparison(tuple(effects))
 
 
 def verdict_shares(n: int, verdict_of: Callable[[np.ndarray], str]) -> dict[str, float]:

@@ -33,6 +33,7 @@ from . import hooks, provenance, timeouts
 META_PROPERTY = "claim_meta"  # a claim's fields, on its test's reports, for the controller
 _CRASHED = "claims_crashed"  # in a worker's workerinput: tests whose worker died running them
 _OUTPUT = "claims_audit"  # in a worker's workeroutput: `_process_output`
+CLAIM_MARK = "claim"  # the mark Claims puts on each claim's test
 MAX_ORDERS = 1000  # past it, a figure's prediction interval is within 0.5% of its limit
 NOT_COLLECTED, DESELECTED, NOT_RUN = "not collected", "deselected", "not run"
 _REPORT_DIR = pytest.StashKey[Path]()
@@ -74,8 +75,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         ("method", "where the project documents how its claims are judged (a path or a URL)", ""),
         ("lock", "the project's lock file (name==version) from the rootdir", provenance.LOCK_FILE),
         ("versions", "the distributions the report names (default: pyproject's dependencies)", []),
+        ("marks", "the marks a complete audit selects with -m (default: claim)", [CLAIM_MARK]),
     ):
-        parser.addini(f"claims_audit_{name}", text, "args" if default == [] else None, default)
+        kind = None if isinstance(default, str) else "args"
+        parser.addini(f"claims_audit_{name}", text, kind, default)
 
 
 def _seeds(text: str) -> tuple[int, ...]:
@@ -114,7 +117,9 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 @pytest.hookimpl(tryfirst=True)  # before the project's conftests read the cache folder
 def pytest_configure(config: pytest.Config) -> None:
     cache.project_root = config.rootpath
-    config.addinivalue_line("markers", "claim(spec): a claim's test, set by claim_audit.Claims")
+    config.addinivalue_line(
+        "markers", f"{CLAIM_MARK}(spec): a claim's test, set by claim_audit.Claims"
+    )
     capture = config.pluginmanager.getplugin("capturemanager")
     if capture is not None:  # training progress reaches the terminal live, even from workers
 
@@ -227,7 +232,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Check each claim's test, attach its fields, and note what was collected and selected."""
     metas: dict[str, dict] = {}
     for item in items:
-        if item.get_closest_marker("claim") is None:
+        if item.get_closest_marker(CLAIM_MARK) is None:
             continue
         if not isinstance(spec := spec_of(item), ClaimSpec):
             _refuse(
@@ -437,7 +442,7 @@ class AuditCollector:
         option = self.config.option
         asked = option.keyword or option.deselect or _named_subset(self.config) or self.rerun
         marks = set(option.markexpr.replace("(", " ").replace(")", " ").split())
-        if asked or not marks <= {"claim", "health", "or"}:
+        if asked or not marks <= {*self.config.getini("claims_audit_marks"), "or"}:
             return []
         return [i for i, why in missing.items() if why in (NOT_COLLECTED, NOT_RUN)]
 
