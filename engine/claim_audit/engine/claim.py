@@ -727,6 +727,7 @@ def judged_record(
 
     if inputs is None or not spec.gates:
         return judge()
+    # Pays in a warm audit (scripts/bench.py TARGETS "audit.warm_s"): bodies and judging skipped.
     key = {"inputs": inputs, "engine": cache.package_digest(__package__.split(".")[0])}
     entry = cache.cached(
         f"record-{spec.document}-{spec.id}",
