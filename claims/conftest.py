@@ -60,6 +60,17 @@ def pytest_claims_audit_data() -> dict[str, str]:
     return data_digests()
 
 
+def pytest_claims_audit_inputs(config: pytest.Config) -> str:
+    """What this suite's claims read, for the engine's record of each claim: the suite's code
+    and fixtures, the pinned stack, the settings that reach JAX, XLA or the suite, --seeds and
+    --orders (warm_audit.fingerprint; the data is checked against digests in lib's code)."""
+    from warm_audit import fingerprint
+
+    return fingerprint(
+        {"seeds": config.getoption("--seeds", None), "orders": config.getoption("--orders", None)}
+    )
+
+
 def pytest_claims_audit_robustness(
     documents: list[str], sweep: tuple[int, ...] | None
 ) -> dict | None:

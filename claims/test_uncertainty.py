@@ -1156,29 +1156,34 @@ WELL_UNDER_A_MINUTE_S = 30.0
     reading=f"'well under a minute': at most {WELL_UNDER_A_MINUTE_S:g} s, half a minute, "
     "for the example as the guide writes it (MC-Dropout's jitted loop and passes, the "
     "ensemble's un-jitted loop, the region report), run whole in its own process on this "
-    "machine, start to exit, compilation included, while the machine is otherwise idle "
-    "(lib/uncertainty/timing.py); where it is not, not measurable in this run. A "
-    "benchmark figure of the machine named beside it, which never fails the run",
+    "machine, start to exit, compilation included, measured once per machine and code and "
+    "read from the cache after (lib/uncertainty/timing.py). Other work can only slow it: a "
+    "figure taken under load shows the claim holds when within the bound and decides nothing "
+    "when past it. A benchmark figure of the machine named beside it, which never fails the run",
 )
 def test_example_runs_in_well_under_a_minute():
     timing = guide_seconds()
-    where, figures, why = timing.machine, timing.figures, timing.not_measurable
+    where, figures = timing.machine, timing.figures
     on = f"{where['cpu']} ({where['cores']} cores, {where['backend']})"
     if where.get("audit_backend", "cpu") != "cpu":
         on += f"; the audit held the {where['audit_backend']}, the example ran on the host CPU"
-    if why is None:
-        measured = (
-            f"{figures['seconds']:.1f} s on {on}; other load {figures['other_cores']:.2f} cores"
+    if timing.not_measurable is not None:
+        return satisfied(
+            False,
+            measured=f"not measurable on {on}: {timing.not_measurable}",
+            tolerance=f"<= {WELL_UNDER_A_MINUTE_S:g} s",
+            inconclusive=timing.not_measurable,
+            machine=where,
         )
-    else:  # inconclusive; a figure measured under load is shown, never judged
-        measured = f"not measurable in this run on {on}: {why}" + (
-            f"; under that load it took {figures['seconds']:.1f} s" if figures else ""
-        )
+    within = figures["seconds"] <= WELL_UNDER_A_MINUTE_S
+    measured = f"{figures['seconds']:.1f} s on {on}; other load {figures['other_cores']:.2f} cores"
+    if timing.under_load is not None:
+        measured += " (an upper bound: taken under load)"
     return satisfied(
-        why is None and figures["seconds"] <= WELL_UNDER_A_MINUTE_S,
+        within,
         measured=measured,
         tolerance=f"<= {WELL_UNDER_A_MINUTE_S:g} s",
-        inconclusive=why,
+        inconclusive=None if within else timing.under_load,
         **figures,
         machine=where,
     )

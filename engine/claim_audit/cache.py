@@ -147,20 +147,24 @@ def cached(
     *,
     validate: Callable[[Arrays], None] | None = None,
     cache_dir: Path | None = None,
+    quiet: bool = False,
 ) -> CacheResult:
     """`compute()`'s arrays for `key` (JSON: all that changes them), computed at most once;
-    `validate` raises ValueError for arrays of the wrong form (a stored entry is recomputed)."""
+    `validate` raises ValueError for arrays of the wrong form (a stored entry is recomputed).
+    `quiet`: no progress line for a hit or a computation (problems are still said)."""
     key_text = json.dumps({"name": name, **key}, sort_keys=True, separators=(",", ":"))
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     path = directory / f"{name}-{hashlib.sha256(key_text.encode()).hexdigest()[:20]}.npz"
 
     def run(status: str) -> CacheResult:
         start = time.perf_counter()
-        _say(f"computing {name} ...")
+        if not quiet:
+            _say(f"computing {name} ...")
         arrays = compute()
         if validate is not None:
             validate(arrays)
-        _say(f"computed {name} in {time.perf_counter() - start:.1f} s")
+        if not quiet:
+            _say(f"computed {name} in {time.perf_counter() - start:.1f} s")
         if status == "computed":
             try:
                 _write(path, key_text, arrays)
@@ -193,7 +197,8 @@ def cached(
         arrays = _read(path, key_text, validate) if path.exists() else None
         if arrays is None:
             return run("computed")
-        _say(f"cache hit: {name}")
+        if not quiet:
+            _say(f"cache hit: {name}")
         EVENTS.append({"entry": name, "status": "hit", "seconds": 0.0})
         return CacheResult(arrays, "hit", path)
     finally:

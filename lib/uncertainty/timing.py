@@ -10,14 +10,14 @@ time from its start to its exit (interpreter, imports, compiling and every step)
 `time python uncertainty.py` says. The guide's script also saves a figure, whose code the
 guide does not list: it is not drawn here.
 
-A figure counts only when the machine was otherwise idle while the example ran: other work
-slows it, by a share the figure cannot show. So the measurement starts only on an otherwise
-idle machine, may wait for one (`CLAIMS_TIMING_WAIT_S` seconds, none by default) while this
-run's other processes (the other pytest-xdist workers) still work, gives up at once when
-other processes keep the machine busy, and checks the machine's CPU time over the
-measurement itself. A figure that fails is not
-this machine's alone (`NotMeasurable`: the claim is not measurable in this run) and is never
-cached; an idle figure is cached per machine (its CPU, cores and JAX backend) and code.
+The example runs once per machine and code, when the figure is first asked for, and its
+figure is cached with the other load the machine carried meanwhile (`other_cores`); every
+later run reads it. Other work can only slow the example, so a figure taken under load is an
+upper bound of this machine's: it shows the claim holds when it is within the bound, and
+decides nothing when it is not. To take it on an otherwise idle machine, the measurement may
+wait (`CLAIMS_TIMING_WAIT_S` seconds, none by default) while this run's other processes (the
+other pytest-xdist workers) still work; it measures at once when processes outside this run
+keep the machine busy, since there is no end to wait for.
 """
 
 from __future__ import annotations
@@ -74,12 +74,13 @@ class NotMeasurable(Exception):
 
 @dataclasses.dataclass(frozen=True)
 class GuideTiming:
-    """The example's figures on `machine`, or why none was taken (`not_measurable`; its
-    `figures` are then those measured under load, if any)."""
+    """The example's figures on `machine`; `under_load`: why they are only an upper bound
+    (other work ran meanwhile); `not_measurable`: why none was taken."""
 
     machine: dict[str, str | int]
     figures: dict[str, float]
     not_measurable: str | None = None
+    under_load: str | None = None
 
 
 def machine() -> dict[str, str | int]:
@@ -176,28 +177,20 @@ def foreign_cores(before: CpuSample, after: CpuSample) -> float:
     return max(other, 0.0) / (after.wall - before.wall)
 
 
-def wait_until_idle(wait_s: float) -> None:
-    """Return once the machine was otherwise idle for `POLL_S`; wait (at most `wait_s`)
-    while only this run's other processes work. Raises `NotMeasurable` at once when other
-    processes than this run's keep the machine busy (no end to wait for), or at `wait_s`."""
+def wait_for_idle(wait_s: float) -> None:
+    """Return once the machine was otherwise idle for `POLL_S`, waiting at most `wait_s`
+    while only this run's other processes work; at once when processes outside this run keep
+    it busy (there is no end to wait for). Raises `NotMeasurable` where the machine's CPU
+    time cannot be read."""
     deadline = time.monotonic() + wait_s
     before = sample()
     while True:
         time.sleep(POLL_S)
         after = sample()
-        other, foreign = other_cores(before, after), foreign_cores(before, after)
-        if other <= IDLE_CORES:
+        if other_cores(before, after) <= IDLE_CORES or foreign_cores(before, after) > IDLE_CORES:
             return
-        if foreign > IDLE_CORES:
-            raise NotMeasurable(
-                f"other processes than this run's kept {foreign:.2f} cores busy "
-                f"(idle: at most {IDLE_CORES:g})"
-            )
         if time.monotonic() >= deadline:
-            raise NotMeasurable(
-                f"this run's other processes still kept {other:.2f} cores busy after "
-                f"{wait_s:g} s ({WAIT_VARIABLE}; idle: at most {IDLE_CORES:g})"
-            )
+            return
         before = after
 
 
@@ -244,16 +237,10 @@ def _run_example() -> dict[str, float]:
 
 
 def _measure() -> dict[str, np.ndarray]:
-    wait_until_idle(_wait_s())
+    wait_for_idle(_wait_s())
     before = sample()
     figures = _run_example()
     figures["other_cores"] = other_cores(before, sample())
-    if figures["other_cores"] > IDLE_CORES:
-        raise NotMeasurable(
-            f"other work kept {figures['other_cores']:.2f} cores busy while the example ran "
-            f"(idle: at most {IDLE_CORES:g})",
-            figures,
-        )
     return {name: np.array(value) for name, value in figures.items()}
 
 
@@ -261,20 +248,18 @@ FIGURES = ("seconds", "startup_s", "mc_dropout_s", "ensemble_s", "other_cores")
 
 
 def _check(arrays: dict[str, np.ndarray]) -> None:
-    """A stored timing: its figures, finite and >= 0, taken on an otherwise idle machine
-    (an entry measured under load is never served)."""
+    """A stored timing: its figures, finite and >= 0."""
     if set(arrays) != set(FIGURES) or not all(
         a.shape == () and np.isfinite(a) and a >= 0 for a in arrays.values()
     ):
         raise ValueError(f"expected the timings {sorted(FIGURES)}, finite and >= 0; got {arrays}")
-    if arrays["other_cores"] > IDLE_CORES:
-        raise ValueError(f"measured under load ({float(arrays['other_cores']):.2f} cores)")
 
 
 def guide_seconds() -> GuideTiming:
-    """The guide's example timed on this machine while it was otherwise idle (measured once
-    per machine and code): seconds in all and per part, the other load, and the machine.
-    Where the machine is not idle, `not_measurable` says why and nothing is cached."""
+    """The guide's example timed on this machine (measured once per machine and code, then
+    read from the cache): seconds in all and per part, the other load, and the machine;
+    `under_load` says why the figure is only an upper bound, if it is. Where the machine's
+    CPU time cannot be read, `not_measurable` says so and nothing is cached."""
     where = machine()
     try:
         entry = cached(
@@ -285,7 +270,14 @@ def guide_seconds() -> GuideTiming:
         )
     except NotMeasurable as why:
         return GuideTiming(where, why.figures, str(why))
-    return GuideTiming(where, {name: float(entry.arrays[name]) for name in FIGURES})
+    figures = {name: float(entry.arrays[name]) for name in FIGURES}
+    loaded = None
+    if figures["other_cores"] > IDLE_CORES:
+        loaded = (
+            f"other work kept {figures['other_cores']:.2f} cores busy while the example ran "
+            f"(idle: at most {IDLE_CORES:g})"
+        )
+    return GuideTiming(where, figures, under_load=loaded)
 
 
 # --------------------------------------------------------------------------- the example

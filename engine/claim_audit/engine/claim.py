@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pytest
 
+from .. import cache
 from .prediction import FIGURE_ALPHA, FigureVerdict, judge_figure, scale_named
 from .share import (
     HOLDS_AT,
@@ -719,13 +720,56 @@ def what_failed(details: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+INPUTS = pytest.StashKey[str | None]()
+"""The project's digest of all its claims read (`pytest_claims_audit_inputs`), or None."""
+
+
+def judged_record(
+    spec: ClaimSpec, body: Body, arguments: Mapping[str, Any], inputs: str | None
+) -> str:
+    """The claim's record as JSON: judged, or where the project gave the digest `inputs` of
+    everything its claims read, judged once per digest and read from the cache after. A
+    benchmark of this machine (`gates=False`) reads its own cached measurement and is judged
+    every run."""
+
+    def judge() -> str:
+        return json.dumps(judge_body(spec, body, arguments).to_json(), default=_jsonable)
+
+    if inputs is None or not spec.gates:
+        return judge()
+    # Pays in a warm audit (scripts/bench.py TARGETS "audit.warm_s"): bodies and judging skipped.
+    key = {"inputs": inputs, "engine": cache.package_digest(__package__.split(".")[0])}
+    entry = cache.cached(
+        f"record-{spec.document}-{spec.id}",
+        {**key, "document": spec.document, "claim": spec.id},
+        lambda: {"record": np.array(judge())},
+        validate=_one_record,
+        quiet=True,
+    )
+    return str(entry.arrays["record"])
+
+
+def _one_record(arrays: Mapping[str, np.ndarray]) -> None:
+    if (
+        set(arrays) != {"record"}
+        or arrays["record"].shape != ()
+        or arrays["record"].dtype.kind != "U"
+    ):
+        raise ValueError("not one claim record")
+
+
 def run_claim(
-    spec: ClaimSpec, body: Body, arguments: Mapping[str, Any], user_properties: list
+    spec: ClaimSpec,
+    body: Body,
+    arguments: Mapping[str, Any],
+    user_properties: list,
+    inputs: str | None = None,
 ) -> ClaimRecord:
-    """What a claim's test does: judge, record in `user_properties`, then fail a refuted
-    claim's test (xfail for a finding), and a finding no longer refuted."""
-    record = judge_body(spec, body, arguments)
-    user_properties.append((PROPERTY, json.dumps(record.to_json(), default=_jsonable)))
+    """What a claim's test does: judge (`judged_record`), record in `user_properties`, then
+    fail a refuted claim's test (xfail for a finding), and a finding no longer refuted."""
+    text = judged_record(spec, body, arguments, inputs)
+    record = ClaimRecord(**json.loads(text))
+    user_properties.append((PROPERTY, text))
     figures = (
         f"published {record.published}, measured {record.measured}, tolerance {record.tolerance}"
     )
@@ -812,7 +856,8 @@ def _claim_test(body: Body) -> Body:
     def test(request: pytest.FixtureRequest, **arguments: Any) -> None:
         if wants_request:
             arguments["request"] = request
-        run_claim(spec_of(request.node), body, arguments, request.node.user_properties)  # type: ignore[arg-type]
+        inputs = request.config.stash.get(INPUTS, None)
+        run_claim(spec_of(request.node), body, arguments, request.node.user_properties, inputs)  # type: ignore[arg-type]
 
     request_param = inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD)
     named = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params if p.name != "request"]

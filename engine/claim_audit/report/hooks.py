@@ -24,6 +24,13 @@ def pytest_claims_audit_data(config: pytest.Config) -> Mapping[str, str]:
 
 
 @pytest.hookspec(firstresult=True)
+def pytest_claims_audit_inputs(config: pytest.Config) -> str | None:
+    """A digest of everything the project's claims read (code, data, the stack, settings), taken
+    on the controller before the project changes its environment: given one, each claim is
+    judged once per digest and its record read from the cache after; None judges every run."""
+
+
+@pytest.hookspec(firstresult=True)
 def pytest_claims_audit_robustness(
     config: pytest.Config, documents: list[str], sweep: tuple[int, ...] | None
 ) -> dict | None:

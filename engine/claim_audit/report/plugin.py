@@ -18,6 +18,7 @@ import pytest
 
 from .. import cache
 from ..engine.claim import (
+    INPUTS,
     PROPERTY,
     SPEC_FIELDS,
     ClaimRecord,
@@ -32,6 +33,7 @@ from . import hooks, provenance, timeouts
 
 META_PROPERTY = "claim_meta"  # a claim's fields, on its test's reports, for the controller
 _CRASHED = "claims_crashed"  # in a worker's workerinput: tests whose worker died running them
+_INPUTS_KEY = "claims_inputs"  # in a worker's workerinput: the controller's `_inputs`
 _OUTPUT = "claims_audit"  # in a worker's workeroutput: `_process_output`
 CLAIM_MARK = "claim"  # the mark Claims puts on each claim's test
 MAX_ORDERS = 1000  # past it, a figure's prediction interval is within 0.5% of its limit
@@ -131,10 +133,23 @@ def pytest_configure(config: pytest.Config) -> None:
     # no test waits on another process's cache lock past its own budget
     cache.lock_timeout_s = budget_s(config) or cache.lock_timeout_s
     config.pluginmanager.register(timeouts, "claims-audit-timeouts")
+    config.stash[INPUTS] = _inputs(config)
     if not hasattr(config, "workerinput"):
         config.stash[_REPORT_DIR] = _report_dir(config)
         _check_junit_path(config)
         config.pluginmanager.register(AuditCollector(config), "claims-audit-collector")
+
+
+def _inputs(config: pytest.Config) -> str | None:
+    """The project's digest of what its claims read: the controller's, in every worker."""
+    if hasattr(config, "workerinput"):
+        return config.workerinput.get(_INPUTS_KEY)
+    inputs = config.hook.pytest_claims_audit_inputs(config=config)
+    if inputs is not None and not (isinstance(inputs, str) and inputs):
+        raise pytest.UsageError(
+            f"pytest_claims_audit_inputs returned {inputs!r}: a digest (a non-empty str) or None"
+        )
+    return inputs
 
 
 def budget_s(config: pytest.Config) -> float:
@@ -340,6 +355,7 @@ class AuditCollector:
     @pytest.hookimpl(optionalhook=True)  # xdist's hooks, on the controller
     def pytest_configure_node(self, node) -> None:
         node.workerinput[_CRASHED] = list(self.crashed)
+        node.workerinput[_INPUTS_KEY] = self.config.stash[INPUTS]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched) -> None:
