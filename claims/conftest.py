@@ -63,8 +63,8 @@ def pytest_claims_audit_data() -> dict[str, str]:
 def pytest_claims_audit_inputs(config: pytest.Config) -> str:
     """What this suite's claims read, for the engine's record of each claim: the suite's code
     and fixtures, the pinned stack, the settings that reach JAX, XLA or the suite, --seeds and
-    --orders (warm_audit.fingerprint; the data is checked against digests in lib's code)."""
-    from warm_audit import fingerprint
+    --orders (running/warm_audit.py; the data is checked against digests in lib's code)."""
+    from running.warm_audit import fingerprint
 
     return fingerprint(
         {"seeds": config.getoption("--seeds", None), "orders": config.getoption("--orders", None)}
