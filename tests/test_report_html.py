@@ -7,6 +7,7 @@ import copy
 import io
 import json
 import re
+import time
 import xml.etree.ElementTree as ElementTree
 from html.parser import HTMLParser
 from pathlib import Path
@@ -151,7 +152,8 @@ def test_page_parses_inlines_every_figure_and_links_every_claim():
     assert {"claim-cal-1", "claim-unc-1", "claim-cal-2"} <= set(page.links)  # captions link back
     assert "Calibrating a Bounded Net" in text and "Uncertainty Estimation" in text
     assert "0123456789ab" in text and "uncommitted changes" in text
-    assert "2026-05-28" in text  # the run's date, from created_unix
+    run_day = time.strftime("%Y-%m-%d", time.gmtime(AUDIT["metadata"]["created_unix"]))
+    assert run_day in text  # the run's date, from created_unix
     assert "<h3>The forecaster's test</h3>" in text and "<h3>Results</h3>" in text
     assert "script" not in page.tags and "&lt;script&gt;" in text
     assert "✗ refuted*</span>" in text and "~ sensitive</span>" in text  # marks, coloured
@@ -220,8 +222,7 @@ def test_written_report_has_every_figure_inline_and_an_svg_beside_each(
 
 def test_each_claims_reading_is_shown_as_in_audit_md():
     """A claim's `reading=` (the rule behind a qualitative verdict) is on the page beside its
-    statement, escaped, as audit.md shows it. Bug fixed: audit.html left every reading out
-    (issue 50)."""
+    statement, escaped, as audit.md shows it. Bug fixed: audit.html left every reading out."""
     read = copy.deepcopy(AUDIT)
     read["claims"][0]["details"]["reading"] = "'close to <1>': the ratio lies in [0.9, 1.1]"
     text = markdown.render_html(read, {})

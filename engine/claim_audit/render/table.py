@@ -83,13 +83,14 @@ def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
 
 
 def ordered(records: list[ClaimRecord]) -> list[ClaimRecord]:
-    """By document, sections by their first id (health last), then id, in natural order."""
+    """By document, the document's own claims before the suite's checks (`origin`), sections
+    by their first id, then id, in natural order."""
     by_id = sorted(records, key=lambda r: natural_key(r.id))
     rank: dict[tuple[str, str], int] = {}  # a section's, by its first id
     for r in by_id:
         rank.setdefault((r.document, r.section), len(rank))
     return sorted(
-        by_id, key=lambda r: (r.document, r.id.startswith("H-"), rank[r.document, r.section])
+        by_id, key=lambda r: (r.document, r.origin != "document", rank[r.document, r.section])
     )
 
 
