@@ -66,28 +66,46 @@ def pytest_claims_audit_inputs(config: pytest.Config) -> str:
     --orders (running/warm_audit.py; the data is checked against digests in lib's code)."""
     from running.warm_audit import fingerprint
 
-    return fingerprint(
+    config.stash[_INPUTS] = fingerprint(
         {"seeds": config.getoption("--seeds", None), "orders": config.getoption("--orders", None)}
     )
+    return config.stash[_INPUTS]
 
 
 def pytest_claims_audit_robustness(
-    documents: list[str], sweep: tuple[int, ...] | None
+    config: pytest.Config, documents: list[str], sweep: tuple[int, ...] | None
 ) -> dict | None:
     """The robustness section: intervals, other binnings and, with --seeds, other seeds, of
-    the comparative claims defined in claims/ (each module's `COMPARISONS`)."""
+    the comparative claims defined in claims/ (each module's `COMPARISONS`); computed once
+    per digest of what the claims read, as their records are, and read from the cache after."""
+    import json
+
+    import numpy as np
+    from claim_audit import cache
     from readings.suite import robustness_section
 
     comparisons: dict[str, tuple] = {}
     for module in claim_modules():
         document = module.CLAIMS.document
         comparisons[document] = comparisons.get(document, ()) + getattr(module, "COMPARISONS", ())
-    return robustness_section(documents, sweep, comparisons)
+    inputs = config.stash.get(_INPUTS, None)
+    if inputs is None:
+        return robustness_section(documents, sweep, comparisons)
+    entry = cache.cached(
+        "robustness",
+        {"inputs": inputs, "documents": sorted(documents), "sweep": list(sweep or [])},
+        lambda: {
+            "section": np.array(json.dumps(robustness_section(documents, sweep, comparisons)))
+        },
+        quiet=True,
+    )
+    return json.loads(str(entry.arrays["section"]))
 
 
 # --- A warm audit in one process (claims/running/warm_audit.py) ----------------------------------------
 
 _RAN_WARM = pytest.StashKey[bool]()
+_INPUTS = pytest.StashKey[str]()  # pytest_claims_audit_inputs's digest
 _STARTED_AS = pytest.StashKey[str]()
 
 

@@ -118,4 +118,8 @@ def _source_files(root: Path) -> Iterable[Path]:
 
 
 def _distributions() -> list[str]:
-    return sorted(f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions())
+    # a set: one distribution found twice on sys.path (its egg-info in the working folder
+    # under `python -m pytest`) is the same stack
+    return sorted(
+        {f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions()}
+    )

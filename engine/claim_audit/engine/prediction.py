@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 import numpy as np
-from scipy import stats
 
 FAMILY_ALPHA = 0.01
 FAMILY_SIZE = 50
@@ -136,6 +135,8 @@ class FigureVerdict:
 
 def t_quantile(n_orders: np.ndarray | int, alpha: float = FIGURE_ALPHA) -> np.ndarray:
     """t_{n-1}(1 - alpha/2) sqrt(1 + 1/n): the half width in orders' sds (0 for one order)."""
+    from scipy import stats  # on first use: a warm audit judges nothing
+
     n = np.asarray(n_orders, dtype=np.float64)
     df = np.maximum(n - 1, 1)
     return np.where(n > 1, stats.t.ppf(1 - alpha / 2, df) * np.sqrt(1 + 1 / n), 0.0)
@@ -243,6 +244,8 @@ def judge_figure(
 ) -> FigureVerdict:
     """`printed` against its value in each distinct order (`power=False`: no power figures;
     `alpha`: the false-refutation rate of this look)."""
+    from scipy import stats  # on first use: a warm audit judges nothing
+
     h = half_unit(printed)
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 1 or len(x) == 0 or not np.all(np.isfinite(x)):
@@ -287,6 +290,8 @@ def judge_figure(
 
 def power(shift: float, n_orders: int) -> float:
     """The probability that a figure `shift` order sds off is refuted: the noncentral t."""
+    from scipy import stats  # on first use: a warm audit judges nothing
+
     if n_orders < 2:
         raise ValueError("with one order there is no spread: the rule is exact reproduction")
     df, scale = n_orders - 1, math.sqrt(1 + 1 / n_orders)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from .prediction import scale_named
 from .verdict import Region
@@ -59,6 +59,8 @@ def agree(a: float, b: float) -> bool:
 @functools.cache  # the resampled verdicts ask for the same few counts thousands of times
 def count_bounds(k: int, n: int, alpha: float = SHARE_ALPHA) -> tuple[float, float]:
     """One-sided Clopper-Pearson bounds on p from k of n draws, each wrong at most `alpha`."""
+    from scipy import stats  # on first use: a warm audit judges nothing
+
     if not 0 <= k <= n or n < 1:
         raise ValueError(f"need 0 <= k <= n, n >= 1; got k={k}, n={n}")
     low = 0.0 if k == 0 else float(stats.beta.ppf(alpha, k, n - k + 1))
@@ -87,6 +89,8 @@ def _box(mean: float, sd: float, n: int, alpha: float) -> tuple[float, float, fl
 
 @functools.cache  # one per count of draws and alpha, asked for thousands of times
 def _box_quantiles(n: int, alpha: float) -> tuple[float, float, float]:
+    from scipy import stats  # on first use: a warm audit judges nothing
+
     q = 1 - alpha / 4
     return (
         float(stats.t.ppf(q, n - 1)),
@@ -97,6 +101,7 @@ def _box_quantiles(n: int, alpha: float) -> tuple[float, float, float]:
 
 def _normal_bounds(m: Margins, n: int, alpha: float) -> tuple[float, float]:
     """Bounds on P(X in region) for normal draws: the extremes over the confidence box."""
+
     region = m.region
     mean_low, mean_high, sd_low, sd_high = _box(m.mean, m.sd, n, alpha)
     if math.isinf(region.low) or math.isinf(region.high):
@@ -142,6 +147,8 @@ def _points(y: np.ndarray, gap: float) -> np.ndarray:
 def _looks_normal(y: np.ndarray) -> bool:
     """Shapiro-Wilk on the draws' distinct points (near-copies, within NEAR_COPY of their sd,
     are one point: ties and tight clusters say nothing of the shape), when there are 3."""
+    from scipy import stats  # on first use: a warm audit judges nothing
+
     points = _points(y, NEAR_COPY * float(y.std(ddof=1)))
     if len(points) < MIN_NORMAL_DRAWS:
         return False
