@@ -11,14 +11,14 @@ from claim_audit.engine.sweep import across_runs
 from claim_audit.engine.verdict import Comparison, Judgement, satisfied
 from uncertainty.measures import Ablation
 
-from uncertainty_claims.uncertainty.experiment import UncertaintyResult
-from uncertainty_claims.uncertainty.health import uncertainty_health
-from uncertainty_claims.uncertainty.no_bootstrap import without_bootstrap_in_orders
-from uncertainty_claims.uncertainty.results import (
+from uncertainty_claims.orders.ablations import without_bootstrap_in_orders
+from uncertainty_claims.orders.uncertainty import (
     SPREAD_ROOT_SEEDS,
     root_key_runs,
     spread,
 )
+from uncertainty_claims.uncertainty.experiment import UncertaintyResult
+from uncertainty_claims.uncertainty.health import uncertainty_health
 
 
 def typical(printed: Mapping[str, str]) -> Judgement:
