@@ -9,9 +9,10 @@ the order builder's (lib/orders/calibration.py).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 import jax
@@ -260,10 +261,14 @@ def train_scan_vmap(
     *,
     mesh: Mesh | None = None,
     own_programs: bool = True,
+    inputs_on: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
 ) -> dict[str, np.ndarray]:
-    """`net` trained on `seeds` in the scan_vmap order (`train_nets`, split over `mesh`) and
-    its outputs (`forward_outputs` with `own_programs`), uncached."""
-    models, losses = train_nets(net, seeds, split.train_x, split.train_y, config, mesh=mesh)
+    """`net` trained on `seeds` in the scan_vmap order (`train_nets`, split over `mesh`, a
+    sweep's initial weights built under `inputs_on()`) and its outputs (`forward_outputs`
+    with `own_programs`), uncached."""
+    models, losses = train_nets(
+        net, seeds, split.train_x, split.train_y, config, mesh=mesh, inputs_on=inputs_on
+    )
     return forward_outputs(net, models, losses, split, own_programs=own_programs)
 
 

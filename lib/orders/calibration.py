@@ -57,13 +57,20 @@ def train(
     order: str, net: str, seeds: tuple[int, ...], split: Split, config: TrainConfig = TrainConfig()
 ) -> dict[str, np.ndarray]:
     """`net` trained on `seeds` in the float order `order` (faithful or scan_vmap), where this
-    thread computes, and its outputs, uncached. The twins train by batch: `train_twin_batch`."""
+    thread computes (a sweep's initial weights on the host's CPU), and its outputs, uncached.
+    The twins train by batch: `train_twin_batch`."""
     if order == FAITHFUL:
         return train_faithful(net, seeds, config)
     if order != "scan_vmap":
         raise ValueError(f"order must be faithful or scan_vmap; got {order!r}")
     return train_scan_vmap(
-        net, seeds, split, config, mesh=where().mesh, own_programs=_own_programs()
+        net,
+        seeds,
+        split,
+        config,
+        mesh=where().mesh,
+        own_programs=_own_programs(),
+        inputs_on=on_host,
     )
 
 
