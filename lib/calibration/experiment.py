@@ -234,6 +234,8 @@ def twin_index(order: str) -> int | None:
 
 
 def check_order(order: str) -> None:
+    """Raise ValueError unless `order` names a calibration order: faithful, scan_vmap or
+    twin-k (k >= 1)."""
     if order not in (FAITHFUL, "scan_vmap") and twin_index(order) is None:
         raise ValueError(f"order must be faithful, scan_vmap or twin-k (k >= 1); got {order!r}")
 
@@ -302,7 +304,12 @@ def stacked_twins(by_twin: Sequence[Sequence[dict[str, np.ndarray]]]) -> dict[st
     }
 
 
-def validator(net: str, n_seeds: int, split: Split, config: TrainConfig, twins: int = 0):
+def validator(
+    net: str, n_seeds: int, split: Split, config: TrainConfig, twins: int = 0
+) -> Callable[[dict[str, np.ndarray]], None]:
+    """A check of stored outputs of `net` on `n_seeds` seeds (with `twins`, a leading axis
+    over that many twins): every array of its shape, every value finite; ValueError
+    otherwise."""
     n_steps = config.epochs * len(
         range(0, len(split.train_y) - config.batch_size, config.batch_size)
     )
