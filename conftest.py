@@ -169,8 +169,8 @@ def calibration(order_count: int | None) -> Orders[CalibrationResults]:
     they leave undecided is judged again over EXTRA_TWIN_BATCHES more batches of twins."""
     from claim_audit import Orders
 
-    from uncertainty_claims.calibration.evaluation import calibration_orders
     from uncertainty_claims.calibration.experiment import TWIN_BATCH
+    from uncertainty_claims.orders.calibration import calibration_orders
 
     results, digests = calibration_orders(n_orders=order_count)
     budget = len(results) + EXTRA_TWIN_BATCHES * TWIN_BATCH
@@ -188,6 +188,6 @@ def uncertainty(order_count: int | None) -> Orders[UncertaintyResult]:
     from the cache; at least --orders of them); the faithful order first."""
     from claim_audit import Orders
 
-    from uncertainty_claims.uncertainty.results import uncertainty_orders
+    from uncertainty_claims.orders.uncertainty import uncertainty_orders
 
     return Orders(*uncertainty_orders(n_orders=order_count))

@@ -11,7 +11,7 @@ from readings.calibration.measures import seeds_of
 from readings.health_verdicts import health_judgement
 
 from uncertainty_claims.calibration.experiment import NETS
-from uncertainty_claims.calibration.health import calibration_health
+from uncertainty_claims.orders.calibration import calibration_health
 
 CLAIMS = Claims("calibration")
 S_HEALTH = "Model health"

@@ -56,6 +56,8 @@ from readings.uncertainty.measures import (
 from readings.uncertainty_rules import over_root_keys, typical
 
 from uncertainty_claims import metrics
+from uncertainty_claims.orders.ablations import unclamped_runs
+from uncertainty_claims.orders.uncertainty import uncertainty_result
 from uncertainty_claims.placement import on_host
 from uncertainty_claims.uncertainty.config import (
     ENSEMBLE_PRINT_EVERY,
@@ -67,14 +69,9 @@ from uncertainty_claims.uncertainty.experiment import UncertaintyResult, headlin
 from uncertainty_claims.uncertainty.health import constant_baseline_nll
 from uncertainty_claims.uncertainty.model import LOG_VAR_MAX, LOG_VAR_MIN, GaussianMLP, gaussian_nll
 from uncertainty_claims.uncertainty.nll_forms import FORMS, accuracy_over_log_var
-from uncertainty_claims.uncertainty.results import uncertainty_result
 from uncertainty_claims.uncertainty.timing import guide_seconds
 from uncertainty_claims.uncertainty.unclamped import KEYS as UNCLAMPED_KEYS
-from uncertainty_claims.uncertainty.unclamped import (
-    OVERFLOW_LOG_VAR,
-    steps_past_overflow,
-    unclamped_runs,
-)
+from uncertainty_claims.uncertainty.unclamped import OVERFLOW_LOG_VAR, steps_past_overflow
 
 CLAIMS = Claims("uncertainty")
 __all__ = ["CLAIMS", "COMPARISONS", "PRINTED"]

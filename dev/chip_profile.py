@@ -57,6 +57,7 @@ def phase(name: str, fn: Callable[..., object], *args: object, **kwargs: object)
 def calibration() -> None:
     from uncertainty_claims.calibration.experiment import forward_outputs, load_split
     from uncertainty_claims.calibration.training import train_nets, train_twins
+    from uncertainty_claims.placement import where
 
     split = load_split()
     data = (split.train_x, split.train_y)
@@ -66,11 +67,14 @@ def calibration() -> None:
             f"{net}: 6 twins of seed 0, trained", train_twins, net, 0, twins, *data
         )
         phase(f"{net}: 6 twins of seed 1, trained", train_twins, net, 1, twins, *data)
-        phase(f"{net}: 6 twins evaluated", forward_outputs, net, models, losses, split)
+        own_programs = where().platform == "cpu"
+        evaluated = f"{net}: 6 twins evaluated"
+        phase(evaluated, forward_outputs, net, models, losses, split, own_programs=own_programs)
         phase(f"{net}: scan_vmap, 3 seeds", train_nets, net, (0, 1, 2), *data)
 
 
 def uncertainty() -> None:
+    from uncertainty_claims.placement import on_host
     from uncertainty_claims.uncertainty.experiment import run, run_many
 
     phase("guide: scan order", lambda: run(0, implementation="scan"))
@@ -79,7 +83,10 @@ def uncertainty() -> None:
         "guide: 20 twins, one by one",
         lambda: [run(0, implementation="scan", nudge=k) for k in range(1, 21)],
     )
-    phase("guide: 20 twins, run_many", lambda: run_many([0] * 20, nudges=list(range(1, 21))))
+    phase(
+        "guide: 20 twins, run_many",
+        lambda: run_many([0] * 20, nudges=list(range(1, 21)), inputs_on=on_host),
+    )
 
 
 def faithful() -> None:

@@ -1,6 +1,6 @@
 """Print how the guide's figures spread over other root keys and over float noise.
 
-Uses the same cached reruns as the claims (lib/uncertainty/results.py): root keys
+Uses the same cached reruns as the claims (lib/orders/uncertainty.py): root keys
 1..20, and 20 float-rounding twins of key 0 (5% of initial weights moved by one
 float32 step). Prints, per figure: published, key-0 value, then mean, std, min and
 max of each spread.
@@ -20,9 +20,9 @@ from claim_audit import cache
 
 from uncertainty_claims.cache import keep_results_in
 from uncertainty_claims.numerics import request_deterministic_gpu_ops
+from uncertainty_claims.orders.uncertainty import spread, uncertainty_result
 from uncertainty_claims.uncertainty.experiment import headline_figures
 from uncertainty_claims.uncertainty.health import health_figures
-from uncertainty_claims.uncertainty.results import spread, uncertainty_result
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "claims"))
 from test_uncertainty import PRINTED

@@ -3,7 +3,7 @@
 Not part of any recipe. A twin follows the recipe exactly except that a random 5% of its
 initial weights sit one float32 ulp higher, a perturbation of the size of one rounding. A
 training that amplifies rounding ends elsewhere; one that does not gives the same figures.
-The suite judges its claims over such twins beside the other valid orders (lib/orders.py).
+The suite judges its claims over such twins beside the other valid orders (lib/orders/).
 """
 
 from __future__ import annotations

@@ -46,8 +46,9 @@ TRAINING = {
         ("uncertainty/experiment.py", "run"),
         ("uncertainty/experiment.py", "run_many"),
         ("uncertainty/no_bootstrap.py", "train_members"),
-        ("uncertainty/no_bootstrap.py", "_faithful_without_bootstrap"),
-        ("uncertainty/no_bootstrap.py", "_twins_without_bootstrap"),
+        ("uncertainty/no_bootstrap.py", "faithful_without_bootstrap"),
+        ("uncertainty/no_bootstrap.py", "batched_without_bootstrap"),
+        ("uncertainty/no_bootstrap.py", "one_by_one_without_bootstrap"),
         ("uncertainty/unclamped.py", "train_unclamped"),
     },
 }

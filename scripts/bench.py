@@ -12,7 +12,7 @@ jobs; the CPU times much less so. Sections (`--only`, comma-separated; default a
   seeds vmapped, the nets side by side in threads as the suite trains them) against the
   documents' per-step loop (`train_net_per_step`); per-seed test accuracy must agree
   within 1 point. And the faithful order against the fast scan order, each as
-  `uncertainty_claims.calibration.experiment.train` (training and evaluation outputs), the two nets side
+  `uncertainty_claims.orders.calibration.train` (training and evaluation outputs), the two nets side
   by side in threads as `run_nets` does (`calibration.faithful_over_scan`).
 - floor: matmul throughput on the recipe's layer shapes and on a 2048^2 matmul; the
   calibration training's matmul FLOPs from the shapes; our time / the floor.
@@ -71,11 +71,11 @@ from uncertainty_claims.calibration.experiment import (
     PUBLISHED_SEEDS,
     TWIN_BATCH,
     load_split,
-    train,
-    train_twin_batch,
 )
 from uncertainty_claims.calibration.training import TrainConfig, train_net_per_step, train_nets
 from uncertainty_claims.numerics import full_precision, request_deterministic_gpu_ops
+from uncertainty_claims.orders.calibration import train, train_twin_batch
+from uncertainty_claims.placement import on_host
 from uncertainty_claims.uncertainty import experiment
 from uncertainty_claims.uncertainty.config import UncertaintyConfig
 from uncertainty_claims.uncertainty.data import N_PER_CLUSTER, make_data, root_keys
@@ -190,7 +190,10 @@ def bench_calibration(split, repeats: int) -> dict:
 
     def ours():
         jobs = [
-            lambda n=n: train_nets(n, PUBLISHED_SEEDS, split.train_x, split.train_y) for n in NETS
+            lambda n=n: train_nets(
+                n, PUBLISHED_SEEDS, split.train_x, split.train_y, inputs_on=on_host
+            )
+            for n in NETS
         ]
         trained["ours"] = dict(zip(NETS, (m for m, _ in side_by_side(jobs)), strict=True))
 
@@ -246,7 +249,7 @@ def bench_calibration(split, repeats: int) -> dict:
         "accuracy_max_diff_pt": worst,
         "accuracy_agrees": worst <= 1.0,
         "orders": orders,
-        "orders_method": "uncertainty_claims.calibration.experiment.train(order, net, seeds 0-2, split): "
+        "orders_method": "uncertainty_claims.orders.calibration.train(order, net, seeds 0-2, split): "
         "training and evaluation outputs, both nets side by side in threads",
         "faithful_over_scan": orders[FAITHFUL]["median_s"] / orders["scan_vmap"]["median_s"],
         "twin_batch": twins,
@@ -409,14 +412,16 @@ def _mc_identical(many: list, single: list) -> bool:
 def bench_spread(counts: list[int], repeats: int) -> dict:
     keys = tuple(range(1, 21))
     out: dict = {}
-    batched = timed(lambda: out.setdefault("many", run_many(keys)), repeats)
+    batched = timed(lambda: out.setdefault("many", run_many(keys, inputs_on=on_host)), repeats)
     print(f"  run_many(20 keys)  {_fmt(batched)}", flush=True)
     run(1)  # compile outside the timing: the 20 calls are steady calls
     sequential = timed(lambda: out.__setitem__("single", [run(k) for k in keys]), 0)
     print(f"  20 x run(scan)     {_fmt(sequential)}", flush=True)
     scaling = {}
     for n in counts:
-        scaling[str(n)] = timed(lambda n=n: run_many(tuple(range(1, n + 1))), repeats)
+        scaling[str(n)] = timed(
+            lambda n=n: run_many(tuple(range(1, n + 1)), inputs_on=on_host), repeats
+        )
         t = scaling[str(n)]
         print(f"  run_many({n} keys)  {_fmt(t)}  {t['median_s'] / n:.3f} s/key", flush=True)
     return {
@@ -490,13 +495,21 @@ def bench_sweep(split, seeds: int, keys: int, repeats: int, batch_mc: bool = Fal
     out: dict = {"seeds": seeds, "keys": keys, "batch_mc": batch_mc}
     seed_range = tuple(range(seeds))
     for net in NETS if seeds else ():
-        t = timed(lambda n=net: train_nets(n, seed_range, split.train_x, split.train_y)[1], repeats)
+        t = timed(
+            lambda n=net: train_nets(
+                n, seed_range, split.train_x, split.train_y, inputs_on=on_host
+            )[1],
+            repeats,
+        )
         out[f"calibration_{net}"] = t
         print(f"  train_nets({net}, {seeds} seeds)  {_fmt(t)}", flush=True)
     if seeds:
         out["calibration_first_s"] = max(out[f"calibration_{n}"]["first_s"] for n in NETS)
     if keys:
-        t = timed(lambda: run_many(tuple(range(1, keys + 1)), batch_mc=batch_mc), repeats)
+        t = timed(
+            lambda: run_many(tuple(range(1, keys + 1)), batch_mc=batch_mc, inputs_on=on_host),
+            repeats,
+        )
         out["uncertainty"], out["uncertainty_first_s"] = t, t["first_s"]
         print(f"  run_many({keys} keys)  {_fmt(t)}", flush=True)
     if jax.default_backend() != "cpu":
@@ -538,7 +551,7 @@ def profile_run_many(keys: int) -> dict:
     out = {"keys": keys, "load_before": _load(), "host_inputs_s": host, "compile_s": compile_s}
     out["run"] = run_t
     for part, c in parts.items():
-        out[part] = timed(lambda c=c: run_many(seeds, config=c), 1)
+        out[part] = timed(lambda c=c: run_many(seeds, config=c, inputs_on=on_host), 1)
     # One key alone, as `uncertainty_result(key, "scan")` runs each key of a --seeds sweep.
     out["run_one_key"] = timed(lambda: run(1), 1)
     out["load_after"] = _load()
@@ -733,11 +746,9 @@ def print_cpu_split(cold: dict, per_seed_s: dict[str, float]) -> None:
 # The calibration post's script is not published with it: its recipe in the post's own order
 # (the faithful one, docs/RECIPES.md), both nets on seeds 0-2, trained and evaluated, stands in.
 CALIBRATION_SCRIPT = """
-from uncertainty_claims.calibration.experiment import NETS, PUBLISHED_SEEDS, load_split, train
-from uncertainty_claims.orders import FAITHFUL
-split = load_split()
+from uncertainty_claims.calibration.experiment import NETS, PUBLISHED_SEEDS, train_faithful
 for net in NETS:
-    train(FAITHFUL, net, PUBLISHED_SEEDS, split)
+    train_faithful(net, PUBLISHED_SEEDS)
 """
 
 

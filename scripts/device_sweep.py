@@ -133,11 +133,16 @@ def block_outputs(
     seed evaluated once (a block repeats the last seed to fill its devices): one row per
     seed of the block."""
     from uncertainty_claims.calibration.experiment import forward_outputs
+    from uncertainty_claims.placement import where
 
     first = [seeds.index(seed) for seed in seeds]
     distinct = sorted(set(first))
     outputs = forward_outputs(
-        net, [models[i] for i in distinct], np.asarray(losses)[distinct], split
+        net,
+        [models[i] for i in distinct],
+        np.asarray(losses)[distinct],
+        split,
+        own_programs=where().platform == "cpu",
     )
     rows = [distinct.index(i) for i in first]
     return {name: array[rows] for name, array in outputs.items()}
@@ -164,6 +169,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from uncertainty_claims.calibration import experiment as calibration
     from uncertainty_claims.calibration.training import TrainConfig, train_nets
+    from uncertainty_claims.placement import on_host
     from uncertainty_claims.sharding import process_block, run_mesh
     from uncertainty_claims.uncertainty.experiment import (
         UncertaintyConfig,
@@ -213,7 +219,9 @@ def main(argv: list[str] | None = None) -> None:
     seeds = block_of(args.seeds)
     for net in nets:
         (models, losses), times = timed(
-            lambda net=net: train_nets(net, seeds, train_x, train_y, train_config, mesh=mesh),
+            lambda net=net: train_nets(
+                net, seeds, train_x, train_y, train_config, mesh=mesh, inputs_on=on_host
+            ),
             args.repeats,
         )
         outputs = distributed.gather_runs(
@@ -235,7 +243,13 @@ def main(argv: list[str] | None = None) -> None:
 
     keys = block_of(args.keys)
     block, times = timed(
-        lambda: run_many(keys, config=uncertainty_config, mesh=mesh, batch_mc=args.batch_mc),
+        lambda: run_many(
+            keys,
+            config=uncertainty_config,
+            mesh=mesh,
+            batch_mc=args.batch_mc,
+            inputs_on=on_host,
+        ),
         args.repeats,
     )
     stacked = distributed.gather_runs(

@@ -218,7 +218,7 @@ def test_the_same_words_from_the_suites_code_are_still_errors(tmp_path, warning)
     assert "INTERNALERROR" in done.stdout + done.stderr
 
 
-# --- The guide's reruns on one accelerator (lib/uncertainty/results.py, no_bootstrap.py) ----
+# --- The guide's reruns on one accelerator (lib/orders/uncertainty.py, ablations.py) -------
 
 
 def _stand_in_accelerator(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -235,10 +235,10 @@ def test_reruns_on_one_accelerator_split_between_host_and_chip(monkeypatch):
     """The first half of the runs batched (run_many, as on a CPU), the rest one by one through
     run()'s scan programs; in the runs' order. MC-Dropout trains unbatched both ways, so its
     losses equal run()'s bit for bit; the ensembles are two valid orders."""
+    from uncertainty_claims.orders.uncertainty import _reruns
     from uncertainty_claims.placement import where
     from uncertainty_claims.uncertainty.config import UncertaintyConfig
     from uncertainty_claims.uncertainty.experiment import run
-    from uncertainty_claims.uncertainty.results import _reruns
 
     config = UncertaintyConfig(mc_steps=8, mc_samples=3, ensemble_steps=6)
     seeds, nudges = [0, 0, 0, 0], [1, 2, 3, 4]
@@ -258,16 +258,17 @@ def test_reruns_on_one_accelerator_split_between_host_and_chip(monkeypatch):
 def test_no_bootstrap_twins_follow_their_twins_split(monkeypatch):
     """The ablation's twins are split as the twins are: the first half batched, the rest one
     by one, in the nudges' order, and one run alone gives what the batch gives it."""
+    from uncertainty_claims.orders import ablations
     from uncertainty_claims.uncertainty import no_bootstrap
     from uncertainty_claims.uncertainty.config import UncertaintyConfig
 
     config = UncertaintyConfig(mc_steps=8, mc_samples=3, ensemble_steps=6)
     nudges = (1, 2, 3)
     _stand_in_accelerator(monkeypatch)
-    split = no_bootstrap._twins_without_bootstrap(nudges, config)
+    split = ablations._twins_without_bootstrap(nudges, config)
     assert split.shape == (3, config.members, 200, 1)
-    assert (split[:1] == no_bootstrap._batched_without_bootstrap(nudges[:1], config)).all()
-    assert (split[1:] == no_bootstrap._one_by_one_without_bootstrap(nudges[1:], config)).all()
+    assert (split[:1] == no_bootstrap.batched_without_bootstrap(nudges[:1], config)).all()
+    assert (split[1:] == no_bootstrap.one_by_one_without_bootstrap(nudges[1:], config)).all()
 
 
 def test_calibration_twins_split_between_host_and_chip(monkeypatch):
@@ -336,14 +337,15 @@ def test_an_orders_health_checks_beside_an_accelerator_compute_in_a_host_child(m
     from test_health_cache import as_json
 
     from uncertainty_claims.calibration import evaluation, health
+    from uncertainty_claims.orders.calibration import compute_calibration_health
 
     runs, split = synthetic((4, 7))
     figures = {net: evaluation.evaluate(run, split) for net, run in runs.items()}
     results = evaluation.CalibrationResults(split, runs, figures)
-    here = as_json(health.compute_calibration_health(results))
+    here = as_json(compute_calibration_health(results))
     children = _host_children(monkeypatch)
-    assert as_json(health.compute_calibration_health(results)) == here
-    assert children == [health._health_of]
+    assert as_json(compute_calibration_health(results)) == here
+    assert children == [health.health_of]
 
 
 def test_the_calibration_faithful_order_beside_an_accelerator_trains_in_a_host_child(
@@ -354,13 +356,14 @@ def test_the_calibration_faithful_order_beside_an_accelerator_trains_in_a_host_c
     seed, one epoch)."""
     from uncertainty_claims.calibration import experiment
     from uncertainty_claims.calibration.training import TrainConfig
+    from uncertainty_claims.orders.calibration import run_net
 
     monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path / "here"))
     config = TrainConfig(epochs=1)
-    here = experiment.run_net("relu", (0,), config)
+    here = run_net("relu", (0,), config)
     children = _host_children(monkeypatch)
     monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path / "there"))
-    there = experiment.run_net("relu", (0,), config)
+    there = run_net("relu", (0,), config)
     assert children == [experiment.train_faithful]
     assert here.cache_status == there.cache_status == "computed"
     for name in ("logits_test", "logits_heldout", "logits_ood", "train_loss"):
@@ -372,9 +375,9 @@ def test_a_faithful_order_beside_an_accelerator_computes_in_a_host_child(monkeyp
     host's CPU, whose figures are this process's to the bit (the guide's faithful order, a
     short config)."""
 
+    from uncertainty_claims.orders.uncertainty import _run_arrays
     from uncertainty_claims.placement import _devices as accelerator
     from uncertainty_claims.uncertainty.config import UncertaintyConfig
-    from uncertainty_claims.uncertainty.results import _run_arrays
 
     config = UncertaintyConfig(mc_steps=8, mc_samples=3, ensemble_steps=6)
     here = accelerator.on_the_host(_run_arrays, 0, config, "faithful")
@@ -389,15 +392,16 @@ def test_the_unclamped_runs_beside_an_accelerator_compute_in_a_host_child(monkey
     """The recipe without its clamp (21 root keys in one program) computes in a child process
     on the host's CPU beside an accelerator, where its program compiles in a fraction of a
     chip's time: the same arrays to the bit (a short config)."""
+    from uncertainty_claims.orders.ablations import unclamped_runs
     from uncertainty_claims.uncertainty import unclamped
     from uncertainty_claims.uncertainty.config import UncertaintyConfig
 
     config = UncertaintyConfig(mc_steps=8, mc_samples=3, ensemble_steps=6)
     monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path / "here"))
-    here = unclamped.unclamped_runs(config)
+    here = unclamped_runs(config)
     children = _host_children(monkeypatch)
     monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path / "there"))
-    there = unclamped.unclamped_runs(config)
+    there = unclamped_runs(config)
     assert children == [unclamped.train_unclamped]
     assert here.keys() == there.keys()
     assert all(np.array_equal(here[name], there[name]) for name in here)

@@ -26,7 +26,7 @@ UNCERTAINTY_CHILD = """
     from claim_audit import cache
     from uncertainty_claims.cache import keep_results_in
     from uncertainty_claims.placement._compile_cache import enable_compilation_cache
-    from uncertainty_claims.uncertainty.results import uncertainty_result
+    from uncertainty_claims.orders.uncertainty import uncertainty_result
     keep_results_in(cache.cached)
     enable_compilation_cache(cache.default_cache_dir())
     uncertainty_result()
@@ -38,7 +38,7 @@ CALIBRATION_CHILD = """
     from pathlib import Path
     from claim_audit import cache
     from uncertainty_claims.cache import keep_results_in
-    from uncertainty_claims.calibration.experiment import run_net
+    from uncertainty_claims.orders.calibration import run_net
     from uncertainty_claims.calibration.training import TrainConfig
     from uncertainty_claims.placement._compile_cache import enable_compilation_cache
 

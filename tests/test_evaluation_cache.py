@@ -16,6 +16,7 @@ from claim_audit import cache
 
 from uncertainty_claims.calibration import evaluation
 from uncertainty_claims.calibration.experiment import NetRun, Split
+from uncertainty_claims.orders import calibration as order_builder
 
 
 def synthetic(seeds: tuple[int, ...]) -> tuple[dict[str, NetRun], Split]:
@@ -62,14 +63,14 @@ def test_cached_figures_are_the_evaluated_ones(cache_dir, monkeypatch):
     seeds = (4, 7)
     runs, split = synthetic(seeds)
     direct = {net: evaluation.evaluate(run, split) for net, run in runs.items()}
-    computed = evaluation._evaluated(runs, split, seeds, "scan_vmap")
+    computed = order_builder._evaluated(runs, split, seeds, "scan_vmap")
     assert len(list(cache_dir.glob("calibration-figures-scan_vmap-*.npz"))) == 1
 
     def fail(run, split):
         raise AssertionError("evaluated again: the stored figures were not read")
 
     monkeypatch.setattr(evaluation, "evaluate", fail)
-    read = evaluation._evaluated(runs, split, seeds, "scan_vmap")
+    read = order_builder._evaluated(runs, split, seeds, "scan_vmap")
     for figures in (computed, read):
         # Same values, keys in the same order, same types (json.dumps spells out all three).
         assert json.dumps(figures) == json.dumps(direct)
@@ -80,11 +81,11 @@ def test_figures_of_other_seeds_under_this_key_are_not_served(cache_dir):
     """A stored entry with a valid key and checksum but another run's figures: recomputed."""
     seeds = (4, 7)
     runs, split = synthetic(seeds)
-    evaluation._evaluated(runs, split, seeds, "scan_vmap")
+    order_builder._evaluated(runs, split, seeds, "scan_vmap")
     [path] = cache_dir.glob("calibration-figures-scan_vmap-*.npz")
     with np.load(path) as npz:
         key_text = str(npz[cache._KEY_FIELD].item())
     direct = {net: evaluation.evaluate(run, split) for net, run in runs.items()}
     other = {net: [{**f, "seed": 9} for f in figures] for net, figures in direct.items()}
     cache._write(path, key_text, {"per_seed_json": np.array(json.dumps(other))})
-    assert evaluation._evaluated(runs, split, seeds, "scan_vmap") == direct
+    assert order_builder._evaluated(runs, split, seeds, "scan_vmap") == direct

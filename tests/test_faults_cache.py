@@ -30,7 +30,7 @@ from fault_tools import (
 from uncertainty_claims import cache as project_cache
 from uncertainty_claims.calibration import experiment as calibration_experiment
 from uncertainty_claims.calibration.training import TrainConfig
-from uncertainty_claims.uncertainty import results as uncertainty_results
+from uncertainty_claims.orders import uncertainty as uncertainty_results
 from uncertainty_claims.uncertainty.config import UncertaintyConfig
 
 pytestmark = pytest.mark.fault
@@ -340,7 +340,7 @@ def test_uncertainty_entry_with_wrong_shapes_is_recomputed(tmp_path, monkeypatch
     """A stored uncertainty run with the right key but wrong shapes (a trace one step short,
     fewer ensemble members, a missing field): recomputed. Bug fixed: the validator checked
     only two fields, so such entries were served; every field's shape now follows from the
-    config (lib/uncertainty/results.py `_result_shapes`, `_check_shapes`)."""
+    config (lib/orders/uncertainty.py `_result_shapes`, `_check_shapes`)."""
     monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
     config = UncertaintyConfig()
     good = fake_uncertainty_arrays(config)
@@ -356,7 +356,7 @@ def test_uncertainty_entry_with_wrong_shapes_is_recomputed(tmp_path, monkeypatch
 def test_root_key_runs_entry_with_wrong_shapes_is_recomputed(tmp_path, monkeypatch):
     """A stored entry of the root-key reruns holding 5 runs instead of 20 (the typicality and
     the spread would be off): recomputed. Bug fixed: the spreads had no validator, and a
-    short spread silently changes every tolerance (lib/uncertainty/results.py
+    short spread silently changes every tolerance (lib/orders/uncertainty.py
     `_check_shapes`)."""
     monkeypatch.setenv("CLAIMS_CACHE_DIR", str(tmp_path))
     config = UncertaintyConfig()
@@ -395,7 +395,7 @@ def test_calibration_entry_with_nan_or_wrong_shapes_is_refused(damage):
         train_y=np.zeros(1000), heldout_y=np.zeros(50), test_y=np.zeros(40), ood_x=np.zeros(30)
     )
     config = TrainConfig(epochs=2, batch_size=100)  # 2 epochs x 9 batches
-    validate = calibration_experiment._validator("yat", 1, split, config)
+    validate = calibration_experiment.validator("yat", 1, split, config)
     good = {
         "train_loss": np.zeros((1, 18)),
         "logits_test": np.zeros((1, 40, 10)),

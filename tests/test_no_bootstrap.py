@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from uncertainty_claims.orders.uncertainty import uncertainty_result
 from uncertainty_claims.uncertainty.no_bootstrap import all_rows, train_members
-from uncertainty_claims.uncertainty.results import uncertainty_result
 
 
 def test_given_the_runs_own_resamples_it_is_the_scan_orders_ensemble():

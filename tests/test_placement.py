@@ -30,27 +30,69 @@ def test_placement_speaks_with_a_few_names():
     assert len(placement.__all__) <= MAX_NAMES
 
 
-def _placement_imports(path: Path) -> list[str]:
-    """The names a module imports from the placement package or its private modules."""
+RECIPES = ("calibration", "uncertainty")
+"""The recipe packages under lib/: they compute; the order builders (lib/orders/) choose
+where."""
+
+
+def _placement_imports(source: str) -> list[str]:
+    """What a module's source imports from the placement package, its face or its private
+    modules, in any spelling: `from ..placement import x`, `from ..placement._devices import
+    x`, `from .. import placement`, `import uncertainty_claims.placement`."""
     names = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and "placement" in (node.module or ""):
-            names += [f"{node.module}.{alias.name}" for alias in node.names]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if "placement" in module.split("."):
+                names += [f"{module}.{alias.name}" for alias in node.names]
+            else:
+                names += [f"{module}.{a.name}" for a in node.names if a.name == "placement"]
+        elif isinstance(node, ast.Import):
+            names += [a.name for a in node.names if "placement" in a.name.split(".")]
     return names
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "from ..placement import on_host",
+        "from ..placement._devices import carry_placement",
+        "from .. import placement",
+        "import uncertainty_claims.placement._where",
+        "def f():\n    from uncertainty_claims.placement import where",
+    ],
+)
+def test_the_import_check_sees_every_spelling(line):
+    """Each way a module can reach the placement package is found (the check below could
+    not fail otherwise); a name that merely contains the word is not."""
+    assert _placement_imports(line)
+    assert not _placement_imports("from ..sharding import placed_inputs\nimport replacement")
+
+
+def test_no_recipe_module_imports_from_placement():
+    """No module under lib/calibration/ or lib/uncertainty/ imports from the placement
+    package, public or private: the recipes compute, and the order builders (lib/orders/)
+    choose where each order runs."""
+    found = {
+        str(path.relative_to(LIB)): _placement_imports(path.read_text())
+        for recipe in RECIPES
+        for path in sorted((LIB / recipe).rglob("*.py"))
+    }
+    assert len(found) > 2 * len(RECIPES)  # both packages' modules were read
+    assert {path: names for path, names in found.items() if names} == {}
 
 
 def test_only_the_package_face_is_imported_outside_placement():
     """No module of lib/ but the mesh path's (sharding.py, which hands a thread's placement to
-    its compiling thread) and the calibration training's seed threads reaches into the
-    package's private modules: the order builders choose placement by its public names."""
+    its compiling thread) reaches into the package's private modules: the order builders
+    choose placement by its public names."""
     private = {
-        str(path.relative_to(LIB)): [n for n in _placement_imports(path) if "._" in n]
+        str(path.relative_to(LIB)): [n for n in _placement_imports(path.read_text()) if "._" in n]
         for path in LIB.rglob("*.py")
         if "placement" not in path.parts
     }
     assert {path: names for path, names in private.items() if names} == {
         "sharding.py": ["placement._devices.carry_placement"],
-        "calibration/training.py": ["placement._devices.carry_placement"],
     }
 
 

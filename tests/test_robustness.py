@@ -226,7 +226,7 @@ def test_calibration_sweep(sweep_seeds):
 def test_uncertainty_sweep(sweep_seeds, uncertainty):
     """Run (or load) the guide's recipe from every root key of the sweep (in the scan order,
     as the sweep does); key 0 in that order gives the sweep's values."""
-    from uncertainty_claims.uncertainty.results import uncertainty_result
+    from uncertainty_claims.orders.uncertainty import uncertainty_result
 
     runs = [uncertainty_result(key, implementation="scan") for key in sweep_seeds]
     for comparison in test_uncertainty.COMPARISONS:

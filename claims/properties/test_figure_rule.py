@@ -27,7 +27,7 @@ from claim_audit.engine.prediction import (
 )
 
 from uncertainty_claims.calibration.experiment import ORDERS
-from uncertainty_claims.uncertainty.results import ORDER_COUNT
+from uncertainty_claims.orders.uncertainty import ORDER_COUNT
 
 pytestmark = pytest.mark.property
 

@@ -29,7 +29,7 @@ from claim_audit.engine.prediction import FIGURE_ALPHA, conclusive, half_unit, i
 from scipy import stats
 
 from uncertainty_claims.calibration.experiment import ORDERS, TWIN_BATCH
-from uncertainty_claims.uncertainty.results import ORDER_COUNT
+from uncertainty_claims.orders.uncertainty import ORDER_COUNT
 
 pytestmark = pytest.mark.property
 

@@ -105,7 +105,7 @@ def _calibration(
 
 
 def _uncertainty(sweep: tuple[int, ...] | None, comparisons: Sequence[Comparison]) -> dict:
-    from uncertainty_claims.uncertainty.results import uncertainty_result
+    from uncertainty_claims.orders.uncertainty import uncertainty_result
 
     faithful = uncertainty_result(PUBLISHED_KEY)
     # Sweep keys in the fast scan order (any valid order is as good a sample over keys).

@@ -10,14 +10,14 @@ from typing import Any
 from claim_audit import Comparison, Judgement, across_runs, satisfied
 
 from readings.uncertainty.measures import Ablation
-from uncertainty_claims.uncertainty.experiment import UncertaintyResult
-from uncertainty_claims.uncertainty.health import uncertainty_health
-from uncertainty_claims.uncertainty.no_bootstrap import without_bootstrap_in_orders
-from uncertainty_claims.uncertainty.results import (
+from uncertainty_claims.orders.ablations import without_bootstrap_in_orders
+from uncertainty_claims.orders.uncertainty import (
     SPREAD_ROOT_SEEDS,
     root_key_runs,
     spread,
 )
+from uncertainty_claims.uncertainty.experiment import UncertaintyResult
+from uncertainty_claims.uncertainty.health import uncertainty_health
 
 
 def typical(printed: Mapping[str, str]) -> Judgement:

@@ -66,9 +66,8 @@ def computes_on_accelerator() -> bool:
 def _calibration(n_orders: int | None) -> list[Task]:
     from readings.calibration.bootstrap import figure_samples
 
-    from uncertainty_claims.calibration.evaluation import calibration_results
     from uncertainty_claims.calibration.experiment import load_split, order_names
-    from uncertainty_claims.calibration.health import calibration_health
+    from uncertainty_claims.orders.calibration import calibration_health, calibration_results
 
     load_split()  # read once, before the threads that share it
 
@@ -80,15 +79,14 @@ def _calibration(n_orders: int | None) -> list[Task]:
 
 def _uncertainty(n_orders: int | None) -> list[Task]:
     from uncertainty_claims.orders import FAITHFUL, twin_batches
-    from uncertainty_claims.uncertainty.no_bootstrap import without_bootstrap_in_orders
-    from uncertainty_claims.uncertainty.results import (
+    from uncertainty_claims.orders.ablations import unclamped_runs, without_bootstrap_in_orders
+    from uncertainty_claims.orders.uncertainty import (
         SPREAD_NUDGES,
         root_key_runs,
         twin_nudges,
         twins,
         uncertainty_result,
     )
-    from uncertainty_claims.uncertainty.unclamped import unclamped_runs
 
     batches = range(twin_batches(n_orders, len(SPREAD_NUDGES), document="uncertainty"))
     names = [FAITHFUL, "scan", *(f"twin-{n}" for b in batches for n in twin_nudges(b))]

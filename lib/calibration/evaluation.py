@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import metrics
-from ..cache import cached
-from ..placement import on_host, where
 from .experiment import (
     FAITHFUL,
-    PUBLISHED_SEEDS,
     NetRun,
     Split,
     cache_key,
-    load_split,
-    order_names,
-    run_nets,
 )
 from .training import TrainConfig
 
@@ -146,71 +137,7 @@ class CalibrationResults:
     runs_key: dict[str, dict] | None = None
 
 
-_FIGURES_FIELD = "per_seed_json"
-
-
 def runs_key(nets: Iterable[str], seeds: tuple[int, ...], order: str) -> dict[str, dict]:
-    """The cache keys of `run_nets(seeds, order=order)`'s runs, per net."""
+    """The cache keys of the runs of `nets` on `seeds` in `order` (lib/orders/calibration.py
+    `run_nets`), per net."""
     return {net: cache_key(net, seeds, TrainConfig(), order) for net in nets}
-
-
-def _evaluated(
-    runs: dict[str, NetRun], split: Split, seeds: tuple[int, ...], order: str
-) -> dict[str, list[dict]]:
-    """`evaluate` of every net's run, cached on disk beside the runs and keyed like them
-    (plus this code): a warm process reads the figures instead of recomputing them.
-
-    Stored as JSON text, which gives back every float bit for bit (shortest round-trip
-    repr), the figures' order and their types.
-    """
-    key = {"runs": runs_key(runs, seeds, order)}
-
-    def compute() -> dict[str, np.ndarray]:
-        per_seed = {net: evaluate(run, split) for net, run in runs.items()}
-        return {_FIGURES_FIELD: np.array(json.dumps(per_seed))}
-
-    def validate(arrays: dict[str, np.ndarray]) -> None:
-        text = arrays.get(_FIGURES_FIELD)
-        if set(arrays) != {_FIGURES_FIELD} or text is None or text.shape != ():
-            raise ValueError(f"expected one text field {_FIGURES_FIELD!r}; got {sorted(arrays)}")
-        per_seed = json.loads(str(text.item()))
-        if {net: [f.get("seed") for f in figures] for net, figures in per_seed.items()} != {
-            net: list(seeds) for net in runs
-        }:
-            raise ValueError(f"the stored figures are not those of {sorted(runs)} on {seeds}")
-
-    suffix = "" if order == FAITHFUL else f"-{order}"
-    with on_host(order == FAITHFUL):  # keyed by where the runs were computed
-        entry = cached(f"calibration-figures{suffix}", key, compute, validate=validate)
-    return json.loads(str(entry.arrays[_FIGURES_FIELD].item()))
-
-
-@functools.cache
-def calibration_results(
-    seeds: tuple[int, ...] = PUBLISHED_SEEDS, order: str = FAITHFUL
-) -> CalibrationResults:
-    """Train (or load) both nets for `seeds` in `order` and evaluate them (figures cached on
-    disk beside the runs); memoised per process."""
-    split = load_split()
-    runs = run_nets(seeds, order=order)
-    per_seed = _evaluated(runs, split, seeds, order)
-    return CalibrationResults(split, runs, per_seed, order, runs_key(runs, seeds, order))
-
-
-def calibration_orders(
-    n_orders: int | None = None,
-) -> tuple[dict[str, CalibrationResults], dict[str, str]]:
-    """Both nets on the published seeds in at least `n_orders` valid orders (`order_names`;
-    default `ORDERS`), faithful first; and each order's digest of its figures."""
-    names = order_names(n_orders)
-    faithful, others = where().side_by_side(
-        lambda: calibration_results(order=FAITHFUL),
-        lambda: {order: calibration_results(order=order) for order in names[1:]},
-    )
-    results = {FAITHFUL: faithful, **others}
-    # An order whose every figure repeats another's to the last bit is a copy, not a draw.
-    digests = {
-        order: hashlib.sha256(json.dumps(r.per_seed, sort_keys=True).encode()).hexdigest()
-        for order, r in results.items()
-    }
-    return results, digests

@@ -1,28 +1,28 @@
-"""The calibration experiment end to end: data, training (cached), evaluation outputs.
+"""The calibration experiment end to end: data, training, evaluation outputs.
 
-`run_net()` / `run_nets()` return, per net, everything the claims need as arrays of
-float64 logits and kernel scores, computed in one of the valid float orders (`ORDERS`);
-lib/calibration/evaluation.py turns them into the recipe's figures. The trained arrays
-are cached on disk (see lib/cache.py).
+`train_faithful`, `train_scan_vmap` and `twin_outputs` give, per net, everything the claims
+need as arrays of logits and kernel scores, computed in one of the valid float orders
+(`ORDERS`); `NetRun` holds them as float64, and lib/calibration/evaluation.py turns them into
+the recipe's figures. Which order runs where, and the disk cache of the trained arrays, are
+the order builder's (lib/orders/calibration.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 import jax
 import numpy as np
 from flax import nnx
+from jax.sharding import Mesh
 
 from .. import data
-from ..cache import Entry, cached
 from ..numerics import full_precision
 from ..orders import FAITHFUL, twin_batches
-from ..placement import host_process, on_host, where
 from .training import (
     TrainConfig,
     train_nets,
@@ -160,13 +160,20 @@ def _chunked(fn, x: np.ndarray, chunk: int | None, *, pad: bool = False) -> np.n
 
 @full_precision
 def forward_outputs(
-    net: str, models: list, losses: np.ndarray, split: Split, *, eager: bool = False
+    net: str,
+    models: list,
+    losses: np.ndarray,
+    split: Split,
+    *,
+    eager: bool = False,
+    own_programs: bool = True,
 ) -> dict[str, np.ndarray]:
     """The arrays a trained net contributes: losses, logits on every set, kernel maxima (Yat).
 
     `eager=True` calls the model op by op, as the calibration script does: logits on chunks
     of 5,000 rows, the kernel scores on each whole set. Otherwise each output is one jitted
-    program on chunks of 2,000 rows (another valid order: the Yat logits move by ~1e-4).
+    program on chunks of 2,000 rows (another valid order: the Yat logits move by ~1e-4),
+    compiled as `own_programs` says (`_evaluation`).
     """
     out: dict[str, list[np.ndarray]] = {"logits_test": [], "logits_heldout": [], "logits_ood": []}
     if net == "yat":
@@ -174,7 +181,7 @@ def forward_outputs(
     logits_chunk = _SCRIPT_CHUNK if eager else _JIT_CHUNK
     chunked = functools.partial(_chunked, pad=not eager)  # the script's own chunks are its own
     for model in models:
-        logits, kmax = _evaluation(model, eager)
+        logits, kmax = _evaluation(model, eager, own_programs)
         out["logits_test"].append(chunked(logits, split.test_x, logits_chunk))
         out["logits_heldout"].append(chunked(logits, split.heldout_x, logits_chunk))
         out["logits_ood"].append(chunked(logits, split.ood_x, logits_chunk))
@@ -195,13 +202,13 @@ def _kernel_max_of(graphdef: nnx.GraphDef, state: nnx.State, x: jax.Array) -> ja
     return nnx.merge(graphdef, state).features(x).max(-1)
 
 
-def _evaluation(model, eager: bool):
+def _evaluation(model, eager: bool, own_programs: bool = True):
     """The model's logits and kernel maxima (Yat) as callables: op by op when `eager`, else
-    jitted. On a CPU each model's weights are compiled into its own programs, the order the
-    CPU audits are recorded in; on an accelerator, where compiling costs seconds a program,
-    all models of a net share one program per input shape
-    that takes the weights as arguments (XLA may round the Yat kernel otherwise there: another
-    valid order)."""
+    jitted. With `own_programs` each model's weights are compiled into its own programs, the
+    order the CPU audits are recorded in; else, where compiling costs seconds a program (on an
+    accelerator), all models of a net share one program per input shape that takes the
+    weights as arguments (XLA may round the Yat kernel otherwise there: another valid
+    order)."""
 
     def logits(x):
         return model(x)
@@ -211,7 +218,7 @@ def _evaluation(model, eager: bool):
 
     if eager:
         return logits, kernel_max
-    if where().platform == "cpu":
+    if own_programs:
         return jax.jit(logits), jax.jit(kernel_max)
     graphdef, state = nnx.split(model)
     return (
@@ -220,14 +227,16 @@ def _evaluation(model, eager: bool):
     )
 
 
-def _twin(order: str) -> int | None:
+def twin_index(order: str) -> int | None:
     """k of the order `twin-k` (k >= 1), else None."""
     k = order.removeprefix("twin-")
     return int(k) if order.startswith("twin-") and k.isdigit() and int(k) >= 1 else None
 
 
-def _check_order(order: str) -> None:
-    if order not in (FAITHFUL, "scan_vmap") and _twin(order) is None:
+def check_order(order: str) -> None:
+    """Raise ValueError unless `order` names a calibration order: faithful, scan_vmap or
+    twin-k (k >= 1)."""
+    if order not in (FAITHFUL, "scan_vmap") and twin_index(order) is None:
         raise ValueError(f"order must be faithful, scan_vmap or twin-k (k >= 1); got {order!r}")
 
 
@@ -236,54 +245,71 @@ def twin_nudges(batch: int) -> tuple[int, ...]:
     return tuple(range(batch * TWIN_BATCH + 1, (batch + 1) * TWIN_BATCH + 1))
 
 
-def train(
-    order: str, net: str, seeds: tuple[int, ...], split: Split, config: TrainConfig = TrainConfig()
-) -> dict[str, np.ndarray]:
-    """Train `net` on `seeds` in the float order `order` (faithful or scan_vmap); its
-    outputs, uncached. The twins train by batch: `train_twin_batch`."""
-    if order == FAITHFUL:
-        models, losses = train_nets_faithful(net, seeds, split.train_x, split.train_y, config)
-        return forward_outputs(net, models, losses, split, eager=True)
-    if order != "scan_vmap":
-        raise ValueError(f"order must be faithful or scan_vmap; got {order!r}")
-    mesh = where().mesh
-    models, losses = train_nets(net, seeds, split.train_x, split.train_y, config, mesh=mesh)
-    return forward_outputs(net, models, losses, split)
-
-
 def train_faithful(
     net: str, seeds: tuple[int, ...], config: TrainConfig = TrainConfig()
 ) -> dict[str, np.ndarray]:
-    """`train` in the faithful order on the recipe's split (read here: a child process on
-    the host's CPU, `placement.host_process`, reads it for itself)."""
-    return train(FAITHFUL, net, seeds, load_split(), config)
+    """`net` trained on `seeds` in the faithful order on the recipe's split (read here, so
+    that a child process reads it for itself) and its outputs, uncached."""
+    split = load_split()
+    models, losses = train_nets_faithful(net, seeds, split.train_x, split.train_y, config)
+    return forward_outputs(net, models, losses, split, eager=True)
 
 
-def train_twin_batch(
-    batch: int, net: str, seeds: tuple[int, ...], split: Split, config: TrainConfig = TrainConfig()
+def train_scan_vmap(
+    net: str,
+    seeds: tuple[int, ...],
+    split: Split,
+    config: TrainConfig = TrainConfig(),
+    *,
+    mesh: Mesh | None = None,
+    own_programs: bool = True,
+    inputs_on: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
 ) -> dict[str, np.ndarray]:
-    """The twins of batch `batch` of `net` on `seeds`, uncached: every output with a leading
-    axis over the batch's twins, then one over the seeds. On one accelerator the first half
-    of the batch trains on the host's CPU beside the rest (`Where.spread`)."""
+    """`net` trained on `seeds` in the scan_vmap order (`train_nets`, split over `mesh`, a
+    sweep's initial weights built under `inputs_on()`) and its outputs (`forward_outputs`
+    with `own_programs`), uncached."""
+    models, losses = train_nets(
+        net, seeds, split.train_x, split.train_y, config, mesh=mesh, inputs_on=inputs_on
+    )
+    return forward_outputs(net, models, losses, split, own_programs=own_programs)
 
-    def trained(nudges: Sequence[int]) -> list[list[dict[str, np.ndarray]]]:
-        by_twin: list[list[dict[str, np.ndarray]]] = [[] for _ in nudges]
-        for seed in seeds:
-            models, losses = train_twins(
-                net, seed, tuple(nudges), split.train_x, split.train_y, config
+
+def twin_outputs(
+    nudges: Sequence[int],
+    *,
+    net: str,
+    seeds: tuple[int, ...],
+    split: Split,
+    config: TrainConfig = TrainConfig(),
+    own_programs: bool = True,
+) -> list[list[dict[str, np.ndarray]]]:
+    """The twins of `nudges` of `net` on each seed of `seeds` (`train_twins`), uncached: per
+    twin, one output of `forward_outputs` per seed."""
+    by_twin: list[list[dict[str, np.ndarray]]] = [[] for _ in nudges]
+    for seed in seeds:
+        models, losses = train_twins(net, seed, tuple(nudges), split.train_x, split.train_y, config)
+        for i, model in enumerate(models):
+            by_twin[i].append(
+                forward_outputs(net, [model], losses[i : i + 1], split, own_programs=own_programs)
             )
-            for i, model in enumerate(models):
-                by_twin[i].append(forward_outputs(net, [model], losses[i : i + 1], split))
-        return by_twin
+    return by_twin
 
-    by_twin = where().spread(trained, twin_nudges(batch))
+
+def stacked_twins(by_twin: Sequence[Sequence[dict[str, np.ndarray]]]) -> dict[str, np.ndarray]:
+    """`twin_outputs`' outputs as arrays: a leading axis over the twins, then one over the
+    seeds."""
     return {
         name: np.stack([np.concatenate([one[name] for one in seeds_of]) for seeds_of in by_twin])
         for name in by_twin[0][0]
     }
 
 
-def _validator(net: str, n_seeds: int, split: Split, config: TrainConfig, twins: int = 0):
+def validator(
+    net: str, n_seeds: int, split: Split, config: TrainConfig, twins: int = 0
+) -> Callable[[dict[str, np.ndarray]], None]:
+    """A check of stored outputs of `net` on `n_seeds` seeds (with `twins`, a leading axis
+    over that many twins): every array of its shape, every value finite; ValueError
+    otherwise."""
     n_steps = config.epochs * len(
         range(0, len(split.train_y) - config.batch_size, config.batch_size)
     )
@@ -322,65 +348,3 @@ def cache_key(net: str, seeds: tuple[int, ...], config: TrainConfig, order: str)
         "config": asdict(config),
         "data": data.data_digests(),
     }
-
-
-def run_net(
-    net: str,
-    seeds: tuple[int, ...] = PUBLISHED_SEEDS,
-    config: TrainConfig = TrainConfig(),
-    order: str = FAITHFUL,
-) -> NetRun:
-    """Train (or load from the cache) one net on the given seeds in the float order `order`,
-    with its evaluation outputs."""
-    if net not in NETS:
-        raise ValueError(f"net must be one of {NETS}; got {net!r}")
-    _check_order(order)
-    k = _twin(order)
-    if k is not None:
-        batch = _twin_batch(net, seeds, config, (k - 1) // TWIN_BATCH)
-        arrays = {name: array[(k - 1) % TWIN_BATCH] for name, array in batch.arrays.items()}
-        return NetRun.from_arrays(net, seeds, arrays, batch.status)
-    split = load_split()
-    name = f"calibration-{net}" if order == FAITHFUL else f"calibration-{net}-{order}"
-    with on_host(order == FAITHFUL):  # in this thread: run_nets trains the nets in threads
-        result: Entry = cached(
-            name,
-            cache_key(net, seeds, config, order),
-            lambda: (
-                host_process(train_faithful, net, seeds, config)
-                if order == FAITHFUL
-                else train(order, net, seeds, split, config)
-            ),
-            validate=_validator(net, len(seeds), split, config),
-        )
-    return NetRun.from_arrays(net, seeds, result.arrays, result.status)
-
-
-@functools.cache
-def _twin_batch(net: str, seeds: tuple[int, ...], config: TrainConfig, batch: int) -> Entry:
-    """One batch of `net`'s twins (trained, or loaded from the cache), memoised per process:
-    each of its twins reads it."""
-    split = load_split()
-    return cached(
-        f"calibration-{net}-twins-{batch}",
-        cache_key(net, seeds, config, f"twins-{batch}")
-        | {"nudges": list(twin_nudges(batch)), "backends": where().backends},
-        lambda: train_twin_batch(batch, net, seeds, split, config),
-        validate=_validator(net, len(seeds), split, config, twins=TWIN_BATCH),
-    )
-
-
-def run_nets(
-    seeds: tuple[int, ...] = PUBLISHED_SEEDS,
-    config: TrainConfig = TrainConfig(),
-    order: str = FAITHFUL,
-) -> dict[str, NetRun]:
-    """`run_net` for every net, the nets trained side by side in threads.
-
-    One net's program keeps fewer than two cores busy (its matrices are small); two side by
-    side fill a two-core machine. Each program is the executable it would be alone,
-    so no result changes (tests/test_recipe.py).
-    """
-    with ThreadPoolExecutor(max_workers=len(NETS)) as pool:
-        runs = {net: pool.submit(run_net, net, seeds, config, order) for net in NETS}
-    return {net: run.result() for net, run in runs.items()}

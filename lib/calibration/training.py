@@ -13,7 +13,7 @@ Three implementations of the same recipe, each a valid float order:
   `jax.vmap` in chunks (`SEED_CHUNK`) and splittable over devices (lib/sharding.py).
   Another valid order: its gradients differ from the faithful ones in the last bits from
   step 1, and the chaotic nets amplify that (the audit judges every claim on each order:
-  lib/orders.py).
+  lib/orders/).
 - `train_twins`: float-rounding twins of one seed (initial weights one float32 step off),
   batched under `jax.vmap`: the extra orders the verdicts are taken over.
 All draw the same batches in the same order from the recipe's permutations.
@@ -21,6 +21,8 @@ All draw the same batches in the same order from the recipe's permutations.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -35,8 +37,6 @@ from jax.sharding import Mesh
 from ..nudge import nudge_params
 from ..numerics import full_precision, same_bits, stack_on_host
 from ..optimizers import adam
-from ..placement import on_host
-from ..placement._devices import carry_placement
 from ..sharding import compile_aside, input_shapes, over_runs, placed_inputs
 from . import orders
 from .models import ReluMLP, YatMLP, build_model, build_models, stacked_shapes
@@ -107,14 +107,16 @@ def train_nets(
     config: TrainConfig = TrainConfig(),
     *,
     mesh: Mesh | None = None,
+    inputs_on: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
 ) -> tuple[list[YatMLP | ReluMLP], np.ndarray]:
     """Train one net per seed with the recipe; returns the models and losses [seeds, steps].
 
     The training program compiles in a thread while the batch orders are drawn and the nets
     built: a few seeds' nets one by one (`build_model`) and stacked; a sweep's many by one
-    program (`build_models`), which beside an accelerator runs on the host's CPU (a CPU
-    run's initial weights, compiled in a fraction of the chip's time). With a
-    `mesh` (`uncertainty_claims.sharding.run_mesh()`), the seeds are split over its devices.
+    program (`build_models`), under the context `inputs_on()`, the caller's choice of where
+    (beside an accelerator `placement.on_host`: a CPU run's initial weights, compiled in a
+    fraction of the chip's time). With a `mesh` (`uncertainty_claims.sharding.run_mesh()`),
+    the seeds are split over its devices.
     """
     labels = np.asarray(train_labels, dtype=np.int32)
     graphdef, states = stacked_shapes(net, len(seeds), train_images)
@@ -134,7 +136,7 @@ def train_nets(
             orders.many_batch_indices, seeds, len(train_images), config.epochs, config.batch_size
         )
         if len(seeds) > ONE_BY_ONE_SEEDS:
-            with on_host():
+            with inputs_on():
                 _, stacked = build_models(net, seeds, train_images)
         else:
             _, stacked = _stacked([build_model(net, seed, train_images) for seed in seeds])
@@ -306,11 +308,19 @@ def train_nets_faithful(
     within a few steps of real data), run both ways; if the bits differ, every step runs as
     one call, with the batch gathered on the host as the calibration script does. Steps
     past the last whole chunk run one call each too.
+
+    Every seed computes on the caller's choice of device: its `jax.default_device`, a
+    setting each seed's thread takes over from the caller (threads do not inherit it).
     """
     labels = np.asarray(train_labels, dtype=np.int32)
     host_set = (train_images, labels)
     device_set = (jnp.asarray(train_images), jnp.asarray(labels))  # one copy for all seeds
-    train_seed = carry_placement(_train_seed_faithful)  # on the device the caller chose
+    device = jax.config.jax_default_device
+
+    def train_seed(*args):
+        with contextlib.nullcontext() if device is None else jax.default_device(device):
+            return _train_seed_faithful(*args)
+
     with ThreadPoolExecutor(max_workers=max(len(seeds), 1)) as pool:
         trained = list(pool.map(lambda s: train_seed(net, s, host_set, device_set, config), seeds))
     models, losses = [m for m, _ in trained], [loss for _, loss in trained]

@@ -8,6 +8,7 @@ reports is derived from them by the small functions below.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 from collections.abc import Callable, Sequence
@@ -22,7 +23,6 @@ from jax.sharding import Mesh
 
 from ..metrics import decompose_variance
 from ..numerics import full_precision
-from ..placement import on_host
 from ..sharding import compile_aside, input_shapes, over_runs, placed_inputs
 from .config import (
     ENSEMBLE_PRINT_EVERY,
@@ -198,14 +198,16 @@ def run_many(
     config: UncertaintyConfig = UncertaintyConfig(),
     mesh: Mesh | None = None,
     batch_mc: bool = False,
+    inputs_on: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
 ) -> list[UncertaintyResult]:
     """``run(root_seeds[i], nudge=nudges[i])`` for every i, as jitted programs over the runs.
 
     Every run draws the random streams of :func:`run` (data, initial weights, batches,
-    dropout masks, bootstrap resamples). The data and initial weights are a CPU run's bits:
-    beside an accelerator they are drawn on the host's CPU, where their programs compile in
-    a fraction of the chip's time; the initial weights of all runs in one
-    batched program, which gives the same bits as drawing them one run at a time. The
+    dropout masks, bootstrap resamples). The data and initial weights are drawn under the
+    context `inputs_on()`, the caller's choice of where (beside an accelerator
+    `placement.on_host`: a CPU run's bits, whose programs compile in a fraction of the
+    chip's time); the initial weights of all runs in one batched program, which gives the
+    same bits as drawing them one run at a time. The
     MC-Dropout nets train one after another, unbatched as in :func:`run`, so on a CPU their
     outputs equal ``run``'s bit for bit (batched, XLA computes their small matrix products
     in another order). The ensembles of all runs train stacked under one ``jax.vmap``, a valid
@@ -225,7 +227,7 @@ def run_many(
         raise ValueError(f"got {len(root_seeds)} root seeds but {len(nudges)} nudges")
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="compile-runs") as pool:
         programs = _compile_runs(pool, len(root_seeds), config, mesh, batch_mc)
-        with on_host():
+        with inputs_on():
             data, (_, _, *inputs) = _inputs(root_seeds, nudges, config)
         out = jax.device_get(_runs(programs, *placed_inputs(inputs, mesh)))
     drawn = jax.device_get({name: getattr(data, name) for name in ("x", "y", "noise_std")})

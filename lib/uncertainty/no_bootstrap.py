@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
@@ -22,7 +21,6 @@ from flax import nnx
 
 from ..cache import cached
 from ..numerics import full_precision
-from ..placement import host_process, on_host, where
 from .config import UncertaintyConfig
 from .data import GRID_POINTS, N_PER_CLUSTER, make_data, root_keys
 from .experiment import _inputs
@@ -97,7 +95,7 @@ def ensemble_without_bootstrap(
 
 
 @full_precision
-def _faithful_without_bootstrap(config: UncertaintyConfig) -> dict[str, np.ndarray]:
+def faithful_without_bootstrap(config: UncertaintyConfig) -> dict[str, np.ndarray]:
     """Root key 0's ensemble in the guide's own order (the vmapped step without jit, op by
     op, replayed as `run(implementation="faithful")` trains it), every member on every row."""
     dkey, tkey, _ = root_keys(ROOT_SEED)
@@ -118,21 +116,8 @@ def _twins_scan(ens_def, states, x, y, grid, rows, *, steps: int):
     return jax.vmap(one)(states, x, y)
 
 
-def _twins_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyConfig) -> np.ndarray:
-    """Root key 0's float-rounding twins (`results.twins`: the same nudged initial weights),
-    every member on every row, each computed where and as its twin is: batched over several
-    devices, else pooled over the machine's arithmetics as the twins are
-    (`Where.spread`). [twins, M, G, 1]."""
-    here = where()
-    if here.mesh is not None:
-        return _batched_without_bootstrap(nudges, config)
-    batched = functools.partial(_batched_without_bootstrap, config=config)
-    one_by_one = functools.partial(_one_by_one_without_bootstrap, config=config)
-    return np.stack(here.spread(batched, nudges, one_by_one))
-
-
 @full_precision
-def _batched_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyConfig) -> np.ndarray:
+def batched_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyConfig) -> np.ndarray:
     _, (_, ens_def, _, ens_state, _, x, y, grid) = _inputs(
         [ROOT_SEED] * len(nudges), nudges, config
     )
@@ -143,7 +128,7 @@ def _batched_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyConfi
 
 
 @full_precision
-def _one_by_one_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyConfig) -> np.ndarray:
+def one_by_one_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyConfig) -> np.ndarray:
     _, (_, ens_def, _, ens_state, _, x, y, grid) = _inputs(
         [ROOT_SEED] * len(nudges), nudges, config
     )
@@ -158,66 +143,7 @@ def _one_by_one_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyCo
     return np.stack(means)
 
 
-def without_bootstrap_in_orders(
-    names: Sequence[str], config: UncertaintyConfig = UncertaintyConfig()
-) -> dict[str, np.ndarray]:
-    """The members' grid means [M, G, 1] of root key 0's ensemble trained without its
-    bootstrap, in each of the orders `names` of `results.uncertainty_orders` (faithful,
-    scan, twin-k): the ablation beside each order's own ensemble (cached on disk)."""
-    from .results import SPREAD_NUDGES, twin_nudges
-
-    shape = (config.members, GRID_POINTS, 1)
-
-    def faithful() -> dict[str, np.ndarray]:
-        if "faithful" not in names:
-            return {}
-        with on_host():
-            entry = cached(
-                "uncertainty-no-bootstrap-faithful",
-                {"root_seed": ROOT_SEED, "config": dataclasses.asdict(config)},
-                lambda: host_process(_faithful_without_bootstrap, config),
-                validate=lambda a: _expect(a, {"ens_grid_means": shape}),
-            )
-        return {"faithful": entry.arrays["ens_grid_means"]}
-
-    def others() -> dict[str, np.ndarray]:
-        out = {}
-        if "scan" in names:
-            out["scan"] = ensemble_without_bootstrap(config)["ens_grid_means"]
-        twins = sorted(int(n.removeprefix("twin-")) for n in names if n.startswith("twin-"))
-        for batch in sorted({(nudge - 1) // len(SPREAD_NUDGES) for nudge in twins}):
-            nudges = twin_nudges(batch)
-            means = _twin_batch_without_bootstrap(nudges, config)
-            out |= {f"twin-{nudge}": means[i] for i, nudge in enumerate(nudges) if nudge in twins}
-        return out
-
-    first, rest = where().side_by_side(faithful, others)
-    out = first | rest
-    missing = [name for name in names if name not in out]
-    if missing:
-        raise ValueError(f"no ablation in the orders {missing}; known: faithful, scan, twin-k")
-    return {name: out[name] for name in names}
-
-
-def _twin_batch_without_bootstrap(nudges: tuple[int, ...], config: UncertaintyConfig) -> np.ndarray:
-    """`_twins_without_bootstrap(nudges)`, cached on disk."""
-    shape = (len(nudges), config.members, GRID_POINTS, 1)
-    key = {
-        "root_seed": ROOT_SEED,
-        "config": dataclasses.asdict(config),
-        "nudges": list(nudges),
-        "devices": len(jax.devices()),
-        "arithmetics": where().arithmetics,
-    }
-    return cached(
-        f"uncertainty-no-bootstrap-twins-{(nudges[0] - 1) // len(nudges)}",
-        key,
-        lambda: {"ens_grid_means": _twins_without_bootstrap(nudges, config)},
-        validate=lambda arrays: _expect(arrays, {"ens_grid_means": shape}),
-    ).arrays["ens_grid_means"]
-
-
-def _expect(arrays: dict[str, np.ndarray], expected: dict[str, tuple[int, ...]]) -> None:
+def expect_shapes(arrays: dict[str, np.ndarray], expected: dict[str, tuple[int, ...]]) -> None:
     shapes = {name: array.shape for name, array in arrays.items()}
     if shapes != expected:
         raise ValueError(f"expected the arrays {expected}; got {shapes}")

@@ -1,7 +1,7 @@
 """The guide's recipe with its log-variance clamp removed: an addition beside the faithful
 recipe (its fifth pitfall), never a change to it.
 
-`unclamped_runs()` trains, from each of root keys 0..20, the MC-Dropout net and the
+`train_unclamped()` trains, from each of root keys 0..20, the MC-Dropout net and the
 ensemble as `uncertainty_claims.uncertainty.experiment.run_many` does (same data, keys, initial weights,
 batches, resamples; the MC-Dropout nets train one after another, so on a CPU their losses
 are the faithful order's bit for bit; the ensembles of all keys train batched under `vmap`
@@ -23,10 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from ..cache import cached
 from ..numerics import full_precision
 from ..optimizers import adam
-from ..placement import host_process, on_host
 from .config import UncertaintyConfig
 from .data import make_data, root_keys
 from .experiment import _inputs
@@ -111,16 +109,6 @@ def train_unclamped(
     )
     out = _train(*_graphdefs(config), mc_state, ens_state, bkey, x, y, config=config)
     return {name: np.asarray(array) for name, array in jax.device_get(out).items()}
-
-
-def unclamped_runs(config: UncertaintyConfig = UncertaintyConfig()) -> dict[str, np.ndarray]:
-    """`train_unclamped` for every key of KEYS (cached on disk). Beside an accelerator it
-    computes on the host's CPU, in a child process (`placement.host_process`): on a chip
-    its one program takes longer to compile than the host takes to run it."""
-    key = {"keys": list(KEYS), "config": config.__dict__}
-    with on_host():
-        compute = functools.partial(host_process, train_unclamped, KEYS, config)
-        return cached("uncertainty-unclamped", key, compute).arrays
 
 
 @full_precision

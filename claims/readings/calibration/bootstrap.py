@@ -17,15 +17,12 @@ from claim_audit import Comparison, PerSeed, cache, stats
 
 from uncertainty_claims import metrics
 from uncertainty_claims.cache import cached
-from uncertainty_claims.calibration.evaluation import (
-    CalibrationResults,
-    calibration_results,
-    subsample_indices,
-)
+from uncertainty_claims.calibration.evaluation import CalibrationResults, subsample_indices
 from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS, NetRun, Split, cache_key
 from uncertainty_claims.calibration.training import TrainConfig
 from uncertainty_claims.metrics import resampled
 from uncertainty_claims.metrics.classification import PROB_FLOOR
+from uncertainty_claims.orders.calibration import calibration_results
 
 CLAIMS_SOURCE = cache.package_digest(__package__)
 """sha256 of this package's source (claims/readings/calibration/), taken at import: the resamples are

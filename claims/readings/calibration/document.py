@@ -15,10 +15,9 @@ from uncertainty_claims.calibration.evaluation import (
     SUBSAMPLE_OOD,
     SUBSAMPLE_TEST,
     aggregate,
-    calibration_results,
 )
 from uncertainty_claims.calibration.experiment import PUBLISHED_SEEDS
-from uncertainty_claims.calibration.health import calibration_health
+from uncertainty_claims.orders.calibration import calibration_health, calibration_results
 
 from . import figures
 from .sections import HEADINGS

@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 from claim_audit import Document, FigureSpec, Source
 
+from uncertainty_claims.orders.uncertainty import uncertainty_result
 from uncertainty_claims.uncertainty.data import LEFT_CLUSTER, RIGHT_CLUSTER, true_function
 from uncertainty_claims.uncertainty.experiment import printed_trace, region_summary
 from uncertainty_claims.uncertainty.health import uncertainty_health
-from uncertainty_claims.uncertainty.results import uncertainty_result
 
 from .figures import uncertainty_band_figure
 

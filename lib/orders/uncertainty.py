@@ -1,5 +1,9 @@
-"""The uncertainty experiment behind the disk cache, in its valid float orders, and its
+"""The uncertainty recipe's orders: which run computes where, cached on disk, and the
 spread over other keys.
+
+The recipe (lib/uncertainty/) computes; this module chooses where (uncertainty_claims.placement):
+the faithful run on the host's CPU (beside an accelerator in a child process of its own),
+the reruns' inputs drawn there too, the twins spread over the machine's arithmetics.
 
 `uncertainty_result()` is the faithful run (root key 0, the guide's computation order);
 `uncertainty_result(implementation="scan")` the same recipe as one jitted scan per
@@ -21,17 +25,17 @@ import jax
 import numpy as np
 
 from ..cache import cached
-from ..orders import FAITHFUL, twin_batches
 from ..placement import host_process, on_host, where
-from .config import UncertaintyConfig
-from .data import GRID_POINTS, N_PER_CLUSTER
-from .experiment import (
+from ..uncertainty.config import UncertaintyConfig
+from ..uncertainty.data import GRID_POINTS, N_PER_CLUSTER
+from ..uncertainty.experiment import (
     UncertaintyResult,
     headline_figures,
     run,
     run_many,
 )
-from .health import health_figures
+from ..uncertainty.health import health_figures
+from . import FAITHFUL, twin_batches
 
 SPREAD_ROOT_SEEDS = tuple(range(1, 21))
 SPREAD_NUDGES = tuple(range(1, 21))
@@ -215,14 +219,14 @@ def _run_root_keys(config: UncertaintyConfig) -> list[UncertaintyResult]:
         return _reruns(seeds, [None] * len(seeds), config)
     mesh = here.mesh
     if mesh is not None:
-        return run_many(seeds, config=config, mesh=mesh)
+        return run_many(seeds, config=config, mesh=mesh, inputs_on=on_host)
     # One arithmetic (they sample the recipe's keys), in batches of a twins' half
     # (`split_at`): one compiled `run_many` program serves both.
     size = here.split_at(len(SPREAD_NUDGES))
     return [
         run
         for start in range(0, len(seeds), size)
-        for run in run_many(seeds[start : start + size], config=config)
+        for run in run_many(seeds[start : start + size], config=config, inputs_on=on_host)
     ]
 
 
@@ -237,7 +241,7 @@ def _reruns(
     devices, one batched program split over them."""
     here = where()
     if here.mesh is not None:
-        return run_many(root_seeds, nudges=nudges, config=config, mesh=here.mesh)
+        return run_many(root_seeds, nudges=nudges, config=config, mesh=here.mesh, inputs_on=on_host)
 
     def one_by_one(pairs: Sequence[tuple[int, int | None]]) -> list[UncertaintyResult]:
         return [run(s, config=config, implementation="scan", nudge=n) for s, n in pairs]
@@ -250,7 +254,9 @@ def _run_pairs(
     pairs: Sequence[tuple[int, int | None]], config: UncertaintyConfig
 ) -> list[UncertaintyResult]:
     """`run_many` over (root seed, nudge) pairs."""
-    return run_many([s for s, _ in pairs], nudges=[n for _, n in pairs], config=config)
+    return run_many(
+        [s for s, _ in pairs], nudges=[n for _, n in pairs], config=config, inputs_on=on_host
+    )
 
 
 @functools.cache
