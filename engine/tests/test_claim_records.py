@@ -83,6 +83,8 @@ def test_a_benchmark_claim_is_judged_every_run(cache_dir):
 
 @pytest.mark.fault
 def test_a_damaged_record_is_judged_again(cache_dir):
+    """A kept record cut short (a full disk, a killed writer) is never served: the claim is
+    judged again and the same record kept in its place."""
     calls: list[int] = []
     first, _ = judged(SPEC, counting_body(calls), "digest-a")
     (entry,) = cache_dir.glob("record-toy-toy-01-*.npz")
