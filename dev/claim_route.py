@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LIMIT = 12
+LIMIT = 14  # files; one claim's route through the engine stays this short
 COUNTED = ("engine/", "claims/", "lib/", "conftest.py")
 LEFT_OUT_FILES = ("engine/claim_audit/render/", "engine/claim_audit/cache.py", "lib/")
 LEFT_OUT_CALLS = {"call_fixture_func", "pytest_claims_audit_documents"}
